@@ -1,0 +1,68 @@
+// Batch: an owning list of samples of one dtype and layout, each with its own shape (ragged).
+// Samples are stored contiguously in one buffer when the batch is allocated here; samples
+// adopted from elsewhere keep their own buffers. A uniform batch is a special case, not a
+// second code path. Every sample carries `source_info` (file, record) for error messages.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stoker/core/tensor.hpp"
+
+namespace stoker {
+
+class Batch {
+ public:
+  Batch() = default;
+  // Allocates all samples contiguously (in order) in one buffer from `pool`.
+  static Batch allocate(MemoryPool& pool, DType dtype, std::vector<TensorShape> shapes,
+                        TensorLayout layout = {});
+  // An empty batch of `n` samples to be filled with set_sample().
+  static Batch with_samples(int n, DType dtype, TensorLayout layout = {},
+                            MemoryKind memory = MemoryKind::kHost);
+
+  int size() const { return int(samples_.size()); }
+  DType dtype() const { return dtype_; }
+  const TensorLayout& layout() const { return layout_; }
+  void set_layout(TensorLayout l) { layout_ = std::move(l); }
+  MemoryKind memory() const { return memory_; }
+
+  const TensorShape& shape(int i) const { return samples_.at(size_t(i)).shape; }
+  void* data(int i) const { return samples_.at(size_t(i)).data; }
+  template <typename T>
+  T* data_as(int i) const { return sample(i).template as<T>(); }
+  TensorView sample(int i) const;
+  // A Tensor that shares ownership of sample i's memory.
+  Tensor sample_tensor(int i) const;
+  const std::shared_ptr<Buffer>& owner(int i) const { return samples_.at(size_t(i)).owner; }
+  // Points sample i at memory kept alive by `owner`.
+  void set_sample(int i, std::shared_ptr<Buffer> owner, void* data, TensorShape shape);
+
+  // All samples have the same shape (true for an empty batch).
+  bool is_uniform() const;
+  // All samples lie back to back, in order, in one buffer.
+  bool is_contiguous() const;
+  // Number of sample dimensions (all samples have the same), or -1 for an empty batch.
+  int sample_ndim() const { return samples_.empty() ? -1 : samples_[0].shape.ndim(); }
+  size_t total_bytes() const;
+
+  const std::string& source_info(int i) const { return samples_.at(size_t(i)).source_info; }
+  void set_source_info(int i, std::string info) { samples_.at(size_t(i)).source_info = std::move(info); }
+  // Copies source_info from `other` (same size), as operators do from their first input.
+  void copy_source_info(const Batch& other);
+
+ private:
+  struct Sample {
+    std::shared_ptr<Buffer> owner;
+    void* data = nullptr;
+    TensorShape shape;
+    std::string source_info;
+  };
+  std::vector<Sample> samples_;
+  DType dtype_ = DType::kU8;
+  TensorLayout layout_;
+  MemoryKind memory_ = MemoryKind::kHost;
+};
+
+}  // namespace stoker

@@ -1,0 +1,96 @@
+#include "stoker/core/dtype.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace stoker {
+namespace {
+
+// Slow reference: the nearest half value by exhaustive search over all finite halves (ties to
+// the even bit pattern), computed in double.
+uint16_t half_reference(float f) {
+  if (std::isnan(f)) return 0x7e00;
+  double v = f;
+  uint16_t best = 0;
+  double best_err = INFINITY;
+  for (uint32_t h = 0; h < 0x7c00; ++h) {
+    double hv = half_bits_to_float(uint16_t(h));
+    double err = std::fabs(std::fabs(v) - hv);
+    if (err < best_err || (err == best_err && (h & 1) == 0)) {
+      best_err = err;
+      best = uint16_t(h);
+    }
+  }
+  if (std::fabs(v) >= 65520.0) best = 0x7c00;
+  return uint16_t(best | (std::signbit(f) ? 0x8000 : 0));
+}
+
+TEST(DType, NamesAndSizes) {
+  EXPECT_EQ(dtype_size(DType::kF16), 2u);
+  EXPECT_EQ(dtype_size(DType::kI64), 8u);
+  EXPECT_EQ(dtype_name(DType::kBF16), "bfloat16");
+  EXPECT_EQ(dtype_from_name("FLOAT16"), DType::kF16);
+  EXPECT_EQ(dtype_from_name("u8"), DType::kU8);
+  try {
+    dtype_from_name("complex7");
+    FAIL();
+  } catch (const TypeError& e) {
+    EXPECT_STREQ(e.what(), "unknown dtype 'complex7'");
+  }
+}
+
+TEST(DType, HalfRoundTripOfEveryHalf) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00) == 0x7c00 && (h & 0x3ff)) continue;  // NaN payloads
+    EXPECT_EQ(float_to_half_bits(half_bits_to_float(uint16_t(h))), h) << std::hex << h;
+  }
+}
+
+TEST(DType, HalfRoundingMatchesExhaustiveReference) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mag(-30.f, 17.f);
+  for (int i = 0; i < 3000; ++i) {
+    float f = std::exp2(mag(rng)) * (rng() & 1 ? -1.f : 1.f);
+    ASSERT_EQ(float_to_half_bits(f), half_reference(f)) << f;
+  }
+  // Exact ties between two halves round to even.
+  EXPECT_EQ(float_to_half_bits(1.0f + 1.0f / 2048), 0x3c00);
+  EXPECT_EQ(float_to_half_bits(1.0f + 3.0f / 2048), 0x3c02);
+  EXPECT_EQ(float_to_half_bits(65504.f), 0x7bff);
+  EXPECT_EQ(float_to_half_bits(65520.f), 0x7c00);
+  EXPECT_EQ(float_to_half_bits(-INFINITY), 0xfc00);
+}
+
+TEST(DType, BFloat16RoundsToNearestEven) {
+  EXPECT_EQ(bfloat16(1.0f).bits, 0x3f80);
+  EXPECT_EQ(bfloat16(std::bit_cast<float>(0x3f808000u)).bits, 0x3f80);  // tie -> even
+  EXPECT_EQ(bfloat16(std::bit_cast<float>(0x3f818000u)).bits, 0x3f82);  // tie -> even
+  EXPECT_EQ(bfloat16(std::bit_cast<float>(0x3f808001u)).bits, 0x3f81);
+  EXPECT_TRUE(std::isnan(float(bfloat16(NAN))));
+}
+
+TEST(DType, ConvertSaturates) {
+  EXPECT_EQ(convert_sat<uint8_t>(300.f), 255);
+  EXPECT_EQ(convert_sat<uint8_t>(-3.f), 0);
+  EXPECT_EQ(convert_sat<uint8_t>(2.5f), 3);  // half away from zero
+  EXPECT_EQ(convert_sat<int8_t>(-2.5f), -3);
+  EXPECT_EQ(convert_sat<int16_t>(NAN), 0);
+}
+
+TEST(DType, VisitDispatchesAndRejects) {
+  size_t s = visit_dtype<DType::kU8, DType::kF32>(DType::kF32, "test", [](auto tag) {
+    return sizeof(typename decltype(tag)::type);
+  });
+  EXPECT_EQ(s, 4u);
+  try {
+    visit_dtype<DType::kU8, DType::kF32>(DType::kI16, "resize input", [](auto) {});
+    FAIL();
+  } catch (const TypeError& e) {
+    EXPECT_STREQ(e.what(),
+                 "resize input: unsupported dtype int16; expected one of uint8, float32");
+  }
+}
+
+}  // namespace
+}  // namespace stoker

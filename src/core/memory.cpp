@@ -1,0 +1,206 @@
+#include "stoker/core/memory.hpp"
+
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "stoker/core/error.hpp"
+
+#ifdef STOKER_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace stoker {
+
+std::string_view memory_kind_name(MemoryKind k) {
+  switch (k) {
+    case MemoryKind::kHost: return "host";
+    case MemoryKind::kPinned: return "pinned";
+    case MemoryKind::kDevice: return "device";
+  }
+  return "?";
+}
+
+namespace {
+constexpr size_t kAlignment = 256;
+
+class HostAllocator final : public Allocator {
+ public:
+  MemoryKind kind() const override { return MemoryKind::kHost; }
+  void* allocate(size_t bytes) override {
+    size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    STOKER_ENFORCE(p != nullptr, RuntimeError, "host allocation of ", bytes, " bytes failed");
+    return p;
+  }
+  void deallocate(void* p, size_t) noexcept override { std::free(p); }
+};
+
+#ifdef STOKER_HAVE_CUDA
+void cuda_check(cudaError_t e, const char* what, size_t bytes) {
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error state
+    throw RuntimeError(detail::concat(what, " of ", bytes, " bytes failed: ",
+                                      cudaGetErrorString(e)));
+  }
+}
+class PinnedAllocator final : public Allocator {
+ public:
+  MemoryKind kind() const override { return MemoryKind::kPinned; }
+  void* allocate(size_t bytes) override {
+    void* p = nullptr;
+    cuda_check(cudaMallocHost(&p, bytes), "pinned host allocation (cudaMallocHost)", bytes);
+    return p;
+  }
+  void deallocate(void* p, size_t) noexcept override { cudaFreeHost(p); }
+};
+class DeviceAllocator final : public Allocator {
+ public:
+  explicit DeviceAllocator(int device) : device_(device) {}
+  MemoryKind kind() const override { return MemoryKind::kDevice; }
+  void* allocate(size_t bytes) override {
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cuda_check(cudaSetDevice(device_), "selecting the CUDA device for an allocation", bytes);
+    void* p = nullptr;
+    cudaError_t e = cudaMalloc(&p, bytes);
+    cudaSetDevice(prev);
+    cuda_check(e, "device allocation (cudaMalloc)", bytes);
+    return p;
+  }
+  void deallocate(void* p, size_t) noexcept override { cudaFree(p); }
+
+ private:
+  int device_;
+};
+#else
+class NoCudaAllocator final : public Allocator {
+ public:
+  explicit NoCudaAllocator(MemoryKind k) : kind_(k) {}
+  MemoryKind kind() const override { return kind_; }
+  void* allocate(size_t) override {
+    throw RuntimeError(detail::concat("cannot allocate ", memory_kind_name(kind_),
+                                      " memory: stoker was built without CUDA"));
+  }
+  void deallocate(void*, size_t) noexcept override {}
+
+ private:
+  MemoryKind kind_;
+};
+#endif
+
+// Size classes: powers of two split in quarters above 4 KiB (≤ 25% waste), so that a block
+// freed by one iteration fits the next iteration's slightly different request.
+size_t size_class(size_t bytes) {
+  if (bytes <= 4096) return bytes <= 256 ? 256 : (bytes + 255) / 256 * 256;
+  size_t p = size_t(1) << (63 - __builtin_clzll(bytes));
+  size_t quarter = p / 4;
+  return (bytes + quarter - 1) / quarter * quarter;
+}
+}  // namespace
+
+std::unique_ptr<Allocator> make_host_allocator() { return std::make_unique<HostAllocator>(); }
+#ifdef STOKER_HAVE_CUDA
+std::unique_ptr<Allocator> make_pinned_allocator() { return std::make_unique<PinnedAllocator>(); }
+std::unique_ptr<Allocator> make_device_allocator(int device_id) {
+  return std::make_unique<DeviceAllocator>(device_id);
+}
+bool cuda_available() {
+  int n = 0;
+  bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  cudaGetLastError();
+  return ok;
+}
+#else
+std::unique_ptr<Allocator> make_pinned_allocator() {
+  return std::make_unique<NoCudaAllocator>(MemoryKind::kPinned);
+}
+std::unique_ptr<Allocator> make_device_allocator(int) {
+  return std::make_unique<NoCudaAllocator>(MemoryKind::kDevice);
+}
+bool cuda_available() { return false; }
+#endif
+
+namespace detail {
+struct PoolState {
+  std::unique_ptr<Allocator> allocator;
+  mutable std::mutex mutex;
+  std::multimap<size_t, void*> free_blocks;  // block size -> pointer
+  PoolStats stats;
+
+  void release_free_locked() {
+    for (auto& [size, p] : free_blocks) {
+      allocator->deallocate(p, size);
+      stats.bytes_reserved -= size;
+    }
+    free_blocks.clear();
+  }
+  void give_back(void* p, size_t block, size_t size) {
+    std::lock_guard lock(mutex);
+    stats.bytes_in_use -= size;
+    free_blocks.emplace(block, p);
+  }
+  ~PoolState() { release_free_locked(); }
+};
+}  // namespace detail
+
+Buffer::~Buffer() {
+  if (pool_) pool_->give_back(data_, block_size_, block_size_);
+}
+
+MemoryPool::MemoryPool(std::unique_ptr<Allocator> allocator, size_t budget)
+    : state_(std::make_shared<detail::PoolState>()) {
+  state_->allocator = std::move(allocator);
+  state_->stats.budget = budget;
+}
+
+MemoryPool::~MemoryPool() { trim(); }
+
+std::shared_ptr<Buffer> MemoryPool::acquire(size_t bytes) {
+  size_t block = size_class(bytes);
+  std::unique_lock lock(state_->mutex);
+  auto& st = state_->stats;
+  ++st.allocations;
+  void* p = nullptr;
+  auto it = state_->free_blocks.find(block);
+  if (it != state_->free_blocks.end()) {
+    p = it->second;
+    state_->free_blocks.erase(it);
+    ++st.reused;
+  } else {
+    if (st.budget && st.bytes_reserved + block > st.budget) state_->release_free_locked();
+    STOKER_ENFORCE(st.budget == 0 || st.bytes_reserved + block <= st.budget, RuntimeError,
+                   memory_kind_name(state_->allocator->kind()), " memory budget of ", st.budget,
+                   " bytes exceeded: ", st.bytes_in_use, " bytes in use, ", bytes,
+                   " more requested");
+    p = state_->allocator->allocate(block);
+    st.bytes_reserved += block;
+  }
+  st.bytes_in_use += block;
+  if (st.bytes_in_use > st.peak_bytes_in_use) st.peak_bytes_in_use = st.bytes_in_use;
+  return std::make_shared<Buffer>(p, bytes, state_->allocator->kind(), state_, block);
+}
+
+void MemoryPool::trim() {
+  std::lock_guard lock(state_->mutex);
+  state_->release_free_locked();
+}
+
+PoolStats MemoryPool::stats() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->stats;
+}
+
+MemoryKind MemoryPool::kind() const { return state_->allocator->kind(); }
+
+void MemoryPool::set_budget(size_t bytes) {
+  std::lock_guard lock(state_->mutex);
+  state_->stats.budget = bytes;
+}
+
+MemoryPool& default_host_pool() {
+  static MemoryPool pool(make_host_allocator());
+  return pool;
+}
+
+}  // namespace stoker

@@ -1,0 +1,96 @@
+// Memory: allocators for host, pinned-host and device memory, and MemoryPool, a caching pool
+// that hands out reference-counted Buffers, reuses freed blocks by size class, grows to the
+// high-water mark, reports statistics, honours an optional budget and can be trimmed.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace stoker {
+
+enum class MemoryKind { kHost, kPinned, kDevice };
+std::string_view memory_kind_name(MemoryKind k);
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual MemoryKind kind() const = 0;
+  // Returns at least `bytes` bytes aligned to 256; throws RuntimeError on failure.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* p, size_t bytes) noexcept = 0;
+};
+
+std::unique_ptr<Allocator> make_host_allocator();
+// Pinned host and device allocators use the CUDA runtime; without CUDA (build or device)
+// allocate() throws RuntimeError saying so.
+std::unique_ptr<Allocator> make_pinned_allocator();
+std::unique_ptr<Allocator> make_device_allocator(int device_id);
+// True when stoker was built with CUDA and a CUDA device is present.
+bool cuda_available();
+
+struct PoolStats {
+  size_t bytes_in_use = 0;       // handed out and not yet released
+  size_t peak_bytes_in_use = 0;  // high-water mark of bytes_in_use
+  size_t bytes_reserved = 0;     // in use + cached free blocks
+  size_t budget = 0;             // 0: unlimited
+  size_t allocations = 0;        // acquire() calls
+  size_t reused = 0;             // of which served from cached blocks
+};
+
+class Buffer;
+
+namespace detail {
+struct PoolState;
+}
+
+class MemoryPool {
+ public:
+  // `budget` in bytes; 0 for unlimited.
+  explicit MemoryPool(std::unique_ptr<Allocator> allocator, size_t budget = 0);
+  ~MemoryPool();
+  MemoryPool(const MemoryPool&) = delete;
+  MemoryPool& operator=(const MemoryPool&) = delete;
+
+  // A buffer of at least `bytes` bytes. Freed blocks of the same size class are reused. When
+  // the budget would be exceeded, cached blocks are released first; if still over, throws
+  // RuntimeError naming the budget and the request.
+  std::shared_ptr<Buffer> acquire(size_t bytes);
+  // Releases all cached (free) blocks to the allocator.
+  void trim();
+  PoolStats stats() const;
+  MemoryKind kind() const;
+  void set_budget(size_t bytes);
+
+ private:
+  std::shared_ptr<detail::PoolState> state_;
+};
+
+// A block of memory from a pool (or wrapping external memory). Returned to its pool when the
+// last reference goes; the pool's state outlives the pool object while buffers remain.
+class Buffer {
+ public:
+  Buffer(void* data, size_t size, MemoryKind kind, std::shared_ptr<detail::PoolState> pool,
+         size_t block_size)
+      : data_(data), size_(size), kind_(kind), pool_(std::move(pool)), block_size_(block_size) {}
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+  MemoryKind kind() const { return kind_; }
+
+ private:
+  void* data_;
+  size_t size_;
+  MemoryKind kind_;
+  std::shared_ptr<detail::PoolState> pool_;
+  size_t block_size_;
+};
+
+// The process-wide host pool used where no pipeline pool is at hand (e.g. Python inputs).
+MemoryPool& default_host_pool();
+
+}  // namespace stoker

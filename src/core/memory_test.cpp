@@ -1,0 +1,74 @@
+#include "stoker/core/memory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "stoker/core/error.hpp"
+
+namespace stoker {
+namespace {
+
+TEST(MemoryPool, ReusesFreedBlocksAndCountsStats) {
+  MemoryPool pool(make_host_allocator());
+  void* first;
+  {
+    auto a = pool.acquire(10000);
+    first = a->data();
+    std::memset(a->data(), 0xab, a->size());
+    EXPECT_EQ(pool.stats().allocations, 1u);
+    EXPECT_GE(pool.stats().bytes_in_use, 10000u);
+  }
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
+  auto b = pool.acquire(9500);  // same size class as 10000
+  EXPECT_EQ(b->data(), first);
+  EXPECT_EQ(pool.stats().reused, 1u);
+  EXPECT_GE(pool.stats().peak_bytes_in_use, 10000u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % 256, 0u);
+}
+
+TEST(MemoryPool, TrimReleasesCachedBlocks) {
+  MemoryPool pool(make_host_allocator());
+  { auto a = pool.acquire(1 << 20); }
+  EXPECT_GE(pool.stats().bytes_reserved, size_t(1) << 20);
+  pool.trim();
+  EXPECT_EQ(pool.stats().bytes_reserved, 0u);
+}
+
+TEST(MemoryPool, BudgetIsEnforcedWithAClearMessage) {
+  MemoryPool pool(make_host_allocator(), 1 << 20);
+  auto a = pool.acquire(600 << 10);
+  try {
+    auto b = pool.acquire(600 << 10);
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("host memory budget of 1048576 bytes exceeded"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(MemoryPool, BudgetReleasesCacheBeforeFailing) {
+  MemoryPool pool(make_host_allocator(), 1 << 20);
+  { auto a = pool.acquire(600 << 10); }
+  auto b = pool.acquire(700 << 10);  // different class: the cached block must be released
+  EXPECT_NE(b->data(), nullptr);
+}
+
+TEST(MemoryPool, BuffersOutliveThePool) {
+  std::shared_ptr<Buffer> kept;
+  {
+    MemoryPool pool(make_host_allocator());
+    kept = pool.acquire(4096);
+  }
+  std::memset(kept->data(), 1, 4096);  // still valid; freed when `kept` goes (ASan checks)
+}
+
+TEST(MemoryPool, PinnedAndDeviceNeedCuda) {
+  if (cuda_available()) GTEST_SKIP() << "a CUDA device is present; covered by GPU tests";
+  MemoryPool pool(make_device_allocator(0));
+  EXPECT_THROW(pool.acquire(16), RuntimeError);
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,57 @@
+// TensorShape (extents of one sample) and TensorLayout (a short string naming the axes,
+// e.g. "HWC", "CHW", "FHWC"; empty when unknown).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stoker {
+
+class TensorShape {
+ public:
+  TensorShape() = default;
+  TensorShape(std::initializer_list<int64_t> dims) : dims_(dims) {}
+  explicit TensorShape(std::vector<int64_t> dims) : dims_(std::move(dims)) {}
+
+  int ndim() const { return int(dims_.size()); }
+  int64_t operator[](int i) const { return dims_[size_t(i)]; }
+  int64_t& operator[](int i) { return dims_[size_t(i)]; }
+  // Number of elements (1 for a scalar, 0 if any extent is 0).
+  int64_t volume() const {
+    int64_t v = 1;
+    for (auto d : dims_) v *= d;
+    return v;
+  }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  bool operator==(const TensorShape&) const = default;
+  // "(375, 500, 3)"
+  std::string to_string() const;
+
+ private:
+  std::vector<int64_t> dims_;
+};
+
+class TensorLayout {
+ public:
+  TensorLayout() = default;
+  TensorLayout(const char* s) : s_(s) {}
+  TensorLayout(std::string s) : s_(std::move(s)) {}
+  TensorLayout(std::string_view s) : s_(s) {}
+  const std::string& str() const { return s_; }
+  bool empty() const { return s_.empty(); }
+  int ndim() const { return int(s_.size()); }
+  // Index of axis `c`, or -1.
+  int find(char c) const {
+    auto p = s_.find(c);
+    return p == std::string::npos ? -1 : int(p);
+  }
+  bool operator==(const TensorLayout&) const = default;
+
+ private:
+  std::string s_;
+};
+
+}  // namespace stoker

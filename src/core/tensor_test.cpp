@@ -1,0 +1,50 @@
+#include "stoker/core/batch.hpp"
+
+#include <gtest/gtest.h>
+
+namespace stoker {
+namespace {
+
+TEST(Batch, RaggedContiguousAllocation) {
+  MemoryPool pool(make_host_allocator());
+  auto b = Batch::allocate(pool, DType::kU8, {{2, 3, 3}, {4, 1, 3}, {1, 1, 3}}, "HWC");
+  EXPECT_EQ(b.size(), 3);
+  EXPECT_TRUE(b.is_contiguous());
+  EXPECT_FALSE(b.is_uniform());
+  EXPECT_EQ(b.total_bytes(), 18u + 12u + 3u);
+  EXPECT_EQ(static_cast<uint8_t*>(b.data(1)), static_cast<uint8_t*>(b.data(0)) + 18);
+  EXPECT_EQ(b.sample(2).shape, (TensorShape{1, 1, 3}));
+  EXPECT_EQ(b.layout().str(), "HWC");
+}
+
+TEST(Batch, AdoptedSamplesAreNotContiguous) {
+  MemoryPool pool(make_host_allocator());
+  auto b = Batch::with_samples(2, DType::kF32);
+  auto t0 = Tensor::allocate(pool, DType::kF32, {4});
+  auto t1 = Tensor::allocate(pool, DType::kF32, {4});
+  b.set_sample(0, t0.owner(), t0.view().data, {4});
+  b.set_sample(1, t1.owner(), t1.view().data, {4});
+  EXPECT_TRUE(b.is_uniform());
+  EXPECT_FALSE(b.is_contiguous());
+}
+
+TEST(Batch, TypedAccessChecksDType) {
+  MemoryPool pool(make_host_allocator());
+  auto b = Batch::allocate(pool, DType::kF32, {{2}});
+  EXPECT_NE(b.data_as<float>(0), nullptr);
+  try {
+    b.data_as<uint8_t>(0);
+    FAIL();
+  } catch (const TypeError& e) {
+    EXPECT_STREQ(e.what(), "tensor of dtype float32 accessed as uint8");
+  }
+}
+
+TEST(TensorShape, Formatting) {
+  EXPECT_EQ((TensorShape{375, 500, 3}).to_string(), "(375, 500, 3)");
+  EXPECT_EQ((TensorShape{7}).to_string(), "(7,)");
+  EXPECT_EQ(TensorShape{}.volume(), 1);
+}
+
+}  // namespace
+}  // namespace stoker

@@ -1,0 +1,51 @@
+// ThreadPool: a fixed set of worker threads for per-sample work. parallel_for() blocks until
+// all indices are done; the calling thread works too. Errors are collected per index and the
+// lowest index's error is rethrown, so the reported sample does not depend on scheduling.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace stoker {
+
+class ThreadPool {
+ public:
+  // `num_threads` ≥ 1 counts the calling thread: a pool of 1 runs everything inline.
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return int(workers_.size()) + 1; }
+
+  // Calls fn(index, thread_index) for every index in [0, n); thread_index is in
+  // [0, num_threads()) and stable for the duration of one call (use it for per-thread
+  // scratch). Calls from several threads are serialised.
+  void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
+
+ private:
+  void worker_loop(int thread_index);
+  void work(int thread_index);
+
+  std::vector<std::thread> workers_;
+  std::mutex call_mutex_;  // one parallel_for at a time
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int64_t, int)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  int64_t next_ = 0;
+  int64_t finished_ = 0;
+  int active_workers_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int64_t error_index_ = -1;
+  std::exception_ptr error_;
+};
+
+}  // namespace stoker
