@@ -1,0 +1,182 @@
+#include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+// clang-format off
+#include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
+
+#include "stoker/core/error.hpp"
+
+namespace stoker::codecs {
+namespace {
+
+// libjpeg reports errors through error_exit (which must not return) and warnings through
+// emit_message(-1). Both are turned into a longjmp back to the decode function, which turns
+// them into C++ exceptions outside the setjmp frame (so no destructor is ever skipped).
+struct ErrorManager {
+  jpeg_error_mgr pub;
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX + 64];
+};
+
+bool benign_warning(int code) {
+  return code == JWRN_EXTRANEOUS_DATA || code == JWRN_ADOBE_XFORM ||
+         code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC;
+}
+
+void on_error_exit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+void on_emit_message(j_common_ptr cinfo, int level) {
+  if (level >= 0) return;  // trace messages
+  auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+  cinfo->err->num_warnings++;
+  if (benign_warning(cinfo->err->msg_code)) return;
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+
+struct ScanGuard {
+  jpeg_progress_mgr pub;
+  int max_scans;
+};
+
+void on_progress(j_common_ptr cinfo) {
+  auto* guard = reinterpret_cast<ScanGuard*>(cinfo->progress);
+  auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->inputctl && d->input_scan_number > guard->max_scans) {
+    auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
+    std::snprintf(err->message, sizeof err->message,
+                  "progressive JPEG has more than %d scans (a scan bomb?)", guard->max_scans);
+    std::longjmp(err->jump, 1);
+  }
+}
+
+}  // namespace
+
+struct JpegDecoder::State {
+  jpeg_decompress_struct cinfo;
+  ErrorManager err;
+  ScanGuard guard;
+  std::vector<uint8_t> row;  // CMYK scanline scratch
+  std::vector<JSAMPROW> rows;
+};
+
+JpegDecoder::JpegDecoder() : state_(std::make_unique<State>()) {
+  auto& s = *state_;
+  s.cinfo.err = jpeg_std_error(&s.err.pub);
+  s.err.pub.error_exit = on_error_exit;
+  s.err.pub.emit_message = on_emit_message;
+  jpeg_create_decompress(&s.cinfo);
+  s.guard.pub.progress_monitor = on_progress;
+  s.cinfo.progress = &s.guard.pub;
+}
+
+JpegDecoder::~JpegDecoder() { jpeg_destroy_decompress(&state_->cinfo); }
+
+namespace {
+
+// Everything between setjmp and the last libjpeg call lives here, with only trivially
+// destructible locals. Returns false (message in err) on a libjpeg error or warning.
+bool read_header_c(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* data,
+                   size_t size) {
+  if (setjmp(err->jump)) {
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(cinfo, TRUE);
+  return true;
+}
+
+void cmyk_to_output(const uint8_t* cmyk, uint8_t* out, JDIMENSION width, ColorFormat fmt) {
+  for (JDIMENSION x = 0; x < width; ++x) {
+    // Adobe CMYK JPEGs store inverted values, so C*K/255 gives red directly.
+    int c = cmyk[4 * x], m = cmyk[4 * x + 1], y = cmyk[4 * x + 2], k = cmyk[4 * x + 3];
+    int r = (c * k + 127) / 255, g = (m * k + 127) / 255, b = (y * k + 127) / 255;
+    if (fmt == ColorFormat::kGray) {
+      out[x] = uint8_t((19595 * r + 38470 * g + 7471 * b + 32768) >> 16);  // BT.601 luma
+    } else if (fmt == ColorFormat::kBGR) {
+      out[3 * x] = uint8_t(b), out[3 * x + 1] = uint8_t(g), out[3 * x + 2] = uint8_t(r);
+    } else {
+      out[3 * x] = uint8_t(r), out[3 * x + 1] = uint8_t(g), out[3 * x + 2] = uint8_t(b);
+    }
+  }
+}
+
+bool decode_c(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* data, size_t size,
+              ColorFormat fmt, uint8_t* out, int64_t row_stride, int64_t max_pixels,
+              uint8_t* cmyk_row, JDIMENSION expect_w, JDIMENSION expect_h) {
+  if (setjmp(err->jump)) {
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  jpeg_mem_src(cinfo, data, static_cast<unsigned long>(size));
+  jpeg_read_header(cinfo, TRUE);
+  if (int64_t(cinfo->image_width) * int64_t(cinfo->image_height) > max_pixels ||
+      cinfo->image_width != expect_w || cinfo->image_height != expect_h) {
+    std::snprintf(err->message, sizeof err->message,
+                  "image is %ux%u, expected %ux%u (limit %lld pixels)", cinfo->image_width,
+                  cinfo->image_height, expect_w, expect_h, static_cast<long long>(max_pixels));
+    jpeg_abort_decompress(cinfo);
+    return false;
+  }
+  const bool cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+  if (cmyk) {
+    cinfo->out_color_space = JCS_CMYK;
+  } else {
+    cinfo->out_color_space = fmt == ColorFormat::kGray  ? JCS_GRAYSCALE
+                             : fmt == ColorFormat::kBGR ? JCS_EXT_BGR
+                                                        : JCS_RGB;
+  }
+  cinfo->dct_method = JDCT_ISLOW;
+  jpeg_start_decompress(cinfo);
+  while (cinfo->output_scanline < cinfo->output_height) {
+    uint8_t* dst = out + int64_t(cinfo->output_scanline) * row_stride;
+    JSAMPROW row = cmyk ? cmyk_row : dst;
+    jpeg_read_scanlines(cinfo, &row, 1);
+    if (cmyk) cmyk_to_output(cmyk_row, dst, cinfo->output_width, fmt);
+  }
+  jpeg_finish_decompress(cinfo);
+  return true;
+}
+
+}  // namespace
+
+JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLimits& limits) {
+  auto& s = *state_;
+  s.guard.max_scans = limits.max_scans;
+  STOKER_ENFORCE(data != nullptr && size > 0, ValueError, "empty JPEG stream (0 bytes)");
+  if (!read_header_c(&s.cinfo, &s.err, data, size)) {
+    throw ValueError(std::string("invalid JPEG: ") + s.err.message);
+  }
+  JpegInfo info{s.cinfo.image_height, s.cinfo.image_width, s.cinfo.num_components,
+                bool(s.cinfo.progressive_mode)};
+  jpeg_abort_decompress(&s.cinfo);
+  STOKER_ENFORCE(info.height * info.width <= limits.max_pixels, ValueError, "JPEG of ",
+                 info.width, "x", info.height, " = ", info.height * info.width,
+                 " pixels exceeds the limit of ", limits.max_pixels,
+                 " pixels (raise max_pixels to allow it)");
+  return info;
+}
+
+void JpegDecoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out,
+                         int64_t row_stride, const JpegLimits& limits) {
+  auto info = read_header(data, size, limits);
+  auto& s = *state_;
+  if (info.components == 4) s.row.resize(size_t(info.width) * 4);
+  if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels,
+                s.row.data(), JDIMENSION(info.width), JDIMENSION(info.height))) {
+    throw ValueError(std::string("corrupt JPEG data: ") + s.err.message);
+  }
+}
+
+}  // namespace stoker::codecs

@@ -1,0 +1,51 @@
+// JPEG decoding on the CPU with libjpeg-turbo (libjpeg API, islow IDCT and fancy upsampling:
+// bit-exact with libjpeg-turbo's djpeg and PIL). One JpegDecoder per thread; it reuses its
+// decompressor across images.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "stoker/codecs/image_format.hpp"
+
+namespace stoker::codecs {
+
+struct JpegInfo {
+  int64_t height = 0;
+  int64_t width = 0;
+  int components = 0;        // in the file: 1 (gray), 3 (YCbCr/RGB) or 4 (CMYK/YCCK)
+  bool progressive = false;
+};
+
+struct JpegLimits {
+  int64_t max_pixels = int64_t(1) << 27;  // refused before anything is allocated
+  int max_scans = 500;                    // progressive scan bomb guard
+};
+
+class JpegDecoder {
+ public:
+  JpegDecoder();
+  ~JpegDecoder();
+  JpegDecoder(const JpegDecoder&) = delete;
+  JpegDecoder& operator=(const JpegDecoder&) = delete;
+
+  // Reads the header. Throws ValueError with libjpeg's message on a malformed stream, or when
+  // the image exceeds limits.max_pixels.
+  JpegInfo read_header(const uint8_t* data, size_t size, const JpegLimits& limits = {});
+
+  // Decodes the whole image into `out` (height rows of width * color_channels(fmt) bytes,
+  // `row_stride` bytes apart). CMYK/YCCK (Adobe, inverted) is converted as R = C*K/255 (and
+  // so on), like OpenCV. Corrupt data, truncation and every libjpeg warning except harmless
+  // ones (extraneous bytes before a marker, unknown Adobe transform, bogus ICC/JFIF version)
+  // raise ValueError rather than give a partly grey image.
+  void decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out,
+              int64_t row_stride, const JpegLimits& limits = {});
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace stoker::codecs
