@@ -1,0 +1,78 @@
+#include <gtest/gtest.h>
+
+#include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/ops/op_test_util.hpp"
+#include "stoker/testing/image_reference.hpp"
+#include "stoker/testing/jpeg_encode.hpp"
+
+namespace stoker::ops {
+namespace {
+
+using testing::OpRunner;
+
+std::vector<uint8_t> jpeg_of(int64_t h, int64_t w, uint32_t seed) {
+  auto px = stoker::testing::random_image_u8(h, w, 3, seed);
+  return stoker::testing::encode_jpeg(px.data(), h, w, 3);
+}
+
+TEST(ImageDecoderOp, RaggedBatchMatchesTheCodecAndIsContiguous) {
+  std::vector<std::vector<uint8_t>> files{jpeg_of(20, 30, 1), jpeg_of(41, 17, 2),
+                                          jpeg_of(8, 8, 3)};
+  for (std::string type : {"RGB", "GRAY"}) {
+    OpRunner r("decoders.image", {{"output_type", type}}, 3);
+    auto out = r.run({testing::bytes_batch(files, {"a.jpg", "b.jpg", "c.jpg"})});
+    ASSERT_EQ(out.size(), 1u);
+    const Batch& b = out[0];
+    EXPECT_TRUE(b.is_contiguous());
+    EXPECT_EQ(b.layout().str(), "HWC");
+    EXPECT_EQ(b.source_info(1), "b.jpg");
+    codecs::JpegDecoder dec;
+    for (int i = 0; i < 3; ++i) {
+      auto info = dec.read_header(files[size_t(i)].data(), files[size_t(i)].size());
+      int64_t c = type == "RGB" ? 3 : 1;
+      ASSERT_EQ(b.shape(i), (TensorShape{info.height, info.width, c}));
+      std::vector<uint8_t> expect(size_t(info.height * info.width * c));
+      dec.decode(files[size_t(i)].data(), files[size_t(i)].size(),
+                 type == "RGB" ? codecs::ColorFormat::kRGB : codecs::ColorFormat::kGray,
+                 expect.data(), info.width * c);
+      ASSERT_EQ(0, std::memcmp(expect.data(), b.data(i), expect.size()));
+    }
+  }
+}
+
+std::string error_of(OpRunner& r, Batch in) {
+  try {
+    r.run({std::move(in)});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
+  OpRunner r("decoders.image", {});
+  auto good = jpeg_of(64, 64, 4);
+  auto truncated = std::vector<uint8_t>(good.begin(), good.begin() + long(good.size() / 2));
+  EXPECT_EQ(error_of(r, testing::bytes_batch({good, truncated}, {"ok.jpg", "/data/cut.jpg"})),
+            "sample 1 (source '/data/cut.jpg'): corrupt JPEG data: Premature end of JPEG file");
+  std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0};
+  EXPECT_EQ(error_of(r, testing::bytes_batch({png}, {"x.png"})),
+            "sample 0 (source 'x.png'): PNG images are not supported by decoders.image yet "
+            "(supported: JPEG)");
+  EXPECT_EQ(error_of(r, testing::bytes_batch({{1, 2, 3}}, {"x.bin"})),
+            "sample 0 (source 'x.bin'): not a recognised image format (first bytes: 01 02 03)");
+  EXPECT_EQ(error_of(r, testing::bytes_batch({{}}, {"empty.jpg"})),
+            "sample 0 (source 'empty.jpg'): not a recognised image format (first bytes: no "
+            "data: 0 bytes)");
+}
+
+TEST(ImageDecoderOp, MaxPixelsRefusesBeforeAllocating) {
+  OpRunner r("decoders.image", {{"max_pixels", int64_t{100}}});
+  EXPECT_EQ(error_of(r, testing::bytes_batch({jpeg_of(20, 30, 5)}, {"big.jpg"})),
+            "sample 0 (source 'big.jpg'): JPEG of 30x20 = 600 pixels exceeds the limit of 100 "
+            "pixels (raise max_pixels to allow it)");
+  EXPECT_EQ(r.pool().stats().allocations, 0u);
+}
+
+}  // namespace
+}  // namespace stoker::ops

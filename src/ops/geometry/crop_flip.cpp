@@ -1,0 +1,153 @@
+// crop and flip (CPU).
+#include <algorithm>
+
+#include "stoker/kernels/geometry/crop_cpu.hpp"
+#include "stoker/kernels/geometry/flip_cpu.hpp"
+#include "stoker/ops/geometry/crop_args.hpp"
+#include "stoker/ops/geometry/geometry_ops.hpp"
+
+namespace stoker::ops {
+namespace {
+
+class Crop final : public Operator {
+ public:
+  explicit Crop(const OpSpec& spec) : Operator(spec) {
+    policy_ = spec.arg<std::string>("out_of_bounds_policy");
+    STOKER_ENFORCE(policy_ == "error" || policy_ == "pad" || policy_ == "trim", ValueError,
+                   "crop: out_of_bounds_policy must be 'error', 'pad' or 'trim', got '",
+                   policy_, "'");
+    fill_ = spec.arg<std::vector<double>>("fill_values");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<CropWindow> windows(static_cast<size_t>(n));
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "crop");
+      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
+      STOKER_ENFORCE(w.has_value(), ValueError, "crop: no window given (use `crop` or "
+                                                "`crop_h`/`crop_w`)");
+      if (policy_ == "error") check_window_inside(*w, s.height, s.width, "crop");
+      if (policy_ == "trim") {
+        int64_t y1 = std::min(w->y + w->height, s.height), x1 = std::min(w->x + w->width, s.width);
+        w->y = std::max<int64_t>(w->y, 0), w->x = std::max<int64_t>(w->x, 0);
+        w->height = std::max<int64_t>(0, y1 - w->y), w->width = std::max<int64_t>(0, x1 - w->x);
+      }
+      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
+                     "crop: fill_values needs 1 or ", s.channels, " values, got ",
+                     fill_.size());
+      windows[size_t(i)] = *w;
+      shapes[size_t(i)] = TensorShape{w->height, w->width, s.channels};
+    });
+    ws.outputs.push_back(Batch::allocate(*ws.host_pool, in.dtype(), std::move(shapes), "HWC"));
+    Batch& out = ws.outputs[0];
+    out.copy_source_info(in);
+    for_each_sample(ws, n, [&](int i, int) {
+      const auto& s = in.shape(i);
+      const auto& w = windows[size_t(i)];
+      visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(
+          in.dtype(), "crop input", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            std::vector<T> fill(static_cast<size_t>(s[2]));
+            for (size_t c = 0; c < fill.size(); ++c)
+              fill[c] = convert_sat<T>(float(fill_[fill_.size() == 1 ? 0 : c]));
+            kernels::crop_cpu<T>({out.data_as<T>(i), w.height, w.width, s[2], w.width * s[2]},
+                                 {in.data_as<const T>(i), s[0], s[1], s[2], s[1] * s[2]}, w.y,
+                                 w.x, fill);
+          });
+    });
+  }
+
+ private:
+  std::string policy_;
+  std::vector<double> fill_;
+};
+
+// Flips reinterpret the data as same-sized unsigned integers: the bytes move, values do not.
+template <typename F>
+void visit_by_size(DType d, F&& f) {
+  switch (dtype_size(d)) {
+    case 1: return f(TypeTag<uint8_t>{});
+    case 2: return f(TypeTag<uint16_t>{});
+    case 4: return f(TypeTag<uint32_t>{});
+    case 8: return f(TypeTag<uint64_t>{});
+  }
+  STOKER_ASSERT(false, "element size ", dtype_size(d));
+}
+
+class Flip final : public Operator {
+ public:
+  using Operator::Operator;
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    const std::string layout = in.layout().empty() ? "HWC" : in.layout().str();
+    STOKER_ENFORCE(layout == "HWC" || layout == "CHW", ValueError,
+                   "flip: expected layout HWC or CHW, got '", layout, "'");
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      STOKER_ENFORCE(in.shape(i).ndim() == 3, ValueError, "flip: sample ", i,
+                     " is not an image (shape ", in.shape(i).to_string(), ")");
+      shapes[size_t(i)] = in.shape(i);
+    }
+    ws.outputs.push_back(Batch::allocate(*ws.host_pool, in.dtype(), std::move(shapes), layout));
+    Batch& out = ws.outputs[0];
+    out.copy_source_info(in);
+    for_each_sample(ws, n, [&](int i, int) {
+      bool h = scalar_arg(ws, "horizontal", i) != 0, v = scalar_arg(ws, "vertical", i) != 0;
+      const auto& s = in.shape(i);
+      visit_by_size(in.dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const T* src = static_cast<const T*>(in.data(i));
+        T* dst = static_cast<T*>(out.data(i));
+        if (layout == "HWC") {
+          kernels::flip_cpu<T>(kernels::dense_image(dst, s[0], s[1], s[2]),
+                               kernels::dense_image(src, s[0], s[1], s[2]), h, v);
+        } else {  // CHW: each plane is a one-channel image
+          int64_t plane = s[1] * s[2];
+          for (int64_t c = 0; c < s[0]; ++c)
+            kernels::flip_cpu<T>(kernels::dense_image(dst + c * plane, s[1], s[2], int64_t(1)),
+                                 kernels::dense_image(src + c * plane, s[1], s[2], int64_t(1)),
+                                 h, v);
+        }
+      });
+    });
+  }
+};
+
+}  // namespace
+
+OpSchema crop_schema() {
+  OpSchema s{
+      .name = "crop",
+      .doc = "Cuts a window out of HWC images. Window placement: see crop_pos_x/y. "
+             "out_of_bounds_policy: 'error' (default) rejects windows leaving the image, 'pad' "
+             "fills outside pixels with `fill_values`, 'trim' shrinks the window to the image.",
+      .inputs = {"images"},
+      .outputs = {"cropped"},
+      .args = {{"out_of_bounds_policy", ArgType::kString, "error | pad | trim.",
+                std::string("error")},
+               {"fill_values", ArgType::kFloatList, "Padding value(s), one or per channel.",
+                std::vector<double>{0.0}}},
+      .make_cpu = [](const OpSpec& sp) { return std::make_unique<Crop>(sp); },
+  };
+  for (auto& a : crop_arg_schemas()) s.args.push_back(a);
+  return s;
+}
+
+OpSchema flip_schema() {
+  return {
+      .name = "flip",
+      .doc = "Flips HWC or CHW images horizontally and/or vertically, per sample.",
+      .inputs = {"images"},
+      .outputs = {"flipped"},
+      .args = {{"horizontal", ArgType::kInt, "Flip left-right when non-zero.", int64_t{1}, true},
+               {"vertical", ArgType::kInt, "Flip top-bottom when non-zero.", int64_t{0}, true}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<Flip>(s); },
+  };
+}
+
+}  // namespace stoker::ops

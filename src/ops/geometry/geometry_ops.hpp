@@ -1,0 +1,11 @@
+// Schemas of the geometry operators: resize, random_resized_crop, crop, flip.
+#pragma once
+
+#include "stoker/ops/schema.hpp"
+
+namespace stoker::ops {
+OpSchema resize_schema();
+OpSchema random_resized_crop_schema();
+OpSchema crop_schema();
+OpSchema flip_schema();
+}  // namespace stoker::ops

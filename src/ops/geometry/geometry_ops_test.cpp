@@ -1,0 +1,164 @@
+#include <gtest/gtest.h>
+
+#include "stoker/ops/geometry/random_crop_window.hpp"
+#include "stoker/ops/geometry/resize_common.hpp"
+#include "stoker/ops/op_test_util.hpp"
+#include "stoker/testing/image_reference.hpp"
+
+namespace stoker::ops {
+namespace {
+
+using testing::OpRunner;
+namespace ref = stoker::testing;
+
+TEST(ResizeOutputSize, DaliRules) {
+  struct Case {
+    int64_t h, w;
+    ResizeRequest r;
+    int64_t eh, ew;
+  };
+  std::vector<Case> cases{
+      {375, 500, {.shorter = 256}, 256, 341},              // 341.33 -> 341
+      {500, 375, {.shorter = 256}, 341, 256},
+      {375, 500, {.longer = 100}, 75, 100},
+      {375, 500, {.resize_y = 150}, 150, 200},
+      {375, 500, {.resize_x = 250}, 188, 250},             // 187.5 rounds half up
+      {375, 500, {.resize_y = 100, .resize_x = 100}, 100, 100},
+      {375, 500, {.resize_y = 100, .resize_x = 100, .mode = "not_larger"}, 75, 100},
+      {375, 500, {.resize_y = 100, .resize_x = 100, .mode = "not_smaller"}, 100, 133},
+      {100, 1000, {.shorter = 50, .max_h = 300, .max_w = 300}, 30, 300},
+      {10, 10, {}, 10, 10},
+  };
+  for (auto& c : cases) {
+    auto [h, w] = resize_output_size(c.h, c.w, c.r);
+    EXPECT_EQ(h, c.eh) << c.h << "x" << c.w;
+    EXPECT_EQ(w, c.ew) << c.h << "x" << c.w;
+  }
+}
+
+std::vector<uint8_t> to_u8(const ref::RefImage& img) {
+  std::vector<uint8_t> v;
+  for (double d : img.data) v.push_back(ref::round_u8(d));
+  return v;
+}
+
+TEST(ResizeOp, MatchesReferencePerSampleSize) {
+  auto a = ref::random_image_u8(30, 40, 3, 1), b = ref::random_image_u8(17, 9, 3, 2);
+  OpRunner r("resize", {{"resize_shorter", 12.0}});
+  auto out = r.run({testing::image_batch({a, b}, {{30, 40, 3}, {17, 9, 3}})});
+  ASSERT_EQ(out[0].shape(0), (TensorShape{12, 16, 3}));
+  ASSERT_EQ(out[0].shape(1), (TensorShape{23, 12, 3}));
+  auto ea = ref::resize_linear_reference(ref::to_ref(a.data(), 30, 40, 3, 120), 12, 16, true);
+  auto eb = ref::resize_linear_reference(ref::to_ref(b.data(), 17, 9, 3, 27), 23, 12, true);
+  for (size_t k = 0; k < ea.data.size(); ++k)
+    ASSERT_NEAR(out[0].data_as<uint8_t>(0)[k], ref::round_u8(ea.data[k]), 1);
+  for (size_t k = 0; k < eb.data.size(); ++k)
+    ASSERT_NEAR(out[0].data_as<uint8_t>(1)[k], ref::round_u8(eb.data[k]), 1);
+}
+
+TEST(ResizeOp, PerSampleArgumentTensor) {
+  auto a = ref::random_image_u8(10, 10, 3, 1);
+  OpRunner r("resize", {});
+  auto out = r.run({testing::image_batch({a, a}, {{10, 10, 3}, {10, 10, 3}})}, 2,
+                   {{"resize_x", testing::scalar_batch<float>({5.f, 20.f})}});
+  EXPECT_EQ(out[0].shape(0), (TensorShape{5, 5, 3}));
+  EXPECT_EQ(out[0].shape(1), (TensorShape{20, 20, 3}));
+}
+
+TEST(RandomResizedCropOp, ResizesTheDrawnWindowAndIsDeterministic) {
+  const int64_t H = 48, W = 64;
+  auto img = ref::random_image_u8(H, W, 3, 7);
+  std::map<std::string, ops::ArgValue> args{{"size", std::vector<int64_t>{16, 20}}};
+  OpRunner r1("random_resized_crop", args, 1, 99, 5), r2("random_resized_crop", args, 3, 99, 5);
+  auto in = [&] { return testing::image_batch({img, img, img}, {{H, W, 3}, {H, W, 3}, {H, W, 3}}); };
+  auto o1 = r1.run({in()}), o2 = r2.run({in()});
+  ASSERT_EQ(o1[0].total_bytes(), o2[0].total_bytes());
+  EXPECT_EQ(0, std::memcmp(o1[0].data(0), o2[0].data(0), o1[0].total_bytes()));
+  EXPECT_NE(0, std::memcmp(o1[0].data(0), o1[0].data(1), 16 * 20 * 3));  // samples differ
+  for (int i = 0; i < 3; ++i) {
+    auto rng = random_stream(99, 5, uint64_t(i));
+    auto w = random_resized_crop_window(H, W, 0.08, 1.0, 3.0 / 4, 4.0 / 3, 10, rng);
+    auto full = ref::to_ref(img.data(), H, W, 3, W * 3);
+    ref::RefImage win{w.height, w.width, 3, {}};
+    for (int64_t y = 0; y < w.height; ++y)
+      for (int64_t x = 0; x < w.width; ++x)
+        for (int c = 0; c < 3; ++c) win.data.push_back(full.at(w.y + y, w.x + x, c));
+    auto expect = ref::resize_linear_reference(win, 16, 20, true);
+    for (size_t k = 0; k < expect.data.size(); ++k)
+      ASSERT_NEAR(o1[0].data_as<uint8_t>(i)[k], ref::round_u8(expect.data[k]), 1);
+  }
+}
+
+TEST(RandomCropWindow, StaysInsideAndFallsBackToCentre) {
+  for (uint64_t s = 0; s < 500; ++s) {
+    auto rng = random_stream(1, 2, s);
+    auto w = random_resized_crop_window(37, 91, 0.08, 1.0, 0.75, 4.0 / 3, 10, rng);
+    ASSERT_GE(w.y, 0);
+    ASSERT_GE(w.x, 0);
+    ASSERT_LE(w.y + w.height, 37);
+    ASSERT_LE(w.x + w.width, 91);
+    ASSERT_GT(w.height * w.width, 0);
+  }
+  auto rng = random_stream(1, 2, 3);
+  // An area of at least 2x the image can never fit: the centred fallback, aspect-clamped.
+  auto w = random_resized_crop_window(100, 400, 2.0, 3.0, 0.75, 4.0 / 3, 10, rng);
+  EXPECT_EQ(w.height, 100);
+  EXPECT_EQ(w.width, 133);
+  EXPECT_EQ(w.x, (400 - 133) / 2);
+}
+
+TEST(CropOp, PoliciesAndPositions) {
+  auto img = ref::random_image_u8(10, 12, 3, 3);
+  auto batch = [&] { return testing::image_batch({img}, {{10, 12, 3}}); };
+  OpRunner corner("crop", {{"crop", std::vector<double>{4, 5}}, {"crop_pos_x", 1.0},
+                           {"crop_pos_y", 0.0}});
+  auto o = corner.run({batch()});
+  ASSERT_EQ(o[0].shape(0), (TensorShape{4, 5, 3}));
+  for (int64_t y = 0; y < 4; ++y)
+    for (int64_t x = 0; x < 5; ++x)
+      for (int c = 0; c < 3; ++c)
+        ASSERT_EQ(o[0].data_as<uint8_t>(0)[(y * 5 + x) * 3 + c], img[size_t((y * 12 + 7 + x) * 3 + c)]);
+
+  OpRunner err("crop", {{"crop", std::vector<double>{12, 5}}});
+  try {
+    err.run({batch()});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "sample 0: crop: crop window 12x5 at (y=-1, x=4) exceeds the 10x12 "
+                           "image (out_of_bounds_policy='error'; use 'pad' or 'trim')");
+  }
+  OpRunner pad("crop", {{"crop", std::vector<double>{12, 5}}, {"out_of_bounds_policy", std::string("pad")},
+                        {"fill_values", std::vector<double>{9}}});
+  o = pad.run({batch()});
+  ASSERT_EQ(o[0].shape(0), (TensorShape{12, 5, 3}));
+  EXPECT_EQ(o[0].data_as<uint8_t>(0)[0], 9);  // row -1 is padding
+  EXPECT_EQ(o[0].data_as<uint8_t>(0)[15], img[size_t((0 * 12 + 4) * 3)]);
+  OpRunner trim("crop", {{"crop", std::vector<double>{12, 5}}, {"out_of_bounds_policy", std::string("trim")}});
+  o = trim.run({batch()});
+  EXPECT_EQ(o[0].shape(0), (TensorShape{10, 5, 3}));
+}
+
+TEST(FlipOp, PerSampleFlagsAndChw) {
+  auto img = ref::random_image_u8(4, 5, 3, 4);
+  OpRunner r("flip", {{"vertical", int64_t{1}}});
+  auto o = r.run({testing::image_batch({img, img}, {{4, 5, 3}, {4, 5, 3}})}, 2,
+                 {{"horizontal", testing::scalar_batch<int32_t>({0, 1})}});
+  for (int64_t y = 0; y < 4; ++y)
+    for (int64_t x = 0; x < 5; ++x)
+      for (int c = 0; c < 3; ++c) {
+        uint8_t v_only = img[size_t(((3 - y) * 5 + x) * 3 + c)];
+        uint8_t both = img[size_t(((3 - y) * 5 + (4 - x)) * 3 + c)];
+        ASSERT_EQ(o[0].data_as<uint8_t>(0)[(y * 5 + x) * 3 + c], v_only);
+        ASSERT_EQ(o[0].data_as<uint8_t>(1)[(y * 5 + x) * 3 + c], both);
+      }
+  auto chw = testing::image_batch({img}, {{3, 4, 5}});
+  chw.set_layout("CHW");
+  OpRunner h("flip", {});
+  o = h.run({std::move(chw)});
+  EXPECT_EQ(o[0].layout().str(), "CHW");
+  EXPECT_EQ(o[0].data_as<uint8_t>(0)[0], img[4]);        // plane 0, row 0, last column
+  EXPECT_EQ(o[0].data_as<uint8_t>(0)[20], img[20 + 4]);  // plane 1
+}
+
+}  // namespace
+}  // namespace stoker::ops

@@ -1,0 +1,204 @@
+// resize and random_resized_crop (CPU).
+#include <cmath>
+#include <mutex>
+
+#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/random_crop_window.hpp"
+#include "stoker/ops/geometry/resize_common.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+void check_interp(const OpSpec& spec) {
+  auto interp = spec.arg<std::string>("interp_type");
+  STOKER_ENFORCE(interp == "linear" || interp == "INTERP_LINEAR", ValueError, spec.schema->name,
+                 ": interp_type '", interp, "' is not supported yet (supported: 'linear')");
+}
+
+// Per-thread float scratch for the separable passes, grown to the high-water mark.
+class ScratchSet {
+ public:
+  std::vector<float>& get(int thread) { return scratch_[size_t(thread)]; }
+  void ensure(int threads) {
+    if (int(scratch_.size()) < threads) scratch_.resize(size_t(threads));
+  }
+
+ private:
+  std::vector<std::vector<float>> scratch_;
+};
+
+DType output_dtype(const OpSpec& spec, DType input) {
+  return spec.has_arg("dtype") ? dtype_from_name(spec.arg<std::string>("dtype")) : input;
+}
+
+class Resize final : public Operator {
+ public:
+  explicit Resize(const OpSpec& spec) : Operator(spec) {
+    check_interp(spec);
+    antialias_ = spec.arg<bool>("antialias");
+    mode_ = spec.arg<std::string>("mode");
+    STOKER_ENFORCE(mode_ == "default" || mode_ == "stretch" || mode_ == "not_larger" ||
+                       mode_ == "not_smaller",
+                   ValueError, "resize: unknown mode '", mode_,
+                   "'; expected default, stretch, not_larger or not_smaller");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "resize");
+      ResizeRequest r;
+      r.mode = mode_;
+      r.resize_x = scalar_arg(ws, "resize_x", i);
+      r.resize_y = scalar_arg(ws, "resize_y", i);
+      r.shorter = scalar_arg(ws, "resize_shorter", i);
+      r.longer = scalar_arg(ws, "resize_longer", i);
+      auto size = list_arg(ws, "size", i);
+      STOKER_ENFORCE(size.empty() || size.size() == 2, ValueError,
+                     "resize: size must be [height, width], got ", size.size(), " values");
+      if (size.size() == 2) r.resize_y = size[0], r.resize_x = size[1];
+      auto max_size = list_arg(ws, "max_size", i);
+      if (max_size.size() == 1) r.max_h = r.max_w = max_size[0];
+      if (max_size.size() == 2) r.max_h = max_size[0], r.max_w = max_size[1];
+      auto [h, w] = resize_output_size(s.height, s.width, r);
+      shapes[size_t(i)] = TensorShape{h, w, s.channels};
+    });
+    ws.outputs.push_back(Batch::allocate(*ws.host_pool, output_dtype(spec_, in.dtype()),
+                                         std::move(shapes), "HWC"));
+    Batch& out = ws.outputs[0];
+    out.copy_source_info(in);
+    scratch_.ensure(ws.pool->num_threads());
+    for_each_sample(ws, n, [&](int i, int thread) {
+      const auto& s = in.shape(i);
+      resize_sample(in, i, 0, 0, s[0], s[1], out, antialias_, scratch_.get(thread));
+    });
+  }
+
+ private:
+  bool antialias_ = true;
+  std::string mode_;
+  ScratchSet scratch_;
+};
+
+class RandomResizedCrop final : public Operator {
+ public:
+  explicit RandomResizedCrop(const OpSpec& spec) : Operator(spec) {
+    check_interp(spec);
+    antialias_ = spec.arg<bool>("antialias");
+    auto size = spec.arg<std::vector<int64_t>>("size");
+    if (size.size() == 1) size.push_back(size[0]);
+    STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError,
+                   "random_resized_crop: size must be [height, width] of positive values, got ",
+                   format_arg_value(size));
+    out_h_ = size[0], out_w_ = size[1];
+    area_ = spec.arg<std::vector<double>>("random_area");
+    aspect_ = spec.arg<std::vector<double>>("random_aspect_ratio");
+    if (aspect_.size() == 1) aspect_.push_back(aspect_[0]);
+    STOKER_ENFORCE(area_.size() == 2 && area_[0] > 0 && area_[0] <= area_[1], ValueError,
+                   "random_resized_crop: random_area must be [lo, hi] with 0 < lo <= hi");
+    STOKER_ENFORCE(aspect_.size() == 2 && aspect_[0] > 0 && aspect_[0] <= aspect_[1],
+                   ValueError,
+                   "random_resized_crop: random_aspect_ratio must be [lo, hi] with 0 < lo <= hi");
+    attempts_ = int(spec.arg<int64_t>("num_attempts"));
+    STOKER_ENFORCE(attempts_ >= 1, ValueError, "random_resized_crop: num_attempts must be >= 1");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i)
+      shapes[size_t(i)] = TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels};
+    ws.outputs.push_back(Batch::allocate(*ws.host_pool, output_dtype(spec_, in.dtype()),
+                                         std::move(shapes), "HWC"));
+    Batch& out = ws.outputs[0];
+    out.copy_source_info(in);
+    scratch_.ensure(ws.pool->num_threads());
+    for_each_sample(ws, n, [&](int i, int thread) {
+      const auto& s = in.shape(i);
+      STOKER_ENFORCE(s[0] > 0 && s[1] > 0, ValueError, "random_resized_crop: empty image ",
+                     s.to_string());
+      auto rng = sample_rng(ws, i);
+      auto win = random_resized_crop_window(s[0], s[1], area_[0], area_[1], aspect_[0],
+                                            aspect_[1], attempts_, rng);
+      resize_sample(in, i, win.y, win.x, win.height, win.width, out, antialias_,
+                    scratch_.get(thread));
+    });
+  }
+
+ private:
+  bool antialias_ = true;
+  int64_t out_h_ = 0, out_w_ = 0;
+  std::vector<double> area_, aspect_;
+  int attempts_ = 10;
+  ScratchSet scratch_;
+};
+
+std::vector<ArgSchema> interp_args() {
+  return {{"interp_type", ArgType::kString, "Interpolation: 'linear' (triangle filter).",
+           std::string("linear")},
+          {"antialias", ArgType::kBool,
+           "When downscaling, widen the filter to the scale factor (PIL/torchvision "
+           "antialias=True); otherwise plain bilinear.",
+           true},
+          {"dtype", ArgType::kDType, "Output dtype (uint8 or float32; default: the input's).",
+           std::nullopt, false, true}};
+}
+
+}  // namespace
+
+OpSchema resize_schema() {
+  OpSchema s{
+      .name = "resize",
+      .doc = "Resizes HWC images (uint8 or float32). Pixel centres are at +0.5; output pixel i "
+             "samples the input at (i + 0.5) * in / out with a triangle filter (bilinear, "
+             "widened to the scale factor when downscaling with antialias); taps outside the "
+             "image are dropped and weights renormalised. Results are rounded half away from "
+             "zero and saturated for uint8. Output size: `size` = [h, w] or resize_y/resize_x "
+             "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
+             "and `max_size` as in DALI; extents are rounded half up.",
+      .inputs = {"images"},
+      .outputs = {"resized"},
+      .args = {{"resize_x", ArgType::kFloat, "Output width (0: derived).", 0.0, true},
+               {"resize_y", ArgType::kFloat, "Output height (0: derived).", 0.0, true},
+               {"size", ArgType::kFloatList, "[height, width]; 0 entries are derived.",
+                std::vector<double>{}, true},
+               {"resize_shorter", ArgType::kFloat, "Length of the shorter side.", 0.0, true},
+               {"resize_longer", ArgType::kFloat, "Length of the longer side.", 0.0, true},
+               {"max_size", ArgType::kFloatList, "Upper limit of [height, width] (or one value "
+                                                 "for both).",
+                std::vector<double>{}, true},
+               {"mode", ArgType::kString, "default | stretch | not_larger | not_smaller.",
+                std::string("default")}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
+  };
+  for (auto& a : interp_args()) s.args.push_back(a);
+  return s;
+}
+
+OpSchema random_resized_crop_schema() {
+  OpSchema s{
+      .name = "random_resized_crop",
+      .doc = "Crops a random window (area fraction uniform in `random_area`, aspect ratio "
+             "log-uniform in `random_aspect_ratio`, up to `num_attempts` tries, else a centred "
+             "crop; torchvision's algorithm) and resizes it to `size` with the conventions of "
+             "`resize`. Only the window's pixels contribute (crop-then-resize).",
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = {{"size", ArgType::kIntList, "Output [height, width]."},
+               {"random_area", ArgType::kFloatList, "Range of the window's area fraction.",
+                std::vector<double>{0.08, 1.0}},
+               {"random_aspect_ratio", ArgType::kFloatList, "Range of width/height.",
+                std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
+               {"num_attempts", ArgType::kInt, "Tries before the centred fallback.",
+                int64_t{10}}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); },
+  };
+  for (auto& a : interp_args()) s.args.push_back(a);
+  return s;
+}
+
+}  // namespace stoker::ops

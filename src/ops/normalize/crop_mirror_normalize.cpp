@@ -1,0 +1,112 @@
+#include "stoker/ops/normalize/crop_mirror_normalize.hpp"
+
+#include "stoker/kernels/normalize/crop_mirror_normalize_cpu.hpp"
+#include "stoker/ops/geometry/crop_args.hpp"
+
+namespace stoker::ops {
+namespace {
+
+class CropMirrorNormalize final : public Operator {
+ public:
+  explicit CropMirrorNormalize(const OpSpec& spec) : Operator(spec) {
+    out_dtype_ = dtype_from_name(spec.arg<std::string>("dtype"));
+    layout_ = spec.arg<std::string>("output_layout");
+    STOKER_ENFORCE(layout_ == "CHW" || layout_ == "HWC", ValueError,
+                   "crop_mirror_normalize: output_layout must be 'CHW' or 'HWC', got '", layout_,
+                   "'");
+    mean_ = spec.arg<std::vector<double>>("mean");
+    std_ = spec.arg<std::vector<double>>("std");
+    for (double s : std_)
+      STOKER_ENFORCE(s != 0, ValueError, "crop_mirror_normalize: std must not contain 0");
+    scale_ = spec.arg<double>("scale");
+    shift_ = spec.arg<double>("shift");
+    pad_ = spec.arg<bool>("pad_output");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<CropWindow> windows(static_cast<size_t>(n));
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "crop_mirror_normalize");
+      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
+      CropWindow win = w ? *w : CropWindow{0, 0, s.height, s.width};
+      check_window_inside(win, s.height, s.width, "crop_mirror_normalize");
+      for (auto* v : {&mean_, &std_})
+        STOKER_ENFORCE(v->size() == 1 || int64_t(v->size()) == s.channels, ValueError,
+                       "crop_mirror_normalize: mean and std need 1 or ", s.channels,
+                       " values (one per channel), got ", v->size());
+      int64_t oc = pad_ ? std::max<int64_t>(4, s.channels) : s.channels;
+      windows[size_t(i)] = win;
+      shapes[size_t(i)] = layout_ == "CHW" ? TensorShape{oc, win.height, win.width}
+                                           : TensorShape{win.height, win.width, oc};
+    });
+    ws.outputs.push_back(Batch::allocate(*ws.host_pool, out_dtype_, std::move(shapes), layout_));
+    Batch& out = ws.outputs[0];
+    out.copy_source_info(in);
+    for_each_sample(ws, n, [&](int i, int) {
+      const auto& s = in.shape(i);
+      const auto& w = windows[size_t(i)];
+      kernels::NormalizeParams p;
+      for (int64_t c = 0; c < s[2]; ++c) {
+        p.mean.push_back(float(mean_[mean_.size() == 1 ? 0 : size_t(c)]));
+        p.inv_std.push_back(float(scale_ / std_[std_.size() == 1 ? 0 : size_t(c)]));
+      }
+      p.shift = float(shift_);
+      p.mirror = scalar_arg(ws, "mirror", i) != 0;
+      p.planar = layout_ == "CHW";
+      p.out_channels = pad_ ? std::max<int64_t>(4, s[2]) : s[2];
+      visit_dtype<DType::kU8, DType::kF32>(in.dtype(), "crop_mirror_normalize input",
+                                           [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        kernels::ImageView<const In> src{in.data_as<const In>(i), s[0], s[1], s[2], s[1] * s[2]};
+        auto win = src.window(w.y, w.x, w.height, w.width);
+        visit_dtype<DType::kF32, DType::kF16, DType::kU8, DType::kI8>(
+            out_dtype_, "crop_mirror_normalize output", [&](auto out_tag) {
+              using Out = typename decltype(out_tag)::type;
+              kernels::crop_mirror_normalize_cpu<Out, In>(out.data_as<Out>(i), win, p);
+            });
+      });
+    });
+  }
+
+ private:
+  DType out_dtype_ = DType::kF32;
+  std::string layout_;
+  std::vector<double> mean_, std_;
+  double scale_ = 1, shift_ = 0;
+  bool pad_ = false;
+};
+
+}  // namespace
+
+OpSchema crop_mirror_normalize_schema() {
+  OpSchema s{
+      .name = "crop_mirror_normalize",
+      .doc = "Crops (optional; window as in `crop`, policy 'error'), mirrors horizontally "
+             "when `mirror` is non-zero, normalises out = (in - mean) / std * scale + shift "
+             "(computed in float32 as (in - mean) * (scale / std) + shift), lays the result "
+             "out as CHW or HWC and casts to `dtype` (float32, float16 round-to-nearest-even, "
+             "uint8/int8 rounded half away from zero and saturated). `pad_output` adds zero "
+             "channels up to 4.",
+      .inputs = {"images"},
+      .outputs = {"normalized"},
+      .args = {{"mean", ArgType::kFloatList, "Per-channel (or single) mean.",
+                std::vector<double>{0.0}},
+               {"std", ArgType::kFloatList, "Per-channel (or single) standard deviation.",
+                std::vector<double>{1.0}},
+               {"scale", ArgType::kFloat, "Multiplier applied after dividing by std.", 1.0},
+               {"shift", ArgType::kFloat, "Added last.", 0.0},
+               {"mirror", ArgType::kInt, "Mirror horizontally when non-zero.", int64_t{0}, true},
+               {"dtype", ArgType::kDType, "float32, float16, uint8 or int8.",
+                std::string("float32")},
+               {"output_layout", ArgType::kString, "'CHW' or 'HWC'.", std::string("CHW")},
+               {"pad_output", ArgType::kBool, "Pad channels with zeros up to 4.", false}},
+      .make_cpu = [](const OpSpec& sp) { return std::make_unique<CropMirrorNormalize>(sp); },
+  };
+  for (auto& a : crop_arg_schemas()) s.args.push_back(a);
+  return s;
+}
+
+}  // namespace stoker::ops

@@ -1,0 +1,42 @@
+// OpSpec: one operator instance in a pipeline graph — its schema, validated arguments,
+// inputs, and where the user defined it (for error messages).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.hpp"
+#include "stoker/ops/schema.hpp"
+
+namespace stoker::ops {
+
+struct InputRef {
+  int node = -1;    // index of the producing node in the graph
+  int output = 0;   // which of its outputs
+};
+
+struct OpSpec {
+  const OpSchema* schema = nullptr;
+  std::string name;        // unique in the pipeline (user-given or generated)
+  int64_t instance = 0;    // position in definition order; keys the operator's random streams
+  std::string defined_at;  // "train.py:12", or "" when unknown
+  Backend backend = Backend::kCpu;
+  std::map<std::string, ArgValue, std::less<>> args;  // given (converted) constants
+  std::vector<InputRef> inputs;
+  std::map<std::string, InputRef, std::less<>> arg_inputs;  // per-sample argument tensors
+
+  // "decoders.image (defined at train.py:12)"
+  std::string describe() const;
+  bool has_arg(std::string_view arg) const { return args.count(arg) > 0; }
+  // The given value or the schema default, converted to T (bool, int64_t, double, std::string
+  // or vectors of those). Throws InternalError for unknown names (a schema bug).
+  template <typename T>
+  T arg(std::string_view arg) const;
+};
+
+// Checks a user-given value against the schema and converts it: int -> float, scalar -> list,
+// bool -> int; dtype names are validated. Throws TypeError/ValueError naming op and argument.
+ArgValue coerce_arg(const OpSchema& schema, const ArgSchema& arg, ArgValue value);
+
+}  // namespace stoker::ops

@@ -1,0 +1,57 @@
+#include "stoker/ops/op_test_util.hpp"
+
+#include <cstring>
+
+namespace stoker::ops::testing {
+
+OpRunner::OpRunner(const std::string& op, std::map<std::string, ArgValue> args, int threads,
+                   uint64_t seed, int64_t instance)
+    : pool_(make_host_allocator()), threads_(threads), seed_(seed) {
+  spec_.schema = find_op_schema(op);
+  STOKER_ASSERT(spec_.schema, "unknown op ", op);
+  spec_.name = op;
+  spec_.instance = instance;
+  spec_.defined_at = "test";
+  for (auto& [k, v] : args) {
+    const ArgSchema* a = spec_.schema->find_arg(k);
+    STOKER_ASSERT(a, op, " has no argument ", k);
+    spec_.args[k] = coerce_arg(*spec_.schema, *a, v);
+  }
+  op_ = spec_.schema->make_cpu(spec_);
+}
+
+std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,
+                                 std::map<std::string, Batch> arg_inputs) {
+  Workspace ws;
+  for (auto& b : inputs) ws.inputs.push_back(&b);
+  for (auto& [k, b] : arg_inputs) ws.arg_inputs[k] = &b;
+  ws.pool = &threads_;
+  ws.host_pool = &pool_;
+  ws.batch_size = batch_size > 0 ? batch_size : (inputs.empty() ? 1 : inputs[0].size());
+  ws.iteration = iteration++;
+  ws.seed = seed_;
+  op_->run(ws);
+  return std::move(ws.outputs);
+}
+
+Batch bytes_batch(const std::vector<std::vector<uint8_t>>& samples,
+                  const std::vector<std::string>& sources) {
+  std::vector<TensorShape> shapes;
+  for (auto& s : samples) shapes.push_back(TensorShape{int64_t(s.size())});
+  auto b = Batch::allocate(default_host_pool(), DType::kU8, shapes);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (!samples[i].empty()) std::memcpy(b.data(int(i)), samples[i].data(), samples[i].size());
+    if (i < sources.size()) b.set_source_info(int(i), sources[i]);
+  }
+  return b;
+}
+
+Batch image_batch(const std::vector<std::vector<uint8_t>>& pixels,
+                  const std::vector<TensorShape>& shapes) {
+  auto b = Batch::allocate(default_host_pool(), DType::kU8, shapes, "HWC");
+  for (size_t i = 0; i < pixels.size(); ++i)
+    std::memcpy(b.data(int(i)), pixels[i].data(), pixels[i].size());
+  return b;
+}
+
+}  // namespace stoker::ops::testing

@@ -1,0 +1,80 @@
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+
+void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
+                               const Batch* sources) const {
+  if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
+  ws.pool->parallel_for(n, [&](int64_t i, int thread) {
+    try {
+      fn(int(i), thread);
+    } catch (...) {
+      std::string ctx = "sample " + std::to_string(i);
+      if (sources && i < sources->size() && !sources->source_info(int(i)).empty())
+        ctx += " (source '" + sources->source_info(int(i)) + "')";
+      rethrow_with_context(std::current_exception(), ctx + ": ");
+    }
+  });
+}
+
+std::vector<double> sample_as_doubles(const Batch& b, int i) {
+  const auto view = b.sample(i);
+  std::vector<double> out(size_t(view.num_elements()));
+  visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+              DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+              DType::kF64>(b.dtype(), "argument tensor", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(view.data);
+    for (size_t k = 0; k < out.size(); ++k) {
+      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        out[k] = double(static_cast<float>(p[k]));
+      } else {
+        out[k] = double(p[k]);
+      }
+    }
+  });
+  return out;
+}
+
+double Operator::scalar_arg(const Workspace& ws, std::string_view name, int i) const {
+  if (auto it = ws.arg_inputs.find(name); it != ws.arg_inputs.end()) {
+    const Batch& b = *it->second;
+    STOKER_ENFORCE(i < b.size(), ValueError, "argument '", name, "' has ", b.size(),
+                   " samples, fewer than the batch's");
+    auto v = sample_as_doubles(b, i);
+    STOKER_ENFORCE(v.size() == 1, ValueError, "argument '", name,
+                   "' must be a scalar per sample, got shape ", b.shape(i).to_string());
+    return v[0];
+  }
+  const ArgSchema* a = spec_.schema->find_arg(name);
+  STOKER_ASSERT(a != nullptr, "no argument ", name);
+  if (a->type == ArgType::kFloat) return spec_.arg<double>(name);
+  if (a->type == ArgType::kBool) return spec_.arg<bool>(name) ? 1.0 : 0.0;
+  return double(spec_.arg<int64_t>(name));
+}
+
+std::vector<double> Operator::list_arg(const Workspace& ws, std::string_view name, int i) const {
+  if (auto it = ws.arg_inputs.find(name); it != ws.arg_inputs.end()) {
+    STOKER_ENFORCE(i < it->second->size(), ValueError, "argument '", name, "' has ",
+                   it->second->size(), " samples, fewer than the batch's");
+    return sample_as_doubles(*it->second, i);
+  }
+  const ArgSchema* a = spec_.schema->find_arg(name);
+  STOKER_ASSERT(a != nullptr, "no argument ", name);
+  if (a->type == ArgType::kIntList) {
+    auto v = spec_.arg<std::vector<int64_t>>(name);
+    return std::vector<double>(v.begin(), v.end());
+  }
+  return spec_.arg<std::vector<double>>(name);
+}
+
+ImageShape image_shape(const Batch& b, int i, const std::string& op) {
+  const auto& s = b.shape(i);
+  STOKER_ENFORCE(b.layout().empty() || b.layout().str() == "HWC", ValueError, op,
+                 ": expected images in HWC layout, got layout '", b.layout().str(), "'");
+  STOKER_ENFORCE(s.ndim() == 3, ValueError, op,
+                 ": expected an HWC image (3 dimensions), got shape ", s.to_string());
+  return {s[0], s[1], s[2]};
+}
+
+}  // namespace stoker::ops

@@ -1,0 +1,93 @@
+// Operator: the run-time object for one OpSpec, and the Workspace an iteration hands it.
+// Operators read arguments (constants or per-sample tensors), validate inputs, allocate
+// outputs from the pipeline's pools and run kernels per sample on the thread pool.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/core/batch.hpp"
+#include "stoker/core/rng.hpp"
+#include "stoker/core/thread_pool.hpp"
+#include "stoker/ops/op_spec.hpp"
+
+namespace stoker::ops {
+
+struct Workspace {
+  std::vector<const Batch*> inputs;
+  std::map<std::string, const Batch*, std::less<>> arg_inputs;
+  std::vector<Batch> outputs;  // filled by the operator, one per schema output
+  ThreadPool* pool = nullptr;
+  MemoryPool* host_pool = nullptr;
+  int batch_size = 0;
+  int64_t iteration = 0;
+  uint64_t seed = 0;
+
+  const Batch& input(int i) const { return *inputs.at(size_t(i)); }
+  // Samples this iteration: the first input's count, or the batch size for sources.
+  int num_samples() const { return inputs.empty() ? batch_size : inputs[0]->size(); }
+};
+
+// What a reader reports about its dataset (pipe.reader_meta(name) in Python).
+struct ReaderMeta {
+  int64_t epoch_size = 0;   // samples in the whole dataset (all shards)
+  int64_t shard_size = 0;   // samples in this reader's shard
+  int shard_id = 0;
+  int num_shards = 1;
+};
+
+// Operators fed from outside the pipeline (external_source) implement this. feed() and
+// feed_end() are called by the consumer thread; run() waits for data until cancel().
+class InputFeed {
+ public:
+  virtual ~InputFeed() = default;
+  virtual void feed(Batch batch) = 0;
+  virtual void feed_end() = 0;  // the source is exhausted: the next run() ends the epoch
+  virtual void cancel() = 0;    // the pipeline is shutting down: run() must return/throw
+  virtual size_t queued() const = 0;
+};
+
+class Operator {
+ public:
+  explicit Operator(const OpSpec& spec) : spec_(spec) {}
+  virtual ~Operator() = default;
+  virtual void run(Workspace& ws) = 0;
+  virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
+  const OpSpec& spec() const { return spec_; }
+
+ protected:
+  // Runs fn(sample, thread) for every sample on the pool. An error is rethrown (same kind) with
+  // "sample i (source '...')" prepended, using `sources` (default: the first input) for the
+  // source; the lowest failing sample is reported.
+  void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
+                       const Batch* sources = nullptr) const;
+  // The random stream of sample i in this iteration: depends only on the pipeline seed, this
+  // operator's instance number and the sample's global index.
+  RandomStream sample_rng(const Workspace& ws, int i) const {
+    return random_stream(ws.seed, uint64_t(spec_.instance),
+                         uint64_t(ws.iteration) * uint64_t(ws.batch_size) + uint64_t(i));
+  }
+
+ public:
+  // A scalar argument for sample i: the per-sample tensor when one is bound, else the constant.
+  double scalar_arg(const Workspace& ws, std::string_view name, int i) const;
+  // A list argument for sample i (a per-sample 1-D tensor, or the constant list).
+  std::vector<double> list_arg(const Workspace& ws, std::string_view name, int i) const;
+
+ protected:
+  OpSpec spec_;
+};
+
+// Reads sample i of `b` (any numeric dtype, any shape) as doubles.
+std::vector<double> sample_as_doubles(const Batch& b, int i);
+
+// The window of an HWC sample; checks layout and rank, naming the operator.
+struct ImageShape {
+  int64_t height, width, channels;
+};
+ImageShape image_shape(const Batch& b, int i, const std::string& op);
+
+}  // namespace stoker::ops

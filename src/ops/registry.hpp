@@ -1,0 +1,16 @@
+// The registry: one explicit, sorted list of every operator schema (registry.cpp). No static
+// initialisers, no registration macros.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "stoker/ops/schema.hpp"
+
+namespace stoker::ops {
+
+const std::vector<OpSchema>& op_schemas();
+// nullptr when unknown.
+const OpSchema* find_op_schema(std::string_view name);
+
+}  // namespace stoker::ops

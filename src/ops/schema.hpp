@@ -1,0 +1,52 @@
+// Operator schemas as data: name, documentation, inputs, outputs, arguments (type, default,
+// doc, whether a per-sample tensor may replace the constant) and backends. The Python fn.*
+// functions, their signatures and docstrings are generated from these at import.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace stoker::ops {
+
+enum class ArgType { kBool, kInt, kFloat, kString, kIntList, kFloatList, kStringList, kDType };
+std::string_view arg_type_name(ArgType t);
+
+using ArgValue = std::variant<bool, int64_t, double, std::string, std::vector<int64_t>,
+                              std::vector<double>, std::vector<std::string>>;
+// Python-like text of a value: True, 3, 0.5, 'RGB', [1, 2].
+std::string format_arg_value(const ArgValue& v);
+
+struct ArgSchema {
+  std::string name;
+  ArgType type = ArgType::kInt;
+  std::string doc;
+  std::optional<ArgValue> default_value;  // none: required, unless `optional`
+  bool per_sample = false;  // a per-sample tensor (another operator's output) may be given
+  bool optional = false;    // may be left unset with no default ("None")
+};
+
+enum class Backend { kCpu, kMixed, kGpu };
+std::string_view backend_name(Backend b);
+
+class Operator;
+struct OpSpec;
+
+struct OpSchema {
+  std::string name;  // dotted: "readers.file", "decoders.image", "random.coin_flip"
+  std::string doc;
+  std::vector<std::string> inputs;   // positional, all required
+  std::vector<std::string> outputs;  // names of the outputs
+  std::vector<ArgSchema> args;
+  std::vector<Backend> backends{Backend::kCpu};
+  std::function<std::unique_ptr<Operator>(const OpSpec&)> make_cpu;
+
+  const ArgSchema* find_arg(std::string_view arg) const;
+  bool supports(Backend b) const;
+};
+
+}  // namespace stoker::ops
