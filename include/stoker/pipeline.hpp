@@ -1,0 +1,112 @@
+// stoker's public C++ API: build a pipeline from operators (PipelineBuilder) and run it
+// (Pipeline). The Python layer builds its pipelines through the same API.
+//
+//   stoker::PipelineBuilder b({.batch_size = 32, .num_threads = 4, .seed = 42});
+//   auto read = b.add("readers.file", {}, {{"file_root", std::string("/data/train")},
+//                                          {"random_shuffle", true}});
+//   auto img = b.add("decoders.image", {read[0]});
+//   auto out = b.add("random_resized_crop", {img[0]},
+//                    {{"size", std::vector<int64_t>{224, 224}}});
+//   b.set_outputs({out[0], read[1]});
+//   auto pipe = b.build();
+//   std::vector<stoker::Batch> batch = pipe->run();
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stoker/core/batch.hpp"
+#include "stoker/ops/operator.hpp"
+#include "stoker/ops/schema.hpp"
+
+namespace stoker {
+
+using ops::ArgValue;
+using ops::ReaderMeta;
+
+struct PipelineOptions {
+  int batch_size = 1;
+  int num_threads = 1;              // threads for per-sample work (the caller's counts)
+  std::optional<int> device_id;     // none: CPU-only
+  int64_t seed = -1;                // -1: drawn from std::random_device
+  int prefetch_queue_depth = 2;     // batches prepared ahead of the consumer
+  size_t host_memory_budget = 0;    // bytes; 0: unlimited
+};
+
+// A value in the graph: output `output` of node `node`.
+struct Value {
+  int node = -1;
+  int output = 0;
+};
+
+struct NodeOptions {
+  std::string name;        // unique; generated when empty
+  std::string device = "cpu";
+  std::string defined_at;  // where the user defined it, for error messages
+};
+
+class Pipeline;
+
+class PipelineBuilder {
+ public:
+  explicit PipelineBuilder(PipelineOptions options);
+  ~PipelineBuilder();
+
+  // Adds operator `op`. Arguments are validated against its schema here; errors name the
+  // operator and `node.defined_at`. Returns one Value per operator output.
+  std::vector<Value> add(const std::string& op, const std::vector<Value>& inputs = {},
+                         const std::map<std::string, ArgValue>& args = {},
+                         const std::map<std::string, Value>& arg_inputs = {},
+                         const NodeOptions& node = {});
+  void set_outputs(std::vector<Value> outputs);
+  // Validates, prunes nodes that no output depends on, and creates the operators.
+  std::unique_ptr<Pipeline> build();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct MemoryStats {
+  PoolStats host;
+};
+
+class Pipeline {
+ public:
+  ~Pipeline();  // stops the prefetching thread; never hangs, even mid-epoch
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  // The next batch (one Batch per pipeline output). Starts prefetching on the first call.
+  // Throws EndOfData when an external source ended its epoch, or the error of the failed
+  // iteration (operator, sample, source in the message). After an error the pipeline stays
+  // stopped and every later run() throws RuntimeError.
+  std::vector<Batch> run();
+
+  // Feeds external source `name` (its batch must hold batch_size samples).
+  void feed_input(const std::string& name, Batch batch);
+  // Marks the end of external source `name`'s data: the iteration needing more ends the epoch.
+  void feed_end(const std::string& name);
+  std::vector<std::string> external_source_names() const;
+  std::vector<std::string> reader_names() const;
+
+  // Metadata of reader `name` (empty: the only reader). Throws ValueError when unknown.
+  ReaderMeta reader_meta(const std::string& name = "") const;
+
+  const PipelineOptions& options() const;
+  uint64_t seed() const;
+  int num_outputs() const;
+  MemoryStats memory_stats() const;
+
+ private:
+  friend class PipelineBuilder;
+  struct Impl;
+  explicit Pipeline(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stoker

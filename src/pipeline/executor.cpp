@@ -1,0 +1,121 @@
+#include "stoker/pipeline/executor.hpp"
+
+namespace stoker::pipeline {
+
+Executor::Executor(Graph graph, const ExecutorOptions& options)
+    : graph_(std::move(graph)),
+      options_(options),
+      host_pool_(make_host_allocator(), options.host_memory_budget),
+      thread_pool_(options.num_threads) {
+  for (auto& spec : graph_.nodes) {
+    try {
+      ops_.push_back(spec.schema->make_cpu(spec));
+    } catch (...) {
+      rethrow_with_context(std::current_exception(), spec.describe() + ": ");
+    }
+  }
+  producer_ = std::thread([this] { producer_loop(); });
+}
+
+Executor::~Executor() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  // Wake operators that wait for external input, so the producer can see stop_.
+  for (auto& op : ops_) {
+    if (auto* feed = dynamic_cast<ops::InputFeed*>(op.get())) feed->cancel();
+  }
+  producer_.join();
+}
+
+Executor::Result Executor::run_iteration() {
+  Result result;
+  std::vector<std::vector<Batch>> values(graph_.nodes.size());
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const auto& spec = graph_.nodes[n];
+    ops::Workspace ws;
+    for (auto& r : spec.inputs) ws.inputs.push_back(&values[size_t(r.node)][size_t(r.output)]);
+    for (auto& [name, r] : spec.arg_inputs)
+      ws.arg_inputs[name] = &values[size_t(r.node)][size_t(r.output)];
+    ws.pool = &thread_pool_;
+    ws.host_pool = &host_pool_;
+    ws.batch_size = options_.batch_size;
+    ws.iteration = iteration_;
+    ws.seed = options_.seed;
+    try {
+      ops_[n]->run(ws);
+      STOKER_ASSERT(ws.outputs.size() == spec.schema->outputs.size(), spec.schema->name,
+                    " produced ", ws.outputs.size(), " outputs");
+    } catch (const EndOfData&) {
+      result.end_of_data = true;
+      return result;
+    } catch (...) {
+      try {
+        rethrow_with_context(std::current_exception(),
+                             "Error in operator " + spec.describe() + ", iteration " +
+                                 std::to_string(iteration_) + ", ");
+      } catch (...) {
+        result.error = std::current_exception();
+      }
+      return result;
+    }
+    values[n] = std::move(ws.outputs);
+  }
+  for (auto& o : graph_.outputs) result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
+  ++iteration_;
+  return result;
+}
+
+void Executor::producer_loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] {
+        return stop_ || (started_ && int(queue_.size()) < options_.prefetch_queue_depth);
+      });
+      if (stop_) return;
+    }
+    Result r = run_iteration();
+    bool failed = bool(r.error);
+    {
+      std::lock_guard lock(mutex_);
+      if (stop_) return;  // EndOfData from a cancelled feed, or a late result nobody wants
+      if (failed) {
+        failed_ = true;
+        try {
+          std::rethrow_exception(r.error);
+        } catch (const std::exception& e) {
+          failure_ = e.what();
+        }
+      }
+      queue_.push_back(std::move(r));
+    }
+    changed_.notify_all();
+    if (failed) return;
+  }
+}
+
+std::vector<Batch> Executor::pop() {
+  Result r;
+  {
+    std::unique_lock lock(mutex_);
+    if (!started_) {
+      started_ = true;
+      changed_.notify_all();
+    }
+    changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
+    if (queue_.empty()) {
+      throw RuntimeError("the pipeline stopped after an earlier error: " + failure_);
+    }
+    r = std::move(queue_.front());
+    queue_.pop_front();
+  }
+  changed_.notify_all();
+  if (r.error) std::rethrow_exception(r.error);
+  if (r.end_of_data) throw EndOfData();
+  return std::move(r.outputs);
+}
+
+}  // namespace stoker::pipeline

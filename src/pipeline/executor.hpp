@@ -1,0 +1,67 @@
+// Executor: runs a validated graph of CPU operators. A producer thread runs iterations in
+// order (operators in graph order, samples in parallel on the thread pool) and keeps up to
+// `prefetch_queue_depth` finished batches ahead of the consumer.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "stoker/ops/operator.hpp"
+#include "stoker/pipeline/graph.hpp"
+
+namespace stoker::pipeline {
+
+struct ExecutorOptions {
+  int batch_size = 1;
+  int num_threads = 1;
+  int prefetch_queue_depth = 2;
+  uint64_t seed = 0;
+  size_t host_memory_budget = 0;
+};
+
+class Executor {
+ public:
+  Executor(Graph graph, const ExecutorOptions& options);
+  ~Executor();
+
+  // Blocks for the next iteration's outputs. Throws EndOfData at the end of an external
+  // source's epoch, or the failed iteration's error (with operator context).
+  std::vector<Batch> pop();
+
+  const Graph& graph() const { return graph_; }
+  ops::Operator& op(int node) { return *ops_[size_t(node)]; }
+  const ops::Operator& op(int node) const { return *ops_[size_t(node)]; }
+  PoolStats host_stats() const { return host_pool_.stats(); }
+
+ private:
+  struct Result {
+    std::vector<Batch> outputs;
+    bool end_of_data = false;
+    std::exception_ptr error;
+  };
+  void producer_loop();
+  Result run_iteration();
+
+  Graph graph_;
+  ExecutorOptions options_;
+  std::vector<std::unique_ptr<ops::Operator>> ops_;
+  MemoryPool host_pool_;
+  ThreadPool thread_pool_;
+  int64_t iteration_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Result> queue_;
+  bool started_ = false;
+  bool stop_ = false;
+  bool failed_ = false;  // the producer stopped after an error
+  std::string failure_;
+  std::thread producer_;
+};
+
+}  // namespace stoker::pipeline

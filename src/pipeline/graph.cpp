@@ -1,0 +1,111 @@
+#include "stoker/pipeline/graph.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "stoker/core/error.hpp"
+
+namespace stoker::pipeline {
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), size_t(0));
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t prev = row[0]++;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cur = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] != b[j - 1])});
+      prev = cur;
+    }
+  }
+  return row[b.size()];
+}
+
+namespace {
+
+std::string suggestion(const std::string& name, const ops::OpSchema& schema) {
+  std::string best;
+  size_t best_d = 3;  // suggest only close matches
+  for (auto& a : schema.args) {
+    size_t d = edit_distance(name, a.name);
+    if (d < best_d) best_d = d, best = a.name;
+  }
+  return best.empty() ? "" : "; did you mean '" + best + "'?";
+}
+
+void check_ref(const Graph& g, const ops::OpSpec& node, const ops::InputRef& r,
+               const std::string& what) {
+  STOKER_ENFORCE(r.node >= 0 && r.node < int(g.nodes.size()), ValueError, node.describe(), ": ",
+                 what, " refers to an unknown node");
+  const auto& producer = g.nodes[size_t(r.node)];
+  STOKER_ENFORCE(r.output >= 0 && r.output < int(producer.schema->outputs.size()), ValueError,
+                 node.describe(), ": ", what, " refers to output ", r.output, " of ",
+                 producer.schema->name, ", which has ", producer.schema->outputs.size());
+}
+
+}  // namespace
+
+void validate_node(const Graph& g, ops::OpSpec& node) {
+  const auto& s = *node.schema;
+  const std::string op = node.describe();
+  STOKER_ENFORCE(s.supports(node.backend), ValueError, op, ": no '",
+                 ops::backend_name(node.backend), "' backend in this build; supported: cpu");
+  STOKER_ENFORCE(node.inputs.size() == s.inputs.size(), TypeError, op, ": expects ",
+                 s.inputs.size(), " input(s), got ", node.inputs.size());
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    check_ref(g, node, node.inputs[i], "input '" + s.inputs[i] + "'");
+  for (auto& [name, ref] : node.arg_inputs) {
+    const ops::ArgSchema* a = s.find_arg(name);
+    STOKER_ENFORCE(a != nullptr, TypeError, op, ": unknown argument '", name, "'",
+                   suggestion(name, s));
+    STOKER_ENFORCE(a->per_sample, TypeError, op, ": argument '", name,
+                   "' must be a constant; it does not accept per-sample tensors");
+    STOKER_ENFORCE(!node.args.count(name), TypeError, op, ": argument '", name,
+                   "' given both as a constant and as a tensor");
+    check_ref(g, node, ref, "argument '" + name + "'");
+  }
+  for (auto& [name, value] : node.args) {
+    const ops::ArgSchema* a = s.find_arg(name);
+    STOKER_ENFORCE(a != nullptr, TypeError, op, ": unknown argument '", name, "'",
+                   suggestion(name, s));
+    try {
+      value = ops::coerce_arg(s, *a, value);
+    } catch (const Error& e) {
+      e.rethrow_with(op + ": " + std::string(e.what()).substr(s.name.size() + 2));
+    }
+  }
+  for (auto& a : s.args) {
+    bool given = node.args.count(a.name) || node.arg_inputs.count(a.name);
+    STOKER_ENFORCE(given || a.default_value || a.optional, TypeError, op,
+                   ": missing required argument '", a.name, "'");
+  }
+}
+
+Graph prune(const Graph& g) {
+  std::vector<bool> keep(g.nodes.size(), false);
+  std::vector<int> stack;
+  for (auto& o : g.outputs) stack.push_back(o.node);
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (keep[size_t(n)]) continue;
+    keep[size_t(n)] = true;
+    for (auto& r : g.nodes[size_t(n)].inputs) stack.push_back(r.node);
+    for (auto& [_, r] : g.nodes[size_t(n)].arg_inputs) stack.push_back(r.node);
+  }
+  std::vector<int> remap(g.nodes.size(), -1);
+  Graph out;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!keep[i]) continue;
+    remap[i] = int(out.nodes.size());
+    out.nodes.push_back(g.nodes[i]);
+  }
+  for (auto& n : out.nodes) {
+    for (auto& r : n.inputs) r.node = remap[size_t(r.node)];
+    for (auto& [_, r] : n.arg_inputs) r.node = remap[size_t(r.node)];
+  }
+  for (auto o : g.outputs) out.outputs.push_back({remap[size_t(o.node)], o.output});
+  return out;
+}
+
+}  // namespace stoker::pipeline

@@ -1,0 +1,29 @@
+// The pipeline graph: operator specs in definition order (a topological order by construction:
+// inputs must exist before they are used), the outputs, validation and pruning.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stoker/ops/op_spec.hpp"
+
+namespace stoker::pipeline {
+
+struct Graph {
+  std::vector<ops::OpSpec> nodes;
+  std::vector<ops::InputRef> outputs;
+};
+
+// Checks a node about to be added to `g` (schema found, backend supported, inputs and argument
+// inputs valid, arguments known/typed/required). Converts argument values in place. Errors
+// name the operator and where it was defined.
+void validate_node(const Graph& g, ops::OpSpec& node);
+
+// A graph holding only the nodes the outputs depend on, re-indexed, order kept. Instance
+// numbers (random streams) are preserved.
+Graph prune(const Graph& g);
+
+// Levenshtein distance, for "did you mean" suggestions.
+size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace stoker::pipeline

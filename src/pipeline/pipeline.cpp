@@ -1,0 +1,158 @@
+#include "stoker/pipeline.hpp"
+
+#include <random>
+#include <set>
+
+#include "stoker/ops/registry.hpp"
+#include "stoker/pipeline/executor.hpp"
+
+namespace stoker {
+
+namespace {
+ops::Backend parse_backend(const std::string& device, const std::string& op) {
+  if (device == "cpu") return ops::Backend::kCpu;
+  if (device == "gpu") return ops::Backend::kGpu;
+  if (device == "mixed") return ops::Backend::kMixed;
+  throw ValueError(op + ": device must be 'cpu', 'gpu' or 'mixed', got '" + device + "'");
+}
+}  // namespace
+
+struct PipelineBuilder::Impl {
+  PipelineOptions options;
+  pipeline::Graph graph;
+  std::set<std::string> names;
+};
+
+PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
+  STOKER_ENFORCE(options.batch_size >= 1, ValueError, "batch_size must be at least 1, got ",
+                 options.batch_size);
+  STOKER_ENFORCE(options.num_threads >= 1, ValueError, "num_threads must be at least 1, got ",
+                 options.num_threads);
+  STOKER_ENFORCE(options.prefetch_queue_depth >= 1, ValueError,
+                 "prefetch_queue_depth must be at least 1, got ", options.prefetch_queue_depth);
+  if (options.seed < 0) options.seed = int64_t(std::random_device{}() >> 1);
+  impl_->options = options;
+}
+
+PipelineBuilder::~PipelineBuilder() = default;
+
+std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector<Value>& inputs,
+                                        const std::map<std::string, ArgValue>& args,
+                                        const std::map<std::string, Value>& arg_inputs,
+                                        const NodeOptions& node) {
+  ops::OpSpec spec;
+  spec.schema = ops::find_op_schema(op);
+  std::string where = node.defined_at.empty() ? "" : " (defined at " + node.defined_at + ")";
+  STOKER_ENFORCE(spec.schema != nullptr, ValueError, "unknown operator '", op, "'", where);
+  spec.instance = int64_t(impl_->graph.nodes.size());
+  spec.defined_at = node.defined_at;
+  spec.backend = parse_backend(node.device, op + where);
+  spec.name = node.name.empty() ? op + "_" + std::to_string(spec.instance) : node.name;
+  STOKER_ENFORCE(!impl_->names.count(spec.name), ValueError, op, where, ": the name '",
+                 spec.name, "' is already used by another operator");
+  for (auto& v : inputs) spec.inputs.push_back({v.node, v.output});
+  for (auto& [k, v] : arg_inputs) spec.arg_inputs[k] = {v.node, v.output};
+  for (auto& [k, v] : args) spec.args[k] = v;
+  pipeline::validate_node(impl_->graph, spec);
+  impl_->names.insert(spec.name);
+  int node_index = int(impl_->graph.nodes.size());
+  std::vector<Value> outs;
+  for (int o = 0; o < int(spec.schema->outputs.size()); ++o) outs.push_back({node_index, o});
+  impl_->graph.nodes.push_back(std::move(spec));
+  return outs;
+}
+
+void PipelineBuilder::set_outputs(std::vector<Value> outputs) {
+  STOKER_ENFORCE(!outputs.empty(), ValueError, "a pipeline needs at least one output");
+  impl_->graph.outputs.clear();
+  for (auto& v : outputs) {
+    STOKER_ENFORCE(v.node >= 0 && v.node < int(impl_->graph.nodes.size()), ValueError,
+                   "pipeline output refers to an unknown node");
+    impl_->graph.outputs.push_back({v.node, v.output});
+  }
+}
+
+struct Pipeline::Impl {
+  PipelineOptions options;
+  std::unique_ptr<pipeline::Executor> executor;
+
+  int find_node(const std::string& name) const {
+    const auto& nodes = executor->graph().nodes;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i].name == name) return int(i);
+    return -1;
+  }
+  ops::InputFeed& feed(const std::string& name) {
+    int n = find_node(name);
+    auto* f = n < 0 ? nullptr : dynamic_cast<ops::InputFeed*>(&executor->op(n));
+    STOKER_ENFORCE(f != nullptr, ValueError, "no external source named '", name,
+                   "' in the pipeline");
+    return *f;
+  }
+};
+
+std::unique_ptr<Pipeline> PipelineBuilder::build() {
+  STOKER_ENFORCE(!impl_->graph.outputs.empty(), ValueError,
+                 "the pipeline has no outputs: call set_outputs() before build()");
+  auto impl = std::make_unique<Pipeline::Impl>();
+  impl->options = impl_->options;
+  pipeline::ExecutorOptions eo;
+  eo.batch_size = impl->options.batch_size;
+  eo.num_threads = impl->options.num_threads;
+  eo.prefetch_queue_depth = impl->options.prefetch_queue_depth;
+  eo.seed = uint64_t(impl->options.seed);
+  eo.host_memory_budget = impl->options.host_memory_budget;
+  impl->executor = std::make_unique<pipeline::Executor>(pipeline::prune(impl_->graph), eo);
+  return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
+}
+
+Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Pipeline::~Pipeline() = default;
+
+std::vector<Batch> Pipeline::run() { return impl_->executor->pop(); }
+
+void Pipeline::feed_input(const std::string& name, Batch batch) {
+  impl_->feed(name).feed(std::move(batch));
+}
+
+void Pipeline::feed_end(const std::string& name) { impl_->feed(name).feed_end(); }
+
+std::vector<std::string> Pipeline::external_source_names() const {
+  std::vector<std::string> names;
+  const auto& g = impl_->executor->graph();
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (dynamic_cast<const ops::InputFeed*>(&impl_->executor->op(int(i))))
+      names.push_back(g.nodes[i].name);
+  return names;
+}
+
+std::vector<std::string> Pipeline::reader_names() const {
+  std::vector<std::string> names;
+  const auto& g = impl_->executor->graph();
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (impl_->executor->op(int(i)).reader_meta()) names.push_back(g.nodes[i].name);
+  return names;
+}
+
+ReaderMeta Pipeline::reader_meta(const std::string& name) const {
+  auto readers = reader_names();
+  std::string chosen = name;
+  if (chosen.empty()) {
+    STOKER_ENFORCE(readers.size() == 1, ValueError, "the pipeline has ", readers.size(),
+                   " readers; name the one you mean");
+    chosen = readers[0];
+  }
+  int n = impl_->find_node(chosen);
+  STOKER_ENFORCE(n >= 0, ValueError, "no operator named '", chosen,
+                 "' in the pipeline (pruned operators are removed)");
+  auto meta = impl_->executor->op(n).reader_meta();
+  STOKER_ENFORCE(meta.has_value(), ValueError, "operator '", chosen, "' is not a reader");
+  return *meta;
+}
+
+const PipelineOptions& Pipeline::options() const { return impl_->options; }
+uint64_t Pipeline::seed() const { return uint64_t(impl_->options.seed); }
+int Pipeline::num_outputs() const { return int(impl_->executor->graph().outputs.size()); }
+MemoryStats Pipeline::memory_stats() const { return {impl_->executor->host_stats()}; }
+
+}  // namespace stoker

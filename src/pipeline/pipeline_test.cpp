@@ -1,0 +1,199 @@
+#include "stoker/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "stoker/testing/image_reference.hpp"
+#include "stoker/testing/jpeg_encode.hpp"
+
+namespace stoker {
+namespace {
+namespace fs = std::filesystem;
+
+// A folder of class sub-folders with small random JPEGs.
+class JpegFolder {
+ public:
+  explicit JpegFolder(int per_class, int classes = 2) {
+    root_ = fs::temp_directory_path() / ("stoker_pipe_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(counter_++));
+    fs::remove_all(root_);
+    for (int c = 0; c < classes; ++c) {
+      fs::create_directories(root_ / ("class" + std::to_string(c)));
+      for (int i = 0; i < per_class; ++i) {
+        int64_t h = 20 + 3 * i, w = 30 + 5 * c;
+        auto px = testing::random_image_u8(h, w, 3, uint32_t(100 * c + i));
+        auto jpeg = testing::encode_jpeg(px.data(), h, w, 3);
+        std::ofstream f(root_ / ("class" + std::to_string(c)) / ("img" + std::to_string(i) + ".jpg"),
+                        std::ios::binary);
+        f.write(reinterpret_cast<const char*>(jpeg.data()), std::streamsize(jpeg.size()));
+      }
+    }
+  }
+  ~JpegFolder() { fs::remove_all(root_); }
+  std::string root() const { return root_.string(); }
+
+ private:
+  fs::path root_;
+  static inline int counter_ = 0;
+};
+
+std::unique_ptr<Pipeline> train_pipeline(const std::string& root, int threads, int depth,
+                                         int batch = 4) {
+  PipelineBuilder b({.batch_size = batch, .num_threads = threads, .seed = 1234,
+                     .prefetch_queue_depth = depth});
+  auto r = b.add("readers.file", {}, {{"file_root", root}, {"random_shuffle", true}}, {},
+                 {.name = "Reader"});
+  auto img = b.add("decoders.image", {r[0]});
+  auto crop = b.add("random_resized_crop", {img[0]}, {{"size", std::vector<int64_t>{16, 16}}});
+  auto coin = b.add("random.coin_flip");
+  auto out = b.add("crop_mirror_normalize", {crop[0]},
+                   {{"mean", std::vector<double>{128}}, {"std", std::vector<double>{64}},
+                    {"dtype", std::string("float16")}},
+                   {{"mirror", coin[0]}});
+  b.set_outputs({out[0], r[1]});
+  return b.build();
+}
+
+std::vector<uint8_t> flatten(const std::vector<Batch>& outs) {
+  std::vector<uint8_t> v;
+  for (auto& b : outs)
+    for (int i = 0; i < b.size(); ++i) {
+      auto* p = static_cast<const uint8_t*>(b.data(i));
+      v.insert(v.end(), p, p + b.sample(i).num_bytes());
+    }
+  return v;
+}
+
+TEST(Pipeline, SameSeedSameBatchesForAnyThreadsAndPrefetch) {
+  JpegFolder data(5);
+  std::vector<std::vector<uint8_t>> reference;
+  for (auto [threads, depth] : {std::pair{1, 1}, std::pair{4, 3}, std::pair{2, 2}}) {
+    auto pipe = train_pipeline(data.root(), threads, depth);
+    for (int it = 0; it < 6; ++it) {  // crosses epoch boundaries (10 files, batch 4)
+      auto v = flatten(pipe->run());
+      if (reference.size() <= size_t(it)) {
+        reference.push_back(v);
+      } else {
+        ASSERT_EQ(v, reference[size_t(it)]) << "threads " << threads << " depth " << depth;
+      }
+    }
+  }
+  EXPECT_NE(reference[0], reference[1]);
+}
+
+TEST(Pipeline, ReaderMetaAndLabels) {
+  JpegFolder data(3, 3);
+  auto pipe = train_pipeline(data.root(), 2, 2, 9);
+  EXPECT_EQ(pipe->reader_meta("Reader").epoch_size, 9);
+  EXPECT_EQ(pipe->reader_meta().shard_size, 9);
+  auto out = pipe->run();
+  std::vector<int> counts(3);
+  for (int i = 0; i < 9; ++i) counts[size_t(out[1].data_as<int32_t>(i)[0])]++;
+  EXPECT_EQ(counts, (std::vector<int>{3, 3, 3}));  // one full epoch in the first batch
+  EXPECT_EQ(out[0].shape(0), (TensorShape{3, 16, 16}));
+  EXPECT_THROW(pipe->reader_meta("nope"), ValueError);
+}
+
+TEST(Pipeline, CorruptFileErrorNamesOperatorSampleAndFile) {
+  JpegFolder data(2, 1);
+  auto bad = fs::path(data.root()) / "class0" / "img1.jpg";
+  std::ofstream(bad, std::ios::binary | std::ios::trunc) << "\xff\xd8\xff\xe0 not really";
+  PipelineBuilder b({.batch_size = 2, .num_threads = 2, .seed = 1});
+  auto r = b.add("readers.file", {}, {{"file_root", data.root()}});
+  auto img = b.add("decoders.image", {r[0]}, {}, {}, {.defined_at = "train.py:7"});
+  b.set_outputs({img[0]});
+  auto pipe = b.build();
+  try {
+    pipe->run();
+    FAIL();
+  } catch (const ValueError& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind("Error in operator decoders.image (defined at train.py:7), iteration 0, "
+                      "sample 1 (source '" + bad.string() + "'): invalid JPEG: ", 0),
+              0u)
+        << m;
+  }
+  try {
+    pipe->run();
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("the pipeline stopped after an earlier error"),
+              std::string::npos);
+  }
+}
+
+TEST(Pipeline, ValidationErrorsNameTheOperator) {
+  PipelineBuilder b({.batch_size = 2});
+  auto expect_error = [&](auto f, const std::string& msg) {
+    try {
+      f();
+      FAIL() << "no error; expected: " << msg;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), msg);
+    }
+  };
+  expect_error([&] { b.add("readers.file", {}, {{"file_rot", std::string("x")}}, {}, {.defined_at = "p.py:3"}); },
+               "readers.file (defined at p.py:3): unknown argument 'file_rot'; did you mean "
+               "'file_root'?");
+  expect_error([&] { b.add("random_resized_crop", {}, {}); },
+               "random_resized_crop: expects 1 input(s), got 0");
+  auto coin = b.add("random.coin_flip");
+  expect_error([&] { b.add("random_resized_crop", {coin[0]}, {}); },
+               "random_resized_crop: missing required argument 'size'");
+  expect_error([&] { b.add("resize", {coin[0]}, {}, {{"mode", coin[0]}}); },
+               "resize: argument 'mode' must be a constant; it does not accept per-sample "
+               "tensors");
+  expect_error([&] { b.add("resize", {coin[0]}, {}, {}, {.device = "gpu"}); },
+               "resize: no 'gpu' backend in this build; supported: cpu");
+  expect_error([&] { b.add("decoders.nothing"); }, "unknown operator 'decoders.nothing'");
+  expect_error([&] { b.add("flip", {coin[0]}, {{"horizontal", std::string("yes")}}); },
+               "flip: argument 'horizontal' expects int, got str 'yes'");
+}
+
+TEST(Pipeline, ExternalSourceFeedsEndsEpochsAndPrunes) {
+  PipelineBuilder b({.batch_size = 2, .num_threads = 2, .seed = 3});
+  auto src = b.add("external_source", {}, {{"layout", std::string("HWC")}}, {}, {.name = "in"});
+  b.add("random.uniform");  // unused: pruned
+  auto flipped = b.add("flip", {src[0]});
+  b.set_outputs({flipped[0]});
+  auto pipe = b.build();
+  EXPECT_EQ(pipe->external_source_names(), std::vector<std::string>{"in"});
+  auto batch = Batch::allocate(default_host_pool(), DType::kU8, {{1, 2, 1}, {1, 2, 1}});
+  for (int i = 0; i < 2; ++i) {
+    batch.data_as<uint8_t>(i)[0] = uint8_t(10 * i);
+    batch.data_as<uint8_t>(i)[1] = uint8_t(10 * i + 1);
+  }
+  pipe->feed_input("in", batch);
+  pipe->feed_end("in");
+  auto out = pipe->run();
+  EXPECT_EQ(out[0].data_as<uint8_t>(1)[0], 11);
+  EXPECT_EQ(out[0].data_as<uint8_t>(1)[1], 10);
+  EXPECT_THROW(pipe->run(), EndOfData);
+  pipe->feed_input("in", batch);  // the next epoch
+  EXPECT_EQ(pipe->run()[0].data_as<uint8_t>(0)[0], 1);
+  EXPECT_THROW(pipe->feed_input("nope", batch), ValueError);
+}
+
+TEST(Pipeline, DestroyedMidEpochWithoutHanging) {
+  JpegFolder data(4);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int rep = 0; rep < 5; ++rep) {
+    auto pipe = train_pipeline(data.root(), 3, 4);
+    pipe->run();  // the producer is now busy prefetching
+  }
+  {
+    // Waiting on an external source that is never fed.
+    PipelineBuilder b({.batch_size = 1});
+    auto src = b.add("external_source");
+    b.set_outputs({src[0]});
+    auto pipe = b.build();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
+}
+
+}  // namespace
+}  // namespace stoker
