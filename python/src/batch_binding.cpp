@@ -1,0 +1,188 @@
+// Binding of stoker::Batch: per-sample and whole-batch zero-copy views (DLPack and the buffer
+// protocol through nanobind's ndarray), shapes, layout, source info; and the conversion of
+// Python arrays into batches for external sources.
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "bindings.hpp"
+#include "stoker/core/error.hpp"
+
+namespace stoker::python {
+namespace {
+
+nb::dlpack::dtype to_dlpack(DType d) {
+  using nb::dlpack::dtype_code;
+  auto code = [&] {
+    switch (d) {
+      case DType::kBool: return dtype_code::Bool;
+      case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64: return dtype_code::UInt;
+      case DType::kI8: case DType::kI16: case DType::kI32: case DType::kI64: return dtype_code::Int;
+      case DType::kBF16: return dtype_code::Bfloat;
+      default: return dtype_code::Float;
+    }
+  }();
+  return {uint8_t(code), uint8_t(dtype_size(d) * 8), 1};
+}
+
+DType from_dlpack(nb::dlpack::dtype t) {
+  using nb::dlpack::dtype_code;
+  switch (dtype_code(t.code)) {
+    case dtype_code::Bool: return DType::kBool;
+    case dtype_code::UInt:
+      if (t.bits == 8) return DType::kU8;
+      if (t.bits == 16) return DType::kU16;
+      if (t.bits == 32) return DType::kU32;
+      if (t.bits == 64) return DType::kU64;
+      break;
+    case dtype_code::Int:
+      if (t.bits == 8) return DType::kI8;
+      if (t.bits == 16) return DType::kI16;
+      if (t.bits == 32) return DType::kI32;
+      if (t.bits == 64) return DType::kI64;
+      break;
+    case dtype_code::Float:
+      if (t.bits == 16) return DType::kF16;
+      if (t.bits == 32) return DType::kF32;
+      if (t.bits == 64) return DType::kF64;
+      break;
+    case dtype_code::Bfloat:
+      if (t.bits == 16) return DType::kBF16;
+      break;
+    default: break;
+  }
+  throw TypeError(detail::concat("unsupported array dtype (DLPack code ", int(t.code), ", ",
+                                 int(t.bits), " bits)"));
+}
+
+// A capsule that keeps `owner` alive for as long as Python holds the view.
+nb::capsule keep_alive(std::shared_ptr<Buffer> owner) {
+  auto* held = new std::shared_ptr<Buffer>(std::move(owner));
+  return nb::capsule(held, [](void* p) noexcept { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+}
+
+int dlpack_device(MemoryKind k) {
+  return k == MemoryKind::kDevice ? nb::device::cuda::value
+         : k == MemoryKind::kPinned ? nb::device::cuda_host::value
+                                    : nb::device::cpu::value;
+}
+
+nb::ndarray<nb::array_api> view(void* data, const std::vector<size_t>& shape, DType dtype, MemoryKind mem,
+                   std::shared_ptr<Buffer> owner) {
+  return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), keep_alive(std::move(owner)), nullptr,
+                       to_dlpack(dtype), dlpack_device(mem));
+}
+
+std::vector<size_t> dims(const TensorShape& s) {
+  return std::vector<size_t>(s.dims().begin(), s.dims().end());
+}
+
+nb::ndarray<nb::array_api> sample_view(const Batch& b, int i) {
+  STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
+                 " out of range for a batch of ", b.size());
+  return view(b.data(i), dims(b.shape(i)), b.dtype(), b.memory(), b.owner(i));
+}
+
+// The whole batch as one (N, ...) array: a view when the batch is contiguous, else a copy.
+nb::ndarray<nb::array_api> batch_view(const Batch& b) {
+  STOKER_ENFORCE(b.size() > 0, ValueError, "the batch is empty");
+  if (!b.is_uniform()) {
+    int j = 1;
+    while (b.shape(j) == b.shape(0)) ++j;
+    throw ValueError(detail::concat(
+        "the batch is not uniform: sample 0 has shape ", b.shape(0).to_string(), " but sample ",
+        j, " has ", b.shape(j).to_string(), "; access samples one by one (batch[i])"));
+  }
+  std::vector<size_t> shape{size_t(b.size())};
+  for (auto d : b.shape(0).dims()) shape.push_back(size_t(d));
+  if (b.is_contiguous()) return view(b.data(0), shape, b.dtype(), b.memory(), b.owner(0));
+  STOKER_ENFORCE(b.memory() != MemoryKind::kDevice, ValueError,
+                 "a non-contiguous device batch cannot be viewed as one array");
+  auto copy = default_host_pool().acquire(b.total_bytes());
+  auto* p = static_cast<uint8_t*>(copy->data());
+  for (int i = 0; i < b.size(); ++i) {
+    size_t n = b.sample(i).num_bytes();
+    std::memcpy(p, b.data(i), n);
+    p += n;
+  }
+  void* data = copy->data();
+  return view(data, shape, b.dtype(), MemoryKind::kHost, std::move(copy));
+}
+
+nb::tuple shape_tuple(const TensorShape& s) {
+  nb::list l;
+  for (auto d : s.dims()) l.append(d);
+  return nb::tuple(l);
+}
+
+}  // namespace
+
+Batch batch_from_arrays(nb::handle data, const std::string& what) {
+  using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+  std::vector<Array> arrays;
+  if (nb::isinstance<nb::list>(data) || nb::isinstance<nb::tuple>(data)) {
+    for (nb::handle h : data) {
+      Array a;
+      STOKER_ENFORCE(nb::try_cast(h, a), TypeError, what,
+                     ": samples must be C-contiguous CPU arrays (numpy, or any DLPack producer)");
+      arrays.push_back(a);
+    }
+  } else {
+    Array a;
+    STOKER_ENFORCE(nb::try_cast(data, a), TypeError, what,
+                   ": expected a list of arrays or one array whose first axis is the batch");
+    STOKER_ENFORCE(a.ndim() >= 1, ValueError, what, ": a single array must have a batch axis");
+    DType dt = from_dlpack(a.dtype());
+    std::vector<TensorShape> shapes;
+    std::vector<int64_t> sample_dims;
+    for (size_t k = 1; k < a.ndim(); ++k) sample_dims.push_back(int64_t(a.shape(k)));
+    for (size_t i = 0; i < a.shape(0); ++i) shapes.push_back(TensorShape(sample_dims));
+    auto b = Batch::allocate(default_host_pool(), dt, shapes);
+    if (b.total_bytes()) std::memcpy(b.data(0), a.data(), b.total_bytes());
+    return b;
+  }
+  STOKER_ENFORCE(!arrays.empty(), ValueError, what, ": the batch is empty");
+  DType dt = from_dlpack(arrays[0].dtype());
+  std::vector<TensorShape> shapes;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    STOKER_ENFORCE(from_dlpack(arrays[i].dtype()) == dt, TypeError, what, ": sample ", i,
+                   " has dtype ", dtype_name(from_dlpack(arrays[i].dtype())), ", sample 0 has ",
+                   dtype_name(dt));
+    std::vector<int64_t> d;
+    for (size_t k = 0; k < arrays[i].ndim(); ++k) d.push_back(int64_t(arrays[i].shape(k)));
+    shapes.push_back(TensorShape(d));
+  }
+  auto b = Batch::allocate(default_host_pool(), dt, shapes);
+  for (size_t i = 0; i < arrays.size(); ++i)
+    if (size_t n = b.sample(int(i)).num_bytes()) std::memcpy(b.data(int(i)), arrays[i].data(), n);
+  return b;
+}
+
+void bind_batch(nb::module_& m) {
+  nb::class_<Batch>(m, "Batch", "A batch of samples (native). Use stoker.Batch in Python.")
+      .def("__len__", &Batch::size)
+      .def_prop_ro("dtype", [](const Batch& b) { return std::string(dtype_name(b.dtype())); })
+      .def_prop_ro("layout", [](const Batch& b) { return b.layout().str(); })
+      .def_prop_ro("device", [](const Batch& b) {
+        return std::string(b.memory() == MemoryKind::kDevice ? "gpu" : "cpu");
+      })
+      .def("shape", [](const Batch& b, int i) {
+        STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
+                       " out of range for a batch of ", b.size());
+        return shape_tuple(b.shape(i));
+      })
+      .def("is_uniform", &Batch::is_uniform)
+      .def("is_contiguous", &Batch::is_contiguous)
+      .def("nbytes", &Batch::total_bytes)
+      .def("source_info", [](const Batch& b, int i) {
+        STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
+                       " out of range for a batch of ", b.size());
+        return b.source_info(i);
+      })
+      .def("sample", &sample_view, nb::rv_policy::reference)
+      .def("as_ndarray", &batch_view, nb::rv_policy::reference);
+}
+
+}  // namespace stoker::python

@@ -1,0 +1,85 @@
+// stoker._stoker: errors, operator schemas and the registration of the bound classes. The
+// Python package builds fn.* from schemas() — no per-operator binding code lives here.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "stoker/core/memory.hpp"
+#include "stoker/ops/registry.hpp"
+
+namespace stoker::python {
+namespace {
+
+nb::object arg_value_to_python(const ops::ArgValue& v) {
+  return std::visit([](const auto& x) -> nb::object { return nb::cast(x); }, v);
+}
+
+nb::list schemas() {
+  nb::list out;
+  for (const auto& s : ops::op_schemas()) {
+    nb::dict d;
+    d["name"] = s.name;
+    d["doc"] = s.doc;
+    d["inputs"] = s.inputs;
+    d["outputs"] = s.outputs;
+    nb::list backends;
+    for (auto b : s.backends) backends.append(std::string(ops::backend_name(b)));
+    d["backends"] = backends;
+    nb::list args;
+    for (const auto& a : s.args) {
+      nb::dict ad;
+      ad["name"] = a.name;
+      ad["type"] = std::string(ops::arg_type_name(a.type));
+      ad["doc"] = a.doc;
+      ad["per_sample"] = a.per_sample;
+      ad["required"] = !a.default_value && !a.optional;
+      if (a.default_value) ad["default"] = arg_value_to_python(*a.default_value);
+      args.append(ad);
+    }
+    d["args"] = args;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace stoker::python
+
+NB_MODULE(_stoker, m) {
+  using namespace stoker::python;
+  m.doc() = "stoker's native core (see the stoker package for the Python API)";
+
+  static nb::object internal_error =
+      nb::exception<stoker::InternalError>(m, "InternalError", PyExc_RuntimeError);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const stoker::ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const stoker::TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const stoker::IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const stoker::IOError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const stoker::InternalError& e) {
+      PyErr_SetString(internal_error.ptr(), e.what());
+    } catch (const stoker::RuntimeError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const stoker::EndOfData&) {
+      PyErr_SetString(PyExc_StopIteration, "end of data");
+    }
+  });
+
+  m.def("schemas", &schemas, "All operator schemas, as dicts.");
+  m.def("cuda_available", &stoker::cuda_available,
+        "True when stoker was built with CUDA and a device is present.");
+#ifdef STOKER_HAVE_CUDA
+  m.attr("built_with_cuda") = true;
+#else
+  m.attr("built_with_cuda") = false;
+#endif
+  bind_batch(m);
+  bind_pipeline(m);
+}

@@ -1,0 +1,128 @@
+// Binding of stoker::Pipeline: built from a graph description made by the Python tracer
+// (a list of node dicts), run with the GIL released, fed by external sources.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/variant.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "stoker/pipeline.hpp"
+
+namespace stoker::python {
+namespace {
+
+// Python values arrive as bool/int/float/str or lists of them; lists of numbers mixing ints
+// and floats become float lists.
+ArgValue to_arg_value(nb::handle v, const std::string& where) {
+  if (nb::isinstance<nb::bool_>(v)) return nb::cast<bool>(v);
+  if (nb::isinstance<nb::int_>(v)) return nb::cast<int64_t>(v);
+  if (nb::isinstance<nb::float_>(v)) return nb::cast<double>(v);
+  if (nb::isinstance<nb::str>(v)) return nb::cast<std::string>(v);
+  if (nb::isinstance<nb::list>(v) || nb::isinstance<nb::tuple>(v)) {
+    bool all_int = true, all_num = true, all_str = true;
+    for (nb::handle x : v) {
+      bool is_int = nb::isinstance<nb::int_>(x) && !nb::isinstance<nb::bool_>(x);
+      all_int &= is_int;
+      all_num &= is_int || nb::isinstance<nb::float_>(x);
+      all_str &= nb::isinstance<nb::str>(x);
+    }
+    if (nb::len(v) == 0) return std::vector<double>{};
+    if (all_int) return nb::cast<std::vector<int64_t>>(v);
+    if (all_num) {
+      std::vector<double> out;
+      for (nb::handle x : v) out.push_back(nb::cast<double>(x));
+      return out;
+    }
+    if (all_str) return nb::cast<std::vector<std::string>>(v);
+  }
+  throw TypeError(where + ": unsupported argument value " +
+                  nb::cast<std::string>(nb::repr(v)));
+}
+
+Value to_value(nb::handle h) {
+  auto t = nb::cast<nb::tuple>(h);
+  return Value{nb::cast<int>(t[0]), nb::cast<int>(t[1])};
+}
+
+// nodes: [{"op", "name", "device", "defined_at", "inputs": [(node, out)], "args": {...},
+//          "arg_inputs": {name: (node, out)}}], outputs: [(node, out)]
+std::unique_ptr<Pipeline> build_pipeline(nb::list nodes, nb::list outputs, int batch_size,
+                                         int num_threads, std::optional<int> device_id,
+                                         int64_t seed, int prefetch_queue_depth,
+                                         size_t host_memory_budget) {
+  PipelineBuilder b({batch_size, num_threads, device_id, seed, prefetch_queue_depth,
+                     host_memory_budget});
+  for (nb::handle h : nodes) {
+    auto d = nb::cast<nb::dict>(h);
+    NodeOptions no;
+    no.name = nb::cast<std::string>(d["name"]);
+    no.device = nb::cast<std::string>(d["device"]);
+    no.defined_at = nb::cast<std::string>(d["defined_at"]);
+    std::string op = nb::cast<std::string>(d["op"]);
+    std::string where = op + (no.defined_at.empty() ? "" : " (defined at " + no.defined_at + ")");
+    std::vector<Value> inputs;
+    for (nb::handle x : nb::cast<nb::list>(d["inputs"])) inputs.push_back(to_value(x));
+    std::map<std::string, ArgValue> args;
+    for (auto [k, v] : nb::cast<nb::dict>(d["args"]))
+      args[nb::cast<std::string>(k)] = to_arg_value(v, where);
+    std::map<std::string, Value> arg_inputs;
+    for (auto [k, v] : nb::cast<nb::dict>(d["arg_inputs"]))
+      arg_inputs[nb::cast<std::string>(k)] = to_value(v);
+    b.add(op, inputs, args, arg_inputs, no);
+  }
+  std::vector<Value> outs;
+  for (nb::handle x : outputs) outs.push_back(to_value(x));
+  b.set_outputs(outs);
+  return b.build();
+}
+
+nb::dict stats_dict(const PoolStats& s) {
+  nb::dict d;
+  d["bytes_in_use"] = s.bytes_in_use;
+  d["peak_bytes_in_use"] = s.peak_bytes_in_use;
+  d["bytes_reserved"] = s.bytes_reserved;
+  d["budget"] = s.budget;
+  d["allocations"] = s.allocations;
+  d["reused"] = s.reused;
+  return d;
+}
+
+}  // namespace
+
+void bind_pipeline(nb::module_& m) {
+  nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
+      .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
+                  nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
+                  nb::arg("seed"), nb::arg("prefetch_queue_depth"),
+                  nb::arg("host_memory_budget"))
+      .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
+      .def("feed_input", [](Pipeline& p, const std::string& name, nb::handle data,
+                            const std::string& layout) {
+        Batch b = batch_from_arrays(data, "external_source '" + name + "'");
+        if (!layout.empty()) b.set_layout(layout);
+        nb::gil_scoped_release release;
+        p.feed_input(name, std::move(b));
+      })
+      .def("feed_end", &Pipeline::feed_end)
+      .def("external_source_names", &Pipeline::external_source_names)
+      .def("reader_names", &Pipeline::reader_names)
+      .def("reader_meta", [](const Pipeline& p, const std::string& name) {
+        auto meta = p.reader_meta(name);
+        nb::dict d;
+        d["epoch_size"] = meta.epoch_size;
+        d["shard_size"] = meta.shard_size;
+        d["shard_id"] = meta.shard_id;
+        d["number_of_shards"] = meta.num_shards;
+        return d;
+      })
+      .def_prop_ro("seed", &Pipeline::seed)
+      .def("memory_stats", [](const Pipeline& p) {
+        nb::dict d;
+        d["host"] = stats_dict(p.memory_stats().host);
+        return d;
+      });
+}
+
+}  // namespace stoker::python

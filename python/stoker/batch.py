@@ -1,0 +1,148 @@
+"""Batches returned by ``Pipeline.run()``: per-sample access, numpy conversion and DLPack export,
+without copies where the memory allows it."""
+
+import numpy as np
+
+_NUMPY_DTYPES = {
+    "bool": np.bool_, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+    "uint64": np.uint64, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+    "int64": np.int64, "float16": np.float16, "float32": np.float32, "float64": np.float64,
+}
+
+
+def _to_numpy(view, dtype_name):
+    if dtype_name not in _NUMPY_DTYPES:
+        raise TypeError(f"numpy has no {dtype_name} type; use DLPack instead "
+                        f"(e.g. torch.from_dlpack(batch))")
+    return np.from_dlpack(view)
+
+
+class Sample:
+    """One sample of a batch: a zero-copy view of its memory."""
+
+    def __init__(self, batch, index):
+        self._batch = batch
+        self._index = index
+
+    @property
+    def shape(self):
+        return self._batch._impl.shape(self._index)
+
+    @property
+    def dtype(self):
+        return self._batch.dtype
+
+    @property
+    def layout(self):
+        return self._batch.layout
+
+    @property
+    def source_info(self):
+        return self._batch._impl.source_info(self._index)
+
+    def _view(self):
+        return self._batch._impl.sample(self._index)
+
+    def numpy(self):
+        """A numpy array viewing the sample (no copy)."""
+        return _to_numpy(self._view(), self._batch._impl.dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if copy:
+            a = a.copy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __dlpack__(self, **kwargs):
+        return self._view().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._view().__dlpack_device__()
+
+    def __repr__(self):
+        return f"Sample(shape={self.shape}, dtype={self._batch._impl.dtype})"
+
+
+class Batch:
+    """A batch of samples with one dtype and layout, each with its own shape.
+
+    ``batch[i]`` is sample i; ``batch.as_array()`` is the whole batch as one numpy array when all
+    samples have the same shape (a view of stoker's memory, no copy); ``torch.from_dlpack(batch)``
+    and ``np.from_dlpack(batch)`` work the same way.
+    """
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    def __len__(self):
+        return len(self._impl)
+
+    def __getitem__(self, i):
+        n = len(self._impl)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"sample index {i} out of range for a batch of {n}")
+        return Sample(self, i)
+
+    def __iter__(self):
+        return (Sample(self, i) for i in range(len(self)))
+
+    @property
+    def dtype(self):
+        """numpy dtype of the elements (the string 'bfloat16' for bfloat16)."""
+        name = self._impl.dtype
+        return np.dtype(_NUMPY_DTYPES[name]) if name in _NUMPY_DTYPES else name
+
+    @property
+    def layout(self):
+        return self._impl.layout
+
+    @property
+    def device(self):
+        return self._impl.device
+
+    @property
+    def shape(self):
+        """The shape of every sample, as a list of tuples."""
+        return [self._impl.shape(i) for i in range(len(self))]
+
+    def is_uniform(self):
+        return self._impl.is_uniform()
+
+    def is_contiguous(self):
+        return self._impl.is_contiguous()
+
+    def source_info(self, i):
+        return self._impl.source_info(i)
+
+    def as_array(self):
+        """The batch as one array of shape (N, ...). A view when the samples lie back to back
+        (always true for operator outputs), else a copy. Raises ValueError if shapes differ."""
+        return _to_numpy(self._impl.as_ndarray(), self._impl.dtype)
+
+    as_tensor = as_array
+
+    def numpy(self):
+        """as_array() for uniform batches, else a list of per-sample arrays."""
+        if self.is_uniform():
+            return self.as_array()
+        return [s.numpy() for s in self]
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.as_array()
+        if copy:
+            a = a.copy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __dlpack__(self, **kwargs):
+        return self._impl.as_ndarray().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._impl.as_ndarray().__dlpack_device__()
+
+    def __repr__(self):
+        shapes = self.shape
+        shown = shapes if len(shapes) <= 4 else shapes[:4] + ["..."]
+        return (f"Batch(len={len(self)}, dtype={self._impl.dtype}, layout='{self.layout}', "
+                f"shapes={shown})")

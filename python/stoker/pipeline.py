@@ -1,0 +1,322 @@
+"""Pipeline definition by tracing: ``fn.*`` calls inside ``with pipe:`` (or a function decorated
+with ``@pipeline_def``) record operator nodes; ``build()`` hands the graph to the native core,
+which validates it (errors name the operator and the line that defined it), prunes unused
+nodes and starts the executor."""
+
+import functools
+import inspect
+import os
+import threading
+
+from stoker import _stoker
+from stoker.batch import Batch
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_local = threading.local()
+
+
+def _current_pipeline():
+    stack = getattr(_local, "stack", [])
+    return stack[-1] if stack else None
+
+
+def _caller_location():
+    """'file.py:line' of the first frame outside the stoker package."""
+    frame = inspect.currentframe()
+    try:
+        while frame is not None:
+            filename = os.path.abspath(frame.f_code.co_filename)
+            if not filename.startswith(_PACKAGE_DIR + os.sep):
+                return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+            frame = frame.f_back
+        return ""
+    finally:
+        del frame
+
+
+class DataNode:
+    """A value in a pipeline being defined: output `index` of operator node `node`."""
+
+    def __init__(self, pipeline, node, index, name):
+        self._pipeline = pipeline
+        self._node = node
+        self._index = index
+        self.name = name
+
+    def __repr__(self):
+        return f"DataNode({self.name})"
+
+    def __bool__(self):
+        raise TypeError("a DataNode has no truth value at definition time; it stands for "
+                        "data that exists only when the pipeline runs")
+
+
+class _ExternalSource:
+    """Feeds one external_source node from a Python callable or iterable."""
+
+    def __init__(self, name, source, batch, cycle, layout, batch_size):
+        self.name = name
+        self.source = source
+        self.batch = batch
+        self.cycle = cycle
+        self.layout = layout or ""
+        self.batch_size = batch_size
+        self.iteration = 0
+        self.epoch = 0
+        self._iterator = None
+        self.exhausted = False
+        self._arity = None
+        if callable(source):
+            try:
+                params = inspect.signature(source).parameters.values()
+                self._arity = sum(1 for p in params if p.default is p.empty and
+                                  p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+            except (TypeError, ValueError):
+                self._arity = 0
+        elif not hasattr(source, "__iter__"):
+            raise TypeError(f"external_source '{name}': source must be a callable or an "
+                            f"iterable, got {type(source).__name__}")
+
+    def reset(self):
+        self._iterator = None
+        self.exhausted = False
+        self.iteration = 0
+        self.epoch += 1
+
+    def next_batch(self):
+        if self.exhausted:
+            raise StopIteration
+        if callable(self.source):
+            if self.batch:
+                data = self.source(self.iteration) if self._arity else self.source()
+            else:
+                data = [self.source(SampleInfo(self.iteration * self.batch_size + i, i,
+                                               self.iteration, self.epoch))
+                        for i in range(self.batch_size)]
+        else:
+            if self._iterator is None:
+                self._iterator = iter(self.source)
+            try:
+                data = next(self._iterator)
+            except StopIteration:
+                if not self.cycle:
+                    raise
+                self._iterator = iter(self.source)
+                data = next(self._iterator)
+            if not self.batch:
+                raise TypeError(f"external_source '{self.name}': batch=False needs a callable "
+                                f"source taking a SampleInfo")
+        self.iteration += 1
+        return data
+
+
+class SampleInfo:
+    """What a per-sample external source callable receives (batch=False)."""
+
+    def __init__(self, idx_in_epoch, idx_in_batch, iteration, epoch_idx):
+        self.idx_in_epoch = idx_in_epoch
+        self.idx_in_batch = idx_in_batch
+        self.iteration = iteration
+        self.epoch_idx = epoch_idx
+
+
+class Pipeline:
+    """A data pipeline: a graph of operators run on a pool of `num_threads` threads, with
+    `prefetch_queue_depth` batches prepared ahead of the consumer.
+
+    The same `seed` gives bit-identical outputs for any `num_threads` and
+    `prefetch_queue_depth`; `seed=-1` draws one at random (see `pipe.seed`).
+    """
+
+    def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
+                 prefetch_queue_depth=2, host_memory_budget=0):
+        if isinstance(prefetch_queue_depth, dict):
+            raise ValueError("separate CPU/GPU prefetch depths need the GPU backend; "
+                             "give an int")
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self.device_id = device_id
+        self._seed = seed
+        self.prefetch_queue_depth = prefetch_queue_depth
+        self.host_memory_budget = host_memory_budget
+        self._nodes = []
+        self._outputs = None
+        self._external = {}
+        self._native = None
+        self._fed_ahead = False
+        self._end_delivered = False
+        self._epoch_iterations = 0
+
+    # -- definition ------------------------------------------------------------------------
+    def __enter__(self):
+        if not hasattr(_local, "stack"):
+            _local.stack = []
+        _local.stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _local.stack.pop()
+        return False
+
+    def _add_node(self, op, inputs, args, arg_inputs, name, device, num_outputs,
+                  external=None):
+        if self._native is not None:
+            raise RuntimeError("the pipeline is already built; define operators before build()")
+        index = len(self._nodes)
+        if name is None:
+            name = f"{op}_{index}"
+        self._nodes.append({
+            "op": op, "name": name, "device": device, "defined_at": _caller_location(),
+            "inputs": [self._ref(x, op) for x in inputs], "args": args,
+            "arg_inputs": {k: self._ref(v, op) for k, v in arg_inputs.items()},
+        })
+        if external is not None:
+            self._external[name] = external
+        outs = [DataNode(self, index, k, f"{name}[{k}]") for k in range(num_outputs)]
+        return outs[0] if num_outputs == 1 else tuple(outs)
+
+    def _ref(self, node, op):
+        if not isinstance(node, DataNode):
+            raise TypeError(f"{op}: expected a DataNode (an operator's output), "
+                            f"got {type(node).__name__}")
+        if node._pipeline is not self:
+            raise ValueError(f"{op}: the input {node.name} belongs to another pipeline")
+        return (node._node, node._index)
+
+    def set_outputs(self, *outputs):
+        for o in outputs:
+            self._ref(o, "set_outputs")
+        self._outputs = list(outputs)
+
+    # -- running ---------------------------------------------------------------------------
+    def build(self):
+        if self._native is not None:
+            return
+        if self.batch_size is None or self.batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        if not self._outputs:
+            raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
+                             "function or call set_outputs()")
+        self._native = _stoker.Pipeline.build(
+            self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
+            self.num_threads, self.device_id, self._seed, self.prefetch_queue_depth,
+            self.host_memory_budget)
+        live = set(self._native.external_source_names())
+        self._external = {k: v for k, v in self._external.items() if k in live}
+
+    def _feed(self, count):
+        for es in self._external.values():
+            for _ in range(count):
+                if es.exhausted:
+                    break
+                try:
+                    data = es.next_batch()
+                except StopIteration:
+                    es.exhausted = True
+                    self._native.feed_end(es.name)
+                    break
+                self._native.feed_input(es.name, _as_arrays(data), es.layout)
+
+    def run(self):
+        """The next batch: a tuple with one stoker.Batch per output. Raises StopIteration at
+        the end of an external source's data (call reset() to start its next epoch)."""
+        self.build()
+        if self._end_delivered:
+            raise StopIteration
+        if self._external:
+            self._feed(1 if self._fed_ahead else self.prefetch_queue_depth)
+            self._fed_ahead = True
+        try:
+            outputs = self._native.run()
+        except StopIteration:
+            self._end_delivered = True
+            raise
+        return tuple(Batch(o) for o in outputs)
+
+    def reset(self):
+        """Starts the next epoch of external sources (after StopIteration)."""
+        if self._end_delivered or any(es.exhausted for es in self._external.values()):
+            for es in self._external.values():
+                es.reset()
+            self._fed_ahead = False
+            self._end_delivered = False
+        self._epoch_iterations = 0
+
+    def __iter__(self):
+        """Iterates over one epoch: the shard size of the reader divided by the batch size
+        (rounded up; the last batch continues into the next epoch), or until an external
+        source ends."""
+        self.build()
+        self._epoch_iterations = 0
+        return self
+
+    def __next__(self):
+        readers = self._native.reader_names()
+        if readers and not self._external:
+            shard = self._native.reader_meta(readers[0])["shard_size"]
+            if self._epoch_iterations >= -(-shard // self.batch_size):
+                raise StopIteration
+        try:
+            out = self.run()
+        except StopIteration:
+            self.reset()
+            raise
+        self._epoch_iterations += 1
+        return out
+
+    def epoch_size(self, name=None):
+        """Samples in the dataset of reader `name` (all shards); name may be omitted when the
+        pipeline has one reader."""
+        return self.reader_meta(name)["epoch_size"]
+
+    def reader_meta(self, name=None):
+        self.build()
+        return self._native.reader_meta(name or "")
+
+    def memory_stats(self):
+        self.build()
+        return self._native.memory_stats()
+
+    @property
+    def seed(self):
+        return self._native.seed if self._native is not None else self._seed
+
+    def __del__(self):
+        # Stops the prefetching thread; the native destructor never blocks on Python.
+        self._native = None
+
+
+def _as_arrays(data):
+    import numpy as np
+
+    if isinstance(data, (list, tuple)):
+        return [np.ascontiguousarray(x) for x in data]
+    return np.ascontiguousarray(data)
+
+
+def pipeline_def(fn=None, **pipeline_kwargs):
+    """Decorator: turns a function that calls ``fn.*`` operators and returns the pipeline's
+    outputs into a factory of Pipelines. Pipeline arguments (batch_size, num_threads, seed,
+    …) may be given to the decorator and overridden when calling the factory; other keyword
+    arguments go to the function."""
+
+    def decorate(func):
+        pipe_params = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
+
+        @functools.wraps(func)
+        def factory(*args, **kwargs):
+            own = {k: kwargs.pop(k) for k in list(kwargs) if k in pipe_params}
+            pipe = Pipeline(**{**pipeline_kwargs, **own})
+            with pipe:
+                outputs = func(*args, **kwargs)
+                if isinstance(outputs, DataNode):
+                    outputs = (outputs,)
+                if not isinstance(outputs, (tuple, list)):
+                    raise TypeError(f"{func.__name__} must return DataNodes (operator outputs), "
+                                    f"got {type(outputs).__name__}")
+                pipe.set_outputs(*outputs)
+            return pipe
+
+        return factory
+
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,58 @@
+"""Constants for operator arguments: element types (``types.FLOAT16``) and colour formats
+(``types.RGB``). They are strings underneath, so ``dtype="float16"`` works too."""
+
+from enum import Enum
+
+
+class DALIDataType(str, Enum):
+    """Element types, named as DALI names them."""
+
+    BOOL = "bool"
+    UINT8 = "uint8"
+    UINT16 = "uint16"
+    UINT32 = "uint32"
+    UINT64 = "uint64"
+    INT8 = "int8"
+    INT16 = "int16"
+    INT32 = "int32"
+    INT64 = "int64"
+    FLOAT16 = "float16"
+    BFLOAT16 = "bfloat16"
+    FLOAT = "float32"
+    FLOAT64 = "float64"
+
+    def __str__(self):
+        return self.value
+
+
+class DALIImageType(str, Enum):
+    """Colour formats of decoded images."""
+
+    RGB = "RGB"
+    BGR = "BGR"
+    GRAY = "GRAY"
+
+    def __str__(self):
+        return self.value
+
+
+DataType = DALIDataType
+ImageType = DALIImageType
+
+BOOL = DALIDataType.BOOL
+UINT8 = DALIDataType.UINT8
+UINT16 = DALIDataType.UINT16
+UINT32 = DALIDataType.UINT32
+UINT64 = DALIDataType.UINT64
+INT8 = DALIDataType.INT8
+INT16 = DALIDataType.INT16
+INT32 = DALIDataType.INT32
+INT64 = DALIDataType.INT64
+FLOAT16 = DALIDataType.FLOAT16
+BFLOAT16 = DALIDataType.BFLOAT16
+FLOAT = DALIDataType.FLOAT
+FLOAT32 = DALIDataType.FLOAT
+FLOAT64 = DALIDataType.FLOAT64
+RGB = DALIImageType.RGB
+BGR = DALIImageType.BGR
+GRAY = DALIImageType.GRAY
