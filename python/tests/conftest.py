@@ -1,0 +1,42 @@
+import os
+import shutil
+
+import pytest
+
+SHARED = os.environ.get("STOKER_SHARED_DATA") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "shared", "data")
+
+
+@pytest.fixture(scope="session")
+def shared_data():
+    if not os.path.isdir(SHARED):
+        pytest.skip(f"shared test data not found at {SHARED} (set STOKER_SHARED_DATA)")
+    return os.path.abspath(SHARED)
+
+
+@pytest.fixture(scope="session")
+def djpeg():
+    path = shutil.which("djpeg")
+    if path is None:
+        pytest.skip("djpeg (libjpeg-turbo-progs) is not installed: run scripts/setup")
+    return path
+
+
+@pytest.fixture(scope="session")
+def jpeg_folder(tmp_path_factory):
+    """24 synthetic JPEGs in 3 class folders (generated once per session)."""
+    from stoker.datasets import make_jpeg_folder
+
+    root = tmp_path_factory.mktemp("jpegs")
+    make_jpeg_folder(str(root), num_images=24, num_classes=3, seed=5)
+    return str(root)
+
+
+def pytest_configure(config):
+    # Subprocesses (demo, shutdown tests) must import the same stoker as this process, whatever
+    # their working directory.
+    import stoker
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(stoker.__file__)))
+    parts = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(parts)

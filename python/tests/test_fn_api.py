@@ -1,0 +1,83 @@
+"""fn.* is generated from the native schemas; misuse gives errors naming the operator and the
+line that defined it."""
+
+import inspect
+
+import pytest
+
+import stoker
+from stoker import fn, types
+
+
+def test_signatures_and_docs_come_from_schemas():
+    sig = inspect.signature(fn.decoders.image)
+    assert list(sig.parameters)[:3] == ["encoded", "output_type", "max_pixels"]
+    assert sig.parameters["output_type"].default == "RGB"
+    sig = inspect.signature(fn.random_resized_crop)
+    assert sig.parameters["size"].default is inspect.Parameter.empty  # required
+    assert "torchvision's algorithm" in fn.random_resized_crop.__doc__
+    assert "per-sample tensor allowed" in fn.crop_mirror_normalize.__doc__
+    for name in ["readers.file", "decoders.image", "random_resized_crop", "resize", "crop",
+                 "flip", "crop_mirror_normalize", "random.coin_flip", "random.uniform"]:
+        obj = fn
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        assert obj.__qualname__ == name
+        assert obj.__doc__
+
+
+def _build_error(define):
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        outs = define()
+        pipe.set_outputs(*outs)
+    with pytest.raises(Exception) as e:
+        pipe.build()
+    return e
+
+
+def test_unknown_argument_suggests_and_names_the_line():
+    def define():
+        define.line = inspect.currentframe().f_lineno + 1
+        return fn.readers.file(file_rot="/x")
+    e = _build_error(define)
+    assert e.type is TypeError
+    assert (f"readers.file (defined at {__file__}:{define.line}): unknown argument 'file_rot'; "
+            f"did you mean 'file_root'?") == str(e.value)
+
+
+def test_missing_required_argument_and_wrong_device():
+    e = _build_error(lambda: [fn.random_resized_crop(fn.random.uniform())])
+    assert e.type is TypeError and "missing required argument 'size'" in str(e.value)
+    e = _build_error(lambda: [fn.resize(fn.random.uniform(), device="gpu")])
+    assert e.type is ValueError and "no 'gpu' backend in this build" in str(e.value)
+
+
+def test_constant_only_argument_rejects_a_tensor():
+    e = _build_error(lambda: [fn.resize(fn.random.uniform(), mode=fn.random.uniform())])
+    assert "argument 'mode' must be a constant" in str(e.value)
+
+
+def test_call_errors_at_definition_time():
+    with pytest.raises(RuntimeError, match="outside a pipeline definition"):
+        fn.random.coin_flip()
+    with stoker.Pipeline(batch_size=1):
+        with pytest.raises(TypeError, match=r"fn.resize expects 1 input\(s\) \(images\), got 0"):
+            fn.resize()
+        with pytest.raises(TypeError, match="expected a DataNode"):
+            fn.resize([1, 2, 3])
+        node = fn.random.coin_flip()
+        with pytest.raises(TypeError, match="no truth value"):
+            bool(node)
+
+
+def test_enum_and_tuple_arguments_convert():
+    pipe = stoker.Pipeline(batch_size=2, seed=1)
+    with pipe:
+        src = fn.external_source(lambda: [__import__("numpy").zeros((4, 6, 3), "uint8")] * 2,
+                                 layout="HWC")
+        out = fn.crop_mirror_normalize(src, dtype=types.FLOAT16, crop=(2, 3), mean=(1, 2, 3))
+        pipe.set_outputs(out)
+    (b,) = pipe.run()
+    assert b.as_array().shape == (2, 3, 2, 3)
+    assert str(b.dtype) == "float16"

@@ -1,0 +1,211 @@
+"""Pipeline behaviour from Python: external sources, outputs and zero-copy views, determinism,
+epochs, errors, shutdown."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, types
+
+
+def _images(n, seed=0, shape=(6, 8, 3)):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, 256, shape, dtype=np.uint8) for _ in range(n)]
+
+
+def test_external_source_callable_and_flip_per_sample():
+    data = _images(4)
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3)
+    with pipe:
+        src = fn.external_source(lambda: data, layout="HWC", dtype=types.UINT8)
+        flags = fn.external_source(lambda: [np.int32(i % 2) for i in range(4)])
+        pipe.set_outputs(fn.flip(src, horizontal=flags), src)
+    flipped, original = pipe.run()
+    for i in range(4):
+        expect = data[i][:, ::-1] if i % 2 else data[i]
+        np.testing.assert_array_equal(flipped[i].numpy(), expect)
+        np.testing.assert_array_equal(original[i].numpy(), data[i])
+    assert flipped.layout == "HWC"
+
+
+def test_iterable_ends_epoch_and_reset_restarts():
+    batches = [np.full((2, 3), k, np.float32) for k in range(3)]
+    pipe = stoker.Pipeline(batch_size=2, prefetch_queue_depth=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(batches))
+    for epoch in range(2):
+        got = [b.as_array()[0, 0] for (b,) in pipe]
+        assert got == [0, 1, 2]
+    with pytest.raises(StopIteration):
+        pipe.run()
+        pipe.run()
+        pipe.run()
+        pipe.run()
+
+
+def test_per_sample_source_receives_sample_info():
+    seen = []
+
+    def sample(info):
+        seen.append((info.idx_in_epoch, info.idx_in_batch, info.iteration))
+        return np.array([info.idx_in_epoch], np.int64)
+
+    pipe = stoker.Pipeline(batch_size=3, prefetch_queue_depth=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(sample, batch=False))
+    a = pipe.run()[0].as_array().ravel().tolist()
+    b = pipe.run()[0].as_array().ravel().tolist()
+    assert a == [0, 1, 2] and b == [3, 4, 5]
+    assert seen[:3] == [(0, 0, 0), (1, 1, 0), (2, 2, 0)]
+
+
+def test_outputs_are_zero_copy_views_and_dlpack():
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.random.uniform(shape=[3, 4]))
+    (b,) = pipe.run()
+    a1, a2 = b.as_array(), np.from_dlpack(b)
+    assert a1.shape == (2, 3, 4) and a1.dtype == np.float32
+    assert np.shares_memory(a1, a2)
+    assert np.shares_memory(np.asarray(b[1]), a1)
+    assert b.__dlpack_device__() == (1, 0)  # kDLCPU
+    assert b.is_contiguous() and b.is_uniform()
+    # The views keep the memory alive after the pipeline and the batch are gone.
+    del pipe, b
+    assert np.isfinite(a1).all() and (a1 >= -1).all() and (a1 < 1).all()
+
+
+def test_ragged_batch_refuses_as_array_but_gives_samples():
+    data = [np.zeros((2, 2, 3), np.uint8), np.zeros((3, 2, 3), np.uint8)]
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(lambda: data, layout="HWC"))
+    (b,) = pipe.run()
+    assert b.shape == [(2, 2, 3), (3, 2, 3)]
+    with pytest.raises(ValueError, match=r"not uniform: sample 0 has shape \(2, 2, 3\) but "
+                                         r"sample 1 has \(3, 2, 3\)"):
+        b.as_array()
+    assert [s.shape for s in b.numpy()] == [(2, 2, 3), (3, 2, 3)]
+
+
+@stoker.pipeline_def
+def _train(root):
+    jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, initial_fill=8,
+                                    name="Reader")
+    images = fn.decoders.image(jpegs)
+    images = fn.random_resized_crop(images, size=(32, 32))
+    images = fn.crop_mirror_normalize(images, mirror=fn.random.coin_flip(),
+                                      mean=[128.0], std=[64.0], dtype=types.FLOAT16)
+    return images, labels
+
+
+def _epoch_bytes(pipe, n):
+    return [tuple(np.asarray(x).tobytes() for x in pipe.run()) for _ in range(n)]
+
+
+def test_same_seed_identical_for_threads_and_prefetch(jpeg_folder):
+    runs = {}
+    for threads, depth in [(1, 1), (4, 3), (2, 1), (1, 3)]:
+        pipe = _train(jpeg_folder, batch_size=5, num_threads=threads, seed=77,
+                      prefetch_queue_depth=depth)
+        runs[(threads, depth)] = _epoch_bytes(pipe, 7)  # crosses an epoch (24 files)
+    first = runs[(1, 1)]
+    for key, r in runs.items():
+        assert r == first, key
+    other = _epoch_bytes(_train(jpeg_folder, batch_size=5, num_threads=2, seed=78), 7)
+    assert other != first
+
+
+def test_epoch_iteration_reader_meta_and_sharding(jpeg_folder):
+    pipe = _train(jpeg_folder, batch_size=5, num_threads=2, seed=1)
+    assert pipe.epoch_size("Reader") == 24
+    assert pipe.reader_meta() == {"epoch_size": 24, "shard_size": 24, "shard_id": 0,
+                                  "number_of_shards": 1}
+    assert len(list(pipe)) == 5  # ceil(24 / 5)
+    assert len(list(pipe)) == 5
+    seen = []
+    for shard in range(3):
+        p = stoker.Pipeline(batch_size=8, seed=1)
+        with p:
+            jpegs, labels = fn.readers.file(file_root=jpeg_folder, shard_id=shard, num_shards=3)
+            p.set_outputs(jpegs)
+        (b,) = p.run()
+        seen += [b.source_info(i) for i in range(8)]
+    assert len(set(seen)) == 24  # the shards are disjoint and cover the dataset
+
+
+def test_corrupt_jpeg_names_operator_sample_and_file(tmp_path, jpeg_folder):
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(jpeg_folder, root)
+    victim = sorted((root / "class_0").iterdir())[2]
+    victim.write_bytes(victim.read_bytes()[:300])  # truncated inside the entropy-coded data
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=0)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=str(root))
+        line = sys._getframe().f_lineno + 1
+        images = fn.decoders.image(jpegs)
+        pipe.set_outputs(images)
+    with pytest.raises(ValueError) as e:
+        pipe.run()
+    msg = str(e.value)
+    assert msg.startswith(f"Error in operator decoders.image (defined at {__file__}:{line}), "
+                          f"iteration 0, sample 2 (source '{victim}'): "), msg
+    assert "JPEG" in msg
+    with pytest.raises(RuntimeError, match="stopped after an earlier error"):
+        pipe.run()
+
+
+def test_missing_folder_is_an_os_error(tmp_path):
+    pipe = stoker.Pipeline(batch_size=1)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=str(tmp_path / "nope"))
+        pipe.set_outputs(jpegs)
+    with pytest.raises(OSError, match="is not a folder"):
+        pipe.build()
+
+
+def test_destroying_mid_epoch_does_not_hang(jpeg_folder):
+    script = textwrap.dedent(f"""
+        import stoker
+        from stoker import fn
+        for rep in range(5):
+            pipe = stoker.Pipeline(batch_size=8, num_threads=3, prefetch_queue_depth=4, seed=rep)
+            with pipe:
+                jpegs, _ = fn.readers.file(file_root={jpeg_folder!r}, random_shuffle=True)
+                pipe.set_outputs(fn.resize(fn.decoders.image(jpegs), resize_shorter=64))
+            pipe.run()
+            del pipe
+        # an external source that is never fed
+        pipe = stoker.Pipeline(batch_size=1)
+        with pipe:
+            pipe.set_outputs(fn.external_source(lambda: [__import__('numpy').zeros(1)]))
+        pipe.build()
+        del pipe
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=120, env=os.environ)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_pipeline_def_overrides_and_seed():
+    @stoker.pipeline_def(batch_size=3, seed=5)
+    def p(shape):
+        return fn.random.uniform(shape=shape)
+
+    a = p([2])
+    b = p([2], batch_size=4)
+    assert a.batch_size == 3 and b.batch_size == 4
+    assert len(a.run()[0]) == 3 and len(b.run()[0]) == 4
+    np.testing.assert_array_equal(p([2]).run()[0].as_array(), p([2]).run()[0].as_array())
+    r = p([2], seed=-1)
+    r.build()
+    assert r.seed >= 0
