@@ -1,0 +1,60 @@
+# stoker's front door. `make demo` and `make test` work on a fresh Debian 12 machine as root:
+# they run scripts/setup (a no-op when everything is installed), build, then run.
+PYTHON  ?= python3
+BUILD   ?= build
+ASAN_BUILD ?= build-asan
+JOBS    ?= $(shell nproc)
+CMAKE_FLAGS ?=
+export PYTHONUNBUFFERED = 1
+
+.PHONY: all setup build demo test test-cpp test-python test-sanitize wheel format lint clean
+
+all: build
+
+setup:
+	@bash scripts/setup
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) $(CMAKE_FLAGS)
+
+build: setup $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job on an embedded default: generates sample JPEGs unless DATA=/path is given.
+demo: build
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) -m stoker.demo $(if $(DATA),--data "$(DATA)")
+
+test: build
+	$(MAKE) --no-print-directory test-cpp test-python
+
+test-cpp:
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-python:
+	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) -m pytest python/tests -q
+
+# Everything built with AddressSanitizer + UndefinedBehaviorSanitizer; the Python tests run in
+# an uninstrumented interpreter with the ASan runtime preloaded (leak checks off there: CPython
+# itself keeps memory until exit; the C++ tests keep them on).
+test-sanitize: setup
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DSTOKER_SANITIZE=address,undefined -DPython_EXECUTABLE=$$(command -v $(PYTHON)) $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/python $(PYTHON) -m pytest python/tests -q -p no:cacheprovider
+
+# A wheel through scikit-build-core (what `pip install .` does).
+wheel: setup
+	$(PYTHON) -m pip wheel . --no-deps -w dist
+
+format:
+	find src include python/src fuzz -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' | xargs clang-format -i
+
+lint: build
+	find src -name '*.cpp' ! -name '*_test.cpp' | xargs clang-tidy -p $(BUILD) --quiet
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) dist

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds stoker with CUDA on the GPU machine and runs every C++ test (GPU tests included) and
+# the Python tests, with a timeout on each, logs under $OUT (or ./gpu_check_out).
+#   scripts/gpu_check.sh            build + all tests
+#   scripts/gpu_check.sh --bench    also the benchmarks (bench/, when they exist)
+# The GPU machine has no network: everything must already be installed there (it is: CUDA,
+# gtest headers, libjpeg-turbo, nanobind, numpy, pytest; see the device notes in docs/dev).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu_check_out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+JOBS=$(nproc)
+status=0
+log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+
+{ nvidia-smi; nvcc --version; } > "$OUT/machine.txt" 2>&1
+log "configure"
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
+     -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1; then
+  # Ninja may be missing there; fall back to Makefiles.
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
+     -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1 || {
+    log "configure FAILED"; tail -30 "$OUT/configure.log"; exit 1; }
+fi
+grep -A12 "stoker .* configuration" "$OUT/configure.log" | tee -a "$OUT/summary.txt"
+log "build"
+if ! cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1; then
+  log "build FAILED"; grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1
+fi
+log "C++ tests"
+timeout 900 ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 300 \
+  > "$OUT/ctest.log" 2>&1 || status=1
+tail -15 "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
+grep -E "Skipped|Not Run" "$OUT/ctest.log" | head -20 | tee -a "$OUT/summary.txt"
+log "Python tests"
+PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
+  -o addopts="" -p no:cacheprovider > "$OUT/pytest.log" 2>&1 || status=1
+tail -15 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
+if [[ "${1:-}" == "--bench" ]]; then
+  if [[ -x bench/run.sh ]]; then
+    log "benchmarks"; timeout 600 bench/run.sh > "$OUT/bench.log" 2>&1 || status=1
+    tail -30 "$OUT/bench.log" | tee -a "$OUT/summary.txt"
+  else
+    log "no benchmark harness yet (bench/run.sh)"
+  fi
+fi
+log "done: status $status"
+exit $status
