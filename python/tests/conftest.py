@@ -25,6 +25,7 @@ def djpeg():
 @pytest.fixture(scope="session")
 def jpeg_folder(tmp_path_factory):
     """24 synthetic JPEGs in 3 class folders (generated once per session)."""
+    pytest.importorskip("PIL", reason="Pillow is needed to write the test JPEGs")
     from stoker.datasets import make_jpeg_folder
 
     root = tmp_path_factory.mktemp("jpegs")

@@ -23,6 +23,7 @@ OpRunner::OpRunner(const std::string& op, std::map<std::string, ArgValue> args, 
 std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,
                                  std::map<std::string, Batch> arg_inputs) {
   Workspace ws;
+  ws.outputs.reserve(spec_.schema->outputs.size());
   for (auto& b : inputs) ws.inputs.push_back(&b);
   for (auto& [k, b] : arg_inputs) ws.arg_inputs[k] = &b;
   ws.pool = &threads_;

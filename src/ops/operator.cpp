@@ -17,6 +17,14 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
   });
 }
 
+Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
+                            TensorLayout layout, const Batch* sources) const {
+  ws.outputs.push_back(Batch::allocate(*ws.host_pool, dtype, std::move(shapes), std::move(layout)));
+  if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
+  if (sources) ws.outputs.back().copy_source_info(*sources);
+  return ws.outputs.back();
+}
+
 std::vector<double> sample_as_doubles(const Batch& b, int i) {
   const auto view = b.sample(i);
   std::vector<double> out(size_t(view.num_elements()));

@@ -64,6 +64,11 @@ class Operator {
   // source; the lowest failing sample is reported.
   void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                        const Batch* sources = nullptr) const;
+  // Allocates the next output (contiguous, from the pipeline's host pool), copies the samples'
+  // source_info from `sources` (default: the first input) and returns it. The executor
+  // reserves one slot per schema output, so earlier references stay valid.
+  Batch& add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
+                    TensorLayout layout, const Batch* sources = nullptr) const;
   // The random stream of sample i in this iteration: depends only on the pipeline seed, this
   // operator's instance number and the sample's global index.
   RandomStream sample_rng(const Workspace& ws, int i) const {

@@ -36,6 +36,7 @@ Executor::Result Executor::run_iteration() {
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const auto& spec = graph_.nodes[n];
     ops::Workspace ws;
+    ws.outputs.reserve(spec.schema->outputs.size());  // add_output() references stay valid
     for (auto& r : spec.inputs) ws.inputs.push_back(&values[size_t(r.node)][size_t(r.output)]);
     for (auto& [name, r] : spec.arg_inputs)
       ws.arg_inputs[name] = &values[size_t(r.node)][size_t(r.output)];

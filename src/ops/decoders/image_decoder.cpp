@@ -50,9 +50,7 @@ class ImageDecoder final : public Operator {
       auto info = decoders_[size_t(thread)]->read_header(data, size, limits_);
       shapes[size_t(i)] = TensorShape{info.height, info.width, channels};
     });
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, DType::kU8, std::move(shapes), "HWC"));
-    Batch& out = ws.outputs[0];
-    out.copy_source_info(in);
+    Batch& out = add_output(ws, DType::kU8, std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
       const auto& s = out.shape(i);

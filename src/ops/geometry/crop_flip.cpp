@@ -41,9 +41,7 @@ class Crop final : public Operator {
       windows[size_t(i)] = *w;
       shapes[size_t(i)] = TensorShape{w->height, w->width, s.channels};
     });
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, in.dtype(), std::move(shapes), "HWC"));
-    Batch& out = ws.outputs[0];
-    out.copy_source_info(in);
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& w = windows[size_t(i)];
@@ -93,9 +91,7 @@ class Flip final : public Operator {
                      " is not an image (shape ", in.shape(i).to_string(), ")");
       shapes[size_t(i)] = in.shape(i);
     }
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, in.dtype(), std::move(shapes), layout));
-    Batch& out = ws.outputs[0];
-    out.copy_source_info(in);
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), layout);
     for_each_sample(ws, n, [&](int i, int) {
       bool h = scalar_arg(ws, "horizontal", i) != 0, v = scalar_arg(ws, "vertical", i) != 0;
       const auto& s = in.shape(i);

@@ -66,10 +66,7 @@ class Resize final : public Operator {
       auto [h, w] = resize_output_size(s.height, s.width, r);
       shapes[size_t(i)] = TensorShape{h, w, s.channels};
     });
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, output_dtype(spec_, in.dtype()),
-                                         std::move(shapes), "HWC"));
-    Batch& out = ws.outputs[0];
-    out.copy_source_info(in);
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
       const auto& s = in.shape(i);
@@ -112,10 +109,7 @@ class RandomResizedCrop final : public Operator {
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
       shapes[size_t(i)] = TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels};
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, output_dtype(spec_, in.dtype()),
-                                         std::move(shapes), "HWC"));
-    Batch& out = ws.outputs[0];
-    out.copy_source_info(in);
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
       const auto& s = in.shape(i);

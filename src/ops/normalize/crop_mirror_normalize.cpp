@@ -42,9 +42,7 @@ class CropMirrorNormalize final : public Operator {
       shapes[size_t(i)] = layout_ == "CHW" ? TensorShape{oc, win.height, win.width}
                                            : TensorShape{win.height, win.width, oc};
     });
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, out_dtype_, std::move(shapes), layout_));
-    Batch& out = ws.outputs[0];
-    out.copy_source_info(in);
+    Batch& out = add_output(ws, out_dtype_, std::move(shapes), layout_);
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& w = windows[size_t(i)];

@@ -19,9 +19,7 @@ class CoinFlip final : public Operator {
   explicit CoinFlip(const OpSpec& spec) : Operator(spec), shape_(shape_arg(spec)) {}
   void run(Workspace& ws) override {
     const int n = ws.batch_size;
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, DType::kI32,
-                                         std::vector<TensorShape>(size_t(n), shape_)));
-    Batch& out = ws.outputs[0];
+    Batch& out = add_output(ws, DType::kI32, std::vector<TensorShape>(size_t(n), shape_), {});
     for_each_sample(ws, n, [&](int i, int) {
       double p = scalar_arg(ws, "probability", i);
       STOKER_ENFORCE(p >= 0 && p <= 1, ValueError, "probability must be in [0, 1], got ", p);
@@ -45,9 +43,7 @@ class Uniform final : public Operator {
   }
   void run(Workspace& ws) override {
     const int n = ws.batch_size;
-    ws.outputs.push_back(Batch::allocate(*ws.host_pool, DType::kF32,
-                                         std::vector<TensorShape>(size_t(n), shape_)));
-    Batch& out = ws.outputs[0];
+    Batch& out = add_output(ws, DType::kF32, std::vector<TensorShape>(size_t(n), shape_), {});
     for_each_sample(ws, n, [&](int i, int) {
       auto rng = sample_rng(ws, i);
       float* o = out.data_as<float>(i);
