@@ -3,10 +3,12 @@
 // formatted only when the check fails.
 #pragma once
 
+#include <charconv>
 #include <exception>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace stoker {
@@ -51,11 +53,33 @@ class EndOfData : public std::exception {
 };
 
 namespace detail {
+// Appends the text of a value: strings as they are, numbers in their shortest round-trip form
+// (std::to_chars), bools as true/false. Deliberately not iostreams: no locale, no global
+// state, so messages format the same in any process (an extension loaded beside another C++
+// runtime crashed inside ostream's locale machinery on one machine).
+template <typename T>
+void append_text(std::string& s, const T& v) {
+  using U = std::decay_t<T>;
+  if constexpr (std::is_same_v<U, bool>) {
+    s += v ? "true" : "false";
+  } else if constexpr (std::is_same_v<U, char>) {
+    s += v;
+  } else if constexpr (std::is_arithmetic_v<U>) {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    s.append(buf, r.ptr);
+  } else if constexpr (std::is_enum_v<U>) {
+    append_text(s, static_cast<std::underlying_type_t<U>>(v));
+  } else {
+    s += std::string_view(v);
+  }
+}
+
 template <typename... Args>
 std::string concat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
+  std::string s;
+  (append_text(s, args), ...);
+  return s;
 }
 }  // namespace detail
 

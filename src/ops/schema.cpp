@@ -1,5 +1,3 @@
-#include <sstream>
-
 #include "stoker/core/dtype.hpp"
 #include "stoker/ops/op_spec.hpp"
 #include "stoker/ops/schema.hpp"
@@ -31,37 +29,37 @@ std::string_view backend_name(Backend b) {
 
 namespace {
 template <typename T>
-void format_one(std::ostringstream& os, const T& v) {
+void format_one(std::string& os, const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
-    os << (v ? "True" : "False");
+    os += v ? "True" : "False";
   } else if constexpr (std::is_same_v<T, std::string>) {
-    os << "'" << v << "'";
+    os += "'" + v + "'";
   } else {
-    os << v;
+    detail::append_text(os, v);
   }
 }
 }  // namespace
 
 std::string format_arg_value(const ArgValue& value) {
-  std::ostringstream os;
+  std::string os;
   std::visit(
       [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         if constexpr (std::is_same_v<V, std::vector<int64_t>> ||
                       std::is_same_v<V, std::vector<double>> ||
                       std::is_same_v<V, std::vector<std::string>>) {
-          os << "[";
+          os += "[";
           for (size_t i = 0; i < v.size(); ++i) {
-            if (i) os << ", ";
+            if (i) os += ", ";
             format_one(os, v[i]);
           }
-          os << "]";
+          os += "]";
         } else {
           format_one(os, v);
         }
       },
       value);
-  return os.str();
+  return os;
 }
 
 const ArgSchema* OpSchema::find_arg(std::string_view arg) const {
