@@ -7,7 +7,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export PYTHONUNBUFFERED = 1
 
-.PHONY: all setup build demo test test-cpp test-python test-sanitize wheel format lint clean
+.PHONY: all setup build demo test test-cpp test-python test-sanitize wheel format format-check lint clean
 
 all: build
 
@@ -50,11 +50,15 @@ test-sanitize: setup
 wheel: setup
 	$(PYTHON) -m pip wheel . --no-deps -w dist
 
+# Developer tools (Debian: apt-get install clang-format clang-tidy); not needed by build/test.
 format:
-	find src include python/src fuzz -name '*.cpp' -o -name '*.hpp' -o -name '*.cu' | xargs clang-format -i
+	git ls-files '*.cpp' '*.hpp' '*.cu' | xargs clang-format -i
+
+format-check:
+	git ls-files '*.cpp' '*.hpp' '*.cu' | xargs clang-format --dry-run --Werror
 
 lint: build
-	find src -name '*.cpp' ! -name '*_test.cpp' | xargs clang-tidy -p $(BUILD) --quiet
+	find src python/src -name '*.cpp' ! -name '*_test.cpp' | xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD) --quiet
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) dist

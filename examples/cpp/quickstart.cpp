@@ -18,12 +18,11 @@ int main(int argc, char** argv) {
   int iterations = argc > 2 ? std::atoi(argv[2]) : 3;
   try {
     stoker::PipelineBuilder b({.batch_size = 8, .num_threads = 2, .seed = 42});
-    auto read = b.add("readers.file", {},
-                      {{"file_root", std::string(argv[1])}, {"random_shuffle", true}}, {},
-                      {.name = "Reader"});
+    auto read =
+        b.add("readers.file", {}, {{"file_root", std::string(argv[1])}, {"random_shuffle", true}},
+              {}, {.name = "Reader"});
     auto img = b.add("decoders.image", {read[0]});
-    auto crop = b.add("random_resized_crop", {img[0]},
-                      {{"size", std::vector<int64_t>{224, 224}}});
+    auto crop = b.add("random_resized_crop", {img[0]}, {{"size", std::vector<int64_t>{224, 224}}});
     auto flip = b.add("random.coin_flip");
     auto out = b.add("crop_mirror_normalize", {crop[0]},
                      {{"mean", std::vector<double>{123.675, 116.28, 103.53}},

@@ -30,11 +30,11 @@ using ops::ReaderMeta;
 
 struct PipelineOptions {
   int batch_size = 1;
-  int num_threads = 1;              // threads for per-sample work (the caller's counts)
-  std::optional<int> device_id;     // none: CPU-only
-  int64_t seed = -1;                // -1: drawn from std::random_device
-  int prefetch_queue_depth = 2;     // batches prepared ahead of the consumer
-  size_t host_memory_budget = 0;    // bytes; 0: unlimited
+  int num_threads = 1;            // threads for per-sample work (the caller's counts)
+  std::optional<int> device_id;   // none: CPU-only
+  int64_t seed = -1;              // -1: drawn from std::random_device
+  int prefetch_queue_depth = 2;   // batches prepared ahead of the consumer
+  size_t host_memory_budget = 0;  // bytes; 0: unlimited
 };
 
 // A value in the graph: output `output` of node `node`.
@@ -44,7 +44,7 @@ struct Value {
 };
 
 struct NodeOptions {
-  std::string name;        // unique; generated when empty
+  std::string name;  // unique; generated when empty
   std::string device = "cpu";
   std::string defined_at;  // where the user defined it, for error messages
 };
@@ -62,7 +62,7 @@ class PipelineBuilder {
                          const std::map<std::string, ArgValue>& args = {},
                          const std::map<std::string, Value>& arg_inputs = {},
                          const NodeOptions& node = {});
-  void set_outputs(std::vector<Value> outputs);
+  void set_outputs(const std::vector<Value>& outputs);
   // Validates, prunes nodes that no output depends on, and creates the operators.
   std::unique_ptr<Pipeline> build();
 

@@ -17,11 +17,22 @@ nb::dlpack::dtype to_dlpack(DType d) {
   using nb::dlpack::dtype_code;
   auto code = [&] {
     switch (d) {
-      case DType::kBool: return dtype_code::Bool;
-      case DType::kU8: case DType::kU16: case DType::kU32: case DType::kU64: return dtype_code::UInt;
-      case DType::kI8: case DType::kI16: case DType::kI32: case DType::kI64: return dtype_code::Int;
-      case DType::kBF16: return dtype_code::Bfloat;
-      default: return dtype_code::Float;
+      case DType::kBool:
+        return dtype_code::Bool;
+      case DType::kU8:
+      case DType::kU16:
+      case DType::kU32:
+      case DType::kU64:
+        return dtype_code::UInt;
+      case DType::kI8:
+      case DType::kI16:
+      case DType::kI32:
+      case DType::kI64:
+        return dtype_code::Int;
+      case DType::kBF16:
+        return dtype_code::Bfloat;
+      default:
+        return dtype_code::Float;
     }
   }();
   return {uint8_t(code), uint8_t(dtype_size(d) * 8), 1};
@@ -30,7 +41,8 @@ nb::dlpack::dtype to_dlpack(DType d) {
 DType from_dlpack(nb::dlpack::dtype t) {
   using nb::dlpack::dtype_code;
   switch (dtype_code(t.code)) {
-    case dtype_code::Bool: return DType::kBool;
+    case dtype_code::Bool:
+      return DType::kBool;
     case dtype_code::UInt:
       if (t.bits == 8) return DType::kU8;
       if (t.bits == 16) return DType::kU16;
@@ -51,7 +63,8 @@ DType from_dlpack(nb::dlpack::dtype t) {
     case dtype_code::Bfloat:
       if (t.bits == 16) return DType::kBF16;
       break;
-    default: break;
+    default:
+      break;
   }
   throw TypeError(detail::concat("unsupported array dtype (DLPack code ", int(t.code), ", ",
                                  int(t.bits), " bits)"));
@@ -60,19 +73,20 @@ DType from_dlpack(nb::dlpack::dtype t) {
 // A capsule that keeps `owner` alive for as long as Python holds the view.
 nb::capsule keep_alive(std::shared_ptr<Buffer> owner) {
   auto* held = new std::shared_ptr<Buffer>(std::move(owner));
-  return nb::capsule(held, [](void* p) noexcept { delete static_cast<std::shared_ptr<Buffer>*>(p); });
+  return nb::capsule(held,
+                     [](void* p) noexcept { delete static_cast<std::shared_ptr<Buffer>*>(p); });
 }
 
 int dlpack_device(MemoryKind k) {
-  return k == MemoryKind::kDevice ? nb::device::cuda::value
+  return k == MemoryKind::kDevice   ? nb::device::cuda::value
          : k == MemoryKind::kPinned ? nb::device::cuda_host::value
                                     : nb::device::cpu::value;
 }
 
-nb::ndarray<nb::array_api> view(void* data, const std::vector<size_t>& shape, DType dtype, MemoryKind mem,
-                   std::shared_ptr<Buffer> owner) {
-  return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), keep_alive(std::move(owner)), nullptr,
-                       to_dlpack(dtype), dlpack_device(mem));
+nb::ndarray<nb::array_api> view(void* data, const std::vector<size_t>& shape, DType dtype,
+                                MemoryKind mem, std::shared_ptr<Buffer> owner) {
+  return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), keep_alive(std::move(owner)),
+                                    nullptr, to_dlpack(dtype), dlpack_device(mem));
 }
 
 std::vector<size_t> dims(const TensorShape& s) {
@@ -92,8 +106,8 @@ nb::ndarray<nb::array_api> batch_view(const Batch& b) {
     int j = 1;
     while (b.shape(j) == b.shape(0)) ++j;
     throw ValueError(detail::concat(
-        "the batch is not uniform: sample 0 has shape ", b.shape(0).to_string(), " but sample ",
-        j, " has ", b.shape(j).to_string(), "; access samples one by one (batch[i])"));
+        "the batch is not uniform: sample 0 has shape ", b.shape(0).to_string(), " but sample ", j,
+        " has ", b.shape(j).to_string(), "; access samples one by one (batch[i])"));
   }
   std::vector<size_t> shape{size_t(b.size())};
   for (auto d : b.shape(0).dims()) shape.push_back(size_t(d));
@@ -165,22 +179,25 @@ void bind_batch(nb::module_& m) {
       .def("__len__", &Batch::size)
       .def_prop_ro("dtype", [](const Batch& b) { return std::string(dtype_name(b.dtype())); })
       .def_prop_ro("layout", [](const Batch& b) { return b.layout().str(); })
-      .def_prop_ro("device", [](const Batch& b) {
-        return std::string(b.memory() == MemoryKind::kDevice ? "gpu" : "cpu");
-      })
-      .def("shape", [](const Batch& b, int i) {
-        STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
-                       " out of range for a batch of ", b.size());
-        return shape_tuple(b.shape(i));
-      })
+      .def_prop_ro("device",
+                   [](const Batch& b) {
+                     return std::string(b.memory() == MemoryKind::kDevice ? "gpu" : "cpu");
+                   })
+      .def("shape",
+           [](const Batch& b, int i) {
+             STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
+                            " out of range for a batch of ", b.size());
+             return shape_tuple(b.shape(i));
+           })
       .def("is_uniform", &Batch::is_uniform)
       .def("is_contiguous", &Batch::is_contiguous)
       .def("nbytes", &Batch::total_bytes)
-      .def("source_info", [](const Batch& b, int i) {
-        STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
-                       " out of range for a batch of ", b.size());
-        return b.source_info(i);
-      })
+      .def("source_info",
+           [](const Batch& b, int i) {
+             STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
+                            " out of range for a batch of ", b.size());
+             return b.source_info(i);
+           })
       .def("sample", &sample_view, nb::rv_policy::reference)
       .def("as_ndarray", &batch_view, nb::rv_policy::reference);
 }

@@ -37,8 +37,7 @@ ArgValue to_arg_value(nb::handle v, const std::string& where) {
     }
     if (all_str) return nb::cast<std::vector<std::string>>(v);
   }
-  throw TypeError(where + ": unsupported argument value " +
-                  nb::cast<std::string>(nb::repr(v)));
+  throw TypeError(where + ": unsupported argument value " + nb::cast<std::string>(nb::repr(v)));
 }
 
 Value to_value(nb::handle h) {
@@ -48,12 +47,12 @@ Value to_value(nb::handle h) {
 
 // nodes: [{"op", "name", "device", "defined_at", "inputs": [(node, out)], "args": {...},
 //          "arg_inputs": {name: (node, out)}}], outputs: [(node, out)]
-std::unique_ptr<Pipeline> build_pipeline(nb::list nodes, nb::list outputs, int batch_size,
-                                         int num_threads, std::optional<int> device_id,
-                                         int64_t seed, int prefetch_queue_depth,
-                                         size_t host_memory_budget) {
-  PipelineBuilder b({batch_size, num_threads, device_id, seed, prefetch_queue_depth,
-                     host_memory_budget});
+std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& outputs,
+                                         int batch_size, int num_threads,
+                                         std::optional<int> device_id, int64_t seed,
+                                         int prefetch_queue_depth, size_t host_memory_budget) {
+  PipelineBuilder b(
+      {batch_size, num_threads, device_id, seed, prefetch_queue_depth, host_memory_budget});
   for (nb::handle h : nodes) {
     auto d = nb::cast<nb::dict>(h);
     NodeOptions no;
@@ -95,28 +94,28 @@ void bind_pipeline(nb::module_& m) {
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
-                  nb::arg("seed"), nb::arg("prefetch_queue_depth"),
-                  nb::arg("host_memory_budget"))
+                  nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("host_memory_budget"))
       .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
-      .def("feed_input", [](Pipeline& p, const std::string& name, nb::handle data,
-                            const std::string& layout) {
-        Batch b = batch_from_arrays(data, "external_source '" + name + "'");
-        if (!layout.empty()) b.set_layout(layout);
-        nb::gil_scoped_release release;
-        p.feed_input(name, std::move(b));
-      })
+      .def("feed_input",
+           [](Pipeline& p, const std::string& name, nb::handle data, const std::string& layout) {
+             Batch b = batch_from_arrays(data, "external_source '" + name + "'");
+             if (!layout.empty()) b.set_layout(layout);
+             nb::gil_scoped_release release;
+             p.feed_input(name, std::move(b));
+           })
       .def("feed_end", &Pipeline::feed_end)
       .def("external_source_names", &Pipeline::external_source_names)
       .def("reader_names", &Pipeline::reader_names)
-      .def("reader_meta", [](const Pipeline& p, const std::string& name) {
-        auto meta = p.reader_meta(name);
-        nb::dict d;
-        d["epoch_size"] = meta.epoch_size;
-        d["shard_size"] = meta.shard_size;
-        d["shard_id"] = meta.shard_id;
-        d["number_of_shards"] = meta.num_shards;
-        return d;
-      })
+      .def("reader_meta",
+           [](const Pipeline& p, const std::string& name) {
+             auto meta = p.reader_meta(name);
+             nb::dict d;
+             d["epoch_size"] = meta.epoch_size;
+             d["shard_size"] = meta.shard_size;
+             d["shard_id"] = meta.shard_id;
+             d["number_of_shards"] = meta.num_shards;
+             return d;
+           })
       .def_prop_ro("seed", &Pipeline::seed)
       .def("memory_stats", [](const Pipeline& p) {
         nb::dict d;

@@ -9,15 +9,24 @@ namespace stoker::codecs {
 
 std::string_view format_name(ImageFormat f) {
   switch (f) {
-    case ImageFormat::kJpeg: return "JPEG";
-    case ImageFormat::kPng: return "PNG";
-    case ImageFormat::kBmp: return "BMP";
-    case ImageFormat::kPnm: return "PNM";
-    case ImageFormat::kGif: return "GIF";
-    case ImageFormat::kWebp: return "WebP";
-    case ImageFormat::kTiff: return "TIFF";
-    case ImageFormat::kJpeg2000: return "JPEG 2000";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return "JPEG";
+    case ImageFormat::kPng:
+      return "PNG";
+    case ImageFormat::kBmp:
+      return "BMP";
+    case ImageFormat::kPnm:
+      return "PNM";
+    case ImageFormat::kGif:
+      return "GIF";
+    case ImageFormat::kWebp:
+      return "WebP";
+    case ImageFormat::kTiff:
+      return "TIFF";
+    case ImageFormat::kJpeg2000:
+      return "JPEG 2000";
+    case ImageFormat::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -32,8 +41,9 @@ ImageFormat detect_format(const uint8_t* d, size_t n) {
   if (n >= 2 && d[0] == 'P' && d[1] >= '1' && d[1] <= '6') return ImageFormat::kPnm;
   if (starts("GIF8", 4)) return ImageFormat::kGif;
   if (starts("RIFF", 4) && starts("WEBP", 4, 8)) return ImageFormat::kWebp;
-  if (starts("II*\0", 4) || starts("MM\0*", 4)) return ImageFormat::kTiff;
-  if (starts("\x00\x00\x00\x0cjP  ", 8) || starts("\xff\x4f\xff\x51", 4))
+  // The magics below contain NUL bytes: `starts` compares the given length, not to the NUL.
+  if (starts("II*\0", 4) || starts("MM\0*", 4)) return ImageFormat::kTiff;  // NOLINT
+  if (starts("\x00\x00\x00\x0cjP  ", 8) || starts("\xff\x4f\xff\x51", 4))   // NOLINT
     return ImageFormat::kJpeg2000;
   return ImageFormat::kUnknown;
 }
@@ -54,8 +64,7 @@ ColorFormat parse_color_format(std::string_view s) {
   if (u == "RGB") return ColorFormat::kRGB;
   if (u == "BGR") return ColorFormat::kBGR;
   if (u == "GRAY") return ColorFormat::kGray;
-  throw ValueError("unsupported output_type '" + std::string(s) +
-                   "'; supported: RGB, BGR, GRAY");
+  throw ValueError("unsupported output_type '" + std::string(s) + "'; supported: RGB, BGR, GRAY");
 }
 
 }  // namespace stoker::codecs

@@ -31,7 +31,9 @@ class Batch {
   const TensorShape& shape(int i) const { return samples_.at(size_t(i)).shape; }
   void* data(int i) const { return samples_.at(size_t(i)).data; }
   template <typename T>
-  T* data_as(int i) const { return sample(i).template as<T>(); }
+  T* data_as(int i) const {
+    return sample(i).template as<T>();
+  }
   TensorView sample(int i) const;
   // A Tensor that shares ownership of sample i's memory.
   Tensor sample_tensor(int i) const;
@@ -48,7 +50,9 @@ class Batch {
   size_t total_bytes() const;
 
   const std::string& source_info(int i) const { return samples_.at(size_t(i)).source_info; }
-  void set_source_info(int i, std::string info) { samples_.at(size_t(i)).source_info = std::move(info); }
+  void set_source_info(int i, std::string info) {
+    samples_.at(size_t(i)).source_info = std::move(info);
+  }
   // Copies source_info from `other` (same size), as operators do from their first input.
   void copy_source_info(const Batch& other);
 

@@ -14,7 +14,7 @@ uint16_t float_to_half_bits(float f) {
   }
   if (absx >= 0x477ff000u) return uint16_t(sign | 0x7c00u);  // >= 65520 rounds to infinity
   if (absx < 0x38800000u) {  // below 2^-14: half subnormal (or zero); unit is 2^-24
-    float scaled = std::bit_cast<float>(absx) * 16777216.0f;  // exact: power-of-two scale
+    float scaled = std::bit_cast<float>(absx) * 16777216.0f;   // exact: power-of-two scale
     return uint16_t(sign | uint32_t(std::nearbyint(scaled)));  // RNE (default FP mode)
   }
   uint32_t h = (absx - 0x38000000u) >> 13;  // rebias exponent 127 -> 15, drop 13 bits
@@ -50,9 +50,19 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr std::array<DTypeInfo, kNumDTypes> kInfo{{
-    {"bool", 1}, {"uint8", 1}, {"uint16", 2}, {"uint32", 4}, {"uint64", 8},
-    {"int8", 1}, {"int16", 2}, {"int32", 4}, {"int64", 8},
-    {"float16", 2}, {"bfloat16", 2}, {"float32", 4}, {"float64", 8},
+    {"bool", 1},
+    {"uint8", 1},
+    {"uint16", 2},
+    {"uint32", 4},
+    {"uint64", 8},
+    {"int8", 1},
+    {"int16", 2},
+    {"int32", 4},
+    {"int64", 8},
+    {"float16", 2},
+    {"bfloat16", 2},
+    {"float32", 4},
+    {"float64", 8},
 }};
 }  // namespace
 
@@ -69,12 +79,10 @@ DType dtype_from_name(std::string_view name) {
     if (kInfo[i].name == n) return DType(i);
   }
   static const std::pair<std::string_view, DType> kAliases[] = {
-      {"u8", DType::kU8},      {"u16", DType::kU16},     {"u32", DType::kU32},
-      {"u64", DType::kU64},    {"i8", DType::kI8},       {"i16", DType::kI16},
-      {"i32", DType::kI32},    {"i64", DType::kI64},     {"f16", DType::kF16},
-      {"half", DType::kF16},   {"bf16", DType::kBF16},   {"f32", DType::kF32},
-      {"float", DType::kF32},  {"f64", DType::kF64},     {"double", DType::kF64},
-      {"int", DType::kI32},
+      {"u8", DType::kU8},     {"u16", DType::kU16},  {"u32", DType::kU32},    {"u64", DType::kU64},
+      {"i8", DType::kI8},     {"i16", DType::kI16},  {"i32", DType::kI32},    {"i64", DType::kI64},
+      {"f16", DType::kF16},   {"half", DType::kF16}, {"bf16", DType::kBF16},  {"f32", DType::kF32},
+      {"float", DType::kF32}, {"f64", DType::kF64},  {"double", DType::kF64}, {"int", DType::kI32},
   };
   for (auto& [alias, d] : kAliases) {
     if (alias == n) return d;

@@ -16,7 +16,19 @@
 namespace stoker {
 
 enum class DType : uint8_t {
-  kBool, kU8, kU16, kU32, kU64, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64,
+  kBool,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
 };
 inline constexpr int kNumDTypes = 13;
 
@@ -26,7 +38,11 @@ struct float16 {
   float16() = default;
   explicit float16(float f);
   explicit operator float() const;
-  static float16 from_bits(uint16_t b) { float16 h; h.bits = b; return h; }
+  static float16 from_bits(uint16_t b) {
+    float16 h;
+    h.bits = b;
+    return h;
+  }
 };
 
 // bfloat16 (the top half of a binary32), round-to-nearest-even.
@@ -42,9 +58,13 @@ float half_bits_to_float(uint16_t h);
 inline float16::float16(float f) : bits(float_to_half_bits(f)) {}
 inline float16::operator float() const { return half_bits_to_float(bits); }
 
-template <typename T> struct DTypeOf;
-#define STOKER_DTYPE_OF(T, D) \
-  template <> struct DTypeOf<T> { static constexpr DType value = DType::D; }
+template <typename T>
+struct DTypeOf;
+#define STOKER_DTYPE_OF(T, D)                \
+  template <>                                \
+  struct DTypeOf<T> {                        \
+    static constexpr DType value = DType::D; \
+  }
 STOKER_DTYPE_OF(bool, kBool);
 STOKER_DTYPE_OF(uint8_t, kU8);
 STOKER_DTYPE_OF(uint16_t, kU16);
@@ -59,7 +79,8 @@ STOKER_DTYPE_OF(bfloat16, kBF16);
 STOKER_DTYPE_OF(float, kF32);
 STOKER_DTYPE_OF(double, kF64);
 #undef STOKER_DTYPE_OF
-template <typename T> inline constexpr DType dtype_of = DTypeOf<T>::value;
+template <typename T>
+inline constexpr DType dtype_of = DTypeOf<T>::value;
 
 size_t dtype_size(DType d);
 // Canonical names: "bool", "uint8" … "int64", "float16", "bfloat16", "float32", "float64".
@@ -68,11 +89,19 @@ std::string_view dtype_name(DType d);
 DType dtype_from_name(std::string_view name);
 bool is_float(DType d);
 
-template <typename T> struct TypeTag { using type = T; };
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
 
 namespace detail {
-template <DType D> struct TypeOfImpl;
-#define STOKER_TYPE_OF(D, T) template <> struct TypeOfImpl<DType::D> { using type = T; }
+template <DType D>
+struct TypeOfImpl;
+#define STOKER_TYPE_OF(D, T)    \
+  template <>                   \
+  struct TypeOfImpl<DType::D> { \
+    using type = T;             \
+  }
 STOKER_TYPE_OF(kBool, bool);
 STOKER_TYPE_OF(kU8, uint8_t);
 STOKER_TYPE_OF(kU16, uint16_t);
@@ -89,7 +118,8 @@ STOKER_TYPE_OF(kF64, double);
 #undef STOKER_TYPE_OF
 std::string dtype_list(std::initializer_list<DType> ds);
 }  // namespace detail
-template <DType D> using type_of = typename detail::TypeOfImpl<D>::type;
+template <DType D>
+using type_of = typename detail::TypeOfImpl<D>::type;
 
 // Calls f(TypeTag<T>{}) for the C++ type T of `d`, which must be one of `Ds`; otherwise throws
 // TypeError naming `what` and the supported dtypes. Example:
@@ -115,9 +145,7 @@ decltype(auto) visit_dtype(DType d, std::string_view what, F&& f) {
 // zero) and saturates for integers; RNE for float16/bfloat16.
 template <typename T>
 inline T convert_sat(float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, double>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
     return v;
   } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
     return T(v);

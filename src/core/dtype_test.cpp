@@ -79,16 +79,14 @@ TEST(DType, ConvertSaturates) {
 }
 
 TEST(DType, VisitDispatchesAndRejects) {
-  size_t s = visit_dtype<DType::kU8, DType::kF32>(DType::kF32, "test", [](auto tag) {
-    return sizeof(typename decltype(tag)::type);
-  });
+  size_t s = visit_dtype<DType::kU8, DType::kF32>(
+      DType::kF32, "test", [](auto tag) { return sizeof(typename decltype(tag)::type); });
   EXPECT_EQ(s, 4u);
   try {
     visit_dtype<DType::kU8, DType::kF32>(DType::kI16, "resize input", [](auto) {});
     FAIL();
   } catch (const TypeError& e) {
-    EXPECT_STREQ(e.what(),
-                 "resize input: unsupported dtype int16; expected one of uint8, float32");
+    EXPECT_STREQ(e.what(), "resize input: unsupported dtype int16; expected one of uint8, float32");
   }
 }
 

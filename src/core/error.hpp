@@ -26,24 +26,34 @@ template <typename Self>
 class ErrorKind : public Error {
  public:
   using Error::Error;
-  [[noreturn]] void rethrow_with(const std::string& message) const override {
-    throw Self(message);
-  }
+  [[noreturn]] void rethrow_with(const std::string& message) const override { throw Self(message); }
 };
 
 // Invalid argument value or input data (Python ValueError).
-class ValueError : public ErrorKind<ValueError> { using ErrorKind::ErrorKind; };
+class ValueError : public ErrorKind<ValueError> {
+  using ErrorKind::ErrorKind;
+};
 // Wrong type/dtype/layout (Python TypeError).
-class TypeError : public ErrorKind<TypeError> { using ErrorKind::ErrorKind; };
+class TypeError : public ErrorKind<TypeError> {
+  using ErrorKind::ErrorKind;
+};
 // Index out of range (Python IndexError).
-class IndexError : public ErrorKind<IndexError> { using ErrorKind::ErrorKind; };
+class IndexError : public ErrorKind<IndexError> {
+  using ErrorKind::ErrorKind;
+};
 // Files and storage (Python OSError).
-class IOError : public ErrorKind<IOError> { using ErrorKind::ErrorKind; };
+class IOError : public ErrorKind<IOError> {
+  using ErrorKind::ErrorKind;
+};
 // Failures at run time that are not the user's input: out of memory budget, CUDA... (Python
 // RuntimeError).
-class RuntimeError : public ErrorKind<RuntimeError> { using ErrorKind::ErrorKind; };
+class RuntimeError : public ErrorKind<RuntimeError> {
+  using ErrorKind::ErrorKind;
+};
 // A broken internal invariant: a bug in stoker (Python stoker.InternalError).
-class InternalError : public ErrorKind<InternalError> { using ErrorKind::ErrorKind; };
+class InternalError : public ErrorKind<InternalError> {
+  using ErrorKind::ErrorKind;
+};
 
 // Thrown by a data source (external source, finite reader) to mark the end of its data: the
 // executor turns it into the end of an epoch (Python StopIteration), not an error.
@@ -90,19 +100,19 @@ std::string concat(const Args&... args) {
 }  // namespace stoker
 
 // User-input check: throws ErrorType with the concatenated message arguments.
-#define STOKER_ENFORCE(cond, ErrorType, ...)                   \
-  do {                                                         \
-    if (!(cond)) [[unlikely]] {                                \
+#define STOKER_ENFORCE(cond, ErrorType, ...)                  \
+  do {                                                        \
+    if (!(cond)) [[unlikely]] {                               \
       throw ErrorType(::stoker::detail::concat(__VA_ARGS__)); \
-    }                                                          \
+    }                                                         \
   } while (0)
 
 // Internal invariant: a failure is a stoker bug and says where.
-#define STOKER_ASSERT(cond, ...)                                                       \
-  do {                                                                                 \
-    if (!(cond)) [[unlikely]] {                                                        \
-      throw ::stoker::InternalError(::stoker::detail::concat(                          \
-          "internal error at ", __FILE__, ":", __LINE__, ": `", #cond, "` failed. " \
-          __VA_OPT__(, ) __VA_ARGS__));                                                \
-    }                                                                                  \
+#define STOKER_ASSERT(cond, ...)                                                                \
+  do {                                                                                          \
+    if (!(cond)) [[unlikely]] {                                                                 \
+      throw ::stoker::InternalError(                                                            \
+          ::stoker::detail::concat("internal error at ", __FILE__, ":", __LINE__, ": `", #cond, \
+                                   "` failed. " __VA_OPT__(, ) __VA_ARGS__));                   \
+    }                                                                                           \
   } while (0)

@@ -14,9 +14,12 @@ namespace stoker {
 
 std::string_view memory_kind_name(MemoryKind k) {
   switch (k) {
-    case MemoryKind::kHost: return "host";
-    case MemoryKind::kPinned: return "pinned";
-    case MemoryKind::kDevice: return "device";
+    case MemoryKind::kHost:
+      return "host";
+    case MemoryKind::kPinned:
+      return "pinned";
+    case MemoryKind::kDevice:
+      return "device";
   }
   return "?";
 }
@@ -40,8 +43,8 @@ class HostAllocator final : public Allocator {
 void cuda_check(cudaError_t e, const char* what, size_t bytes) {
   if (e != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free error state
-    throw RuntimeError(detail::concat(what, " of ", bytes, " bytes failed: ",
-                                      cudaGetErrorString(e)));
+    throw RuntimeError(
+        detail::concat(what, " of ", bytes, " bytes failed: ", cudaGetErrorString(e)));
   }
 }
 class PinnedAllocator final : public Allocator {

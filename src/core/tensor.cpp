@@ -1,5 +1,6 @@
-#include "stoker/core/batch.hpp"
 #include "stoker/core/tensor.hpp"
+
+#include "stoker/core/batch.hpp"
 
 namespace stoker {
 
@@ -76,7 +77,8 @@ size_t Batch::total_bytes() const {
 }
 
 void Batch::copy_source_info(const Batch& other) {
-  for (int i = 0; i < size() && i < other.size(); ++i) samples_[size_t(i)].source_info = other.source_info(i);
+  for (int i = 0; i < size() && i < other.size(); ++i)
+    samples_[size_t(i)].source_info = other.source_info(i);
 }
 
 }  // namespace stoker

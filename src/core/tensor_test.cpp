@@ -1,6 +1,6 @@
-#include "stoker/core/batch.hpp"
-
 #include <gtest/gtest.h>
+
+#include "stoker/core/batch.hpp"
 
 namespace stoker {
 namespace {

@@ -5,8 +5,7 @@
 namespace stoker {
 
 ThreadPool::ThreadPool(int num_threads) {
-  STOKER_ENFORCE(num_threads >= 1, ValueError, "num_threads must be at least 1, got ",
-                 num_threads);
+  STOKER_ENFORCE(num_threads >= 1, ValueError, "num_threads must be at least 1, got ", num_threads);
   for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
 }
 

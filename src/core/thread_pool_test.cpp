@@ -18,7 +18,8 @@ TEST(ThreadPool, RunsEveryIndexOnce) {
     pool.parallel_for(1000, [&](int64_t i, int t) {
       hits[size_t(i)]++;
       int m = max_thread.load();
-      while (t > m && !max_thread.compare_exchange_weak(m, t)) {}
+      while (t > m && !max_thread.compare_exchange_weak(m, t)) {
+      }
     });
     for (auto& h : hits) ASSERT_EQ(h.load(), 1);
     EXPECT_LT(max_thread.load(), threads);

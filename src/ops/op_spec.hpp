@@ -12,8 +12,8 @@
 namespace stoker::ops {
 
 struct InputRef {
-  int node = -1;    // index of the producing node in the graph
-  int output = 0;   // which of its outputs
+  int node = -1;   // index of the producing node in the graph
+  int output = 0;  // which of its outputs
 };
 
 struct OpSpec {

@@ -4,7 +4,7 @@
 
 namespace stoker::ops::testing {
 
-OpRunner::OpRunner(const std::string& op, std::map<std::string, ArgValue> args, int threads,
+OpRunner::OpRunner(const std::string& op, const std::map<std::string, ArgValue>& args, int threads,
                    uint64_t seed, int64_t instance)
     : pool_(make_host_allocator()), threads_(threads), seed_(seed) {
   spec_.schema = find_op_schema(op);
@@ -21,7 +21,7 @@ OpRunner::OpRunner(const std::string& op, std::map<std::string, ArgValue> args, 
 }
 
 std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,
-                                 std::map<std::string, Batch> arg_inputs) {
+                                 const std::map<std::string, Batch>& arg_inputs) {
   Workspace ws;
   ws.outputs.reserve(spec_.schema->outputs.size());
   for (auto& b : inputs) ws.inputs.push_back(&b);

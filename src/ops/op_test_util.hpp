@@ -14,11 +14,11 @@ namespace stoker::ops::testing {
 
 class OpRunner {
  public:
-  OpRunner(const std::string& op, std::map<std::string, ArgValue> args, int threads = 2,
+  OpRunner(const std::string& op, const std::map<std::string, ArgValue>& args, int threads = 2,
            uint64_t seed = 42, int64_t instance = 0);
   // Runs one iteration; `arg_inputs` bind per-sample arguments.
   std::vector<Batch> run(std::vector<Batch> inputs, int batch_size = -1,
-                         std::map<std::string, Batch> arg_inputs = {});
+                         const std::map<std::string, Batch>& arg_inputs = {});
   MemoryPool& pool() { return pool_; }
   Operator& op() { return *op_; }
   int64_t iteration = 0;

@@ -33,8 +33,8 @@ struct Workspace {
 
 // What a reader reports about its dataset (pipe.reader_meta(name) in Python).
 struct ReaderMeta {
-  int64_t epoch_size = 0;   // samples in the whole dataset (all shards)
-  int64_t shard_size = 0;   // samples in this reader's shard
+  int64_t epoch_size = 0;  // samples in the whole dataset (all shards)
+  int64_t shard_size = 0;  // samples in this reader's shard
   int shard_id = 0;
   int num_shards = 1;
 };

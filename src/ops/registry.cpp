@@ -12,16 +12,11 @@ namespace stoker::ops {
 const std::vector<OpSchema>& op_schemas() {
   // Sorted by operator name. Adding an operator adds one line here.
   static const std::vector<OpSchema> kAll{
-      crop_schema(),
-      crop_mirror_normalize_schema(),
-      image_decoder_schema(),
-      external_source_schema(),
-      flip_schema(),
-      coin_flip_schema(),
-      uniform_schema(),
-      random_resized_crop_schema(),
-      file_reader_schema(),
-      resize_schema(),
+      crop_schema(),          crop_mirror_normalize_schema(),
+      image_decoder_schema(), external_source_schema(),
+      flip_schema(),          coin_flip_schema(),
+      uniform_schema(),       random_resized_crop_schema(),
+      file_reader_schema(),   resize_schema(),
   };
   return kAll;
 }

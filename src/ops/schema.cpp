@@ -1,28 +1,40 @@
+#include "stoker/ops/schema.hpp"
+
 #include "stoker/core/dtype.hpp"
 #include "stoker/ops/op_spec.hpp"
-#include "stoker/ops/schema.hpp"
 
 namespace stoker::ops {
 
 std::string_view arg_type_name(ArgType t) {
   switch (t) {
-    case ArgType::kBool: return "bool";
-    case ArgType::kInt: return "int";
-    case ArgType::kFloat: return "float";
-    case ArgType::kString: return "str";
-    case ArgType::kIntList: return "list of int";
-    case ArgType::kFloatList: return "list of float";
-    case ArgType::kStringList: return "list of str";
-    case ArgType::kDType: return "dtype";
+    case ArgType::kBool:
+      return "bool";
+    case ArgType::kInt:
+      return "int";
+    case ArgType::kFloat:
+      return "float";
+    case ArgType::kString:
+      return "str";
+    case ArgType::kIntList:
+      return "list of int";
+    case ArgType::kFloatList:
+      return "list of float";
+    case ArgType::kStringList:
+      return "list of str";
+    case ArgType::kDType:
+      return "dtype";
   }
   return "?";
 }
 
 std::string_view backend_name(Backend b) {
   switch (b) {
-    case Backend::kCpu: return "cpu";
-    case Backend::kMixed: return "mixed";
-    case Backend::kGpu: return "gpu";
+    case Backend::kCpu:
+      return "cpu";
+    case Backend::kMixed:
+      return "mixed";
+    case Backend::kGpu:
+      return "gpu";
   }
   return "?";
 }
@@ -84,8 +96,8 @@ std::string OpSpec::describe() const {
 
 namespace {
 std::string value_type_name(const ArgValue& v) {
-  static const char* kNames[] = {"bool", "int", "float", "str", "list of int", "list of float",
-                                 "list of str"};
+  static const char* kNames[] = {"bool",        "int",           "float",      "str",
+                                 "list of int", "list of float", "list of str"};
   return kNames[v.index()];
 }
 }  // namespace

@@ -54,9 +54,9 @@ Executor::Result Executor::run_iteration() {
       return result;
     } catch (...) {
       try {
-        rethrow_with_context(std::current_exception(),
-                             "Error in operator " + spec.describe() + ", iteration " +
-                                 std::to_string(iteration_) + ", ");
+        rethrow_with_context(std::current_exception(), "Error in operator " + spec.describe() +
+                                                           ", iteration " +
+                                                           std::to_string(iteration_) + ", ");
       } catch (...) {
         result.error = std::current_exception();
       }

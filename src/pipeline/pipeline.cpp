@@ -48,8 +48,8 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   spec.defined_at = node.defined_at;
   spec.backend = parse_backend(node.device, op + where);
   spec.name = node.name.empty() ? op + "_" + std::to_string(spec.instance) : node.name;
-  STOKER_ENFORCE(!impl_->names.count(spec.name), ValueError, op, where, ": the name '",
-                 spec.name, "' is already used by another operator");
+  STOKER_ENFORCE(!impl_->names.count(spec.name), ValueError, op, where, ": the name '", spec.name,
+                 "' is already used by another operator");
   for (auto& v : inputs) spec.inputs.push_back({v.node, v.output});
   for (auto& [k, v] : arg_inputs) spec.arg_inputs[k] = {v.node, v.output};
   for (auto& [k, v] : args) spec.args[k] = v;
@@ -62,7 +62,7 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   return outs;
 }
 
-void PipelineBuilder::set_outputs(std::vector<Value> outputs) {
+void PipelineBuilder::set_outputs(const std::vector<Value>& outputs) {
   STOKER_ENFORCE(!outputs.empty(), ValueError, "a pipeline needs at least one output");
   impl_->graph.outputs.clear();
   for (auto& v : outputs) {

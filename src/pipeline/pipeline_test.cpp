@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 class JpegFolder {
  public:
   explicit JpegFolder(int per_class, int classes = 2) {
-    root_ = fs::temp_directory_path() / ("stoker_pipe_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(counter_++));
+    root_ = fs::temp_directory_path() /
+            ("stoker_pipe_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     fs::remove_all(root_);
     for (int c = 0; c < classes; ++c) {
       fs::create_directories(root_ / ("class" + std::to_string(c)));
@@ -27,8 +27,9 @@ class JpegFolder {
         int64_t h = 20 + 3 * i, w = 30 + 5 * c;
         auto px = testing::random_image_u8(h, w, 3, uint32_t(100 * c + i));
         auto jpeg = testing::encode_jpeg(px.data(), h, w, 3);
-        std::ofstream f(root_ / ("class" + std::to_string(c)) / ("img" + std::to_string(i) + ".jpg"),
-                        std::ios::binary);
+        std::ofstream f(
+            root_ / ("class" + std::to_string(c)) / ("img" + std::to_string(i) + ".jpg"),
+            std::ios::binary);
         f.write(reinterpret_cast<const char*>(jpeg.data()), std::streamsize(jpeg.size()));
       }
     }
@@ -43,15 +44,16 @@ class JpegFolder {
 
 std::unique_ptr<Pipeline> train_pipeline(const std::string& root, int threads, int depth,
                                          int batch = 4) {
-  PipelineBuilder b({.batch_size = batch, .num_threads = threads, .seed = 1234,
-                     .prefetch_queue_depth = depth});
+  PipelineBuilder b(
+      {.batch_size = batch, .num_threads = threads, .seed = 1234, .prefetch_queue_depth = depth});
   auto r = b.add("readers.file", {}, {{"file_root", root}, {"random_shuffle", true}}, {},
                  {.name = "Reader"});
   auto img = b.add("decoders.image", {r[0]});
   auto crop = b.add("random_resized_crop", {img[0]}, {{"size", std::vector<int64_t>{16, 16}}});
   auto coin = b.add("random.coin_flip");
   auto out = b.add("crop_mirror_normalize", {crop[0]},
-                   {{"mean", std::vector<double>{128}}, {"std", std::vector<double>{64}},
+                   {{"mean", std::vector<double>{128}},
+                    {"std", std::vector<double>{64}},
                     {"dtype", std::string("float16")}},
                    {{"mirror", coin[0]}});
   b.set_outputs({out[0], r[1]});
@@ -113,7 +115,9 @@ TEST(Pipeline, CorruptFileErrorNamesOperatorSampleAndFile) {
   } catch (const ValueError& e) {
     std::string m = e.what();
     EXPECT_EQ(m.rfind("Error in operator decoders.image (defined at train.py:7), iteration 0, "
-                      "sample 1 (source '" + bad.string() + "'): invalid JPEG: ", 0),
+                      "sample 1 (source '" +
+                          bad.string() + "'): invalid JPEG: ",
+                      0),
               0u)
         << m;
   }
@@ -136,22 +140,31 @@ TEST(Pipeline, ValidationErrorsNameTheOperator) {
       EXPECT_EQ(std::string(e.what()), msg);
     }
   };
-  expect_error([&] { b.add("readers.file", {}, {{"file_rot", std::string("x")}}, {}, {.defined_at = "p.py:3"}); },
-               "readers.file (defined at p.py:3): unknown argument 'file_rot'; did you mean "
-               "'file_root'?");
+  expect_error(
+      [&] {
+        b.add("readers.file", {}, {{"file_rot", std::string("x")}}, {}, {.defined_at = "p.py:3"});
+      },
+      "readers.file (defined at p.py:3): unknown argument 'file_rot'; did you mean "
+      "'file_root'?");
   expect_error([&] { b.add("random_resized_crop", {}, {}); },
                "random_resized_crop: expects 1 input(s), got 0");
   auto coin = b.add("random.coin_flip");
   expect_error([&] { b.add("random_resized_crop", {coin[0]}, {}); },
                "random_resized_crop: missing required argument 'size'");
-  expect_error([&] { b.add("resize", {coin[0]}, {}, {{"mode", coin[0]}}); },
-               "resize: argument 'mode' must be a constant; it does not accept per-sample "
-               "tensors");
+  expect_error(
+      [&] {
+        b.add("resize", {coin[0]}, {}, {{"mode", coin[0]}});
+      },
+      "resize: argument 'mode' must be a constant; it does not accept per-sample "
+      "tensors");
   expect_error([&] { b.add("resize", {coin[0]}, {}, {}, {.device = "gpu"}); },
                "resize: no 'gpu' backend in this build; supported: cpu");
   expect_error([&] { b.add("decoders.nothing"); }, "unknown operator 'decoders.nothing'");
-  expect_error([&] { b.add("flip", {coin[0]}, {{"horizontal", std::string("yes")}}); },
-               "flip: argument 'horizontal' expects int, got str 'yes'");
+  expect_error(
+      [&] {
+        b.add("flip", {coin[0]}, {{"horizontal", std::string("yes")}});
+      },
+      "flip: argument 'horizontal' expects int, got str 'yes'");
 }
 
 TEST(Pipeline, ExternalSourceFeedsEndsEpochsAndPrunes) {

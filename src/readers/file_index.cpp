@@ -12,9 +12,9 @@ namespace stoker::readers {
 namespace fs = std::filesystem;
 
 const std::vector<std::string>& default_image_filters() {
-  static const std::vector<std::string> kFilters{
-      "*.jpg", "*.jpeg", "*.png", "*.bmp", "*.tif", "*.tiff", "*.pnm", "*.ppm", "*.pgm",
-      "*.pbm", "*.jp2",  "*.webp"};
+  static const std::vector<std::string> kFilters{"*.jpg", "*.jpeg", "*.png", "*.bmp",
+                                                 "*.tif", "*.tiff", "*.pnm", "*.ppm",
+                                                 "*.pgm", "*.pbm",  "*.jp2", "*.webp"};
   return kFilters;
 }
 
@@ -46,7 +46,8 @@ std::vector<FileEntry> index_class_folders(const std::string& root,
   for (size_t label = 0; label < classes.size(); ++label) {
     std::vector<std::string> files;
     auto dir = fs::path(root) / classes[label];
-    for (auto& e : fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink)) {
+    for (auto& e :
+         fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink)) {
       if (e.is_regular_file() && matches(e.path().filename().string(), filters))
         files.push_back(e.path().string());
     }
@@ -71,8 +72,8 @@ std::vector<FileEntry> index_file_list(const std::string& list_path, const std::
     // The label is the last field, so paths may contain spaces.
     auto end = line.find_last_not_of(" \t\r");
     auto sep = line.find_last_of(" \t", end);
-    STOKER_ENFORCE(sep != std::string::npos && sep > first, ValueError, "file_list '",
-                   list_path, "' line ", lineno, ": expected '<path> <label>', got '", line, "'");
+    STOKER_ENFORCE(sep != std::string::npos && sep > first, ValueError, "file_list '", list_path,
+                   "' line ", lineno, ": expected '<path> <label>', got '", line, "'");
     std::string label_text = line.substr(sep + 1, end - sep);
     std::string path = line.substr(first, line.find_last_not_of(" \t", sep) - first + 1);
     size_t used = 0;
@@ -93,8 +94,8 @@ std::vector<FileEntry> index_file_list(const std::string& list_path, const std::
 std::vector<FileEntry> index_files(const std::vector<std::string>& files,
                                    const std::vector<int64_t>& labels, const std::string& root) {
   STOKER_ENFORCE(!files.empty(), ValueError, "`files` is empty");
-  STOKER_ENFORCE(labels.empty() || labels.size() == files.size(), ValueError, "got ",
-                 files.size(), " files but ", labels.size(), " labels");
+  STOKER_ENFORCE(labels.empty() || labels.size() == files.size(), ValueError, "got ", files.size(),
+                 " files but ", labels.size(), " labels");
   std::vector<FileEntry> out;
   for (size_t i = 0; i < files.size(); ++i)
     out.push_back({join(root, files[i]), labels.empty() ? 0 : int32_t(labels[i])});

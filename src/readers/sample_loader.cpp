@@ -10,8 +10,7 @@ SampleLoader::SampleLoader(int64_t dataset_size, const LoaderOptions& o)
   STOKER_ENFORCE(o.num_shards >= 1, ValueError, "num_shards must be at least 1, got ",
                  o.num_shards);
   STOKER_ENFORCE(o.shard_id >= 0 && o.shard_id < o.num_shards, ValueError,
-                 "shard_id must be in [0, num_shards) = [0, ", o.num_shards, "), got ",
-                 o.shard_id);
+                 "shard_id must be in [0, num_shards) = [0, ", o.num_shards, "), got ", o.shard_id);
   STOKER_ENFORCE(o.initial_fill >= 1, ValueError, "initial_fill must be at least 1, got ",
                  o.initial_fill);
   begin_ = dataset_size * o.shard_id / o.num_shards;

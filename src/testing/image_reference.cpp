@@ -15,8 +15,9 @@ std::vector<uint8_t> random_image_u8(int64_t h, int64_t w, int64_t c, uint32_t s
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
       for (int64_t k = 0; k < c; ++k) {
-        double v = 128 + 70 * std::sin(0.21 * double(x) + ph[size_t(2 * k)]) *
-                             std::cos(0.13 * double(y) + ph[size_t(2 * k + 1)]) +
+        double v = 128 +
+                   70 * std::sin(0.21 * double(x) + ph[size_t(2 * k)]) *
+                       std::cos(0.13 * double(y) + ph[size_t(2 * k + 1)]) +
                    noise(rng);
         img[size_t((y * w + x) * c + k)] = uint8_t(std::clamp(v, 0.0, 255.0));
       }
@@ -40,8 +41,7 @@ double triangle_tap(int64_t src, int64_t dst, int64_t in, int64_t out, bool anti
 }
 }  // namespace
 
-RefImage resize_linear_reference(const RefImage& in, int64_t out_h, int64_t out_w,
-                                 bool antialias) {
+RefImage resize_linear_reference(const RefImage& in, int64_t out_h, int64_t out_w, bool antialias) {
   RefImage out{out_h, out_w, in.channels, std::vector<double>(size_t(out_h * out_w * in.channels))};
   for (int64_t y = 0; y < out_h; ++y)
     for (int64_t x = 0; x < out_w; ++x)

@@ -13,7 +13,9 @@ namespace stoker::testing {
 struct RefImage {
   int64_t height = 0, width = 0, channels = 0;
   std::vector<double> data;
-  double& at(int64_t y, int64_t x, int64_t c) { return data[size_t((y * width + x) * channels + c)]; }
+  double& at(int64_t y, int64_t x, int64_t c) {
+    return data[size_t((y * width + x) * channels + c)];
+  }
   double at(int64_t y, int64_t x, int64_t c) const {
     return data[size_t((y * width + x) * channels + c)];
   }
@@ -26,8 +28,7 @@ RefImage to_ref(const uint8_t* data, int64_t h, int64_t w, int64_t c, int64_t ro
 // Resize with the triangle filter: output pixel centre (i + 0.5) * in / out; radius 1, or the
 // scale factor when downscaling with antialias; taps outside the image dropped, weights
 // renormalised. Evaluated as a direct 2-D sum over every source pixel.
-RefImage resize_linear_reference(const RefImage& in, int64_t out_h, int64_t out_w,
-                                 bool antialias);
+RefImage resize_linear_reference(const RefImage& in, int64_t out_h, int64_t out_w, bool antialias);
 
 // (in - mean) / std * scale + shift, mirrored horizontally when asked; HWC result.
 RefImage normalize_reference(const RefImage& in, const std::vector<double>& mean,

@@ -1,13 +1,13 @@
 #include "stoker/testing/jpeg_encode.hpp"
 
+#include <jpeglib.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
-
-#include <jpeglib.h>
 
 namespace stoker::testing {
 

@@ -25,8 +25,8 @@ struct ErrorManager {
 };
 
 bool benign_warning(int code) {
-  return code == JWRN_EXTRANEOUS_DATA || code == JWRN_ADOBE_XFORM ||
-         code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC;
+  return code == JWRN_EXTRANEOUS_DATA || code == JWRN_ADOBE_XFORM || code == JWRN_JFIF_MAJOR ||
+         code == JWRN_BOGUS_ICC;
 }
 
 void on_error_exit(j_common_ptr cinfo) {
@@ -161,10 +161,9 @@ JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLi
   JpegInfo info{s.cinfo.image_height, s.cinfo.image_width, s.cinfo.num_components,
                 bool(s.cinfo.progressive_mode)};
   jpeg_abort_decompress(&s.cinfo);
-  STOKER_ENFORCE(info.height * info.width <= limits.max_pixels, ValueError, "JPEG of ",
-                 info.width, "x", info.height, " = ", info.height * info.width,
-                 " pixels exceeds the limit of ", limits.max_pixels,
-                 " pixels (raise max_pixels to allow it)");
+  STOKER_ENFORCE(info.height * info.width <= limits.max_pixels, ValueError, "JPEG of ", info.width,
+                 "x", info.height, " = ", info.height * info.width, " pixels exceeds the limit of ",
+                 limits.max_pixels, " pixels (raise max_pixels to allow it)");
   return info;
 }
 
@@ -173,8 +172,8 @@ void JpegDecoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, uint
   auto info = read_header(data, size, limits);
   auto& s = *state_;
   if (info.components == 4) s.row.resize(size_t(info.width) * 4);
-  if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels,
-                s.row.data(), JDIMENSION(info.width), JDIMENSION(info.height))) {
+  if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels, s.row.data(),
+                JDIMENSION(info.width), JDIMENSION(info.height))) {
     throw ValueError(std::string("corrupt JPEG data: ") + s.err.message);
   }
 }

@@ -15,7 +15,7 @@ namespace stoker::codecs {
 struct JpegInfo {
   int64_t height = 0;
   int64_t width = 0;
-  int components = 0;        // in the file: 1 (gray), 3 (YCbCr/RGB) or 4 (CMYK/YCCK)
+  int components = 0;  // in the file: 1 (gray), 3 (YCbCr/RGB) or 4 (CMYK/YCCK)
   bool progressive = false;
 };
 
@@ -40,8 +40,8 @@ class JpegDecoder {
   // so on), like OpenCV. Corrupt data, truncation and every libjpeg warning except harmless
   // ones (extraneous bytes before a marker, unknown Adobe transform, bogus ICC/JFIF version)
   // raise ValueError rather than give a partly grey image.
-  void decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out,
-              int64_t row_stride, const JpegLimits& limits = {});
+  void decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out, int64_t row_stride,
+              const JpegLimits& limits = {});
 
  private:
   struct State;

@@ -16,8 +16,8 @@ void crop_cpu(ImageView<T> out, ImageView<const T> in, int64_t y0, int64_t x0,
   for (int64_t y = 0; y < out.height; ++y) {
     T* dst = out.row(y);
     int64_t sy = y0 + y;
-    int64_t xa = std::clamp<int64_t>(-x0, 0, out.width);                // first inside column
-    int64_t xb = std::clamp<int64_t>(in.width - x0, xa, out.width);     // one past last inside
+    int64_t xa = std::clamp<int64_t>(-x0, 0, out.width);             // first inside column
+    int64_t xb = std::clamp<int64_t>(in.width - x0, xa, out.width);  // one past last inside
     bool row_inside = sy >= 0 && sy < in.height;
     if (!row_inside) xb = xa = out.width;
     for (int64_t x = 0; x < xa; ++x)

@@ -27,7 +27,9 @@ TEST(Flip, EveryCombinationMatchesIndexReference) {
 TEST(Crop, InsideAndPaddedWindows) {
   const int64_t H = 6, W = 8, C = 2;
   auto src = testing::random_image_u8(H, W, C, 9);
-  struct Case { int64_t y0, x0, h, w; };
+  struct Case {
+    int64_t y0, x0, h, w;
+  };
   for (auto k : {Case{1, 2, 3, 4}, Case{-2, -3, 5, 6}, Case{4, 6, 5, 5}, Case{-1, -1, 8, 10},
                  Case{10, 0, 2, 2}}) {
     std::vector<uint8_t> out(size_t(k.h * k.w * C), 0);

@@ -14,8 +14,7 @@ __global__ void fill_bytes_kernel(uint8_t* p, size_t bytes, uint8_t value) {
   pattern.x = pattern.y = pattern.z = pattern.w = v;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < vec; i += stride)
     reinterpret_cast<uint4*>(p)[i] = pattern;
-  for (size_t i = vec * 16 + blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < bytes;
-       i += stride)
+  for (size_t i = vec * 16 + blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < bytes; i += stride)
     p[i] = value;
 }
 

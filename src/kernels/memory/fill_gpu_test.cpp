@@ -18,8 +18,7 @@ TEST(FillGpu, MatchesHostFillIncludingUnalignedTail) {
     ASSERT_EQ(cudaMemset(buf->data(), 0x11, bytes + 1), cudaSuccess);
     ASSERT_EQ(fill_bytes_gpu(buf->data(), bytes, 0xab, nullptr), 0);
     std::vector<uint8_t> host(bytes + 1);
-    ASSERT_EQ(cudaMemcpy(host.data(), buf->data(), bytes + 1, cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host.data(), buf->data(), bytes + 1, cudaMemcpyDeviceToHost), cudaSuccess);
     for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(host[i], 0xab) << i;
     EXPECT_EQ(host[bytes], 0x11) << "wrote past the end";
   }

@@ -12,12 +12,12 @@
 namespace stoker::kernels {
 
 struct NormalizeParams {
-  std::vector<float> mean;      // one per input channel
-  std::vector<float> inv_std;   // scale / std, one per input channel
+  std::vector<float> mean;     // one per input channel
+  std::vector<float> inv_std;  // scale / std, one per input channel
   float shift = 0.f;
-  bool mirror = false;          // flip horizontally
-  bool planar = false;          // CHW output (else HWC)
-  int64_t out_channels = 0;     // >= in.channels; extra channels are filled with 0
+  bool mirror = false;       // flip horizontally
+  bool planar = false;       // CHW output (else HWC)
+  int64_t out_channels = 0;  // >= in.channels; extra channels are filled with 0
 };
 
 // `out` holds out_channels * in.height * in.width elements, dense.
@@ -30,8 +30,8 @@ void crop_mirror_normalize_cpu(Out* out, ImageView<const In> in, const Normalize
     for (int64_t x = 0; x < W; ++x) {
       const In* px = row + (p.mirror ? W - 1 - x : x) * C;
       for (int64_t c = 0; c < OC; ++c) {
-        float v = c < C ? (to_float(px[c]) - p.mean[size_t(c)]) * p.inv_std[size_t(c)] + p.shift
-                        : 0.f;
+        float v =
+            c < C ? (to_float(px[c]) - p.mean[size_t(c)]) * p.inv_std[size_t(c)] + p.shift : 0.f;
         int64_t o = p.planar ? (c * H + y) * W + x : (y * W + x) * OC + c;
         out[o] = convert_sat<Out>(v);
       }

@@ -28,8 +28,8 @@ TEST_P(ResizeLinear, MatchesReference) {
   auto p = GetParam();
   const int64_t C = 3;
   auto src = testing::random_image_u8(p.in_h, p.in_w, C, uint32_t(p.in_h * 31 + p.out_w));
-  auto ref = testing::resize_linear_reference(testing::to_ref(src.data(), p.in_h, p.in_w, C, p.in_w * C),
-                                              p.out_h, p.out_w, p.antialias);
+  auto ref = testing::resize_linear_reference(
+      testing::to_ref(src.data(), p.in_h, p.in_w, C, p.in_w * C), p.out_h, p.out_w, p.antialias);
   std::vector<float> scratch;
   std::vector<uint8_t> out_u8(size_t(p.out_h * p.out_w * C), 0xcd);
   resize_linear_cpu<uint8_t, uint8_t>(dense_image(out_u8.data(), p.out_h, p.out_w, C),

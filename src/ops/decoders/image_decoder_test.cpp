@@ -16,8 +16,7 @@ std::vector<uint8_t> jpeg_of(int64_t h, int64_t w, uint32_t seed) {
 }
 
 TEST(ImageDecoderOp, RaggedBatchMatchesTheCodecAndIsContiguous) {
-  std::vector<std::vector<uint8_t>> files{jpeg_of(20, 30, 1), jpeg_of(41, 17, 2),
-                                          jpeg_of(8, 8, 3)};
+  std::vector<std::vector<uint8_t>> files{jpeg_of(20, 30, 1), jpeg_of(41, 17, 2), jpeg_of(8, 8, 3)};
   for (std::string type : {"RGB", "GRAY"}) {
     OpRunner r("decoders.image", {{"output_type", type}}, 3);
     auto out = r.run({testing::bytes_batch(files, {"a.jpg", "b.jpg", "c.jpg"})});

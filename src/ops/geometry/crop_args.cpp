@@ -10,16 +10,15 @@ std::optional<CropWindow> crop_window_arg(const Operator& op, const Workspace& w
   double ch = op.scalar_arg(ws, "crop_h", i), cw = op.scalar_arg(ws, "crop_w", i);
   if (!crop.empty()) {
     STOKER_ENFORCE(crop.size() == 1 || crop.size() == 2, ValueError,
-                   "crop must be [height, width] (or one value for a square), got ",
-                   crop.size(), " values");
+                   "crop must be [height, width] (or one value for a square), got ", crop.size(),
+                   " values");
     STOKER_ENFORCE(ch == 0 && cw == 0, ValueError,
                    "give either `crop` or `crop_h`/`crop_w`, not both");
     ch = crop[0];
     cw = crop.size() == 2 ? crop[1] : crop[0];
   }
   if (ch == 0 && cw == 0) return std::nullopt;
-  STOKER_ENFORCE(ch > 0 && cw > 0, ValueError, "crop extents must be positive, got ", ch, "x",
-                 cw);
+  STOKER_ENFORCE(ch > 0 && cw > 0, ValueError, "crop extents must be positive, got ", ch, "x", cw);
   CropWindow w;
   w.height = int64_t(std::floor(ch + 0.5));
   w.width = int64_t(std::floor(cw + 0.5));

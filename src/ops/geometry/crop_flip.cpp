@@ -14,8 +14,8 @@ class Crop final : public Operator {
   explicit Crop(const OpSpec& spec) : Operator(spec) {
     policy_ = spec.arg<std::string>("out_of_bounds_policy");
     STOKER_ENFORCE(policy_ == "error" || policy_ == "pad" || policy_ == "trim", ValueError,
-                   "crop: out_of_bounds_policy must be 'error', 'pad' or 'trim', got '",
-                   policy_, "'");
+                   "crop: out_of_bounds_policy must be 'error', 'pad' or 'trim', got '", policy_,
+                   "'");
     fill_ = spec.arg<std::vector<double>>("fill_values");
   }
 
@@ -27,8 +27,9 @@ class Crop final : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "crop");
       auto w = crop_window_arg(*this, ws, i, s.height, s.width);
-      STOKER_ENFORCE(w.has_value(), ValueError, "crop: no window given (use `crop` or "
-                                                "`crop_h`/`crop_w`)");
+      STOKER_ENFORCE(w.has_value(), ValueError,
+                     "crop: no window given (use `crop` or "
+                     "`crop_h`/`crop_w`)");
       if (policy_ == "error") check_window_inside(*w, s.height, s.width, "crop");
       if (policy_ == "trim") {
         int64_t y1 = std::min(w->y + w->height, s.height), x1 = std::min(w->x + w->width, s.width);
@@ -36,8 +37,7 @@ class Crop final : public Operator {
         w->height = std::max<int64_t>(0, y1 - w->y), w->width = std::max<int64_t>(0, x1 - w->x);
       }
       STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
-                     "crop: fill_values needs 1 or ", s.channels, " values, got ",
-                     fill_.size());
+                     "crop: fill_values needs 1 or ", s.channels, " values, got ", fill_.size());
       windows[size_t(i)] = *w;
       shapes[size_t(i)] = TensorShape{w->height, w->width, s.channels};
     });
@@ -52,8 +52,8 @@ class Crop final : public Operator {
             for (size_t c = 0; c < fill.size(); ++c)
               fill[c] = convert_sat<T>(float(fill_[fill_.size() == 1 ? 0 : c]));
             kernels::crop_cpu<T>({out.data_as<T>(i), w.height, w.width, s[2], w.width * s[2]},
-                                 {in.data_as<const T>(i), s[0], s[1], s[2], s[1] * s[2]}, w.y,
-                                 w.x, fill);
+                                 {in.data_as<const T>(i), s[0], s[1], s[2], s[1] * s[2]}, w.y, w.x,
+                                 fill);
           });
     });
   }
@@ -67,10 +67,14 @@ class Crop final : public Operator {
 template <typename F>
 void visit_by_size(DType d, F&& f) {
   switch (dtype_size(d)) {
-    case 1: return f(TypeTag<uint8_t>{});
-    case 2: return f(TypeTag<uint16_t>{});
-    case 4: return f(TypeTag<uint32_t>{});
-    case 8: return f(TypeTag<uint64_t>{});
+    case 1:
+      return f(TypeTag<uint8_t>{});
+    case 2:
+      return f(TypeTag<uint16_t>{});
+    case 4:
+      return f(TypeTag<uint32_t>{});
+    case 8:
+      return f(TypeTag<uint64_t>{});
   }
   STOKER_ASSERT(false, "element size ", dtype_size(d));
 }
@@ -106,8 +110,8 @@ class Flip final : public Operator {
           int64_t plane = s[1] * s[2];
           for (int64_t c = 0; c < s[0]; ++c)
             kernels::flip_cpu<T>(kernels::dense_image(dst + c * plane, s[1], s[2], int64_t(1)),
-                                 kernels::dense_image(src + c * plane, s[1], s[2], int64_t(1)),
-                                 h, v);
+                                 kernels::dense_image(src + c * plane, s[1], s[2], int64_t(1)), h,
+                                 v);
         }
       });
     });
@@ -119,9 +123,10 @@ class Flip final : public Operator {
 OpSchema crop_schema() {
   OpSchema s{
       .name = "crop",
-      .doc = "Cuts a window out of HWC images. Window placement: see crop_pos_x/y. "
-             "out_of_bounds_policy: 'error' (default) rejects windows leaving the image, 'pad' "
-             "fills outside pixels with `fill_values`, 'trim' shrinks the window to the image.",
+      .doc =
+          "Cuts a window out of HWC images. Window placement: see crop_pos_x/y. "
+          "out_of_bounds_policy: 'error' (default) rejects windows leaving the image, 'pad' "
+          "fills outside pixels with `fill_values`, 'trim' shrinks the window to the image.",
       .inputs = {"images"},
       .outputs = {"cropped"},
       .args = {{"out_of_bounds_policy", ArgType::kString, "error | pad | trim.",

@@ -18,11 +18,11 @@ TEST(ResizeOutputSize, DaliRules) {
     int64_t eh, ew;
   };
   std::vector<Case> cases{
-      {375, 500, {.shorter = 256}, 256, 341},              // 341.33 -> 341
+      {375, 500, {.shorter = 256}, 256, 341},  // 341.33 -> 341
       {500, 375, {.shorter = 256}, 341, 256},
       {375, 500, {.longer = 100}, 75, 100},
       {375, 500, {.resize_y = 150}, 150, 200},
-      {375, 500, {.resize_x = 250}, 188, 250},             // 187.5 rounds half up
+      {375, 500, {.resize_x = 250}, 188, 250},  // 187.5 rounds half up
       {375, 500, {.resize_y = 100, .resize_x = 100}, 100, 100},
       {375, 500, {.resize_y = 100, .resize_x = 100, .mode = "not_larger"}, 75, 100},
       {375, 500, {.resize_y = 100, .resize_x = 100, .mode = "not_smaller"}, 100, 133},
@@ -70,7 +70,9 @@ TEST(RandomResizedCropOp, ResizesTheDrawnWindowAndIsDeterministic) {
   auto img = ref::random_image_u8(H, W, 3, 7);
   std::map<std::string, ops::ArgValue> args{{"size", std::vector<int64_t>{16, 20}}};
   OpRunner r1("random_resized_crop", args, 1, 99, 5), r2("random_resized_crop", args, 3, 99, 5);
-  auto in = [&] { return testing::image_batch({img, img, img}, {{H, W, 3}, {H, W, 3}, {H, W, 3}}); };
+  auto in = [&] {
+    return testing::image_batch({img, img, img}, {{H, W, 3}, {H, W, 3}, {H, W, 3}});
+  };
   auto o1 = r1.run({in()}), o2 = r2.run({in()});
   ASSERT_EQ(o1[0].total_bytes(), o2[0].total_bytes());
   EXPECT_EQ(0, std::memcmp(o1[0].data(0), o2[0].data(0), o1[0].total_bytes()));
@@ -110,30 +112,34 @@ TEST(RandomCropWindow, StaysInsideAndFallsBackToCentre) {
 TEST(CropOp, PoliciesAndPositions) {
   auto img = ref::random_image_u8(10, 12, 3, 3);
   auto batch = [&] { return testing::image_batch({img}, {{10, 12, 3}}); };
-  OpRunner corner("crop", {{"crop", std::vector<double>{4, 5}}, {"crop_pos_x", 1.0},
-                           {"crop_pos_y", 0.0}});
+  OpRunner corner("crop",
+                  {{"crop", std::vector<double>{4, 5}}, {"crop_pos_x", 1.0}, {"crop_pos_y", 0.0}});
   auto o = corner.run({batch()});
   ASSERT_EQ(o[0].shape(0), (TensorShape{4, 5, 3}));
   for (int64_t y = 0; y < 4; ++y)
     for (int64_t x = 0; x < 5; ++x)
       for (int c = 0; c < 3; ++c)
-        ASSERT_EQ(o[0].data_as<uint8_t>(0)[(y * 5 + x) * 3 + c], img[size_t((y * 12 + 7 + x) * 3 + c)]);
+        ASSERT_EQ(o[0].data_as<uint8_t>(0)[(y * 5 + x) * 3 + c],
+                  img[size_t((y * 12 + 7 + x) * 3 + c)]);
 
   OpRunner err("crop", {{"crop", std::vector<double>{12, 5}}});
   try {
     err.run({batch()});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "sample 0: crop: crop window 12x5 at (y=-1, x=4) exceeds the 10x12 "
-                           "image (out_of_bounds_policy='error'; use 'pad' or 'trim')");
+    EXPECT_STREQ(e.what(),
+                 "sample 0: crop: crop window 12x5 at (y=-1, x=4) exceeds the 10x12 "
+                 "image (out_of_bounds_policy='error'; use 'pad' or 'trim')");
   }
-  OpRunner pad("crop", {{"crop", std::vector<double>{12, 5}}, {"out_of_bounds_policy", std::string("pad")},
+  OpRunner pad("crop", {{"crop", std::vector<double>{12, 5}},
+                        {"out_of_bounds_policy", std::string("pad")},
                         {"fill_values", std::vector<double>{9}}});
   o = pad.run({batch()});
   ASSERT_EQ(o[0].shape(0), (TensorShape{12, 5, 3}));
   EXPECT_EQ(o[0].data_as<uint8_t>(0)[0], 9);  // row -1 is padding
   EXPECT_EQ(o[0].data_as<uint8_t>(0)[15], img[size_t((0 * 12 + 4) * 3)]);
-  OpRunner trim("crop", {{"crop", std::vector<double>{12, 5}}, {"out_of_bounds_policy", std::string("trim")}});
+  OpRunner trim("crop", {{"crop", std::vector<double>{12, 5}},
+                         {"out_of_bounds_policy", std::string("trim")}});
   o = trim.run({batch()});
   EXPECT_EQ(o[0].shape(0), (TensorShape{10, 5, 3}));
 }

@@ -38,10 +38,10 @@ class Resize final : public Operator {
     check_interp(spec);
     antialias_ = spec.arg<bool>("antialias");
     mode_ = spec.arg<std::string>("mode");
-    STOKER_ENFORCE(mode_ == "default" || mode_ == "stretch" || mode_ == "not_larger" ||
-                       mode_ == "not_smaller",
-                   ValueError, "resize: unknown mode '", mode_,
-                   "'; expected default, stretch, not_larger or not_smaller");
+    STOKER_ENFORCE(
+        mode_ == "default" || mode_ == "stretch" || mode_ == "not_larger" || mode_ == "not_smaller",
+        ValueError, "resize: unknown mode '", mode_,
+        "'; expected default, stretch, not_larger or not_smaller");
   }
 
   void run(Workspace& ws) override {
@@ -96,8 +96,7 @@ class RandomResizedCrop final : public Operator {
     if (aspect_.size() == 1) aspect_.push_back(aspect_[0]);
     STOKER_ENFORCE(area_.size() == 2 && area_[0] > 0 && area_[0] <= area_[1], ValueError,
                    "random_resized_crop: random_area must be [lo, hi] with 0 < lo <= hi");
-    STOKER_ENFORCE(aspect_.size() == 2 && aspect_[0] > 0 && aspect_[0] <= aspect_[1],
-                   ValueError,
+    STOKER_ENFORCE(aspect_.size() == 2 && aspect_[0] > 0 && aspect_[0] <= aspect_[1], ValueError,
                    "random_resized_crop: random_aspect_ratio must be [lo, hi] with 0 < lo <= hi");
     attempts_ = int(spec.arg<int64_t>("num_attempts"));
     STOKER_ENFORCE(attempts_ >= 1, ValueError, "random_resized_crop: num_attempts must be >= 1");
@@ -108,7 +107,8 @@ class RandomResizedCrop final : public Operator {
     const int n = in.size();
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
-      shapes[size_t(i)] = TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels};
+      shapes[size_t(i)] =
+          TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels};
     Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
@@ -116,8 +116,8 @@ class RandomResizedCrop final : public Operator {
       STOKER_ENFORCE(s[0] > 0 && s[1] > 0, ValueError, "random_resized_crop: empty image ",
                      s.to_string());
       auto rng = sample_rng(ws, i);
-      auto win = random_resized_crop_window(s[0], s[1], area_[0], area_[1], aspect_[0],
-                                            aspect_[1], attempts_, rng);
+      auto win = random_resized_crop_window(s[0], s[1], area_[0], area_[1], aspect_[0], aspect_[1],
+                                            attempts_, rng);
       resize_sample(in, i, win.y, win.x, win.height, win.width, out, antialias_,
                     scratch_.get(thread));
     });
@@ -147,13 +147,14 @@ std::vector<ArgSchema> interp_args() {
 OpSchema resize_schema() {
   OpSchema s{
       .name = "resize",
-      .doc = "Resizes HWC images (uint8 or float32). Pixel centres are at +0.5; output pixel i "
-             "samples the input at (i + 0.5) * in / out with a triangle filter (bilinear, "
-             "widened to the scale factor when downscaling with antialias); taps outside the "
-             "image are dropped and weights renormalised. Results are rounded half away from "
-             "zero and saturated for uint8. Output size: `size` = [h, w] or resize_y/resize_x "
-             "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
-             "and `max_size` as in DALI; extents are rounded half up.",
+      .doc =
+          "Resizes HWC images (uint8 or float32). Pixel centres are at +0.5; output pixel i "
+          "samples the input at (i + 0.5) * in / out with a triangle filter (bilinear, "
+          "widened to the scale factor when downscaling with antialias); taps outside the "
+          "image are dropped and weights renormalised. Results are rounded half away from "
+          "zero and saturated for uint8. Output size: `size` = [h, w] or resize_y/resize_x "
+          "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
+          "and `max_size` as in DALI; extents are rounded half up.",
       .inputs = {"images"},
       .outputs = {"resized"},
       .args = {{"resize_x", ArgType::kFloat, "Output width (0: derived).", 0.0, true},
@@ -162,8 +163,9 @@ OpSchema resize_schema() {
                 std::vector<double>{}, true},
                {"resize_shorter", ArgType::kFloat, "Length of the shorter side.", 0.0, true},
                {"resize_longer", ArgType::kFloat, "Length of the longer side.", 0.0, true},
-               {"max_size", ArgType::kFloatList, "Upper limit of [height, width] (or one value "
-                                                 "for both).",
+               {"max_size", ArgType::kFloatList,
+                "Upper limit of [height, width] (or one value "
+                "for both).",
                 std::vector<double>{}, true},
                {"mode", ArgType::kString, "default | stretch | not_larger | not_smaller.",
                 std::string("default")}},
@@ -176,10 +178,11 @@ OpSchema resize_schema() {
 OpSchema random_resized_crop_schema() {
   OpSchema s{
       .name = "random_resized_crop",
-      .doc = "Crops a random window (area fraction uniform in `random_area`, aspect ratio "
-             "log-uniform in `random_aspect_ratio`, up to `num_attempts` tries, else a centred "
-             "crop; torchvision's algorithm) and resizes it to `size` with the conventions of "
-             "`resize`. Only the window's pixels contribute (crop-then-resize).",
+      .doc =
+          "Crops a random window (area fraction uniform in `random_area`, aspect ratio "
+          "log-uniform in `random_aspect_ratio`, up to `num_attempts` tries, else a centred "
+          "crop; torchvision's algorithm) and resizes it to `size` with the conventions of "
+          "`resize`. Only the window's pixels contribute (crop-then-resize).",
       .inputs = {"images"},
       .outputs = {"images"},
       .args = {{"size", ArgType::kIntList, "Output [height, width]."},
@@ -187,8 +190,7 @@ OpSchema random_resized_crop_schema() {
                 std::vector<double>{0.08, 1.0}},
                {"random_aspect_ratio", ArgType::kFloatList, "Range of width/height.",
                 std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
-               {"num_attempts", ArgType::kInt, "Tries before the centred fallback.",
-                int64_t{10}}},
+               {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); },
   };
   for (auto& a : interp_args()) s.args.push_back(a);

@@ -11,8 +11,7 @@ namespace {
 int64_t round_extent(double v) { return std::max<int64_t>(1, int64_t(std::floor(v + 0.5))); }
 }  // namespace
 
-std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w,
-                                               const ResizeRequest& r) {
+std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w, const ResizeRequest& r) {
   double h = double(in_h), w = double(in_w);
   double oh, ow;
   if (r.shorter > 0) {
@@ -49,8 +48,8 @@ std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w,
   return {round_extent(oh), round_extent(ow)};
 }
 
-void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w,
-                   Batch& out, bool antialias, std::vector<float>& scratch) {
+void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
+                   bool antialias, std::vector<float>& scratch) {
   const auto& is = in.shape(i);
   const auto& os = out.shape(i);
   const int64_t C = is[2];

@@ -26,8 +26,7 @@ class ExternalSource final : public Operator, public InputFeed {
       for (int i = 0; i < batch.size(); ++i)
         STOKER_ENFORCE(batch.shape(i).ndim() == int(layout_.size()), ValueError,
                        "external_source '", spec_.name, "': sample ", i, " has shape ",
-                       batch.shape(i).to_string(), ", which does not match layout '", layout_,
-                       "'");
+                       batch.shape(i).to_string(), ", which does not match layout '", layout_, "'");
       batch.set_layout(layout_);
     }
     push(Item{std::move(batch), false});
@@ -53,8 +52,8 @@ class ExternalSource final : public Operator, public InputFeed {
       queue_.pop_front();
     }
     if (item.end) throw EndOfData();
-    STOKER_ENFORCE(item.batch.size() == ws.batch_size, ValueError, "external_source '",
-                   spec_.name, "': fed a batch of ", item.batch.size(),
+    STOKER_ENFORCE(item.batch.size() == ws.batch_size, ValueError, "external_source '", spec_.name,
+                   "': fed a batch of ", item.batch.size(),
                    " samples, but the pipeline's batch_size is ", ws.batch_size);
     ws.outputs.push_back(std::move(item.batch));
   }
@@ -83,9 +82,10 @@ class ExternalSource final : public Operator, public InputFeed {
 OpSchema external_source_schema() {
   return {
       .name = "external_source",
-      .doc = "Batches supplied from outside the pipeline: in Python by `source` (a callable "
-             "returning a batch, or an iterable of batches); a batch is a list of arrays or one "
-             "array whose first axis is the batch. Raising StopIteration ends the epoch.",
+      .doc =
+          "Batches supplied from outside the pipeline: in Python by `source` (a callable "
+          "returning a batch, or an iterable of batches); a batch is a list of arrays or one "
+          "array whose first axis is the batch. Raising StopIteration ends the epoch.",
       .outputs = {"data"},
       .args = {{"dtype", ArgType::kDType, "Expected dtype (checked when given).", std::nullopt,
                 false, true},

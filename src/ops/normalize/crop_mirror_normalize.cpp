@@ -55,8 +55,8 @@ class CropMirrorNormalize final : public Operator {
       p.mirror = scalar_arg(ws, "mirror", i) != 0;
       p.planar = layout_ == "CHW";
       p.out_channels = pad_ ? std::max<int64_t>(4, s[2]) : s[2];
-      visit_dtype<DType::kU8, DType::kF32>(in.dtype(), "crop_mirror_normalize input",
-                                           [&](auto in_tag) {
+      visit_dtype<DType::kU8,
+                  DType::kF32>(in.dtype(), "crop_mirror_normalize input", [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
         kernels::ImageView<const In> src{in.data_as<const In>(i), s[0], s[1], s[2], s[1] * s[2]};
         auto win = src.window(w.y, w.x, w.height, w.width);
@@ -82,12 +82,13 @@ class CropMirrorNormalize final : public Operator {
 OpSchema crop_mirror_normalize_schema() {
   OpSchema s{
       .name = "crop_mirror_normalize",
-      .doc = "Crops (optional; window as in `crop`, policy 'error'), mirrors horizontally "
-             "when `mirror` is non-zero, normalises out = (in - mean) / std * scale + shift "
-             "(computed in float32 as (in - mean) * (scale / std) + shift), lays the result "
-             "out as CHW or HWC and casts to `dtype` (float32, float16 round-to-nearest-even, "
-             "uint8/int8 rounded half away from zero and saturated). `pad_output` adds zero "
-             "channels up to 4.",
+      .doc =
+          "Crops (optional; window as in `crop`, policy 'error'), mirrors horizontally "
+          "when `mirror` is non-zero, normalises out = (in - mean) / std * scale + shift "
+          "(computed in float32 as (in - mean) * (scale / std) + shift), lays the result "
+          "out as CHW or HWC and casts to `dtype` (float32, float16 round-to-nearest-even, "
+          "uint8/int8 rounded half away from zero and saturated). `pad_output` adds zero "
+          "channels up to 4.",
       .inputs = {"images"},
       .outputs = {"normalized"},
       .args = {{"mean", ArgType::kFloatList, "Per-channel (or single) mean.",

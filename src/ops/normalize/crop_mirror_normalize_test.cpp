@@ -13,9 +13,12 @@ TEST(CropMirrorNormalizeOp, CropMirrorPerSampleChwF16) {
   const int64_t H = 12, W = 15;
   auto img = ref::random_image_u8(H, W, 3, 21);
   std::vector<double> mean{123.675, 116.28, 103.53}, sd{58.395, 57.12, 57.375};
-  OpRunner r("crop_mirror_normalize",
-             {{"crop", std::vector<double>{8, 9}}, {"crop_pos_x", 0.25}, {"crop_pos_y", 1.0},
-              {"mean", mean}, {"std", sd}, {"dtype", std::string("float16")}});
+  OpRunner r("crop_mirror_normalize", {{"crop", std::vector<double>{8, 9}},
+                                       {"crop_pos_x", 0.25},
+                                       {"crop_pos_y", 1.0},
+                                       {"mean", mean},
+                                       {"std", sd},
+                                       {"dtype", std::string("float16")}});
   auto out = r.run({testing::image_batch({img, img}, {{H, W, 3}, {H, W, 3}})}, 2,
                    {{"mirror", testing::scalar_batch<int32_t>({0, 1})}});
   const Batch& b = out[0];
@@ -42,8 +45,9 @@ TEST(CropMirrorNormalizeOp, ChannelCountMismatchIsReported) {
     r.run({testing::image_batch({img}, {{4, 4, 3}})});
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "sample 0: crop_mirror_normalize: mean and std need 1 or 3 values "
-                           "(one per channel), got 2");
+    EXPECT_STREQ(e.what(),
+                 "sample 0: crop_mirror_normalize: mean and std need 1 or 3 values "
+                 "(one per channel), got 2");
   }
 }
 

@@ -1,7 +1,8 @@
 // random.coin_flip and random.uniform: per-sample random tensors drawn from each sample's own
 // Philox stream, so values depend only on (seed, operator instance, sample index).
-#include "stoker/ops/operator.hpp"
 #include "stoker/ops/random/random_sources.hpp"
+
+#include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
@@ -70,9 +71,10 @@ class Uniform final : public Operator {
 OpSchema coin_flip_schema() {
   return {
       .name = "random.coin_flip",
-      .doc = "Bernoulli draws: 1 with `probability`, else 0 (int32), one tensor of `shape` per "
-             "sample. Each sample's draws depend only on the pipeline seed, this operator and "
-             "the sample's index.",
+      .doc =
+          "Bernoulli draws: 1 with `probability`, else 0 (int32), one tensor of `shape` per "
+          "sample. Each sample's draws depend only on the pipeline seed, this operator and "
+          "the sample's index.",
       .outputs = {"flips"},
       .args = {{"probability", ArgType::kFloat, "Probability of 1.", 0.5, true},
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
@@ -84,8 +86,9 @@ OpSchema coin_flip_schema() {
 OpSchema uniform_schema() {
   return {
       .name = "random.uniform",
-      .doc = "Uniform float32 draws in [range[0], range[1]), or picks from `values` with equal "
-             "probability when given; one tensor of `shape` per sample.",
+      .doc =
+          "Uniform float32 draws in [range[0], range[1]), or picks from `values` with equal "
+          "probability when given; one tensor of `shape` per sample.",
       .outputs = {"values"},
       .args = {{"range", ArgType::kFloatList, "[lo, hi) of the distribution.",
                 std::vector<double>{-1.0, 1.0}, true},

@@ -25,8 +25,8 @@ TEST(CoinFlipOp, FrequencyAndIndependenceFromThreads) {
 }
 
 TEST(UniformOp, RangeValuesAndShape) {
-  OpRunner r("random.uniform", {{"range", std::vector<double>{2, 5}},
-                                {"shape", std::vector<int64_t>{3}}});
+  OpRunner r("random.uniform",
+             {{"range", std::vector<double>{2, 5}}, {"shape", std::vector<int64_t>{3}}});
   auto o = r.run({}, 100);
   double sum = 0;
   for (int i = 0; i < 100; ++i) {

@@ -15,8 +15,7 @@ namespace stoker::ops {
 namespace {
 
 // Reads a whole file into a pooled buffer. Throws IOError naming the file and errno's text.
-std::shared_ptr<Buffer> read_whole_file(const std::string& path, MemoryPool& pool,
-                                        size_t& size) {
+std::shared_ptr<Buffer> read_whole_file(const std::string& path, MemoryPool& pool, size_t& size) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   STOKER_ENFORCE(fd >= 0, IOError, "cannot open '", path, "': ", std::strerror(errno));
   struct Closer {
@@ -24,8 +23,8 @@ std::shared_ptr<Buffer> read_whole_file(const std::string& path, MemoryPool& poo
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  STOKER_ENFORCE(::fstat(fd, &st) == 0, IOError, "cannot stat '", path, "': ",
-                 std::strerror(errno));
+  STOKER_ENFORCE(::fstat(fd, &st) == 0, IOError, "cannot stat '", path,
+                 "': ", std::strerror(errno));
   size = size_t(st.st_size);
   auto buf = pool.acquire(size);
   size_t done = 0;
@@ -33,8 +32,8 @@ std::shared_ptr<Buffer> read_whole_file(const std::string& path, MemoryPool& poo
     ssize_t r = ::pread(fd, static_cast<char*>(buf->data()) + done, size - done, off_t(done));
     if (r < 0 && errno == EINTR) continue;
     STOKER_ENFORCE(r >= 0, IOError, "cannot read '", path, "': ", std::strerror(errno));
-    STOKER_ENFORCE(r > 0, IOError, "'", path, "' shrank while being read (", done, " of ",
-                   size, " bytes)");
+    STOKER_ENFORCE(r > 0, IOError, "'", path, "' shrank while being read (", done, " of ", size,
+                   " bytes)");
     done += size_t(r);
   }
   return buf;
@@ -114,32 +113,30 @@ class FileReader final : public Operator {
 OpSchema file_reader_schema() {
   return {
       .name = "readers.file",
-      .doc = "Reads files and their integer labels. Sources: `file_root` with one sub-folder "
-             "per class (classes sorted by name and labelled 0, 1, ...; files matched by "
-             "`file_filters`, case-insensitively, sorted), a `file_list` of '<path> <label>' "
-             "lines, or `files` (+ `labels`). Outputs the encoded bytes (uint8, 1-D) and the "
-             "label (int32, shape (1,)). Shard k of n reads the contiguous index range "
-             "[N*k/n, N*(k+1)/n) cyclically; `random_shuffle` draws each sample from a buffer "
-             "of `initial_fill` samples, seeded by the pipeline seed.",
+      .doc =
+          "Reads files and their integer labels. Sources: `file_root` with one sub-folder "
+          "per class (classes sorted by name and labelled 0, 1, ...; files matched by "
+          "`file_filters`, case-insensitively, sorted), a `file_list` of '<path> <label>' "
+          "lines, or `files` (+ `labels`). Outputs the encoded bytes (uint8, 1-D) and the "
+          "label (int32, shape (1,)). Shard k of n reads the contiguous index range "
+          "[N*k/n, N*(k+1)/n) cyclically; `random_shuffle` draws each sample from a buffer "
+          "of `initial_fill` samples, seeded by the pipeline seed.",
       .outputs = {"data", "label"},
       .args =
-          {{"file_root", ArgType::kString, "Folder of class sub-folders, or the base of "
-                                           "relative paths in `file_list`/`files`.",
+          {{"file_root", ArgType::kString,
+            "Folder of class sub-folders, or the base of "
+            "relative paths in `file_list`/`files`.",
             std::string()},
-           {"file_list", ArgType::kString, "Text file of '<path> <label>' lines.",
-            std::string()},
-           {"files", ArgType::kStringList, "Explicit list of files.",
-            std::vector<std::string>{}},
-           {"labels", ArgType::kIntList, "Labels for `files` (default 0).",
-            std::vector<int64_t>{}},
-           {"file_filters", ArgType::kStringList, "Glob patterns of files to take from "
-                                                  "`file_root` (case-insensitive).",
+           {"file_list", ArgType::kString, "Text file of '<path> <label>' lines.", std::string()},
+           {"files", ArgType::kStringList, "Explicit list of files.", std::vector<std::string>{}},
+           {"labels", ArgType::kIntList, "Labels for `files` (default 0).", std::vector<int64_t>{}},
+           {"file_filters", ArgType::kStringList,
+            "Glob patterns of files to take from "
+            "`file_root` (case-insensitive).",
             std::vector<std::string>(readers::default_image_filters())},
            {"shard_id", ArgType::kInt, "Index of this shard.", int64_t{0}},
-           {"num_shards", ArgType::kInt, "Number of shards the dataset is split into.",
-            int64_t{1}},
-           {"random_shuffle", ArgType::kBool, "Shuffle through a buffer of `initial_fill`.",
-            false},
+           {"num_shards", ArgType::kInt, "Number of shards the dataset is split into.", int64_t{1}},
+           {"random_shuffle", ArgType::kBool, "Shuffle through a buffer of `initial_fill`.", false},
            {"initial_fill", ArgType::kInt, "Size of the shuffling buffer.", int64_t{1024}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<FileReader>(s); },
   };
