@@ -7,7 +7,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export PYTHONUNBUFFERED = 1
 
-.PHONY: all setup build demo test test-cpp test-python test-sanitize wheel format format-check lint clean
+.PHONY: all setup build demo test test-cpp test-python test-sanitize test-tsan wheel format format-check lint clean
 
 all: build
 
@@ -45,6 +45,12 @@ test-sanitize: setup
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/python $(PYTHON) -m pytest python/tests -q -p no:cacheprovider
+
+# ThreadSanitizer over the C++ tests (executor, thread pool, pools); see CMakePresets.json.
+test-tsan: setup
+	cmake --preset tsan
+	cmake --build --preset tsan -j $(JOBS)
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j $(JOBS)
 
 # A wheel through scikit-build-core (what `pip install .` does).
 wheel: setup

@@ -116,6 +116,10 @@ class Batch:
     def source_info(self, i):
         return self._impl.source_info(i)
 
+    def at(self, i):
+        """Sample i as a numpy array (a view), as DALI's TensorListCPU.at()."""
+        return self[i].numpy()
+
     def as_array(self):
         """The batch as one array of shape (N, ...). A view when the samples lie back to back
         (always true for operator outputs), else a copy. Raises ValueError if shapes differ."""

@@ -36,7 +36,23 @@ class DALIImageType(str, Enum):
         return self.value
 
 
+class DALIInterpType(str, Enum):
+    """Interpolation types (resize, random_resized_crop). Only INTERP_LINEAR is implemented
+    so far; the others are refused with a clear error."""
+
+    INTERP_NN = "nn"
+    INTERP_LINEAR = "linear"
+    INTERP_CUBIC = "cubic"
+    INTERP_LANCZOS3 = "lanczos3"
+    INTERP_TRIANGULAR = "triangular"
+    INTERP_GAUSSIAN = "gaussian"
+
+    def __str__(self):
+        return self.value
+
+
 DataType = DALIDataType
+InterpType = DALIInterpType
 ImageType = DALIImageType
 
 BOOL = DALIDataType.BOOL
@@ -53,6 +69,15 @@ BFLOAT16 = DALIDataType.BFLOAT16
 FLOAT = DALIDataType.FLOAT
 FLOAT32 = DALIDataType.FLOAT
 FLOAT64 = DALIDataType.FLOAT64
+INTERP_NN = DALIInterpType.INTERP_NN
+INTERP_LINEAR = DALIInterpType.INTERP_LINEAR
+INTERP_CUBIC = DALIInterpType.INTERP_CUBIC
+INTERP_LANCZOS3 = DALIInterpType.INTERP_LANCZOS3
+INTERP_TRIANGULAR = DALIInterpType.INTERP_TRIANGULAR
+INTERP_GAUSSIAN = DALIInterpType.INTERP_GAUSSIAN
+# Layout names DALI users know; plain strings ("CHW") work the same.
+NCHW = "CHW"
+NHWC = "HWC"
 RGB = DALIImageType.RGB
 BGR = DALIImageType.BGR
 GRAY = DALIImageType.GRAY

@@ -81,3 +81,21 @@ def test_enum_and_tuple_arguments_convert():
     (b,) = pipe.run()
     assert b.as_array().shape == (2, 3, 2, 3)
     assert str(b.dtype) == "float16"
+
+
+def test_dali_constants_work_as_arguments():
+    import numpy as np
+
+    img = np.random.default_rng(0).integers(0, 256, (10, 12, 3), dtype=np.uint8)
+    pipe = stoker.Pipeline(batch_size=1, seed=1)
+    with pipe:
+        src = fn.external_source(lambda: [img], layout="HWC")
+        a = fn.resize(src, size=5, interp_type=types.INTERP_LINEAR)
+        b = fn.crop_mirror_normalize(src, output_layout=types.NHWC, dtype=types.FLOAT)
+        pipe.set_outputs(a, b)
+    a, b = pipe.run()
+    assert a.at(0).shape == (5, 5, 3)
+    assert b.at(0).shape == (10, 12, 3) and b.at(0).dtype == np.float32
+    np.testing.assert_array_equal(b.at(0), img.astype(np.float32))
+    e = _build_error(lambda: [fn.resize(fn.random.uniform(), interp_type=types.INTERP_CUBIC)])
+    assert "interp_type 'cubic' is not supported yet (supported: 'linear')" in str(e.value)

@@ -12,6 +12,15 @@
 
 namespace stoker {
 
+// A non-owning view of a batch: one TensorView per sample (what kernels take).
+struct BatchView {
+  std::vector<TensorView> samples;
+  DType dtype = DType::kU8;
+  TensorLayout layout;
+  int size() const { return int(samples.size()); }
+  const TensorView& operator[](int i) const { return samples[size_t(i)]; }
+};
+
 class Batch {
  public:
   Batch() = default;
@@ -35,6 +44,8 @@ class Batch {
     return sample(i).template as<T>();
   }
   TensorView sample(int i) const;
+  // Views of every sample; valid while this batch (or its buffers) lives.
+  BatchView view() const;
   // A Tensor that shares ownership of sample i's memory.
   Tensor sample_tensor(int i) const;
   const std::shared_ptr<Buffer>& owner(int i) const { return samples_.at(size_t(i)).owner; }

@@ -6,6 +6,10 @@
 
 #include "stoker/core/error.hpp"
 
+#ifdef STOKER_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace stoker {
 namespace {
 
@@ -63,6 +67,26 @@ TEST(MemoryPool, BuffersOutliveThePool) {
   }
   std::memset(kept->data(), 1, 4096);  // still valid; freed when `kept` goes (ASan checks)
 }
+
+#ifdef STOKER_HAVE_CUDA
+TEST(MemoryPool, PinnedAndDeviceRoundTripOnAGpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool pinned(make_pinned_allocator()), device(make_device_allocator(0));
+  auto h = pinned.acquire(1 << 20);
+  auto d = device.acquire(1 << 20);
+  EXPECT_EQ(pinned.kind(), MemoryKind::kPinned);
+  EXPECT_EQ(device.kind(), MemoryKind::kDevice);
+  auto* p = static_cast<uint8_t*>(h->data());
+  for (size_t i = 0; i < (1 << 20); ++i) p[i] = uint8_t(i * 7);
+  ASSERT_EQ(cudaMemcpy(d->data(), p, 1 << 20, cudaMemcpyHostToDevice), cudaSuccess);
+  std::memset(p, 0, 1 << 20);
+  ASSERT_EQ(cudaMemcpy(p, d->data(), 1 << 20, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (size_t i = 0; i < (1 << 20); ++i) ASSERT_EQ(p[i], uint8_t(i * 7));
+  h.reset();
+  auto again = pinned.acquire(1 << 20);  // served from the pool's cache
+  EXPECT_EQ(pinned.stats().reused, 1u);
+}
+#endif
 
 TEST(MemoryPool, PinnedAndDeviceNeedCuda) {
   if (cuda_available()) GTEST_SKIP() << "a CUDA device is present; covered by GPU tests";

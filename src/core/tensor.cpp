@@ -44,6 +44,13 @@ TensorView Batch::sample(int i) const {
   return TensorView{s.data, s.shape, dtype_, layout_, memory_};
 }
 
+BatchView Batch::view() const {
+  BatchView v{{}, dtype_, layout_};
+  v.samples.reserve(samples_.size());
+  for (int i = 0; i < size(); ++i) v.samples.push_back(sample(i));
+  return v;
+}
+
 Tensor Batch::sample_tensor(int i) const { return Tensor(owner(i), sample(i)); }
 
 void Batch::set_sample(int i, std::shared_ptr<Buffer> owner, void* data, TensorShape shape) {

@@ -17,6 +17,18 @@ TEST(Batch, RaggedContiguousAllocation) {
   EXPECT_EQ(b.layout().str(), "HWC");
 }
 
+TEST(Batch, ViewListsEverySample) {
+  MemoryPool pool(make_host_allocator());
+  auto b = Batch::allocate(pool, DType::kI16, {{2, 3}, {5}}, "XY");
+  auto v = b.view();
+  ASSERT_EQ(v.size(), 2);
+  EXPECT_EQ(v.dtype, DType::kI16);
+  EXPECT_EQ(v.layout.str(), "XY");
+  EXPECT_EQ(v[1].shape, TensorShape{5});
+  EXPECT_EQ(v[1].data, b.data(1));
+  EXPECT_EQ(v[0].num_bytes(), 12u);
+}
+
 TEST(Batch, AdoptedSamplesAreNotContiguous) {
   MemoryPool pool(make_host_allocator());
   auto b = Batch::with_samples(2, DType::kF32);

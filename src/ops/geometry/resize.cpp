@@ -57,8 +57,10 @@ class Resize final : public Operator {
       r.shorter = scalar_arg(ws, "resize_shorter", i);
       r.longer = scalar_arg(ws, "resize_longer", i);
       auto size = list_arg(ws, "size", i);
-      STOKER_ENFORCE(size.empty() || size.size() == 2, ValueError,
-                     "resize: size must be [height, width], got ", size.size(), " values");
+      STOKER_ENFORCE(size.size() <= 2, ValueError,
+                     "resize: size must be [height, width] (or one value for both), got ",
+                     size.size(), " values");
+      if (size.size() == 1) r.resize_y = r.resize_x = size[0];
       if (size.size() == 2) r.resize_y = size[0], r.resize_x = size[1];
       auto max_size = list_arg(ws, "max_size", i);
       if (max_size.size() == 1) r.max_h = r.max_w = max_size[0];
@@ -159,8 +161,9 @@ OpSchema resize_schema() {
       .outputs = {"resized"},
       .args = {{"resize_x", ArgType::kFloat, "Output width (0: derived).", 0.0, true},
                {"resize_y", ArgType::kFloat, "Output height (0: derived).", 0.0, true},
-               {"size", ArgType::kFloatList, "[height, width]; 0 entries are derived.",
-                std::vector<double>{}, true},
+               {"size", ArgType::kFloatList,
+                "[height, width] (one value: both); 0 entries are derived.", std::vector<double>{},
+                true},
                {"resize_shorter", ArgType::kFloat, "Length of the shorter side.", 0.0, true},
                {"resize_longer", ArgType::kFloat, "Length of the longer side.", 0.0, true},
                {"max_size", ArgType::kFloatList,
