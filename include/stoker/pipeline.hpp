@@ -35,6 +35,7 @@ struct PipelineOptions {
   int64_t seed = -1;              // -1: drawn from std::random_device
   int prefetch_queue_depth = 2;   // batches prepared ahead of the consumer
   size_t host_memory_budget = 0;  // bytes; 0: unlimited
+  std::string checkpoint;         // Pipeline::checkpoint() text to resume from
 };
 
 // A value in the graph: output `output` of node `node`.
@@ -96,6 +97,11 @@ class Pipeline {
 
   // Metadata of reader `name` (empty: the only reader). Throws ValueError when unknown.
   ReaderMeta reader_meta(const std::string& name = "") const;
+
+  // The state after the last batch run() returned: a pipeline built with
+  // PipelineOptions::checkpoint set to it yields exactly the batches this one yields next.
+  // Covers readers and random operators, not external sources.
+  std::string checkpoint() const;
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

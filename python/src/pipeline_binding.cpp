@@ -50,9 +50,10 @@ Value to_value(nb::handle h) {
 std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& outputs,
                                          int batch_size, int num_threads,
                                          std::optional<int> device_id, int64_t seed,
-                                         int prefetch_queue_depth, size_t host_memory_budget) {
-  PipelineBuilder b(
-      {batch_size, num_threads, device_id, seed, prefetch_queue_depth, host_memory_budget});
+                                         int prefetch_queue_depth, size_t host_memory_budget,
+                                         const std::string& checkpoint) {
+  PipelineBuilder b({batch_size, num_threads, device_id, seed, prefetch_queue_depth,
+                     host_memory_budget, checkpoint});
   for (nb::handle h : nodes) {
     auto d = nb::cast<nb::dict>(h);
     NodeOptions no;
@@ -94,7 +95,8 @@ void bind_pipeline(nb::module_& m) {
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
-                  nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("host_memory_budget"))
+                  nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("host_memory_budget"),
+                  nb::arg("checkpoint"))
       .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
       .def("feed_input",
            [](Pipeline& p, const std::string& name, nb::handle data, const std::string& layout) {
@@ -104,6 +106,7 @@ void bind_pipeline(nb::module_& m) {
              p.feed_input(name, std::move(b));
            })
       .def("feed_end", &Pipeline::feed_end)
+      .def("checkpoint", &Pipeline::checkpoint)
       .def("external_source_names", &Pipeline::external_source_names)
       .def("reader_names", &Pipeline::reader_names)
       .def("reader_meta",
@@ -114,6 +117,9 @@ void bind_pipeline(nb::module_& m) {
              d["shard_size"] = meta.shard_size;
              d["shard_id"] = meta.shard_id;
              d["number_of_shards"] = meta.num_shards;
+             d["epoch_size_padded"] = meta.epoch_size_padded;
+             d["pad_last_batch"] = meta.pad_last_batch;
+             d["stick_to_shard"] = meta.stick_to_shard;
              return d;
            })
       .def_prop_ro("seed", &Pipeline::seed)

@@ -126,10 +126,14 @@ class Pipeline:
 
     The same `seed` gives bit-identical outputs for any `num_threads` and
     `prefetch_queue_depth`; `seed=-1` draws one at random (see `pipe.seed`).
+
+    `checkpoint`: a string from `pipe.checkpoint()` of the same pipeline definition; the new
+    pipeline continues exactly where that one was (readers' positions and shuffle buffers, the
+    random streams). With seed=-1 the checkpoint's seed is used.
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
-                 prefetch_queue_depth=2, host_memory_budget=0):
+                 prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None):
         if isinstance(prefetch_queue_depth, dict):
             raise ValueError("separate CPU/GPU prefetch depths need the GPU backend; "
                              "give an int")
@@ -139,6 +143,7 @@ class Pipeline:
         self._seed = seed
         self.prefetch_queue_depth = prefetch_queue_depth
         self.host_memory_budget = host_memory_budget
+        self._checkpoint = checkpoint or ""
         self._nodes = []
         self._outputs = None
         self._external = {}
@@ -200,7 +205,7 @@ class Pipeline:
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
             self.num_threads, self.device_id, self._seed, self.prefetch_queue_depth,
-            self.host_memory_budget)
+            self.host_memory_budget, self._checkpoint)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 
@@ -273,13 +278,23 @@ class Pipeline:
         self.build()
         return self._native.reader_meta(name or "")
 
+    def checkpoint(self):
+        """The pipeline's state after the last batch run() returned, as a string. Build the
+        same pipeline with `checkpoint=` this string to continue from there. Readers and random
+        operators are covered; external sources are not (their data comes from you)."""
+        self.build()
+        return self._native.checkpoint()
+
     def memory_stats(self):
         self.build()
         return self._native.memory_stats()
 
     @property
     def seed(self):
-        return self._native.seed if self._native is not None else self._seed
+        """The seed in use (builds the pipeline: a seed of -1 is drawn, or taken from the
+        checkpoint, at build time)."""
+        self.build()
+        return self._native.seed
 
     def __del__(self):
         # Stops the prefetching thread; the native destructor never blocks on Python.

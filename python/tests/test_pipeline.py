@@ -125,7 +125,8 @@ def test_epoch_iteration_reader_meta_and_sharding(jpeg_folder):
     pipe = _train(jpeg_folder, batch_size=5, num_threads=2, seed=1)
     assert pipe.epoch_size("Reader") == 24
     assert pipe.reader_meta() == {"epoch_size": 24, "shard_size": 24, "shard_id": 0,
-                                  "number_of_shards": 1}
+                                  "number_of_shards": 1, "epoch_size_padded": 24,
+                                  "pad_last_batch": False, "stick_to_shard": False}
     assert len(list(pipe)) == 5  # ceil(24 / 5)
     assert len(list(pipe)) == 5
     seen = []

@@ -33,10 +33,13 @@ struct Workspace {
 
 // What a reader reports about its dataset (pipe.reader_meta(name) in Python).
 struct ReaderMeta {
-  int64_t epoch_size = 0;  // samples in the whole dataset (all shards)
-  int64_t shard_size = 0;  // samples in this reader's shard
+  int64_t epoch_size = 0;         // samples in the whole dataset (all shards)
+  int64_t epoch_size_padded = 0;  // with pad_last_batch: padded epoch length x shards
+  int64_t shard_size = 0;         // samples per epoch of this reader (padded when asked)
   int shard_id = 0;
   int num_shards = 1;
+  bool pad_last_batch = false;
+  bool stick_to_shard = false;
 };
 
 // Operators fed from outside the pipeline (external_source) implement this. feed() and
@@ -56,6 +59,12 @@ class Operator {
   virtual ~Operator() = default;
   virtual void run(Workspace& ws) = 0;
   virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
+  // Stateful operators (readers) return their complete state as one line of text;
+  // restore_state() makes them continue exactly from it (pipeline checkpoints).
+  virtual std::optional<std::string> save_state() const { return std::nullopt; }
+  virtual void restore_state(const std::string& state) {
+    throw ValueError(spec_.describe() + " has no state to restore (got '" + state + "')");
+  }
   const OpSpec& spec() const { return spec_; }
 
  protected:

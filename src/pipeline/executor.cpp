@@ -14,6 +14,8 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       rethrow_with_context(std::current_exception(), spec.describe() + ": ");
     }
   }
+  if (!options.checkpoint.empty()) restore(options.checkpoint);
+  delivered_ = snapshot();
   producer_ = std::thread([this] { producer_loop(); });
 }
 
@@ -28,6 +30,47 @@ Executor::~Executor() {
     if (auto* feed = dynamic_cast<ops::InputFeed*>(op.get())) feed->cancel();
   }
   producer_.join();
+}
+
+Checkpoint Executor::snapshot() const {
+  Checkpoint c;
+  c.seed = options_.seed;
+  c.iteration = iteration_;
+  for (size_t n = 0; n < ops_.size(); ++n) {
+    if (auto state = ops_[n]->save_state()) c.ops.emplace_back(graph_.nodes[n].name, *state);
+  }
+  return c;
+}
+
+void Executor::restore(const std::string& text) {
+  Checkpoint c = Checkpoint::parse(text);
+  STOKER_ENFORCE(c.seed == options_.seed, ValueError, "the checkpoint was taken with seed ", c.seed,
+                 " but this pipeline has seed ", options_.seed,
+                 "; build it with the same seed (or seed=-1 to adopt the checkpoint's)");
+  std::vector<bool> restored(ops_.size(), false);
+  for (const auto& [name, state] : c.ops) {
+    size_t n = 0;
+    while (n < graph_.nodes.size() && graph_.nodes[n].name != name) ++n;
+    STOKER_ENFORCE(n < graph_.nodes.size(), ValueError, "the checkpoint has a state for operator '",
+                   name, "', which this pipeline does not have");
+    try {
+      ops_[n]->restore_state(state);
+    } catch (...) {
+      rethrow_with_context(std::current_exception(), graph_.nodes[n].describe() + ": ");
+    }
+    restored[n] = true;
+  }
+  for (size_t n = 0; n < ops_.size(); ++n) {
+    STOKER_ENFORCE(restored[n] || !ops_[n]->save_state(), ValueError,
+                   "the checkpoint has no state for ", graph_.nodes[n].describe(),
+                   " (was it taken from another pipeline?)");
+  }
+  iteration_ = c.iteration;
+}
+
+Checkpoint Executor::checkpoint() const {
+  std::lock_guard lock(mutex_);
+  return delivered_;
 }
 
 Executor::Result Executor::run_iteration() {
@@ -66,6 +109,7 @@ Executor::Result Executor::run_iteration() {
   }
   for (auto& o : graph_.outputs) result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
   ++iteration_;
+  result.after = snapshot();
   return result;
 }
 
@@ -116,6 +160,10 @@ std::vector<Batch> Executor::pop() {
   changed_.notify_all();
   if (r.error) std::rethrow_exception(r.error);
   if (r.end_of_data) throw EndOfData();
+  {
+    std::lock_guard lock(mutex_);
+    delivered_ = std::move(r.after);
+  }
   return std::move(r.outputs);
 }
 

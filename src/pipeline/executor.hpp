@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stoker/ops/operator.hpp"
+#include "stoker/pipeline/checkpoint.hpp"
 #include "stoker/pipeline/graph.hpp"
 
 namespace stoker::pipeline {
@@ -22,6 +23,7 @@ struct ExecutorOptions {
   int prefetch_queue_depth = 2;
   uint64_t seed = 0;
   size_t host_memory_budget = 0;
+  std::string checkpoint;  // resume from this state (empty: start fresh)
 };
 
 class Executor {
@@ -37,15 +39,20 @@ class Executor {
   ops::Operator& op(int node) { return *ops_[size_t(node)]; }
   const ops::Operator& op(int node) const { return *ops_[size_t(node)]; }
   PoolStats host_stats() const { return host_pool_.stats(); }
+  // The state after the last batch pop() returned (before the first: the starting state).
+  Checkpoint checkpoint() const;
 
  private:
   struct Result {
+    Checkpoint after;  // the state once this iteration was produced
     std::vector<Batch> outputs;
     bool end_of_data = false;
     std::exception_ptr error;
   };
   void producer_loop();
   Result run_iteration();
+  Checkpoint snapshot() const;  // producer thread only (or before it starts)
+  void restore(const std::string& text);
 
   Graph graph_;
   ExecutorOptions options_;
@@ -54,7 +61,8 @@ class Executor {
   ThreadPool thread_pool_;
   int64_t iteration_ = 0;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  Checkpoint delivered_;
   std::condition_variable changed_;
   std::deque<Result> queue_;
   bool started_ = false;

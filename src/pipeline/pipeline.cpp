@@ -30,6 +30,8 @@ PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_uniq
                  options.num_threads);
   STOKER_ENFORCE(options.prefetch_queue_depth >= 1, ValueError,
                  "prefetch_queue_depth must be at least 1, got ", options.prefetch_queue_depth);
+  if (options.seed < 0 && !options.checkpoint.empty())
+    options.seed = int64_t(pipeline::Checkpoint::parse(options.checkpoint).seed);
   if (options.seed < 0) options.seed = int64_t(std::random_device{}() >> 1);
   impl_->options = options;
 }
@@ -45,6 +47,7 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   std::string where = node.defined_at.empty() ? "" : " (defined at " + node.defined_at + ")";
   STOKER_ENFORCE(spec.schema != nullptr, ValueError, "unknown operator '", op, "'", where);
   spec.instance = int64_t(impl_->graph.nodes.size());
+  spec.batch_size = impl_->options.batch_size;
   spec.defined_at = node.defined_at;
   spec.backend = parse_backend(node.device, op + where);
   spec.name = node.name.empty() ? op + "_" + std::to_string(spec.instance) : node.name;
@@ -102,6 +105,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.prefetch_queue_depth = impl->options.prefetch_queue_depth;
   eo.seed = uint64_t(impl->options.seed);
   eo.host_memory_budget = impl->options.host_memory_budget;
+  eo.checkpoint = impl->options.checkpoint;
   impl->executor = std::make_unique<pipeline::Executor>(pipeline::prune(impl_->graph), eo);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }
@@ -149,6 +153,8 @@ ReaderMeta Pipeline::reader_meta(const std::string& name) const {
   STOKER_ENFORCE(meta.has_value(), ValueError, "operator '", chosen, "' is not a reader");
   return *meta;
 }
+
+std::string Pipeline::checkpoint() const { return impl_->executor->checkpoint().to_text(); }
 
 const PipelineOptions& Pipeline::options() const { return impl_->options; }
 uint64_t Pipeline::seed() const { return uint64_t(impl_->options.seed); }
