@@ -40,7 +40,10 @@ struct OpSchema {
   std::string name;  // dotted: "readers.file", "decoders.image", "random.coin_flip"
   std::string doc;
   std::vector<std::string> inputs;   // positional, all required
-  std::vector<std::string> outputs;  // names of the outputs
+  std::vector<std::string> outputs;  // names of the outputs (fixed count)
+  // For operators whose outputs depend on their arguments (readers.tfrecord: one output per
+  // feature): the names for a given spec. Empty function: `outputs`.
+  std::function<std::vector<std::string>(const OpSpec&)> output_names;
   std::vector<ArgSchema> args;
   std::vector<Backend> backends{Backend::kCpu};
   std::function<std::unique_ptr<Operator>(const OpSpec&)> make_cpu;

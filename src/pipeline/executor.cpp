@@ -79,7 +79,7 @@ Executor::Result Executor::run_iteration() {
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const auto& spec = graph_.nodes[n];
     ops::Workspace ws;
-    ws.outputs.reserve(spec.schema->outputs.size());  // add_output() references stay valid
+    ws.outputs.reserve(size_t(spec.num_outputs));  // add_output() references stay valid
     for (auto& r : spec.inputs) ws.inputs.push_back(&values[size_t(r.node)][size_t(r.output)]);
     for (auto& [name, r] : spec.arg_inputs)
       ws.arg_inputs[name] = &values[size_t(r.node)][size_t(r.output)];
@@ -90,7 +90,7 @@ Executor::Result Executor::run_iteration() {
     ws.seed = options_.seed;
     try {
       ops_[n]->run(ws);
-      STOKER_ASSERT(ws.outputs.size() == spec.schema->outputs.size(), spec.schema->name,
+      STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name,
                     " produced ", ws.outputs.size(), " outputs");
     } catch (const EndOfData&) {
       result.end_of_data = true;

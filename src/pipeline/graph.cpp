@@ -38,9 +38,9 @@ void check_ref(const Graph& g, const ops::OpSpec& node, const ops::InputRef& r,
   STOKER_ENFORCE(r.node >= 0 && r.node < int(g.nodes.size()), ValueError, node.describe(), ": ",
                  what, " refers to an unknown node");
   const auto& producer = g.nodes[size_t(r.node)];
-  STOKER_ENFORCE(r.output >= 0 && r.output < int(producer.schema->outputs.size()), ValueError,
+  STOKER_ENFORCE(r.output >= 0 && r.output < producer.num_outputs, ValueError,
                  node.describe(), ": ", what, " refers to output ", r.output, " of ",
-                 producer.schema->name, ", which has ", producer.schema->outputs.size());
+                 producer.schema->name, ", which has ", producer.num_outputs);
 }
 
 }  // namespace
@@ -74,6 +74,7 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
       e.rethrow_with(op + ": " + std::string(e.what()).substr(s.name.size() + 2));
     }
   }
+  node.num_outputs = s.output_names ? int(s.output_names(node).size()) : int(s.outputs.size());
   for (auto& a : s.args) {
     bool given = node.args.count(a.name) || node.arg_inputs.count(a.name);
     STOKER_ENFORCE(given || a.default_value || a.optional, TypeError, op,
