@@ -4,9 +4,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "bindings.hpp"
 #include "stoker/core/memory.hpp"
 #include "stoker/ops/registry.hpp"
+#include "stoker/readers/tfrecord.hpp"
 
 namespace stoker::python {
 namespace {
@@ -73,6 +77,17 @@ NB_MODULE(_stoker, m) {
   });
 
   m.def("schemas", &schemas, "All operator schemas, as dicts.");
+  m.def(
+      "tfrecord_index",
+      [](const std::string& path) {
+        std::ifstream f(path, std::ios::binary);
+        STOKER_ENFORCE(bool(f), stoker::IOError, "cannot open '", path, "'");
+        std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), {});
+        if (stoker::readers::is_gzip(data)) data = stoker::readers::gunzip(data, path);
+        return stoker::readers::format_tfrecord_index(
+            stoker::readers::index_tfrecord(data, path, true));
+      },
+      "DALI-format index text ('offset size' per record) of a TFRecord file; checks CRCs.");
   m.def("cuda_available", &stoker::cuda_available,
         "True when stoker was built with CUDA and a device is present.");
 #ifdef STOKER_HAVE_CUDA

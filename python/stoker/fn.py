@@ -109,11 +109,40 @@ def external_source(source=None, *, batch=True, cycle=False, layout=None, dtype=
                           external=feeder)
 
 
+def _tfrecord(path, *, features, index_path=None, device="cpu", name=None, **kwargs):
+    """Reads tf.train.Example records from TFRecord files. `features` maps keys to
+    stoker.tfrecord.FixedLenFeature / VarLenFeature; returns a dict of outputs by key.
+    Other keyword arguments: those of the native schema (check_crc, shard_id, num_shards,
+    random_shuffle, shuffle, stick_to_shard, pad_last_batch, initial_fill, lazy_init)."""
+    from stoker import tfrecord
+
+    pipe = _current_pipeline()
+    if pipe is None:
+        raise RuntimeError("fn.readers.tfrecord called outside a pipeline definition")
+    if not features:
+        raise ValueError("fn.readers.tfrecord needs `features`")
+    paths = [path] if isinstance(path, str) else list(path)
+    indexes = [] if index_path is None else ([index_path] if isinstance(index_path, str)
+                                             else list(index_path))
+    names = list(features)
+    args = {
+        "path": paths, "index_path": indexes, "feature_names": names,
+        "feature_types": [features[k].dtype for k in names],
+        "feature_var_len": [int(features[k].var_len) for k in names],
+        "feature_shapes": [",".join(str(d) for d in features[k].shape) for k in names],
+        "feature_defaults": [tfrecord._default_text(features[k]) for k in names],
+    }
+    args.update({k: _plain(v) for k, v in kwargs.items()})
+    outs = pipe._add_node("readers.tfrecord", [], args, {}, name, device, len(names))
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    return dict(zip(names, outs))
+
+
 def _install():
     module = sys.modules[__name__]
     for schema in _stoker.schemas():
-        if schema["name"] == "external_source":
-            continue  # the Python wrapper above adds the source handling
+        if schema["name"] in ("external_source", "readers.tfrecord"):
+            continue  # Python wrappers (above) add the source handling / features dict
         parts = schema["name"].split(".")
         target = module
         for p in parts[:-1]:
@@ -124,6 +153,9 @@ def _install():
                 sys.modules[ns.__name__] = ns
             target = getattr(target, p)
         setattr(target, parts[-1], _make_op(schema))
+    native = {s["name"]: s for s in _stoker.schemas()}
+    module.readers.tfrecord = _tfrecord
+    _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(native["readers.tfrecord"])
 
 
 _install()

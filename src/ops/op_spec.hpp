@@ -22,8 +22,8 @@ struct OpSpec {
   int64_t instance = 0;    // position in definition order; keys the operator's random streams
   std::string defined_at;  // "train.py:12", or "" when unknown
   Backend backend = Backend::kCpu;
-  int num_outputs = 0;     // set by validation (schema outputs, or output_names(spec))
-  int batch_size = 1;  // the pipeline's batch size (readers pad and size epochs with it)
+  int num_outputs = 0;  // set by validation (schema outputs, or output_names(spec))
+  int batch_size = 1;   // the pipeline's batch size (readers pad and size epochs with it)
   std::map<std::string, ArgValue, std::less<>> args;  // given (converted) constants
   std::vector<InputRef> inputs;
   std::map<std::string, InputRef, std::less<>> arg_inputs;  // per-sample argument tensors

@@ -90,8 +90,8 @@ Executor::Result Executor::run_iteration() {
     ws.seed = options_.seed;
     try {
       ops_[n]->run(ws);
-      STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name,
-                    " produced ", ws.outputs.size(), " outputs");
+      STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
+                    ws.outputs.size(), " outputs");
     } catch (const EndOfData&) {
       result.end_of_data = true;
       return result;

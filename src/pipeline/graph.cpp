@@ -38,9 +38,9 @@ void check_ref(const Graph& g, const ops::OpSpec& node, const ops::InputRef& r,
   STOKER_ENFORCE(r.node >= 0 && r.node < int(g.nodes.size()), ValueError, node.describe(), ": ",
                  what, " refers to an unknown node");
   const auto& producer = g.nodes[size_t(r.node)];
-  STOKER_ENFORCE(r.output >= 0 && r.output < producer.num_outputs, ValueError,
-                 node.describe(), ": ", what, " refers to output ", r.output, " of ",
-                 producer.schema->name, ", which has ", producer.num_outputs);
+  STOKER_ENFORCE(r.output >= 0 && r.output < producer.num_outputs, ValueError, node.describe(),
+                 ": ", what, " refers to output ", r.output, " of ", producer.schema->name,
+                 ", which has ", producer.num_outputs);
 }
 
 }  // namespace

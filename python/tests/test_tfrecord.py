@@ -1,0 +1,174 @@
+"""readers.tfrecord against an independent writer (TensorFlow's documented framing and the
+protobuf wire format, written here by hand) and against files TensorFlow wrote."""
+
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, tfrecord
+
+
+def _crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def _masked(data):
+    c = _crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _varint(v):
+    out = bytearray()
+    v &= (1 << 64) - 1
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _field(number, payload):
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _example(features):
+    body = b""
+    for key, (kind, values) in features.items():
+        if kind == "bytes":
+            lst = b"".join(_field(1, v) for v in values)
+            feat = _field(1, lst)
+        elif kind == "int64":
+            feat = _field(3, _field(1, b"".join(_varint(v) for v in values)))
+        else:
+            feat = _field(2, _field(1, struct.pack(f"<{len(values)}f", *values)))
+        body += _field(1, _field(1, key.encode()) + _field(2, feat))
+    return _field(1, body)
+
+
+def _write_tfrecord(path, records):
+    with open(path, "wb") as f:
+        for r in records:
+            length = struct.pack("<Q", len(r))
+            f.write(length + struct.pack("<I", _masked(length)) + r +
+                    struct.pack("<I", _masked(r)))
+
+
+@pytest.fixture
+def written(tmp_path):
+    rng = np.random.default_rng(3)
+    files, truth = [], []
+    for k in range(2):
+        recs = []
+        for i in range(5 + k):
+            blob = rng.integers(0, 256, int(rng.integers(1, 50)), dtype=np.uint8).tobytes()
+            label = int(rng.integers(-5, 1 << 40))
+            box = rng.normal(size=int(rng.integers(0, 4))).astype(np.float32).tolist()
+            feats = {"data": ("bytes", [blob]), "label": ("int64", [label]),
+                     "box": ("float", box)}
+            if i % 3 == 0:
+                feats.pop("label")  # exercises the default
+            recs.append(_example(feats))
+            truth.append((blob, label if i % 3 else -1, box))
+        path = str(tmp_path / f"part{k}.tfrecord")
+        _write_tfrecord(path, recs)
+        files.append(path)
+    return files, truth
+
+
+FEATURES = {"data": tfrecord.FixedLenFeature((), tfrecord.string),
+            "label": tfrecord.FixedLenFeature([1], tfrecord.int64, -1),
+            "box": tfrecord.VarLenFeature(tfrecord.float32)}
+
+
+@pytest.mark.parametrize("use_index", [False, True])
+def test_every_record_matches_what_was_written(written, tmp_path, use_index):
+    files, truth = written
+    indexes = None
+    if use_index:
+        r = subprocess.run([sys.executable, "-m", "stoker.tools.index", "tfrecord", *files],
+                           capture_output=True, text=True, env=os.environ)
+        assert r.returncode == 0, r.stderr
+        assert "part1.tfrecord: 6 records" in r.stdout
+        indexes = [f + ".idx" for f in files]
+    pipe = stoker.Pipeline(batch_size=11, num_threads=2, seed=1)
+    with pipe:
+        out = fn.readers.tfrecord(path=files, index_path=indexes, features=FEATURES,
+                                  check_crc=True, name="R")
+        pipe.set_outputs(out["data"], out["label"], out["box"])
+    assert pipe.epoch_size("R") == 11
+    data, label, box = pipe.run()
+    assert str(label.dtype) == "int64" and str(box.dtype) == "float32"
+    for i, (blob, lab, bx) in enumerate(truth):
+        assert data[i].numpy().tobytes() == blob
+        assert label[i].numpy().tolist() == [lab]
+        np.testing.assert_array_equal(box[i].numpy(), np.array(bx, np.float32))
+    assert data.source_info(5) == f"{files[1]} (record 0 at offset 0)"
+
+
+def test_errors_name_the_file_and_offset(written, tmp_path):
+    files, _ = written
+    raw = bytearray(open(files[0], "rb").read())
+    raw[30] ^= 0xFF
+    bad = str(tmp_path / "bad.tfrecord")
+    open(bad, "wb").write(bytes(raw))
+    pipe = stoker.Pipeline(batch_size=1)
+    with pipe:
+        out = fn.readers.tfrecord(path=bad, features=FEATURES, check_crc=True)
+        pipe.set_outputs(out["data"])
+    with pytest.raises(ValueError, match=f"{bad}: record at offset 0: data CRC mismatch"):
+        pipe.build()
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        out = fn.readers.tfrecord(path=files[0], features={
+            "nope": tfrecord.FixedLenFeature([1], tfrecord.int64)})
+        pipe.set_outputs(out["nope"])
+    with pytest.raises(ValueError, match=r"sample 0 \(source '.*part0.tfrecord \(record 0 at "
+                                         r"offset 0\)'\): feature 'nope' is missing from the "
+                                         r"record and has no default"):
+        pipe.run()
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        out = fn.readers.tfrecord(path=files[0], features={
+            "data": tfrecord.FixedLenFeature([1], tfrecord.int64)})
+        pipe.set_outputs(out["data"])
+    with pytest.raises(TypeError, match="feature 'data' holds bytes values, expected int64"):
+        pipe.run()
+
+
+def test_flowers_written_by_tensorflow_decode_and_match(shared_data):
+    path = os.path.join(shared_data, "containers", "tfrecord", "tfx-flowers", "flowers.tfrecord")
+    pipe = stoker.Pipeline(batch_size=25, num_threads=2, seed=1)
+    with pipe:
+        out = fn.readers.tfrecord(path=path, features={
+            "image_raw": tfrecord.FixedLenFeature((), tfrecord.string, ""),
+            "label": tfrecord.FixedLenFeature([1], tfrecord.int64, -1),
+            "height": tfrecord.FixedLenFeature([1], tfrecord.int64),
+            "width": tfrecord.FixedLenFeature([1], tfrecord.int64)}, shuffle="global")
+        images = fn.decoders.image(out["image_raw"])
+        pipe.set_outputs(images, out["label"], out["height"], out["width"])
+    images, labels, heights, widths = pipe.run()
+    assert sorted(np.bincount(labels.as_array().ravel()).tolist()) == [5] * 5
+    for i in range(25):
+        assert images[i].shape == (heights.at(i)[0], widths.at(i)[0], 3)
+
+
+def test_gzip_tfrecord(shared_data):
+    path = os.path.join(shared_data, "containers", "tfrecord", "tfx-gzip", "data.tfrecord.gz")
+    pipe = stoker.Pipeline(batch_size=100, seed=1)
+    with pipe:
+        out = fn.readers.tfrecord(path=path, features={
+            "session_index": tfrecord.FixedLenFeature([1], tfrecord.int64)}, name="R")
+        pipe.set_outputs(out["session_index"])
+    assert pipe.epoch_size("R") == 100
+    (s,) = pipe.run()
+    assert s.as_array().shape == (100, 1)

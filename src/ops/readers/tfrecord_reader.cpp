@@ -1,0 +1,310 @@
+#include "stoker/ops/readers/tfrecord_reader.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "stoker/ops/readers/reader_base.hpp"
+#include "stoker/readers/tf_example.hpp"
+#include "stoker/readers/tfrecord.hpp"
+
+namespace stoker::ops {
+namespace {
+
+enum class FeatureType { kString, kInt64, kFloat32 };
+
+struct FeatureSpec {
+  std::string name;
+  FeatureType type;
+  bool var_len;
+  std::vector<int64_t> shape;  // fixed-length: the output shape
+  std::string default_text;    // "" : no default
+};
+
+std::vector<int64_t> parse_dims(const std::string& s, const std::string& what) {
+  std::vector<int64_t> dims;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    int64_t d = -1;
+    auto r = std::from_chars(s.data() + pos, s.data() + end, d);
+    STOKER_ENFORCE(r.ec == std::errc() && r.ptr == s.data() + end && d >= 0, ValueError,
+                   "readers.tfrecord: bad shape '", s, "' for feature '", what, "'");
+    dims.push_back(d);
+    pos = end + 1;
+  }
+  return dims;
+}
+
+std::vector<FeatureSpec> parse_features(const OpSpec& spec) {
+  auto names = spec.arg<std::vector<std::string>>("feature_names");
+  auto types = spec.arg<std::vector<std::string>>("feature_types");
+  auto var = spec.arg<std::vector<int64_t>>("feature_var_len");
+  auto shapes = spec.arg<std::vector<std::string>>("feature_shapes");
+  auto defaults = spec.arg<std::vector<std::string>>("feature_defaults");
+  STOKER_ENFORCE(!names.empty(), ValueError, "readers.tfrecord: no features given");
+  STOKER_ENFORCE(types.size() == names.size() && var.size() == names.size() &&
+                     shapes.size() == names.size() && defaults.size() == names.size(),
+                 ValueError,
+                 "readers.tfrecord: feature_* arguments must have one entry per "
+                 "feature (",
+                 names.size(), ")");
+  std::vector<FeatureSpec> out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    FeatureSpec f{names[i], FeatureType::kString, var[i] != 0, parse_dims(shapes[i], names[i]),
+                  defaults[i]};
+    if (types[i] == "int64") {
+      f.type = FeatureType::kInt64;
+    } else if (types[i] == "float32") {
+      f.type = FeatureType::kFloat32;
+    } else {
+      STOKER_ENFORCE(types[i] == "string", ValueError, "readers.tfrecord: feature '", names[i],
+                     "' has type '", types[i], "'; expected string, int64 or float32");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<std::string> feature_output_names(const OpSpec& spec) {
+  return spec.arg<std::vector<std::string>>("feature_names");
+}
+
+// One TFRecord file: opened once and read with pread; gzip files are decompressed into memory.
+struct RecordFile {
+  std::string path;
+  int fd = -1;
+  std::vector<uint8_t> inflated;  // gzip only
+  std::vector<readers::RecordSpan> records;
+  ~RecordFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::vector<uint8_t> read_all(int fd, const std::string& path, size_t size) {
+  std::vector<uint8_t> data(size);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t r = ::pread(fd, data.data() + done, size - done, off_t(done));
+    if (r < 0 && errno == EINTR) continue;
+    STOKER_ENFORCE(r > 0, IOError, "cannot read '", path,
+                   "': ", r < 0 ? std::strerror(errno) : "file shrank");
+    done += size_t(r);
+  }
+  return data;
+}
+
+class TFRecordReader final : public ReaderOperator {
+ public:
+  explicit TFRecordReader(const OpSpec& spec)
+      : ReaderOperator(spec), features_(parse_features(spec)) {
+    init();
+  }
+
+  void run(Workspace& ws) override {
+    auto picks = next_indices(ws);
+    const int n = ws.batch_size;
+    for (auto& f : features_) {
+      DType dt = f.type == FeatureType::kString  ? DType::kU8
+                 : f.type == FeatureType::kInt64 ? DType::kI64
+                                                 : DType::kF32;
+      ws.outputs.push_back(Batch::with_samples(n, dt));
+    }
+    for (int i = 0; i < n; ++i) {
+      auto [file, rec] = locate(picks[size_t(i)]);
+      auto info = detail::concat(file->path, " (record ", rec, " at offset ",
+                                 file->records[size_t(rec)].offset, ")");
+      for (auto& out : ws.outputs) out.set_source_info(i, info);
+    }
+    for_each_sample(
+        ws, n, [&](int i, int) { read_sample(ws, i, picks[size_t(i)]); }, &ws.outputs[0]);
+  }
+
+ private:
+  int64_t build_index() override {
+    auto paths = spec_.arg<std::vector<std::string>>("path");
+    auto index_paths = spec_.arg<std::vector<std::string>>("index_path");
+    STOKER_ENFORCE(!paths.empty(), ValueError, "readers.tfrecord: `path` is empty");
+    STOKER_ENFORCE(index_paths.empty() || index_paths.size() == paths.size(), ValueError,
+                   "readers.tfrecord: got ", paths.size(), " files but ", index_paths.size(),
+                   " index files");
+    const bool check_crc = spec_.arg<bool>("check_crc");
+    int64_t total = 0;
+    for (size_t k = 0; k < paths.size(); ++k) {
+      auto f = std::make_unique<RecordFile>();
+      f->path = paths[k];
+      f->fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
+      STOKER_ENFORCE(f->fd >= 0, IOError, "cannot open '", f->path, "': ", std::strerror(errno));
+      struct stat st {};
+      STOKER_ENFORCE(::fstat(f->fd, &st) == 0, IOError, "cannot stat '", f->path, "'");
+      uint8_t magic[2] = {0, 0};
+      bool gz = st.st_size >= 2 && ::pread(f->fd, magic, 2, 0) == 2 && readers::is_gzip(magic);
+      if (gz) {
+        f->inflated = readers::gunzip(read_all(f->fd, f->path, size_t(st.st_size)), f->path);
+        f->records = readers::index_tfrecord(f->inflated, f->path, check_crc);
+      } else if (!index_paths.empty()) {
+        auto text = read_text(index_paths[k]);
+        f->records = readers::parse_tfrecord_index(text, index_paths[k], int64_t(st.st_size));
+      } else {
+        auto data = read_all(f->fd, f->path, size_t(st.st_size));
+        f->records = readers::index_tfrecord(data, f->path, check_crc);
+      }
+      total += int64_t(f->records.size());
+      ends_.push_back(total);
+      files_.push_back(std::move(f));
+    }
+    STOKER_ENFORCE(total > 0, ValueError, "readers.tfrecord: the files hold no records");
+    return total;
+  }
+
+  static std::string read_text(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    STOKER_ENFORCE(fd >= 0, IOError, "cannot open index '", path, "': ", std::strerror(errno));
+    struct stat st {};
+    ::fstat(fd, &st);
+    auto data = read_all(fd, path, size_t(st.st_size));
+    ::close(fd);
+    return std::string(data.begin(), data.end());
+  }
+
+  std::pair<const RecordFile*, int64_t> locate(int64_t index) const {
+    size_t k = size_t(std::upper_bound(ends_.begin(), ends_.end(), index) - ends_.begin());
+    int64_t first = k == 0 ? 0 : ends_[k - 1];
+    return {files_[k].get(), index - first};
+  }
+
+  void read_sample(Workspace& ws, int i, int64_t index) {
+    auto [file, rec] = locate(index);
+    const auto& span = file->records[size_t(rec)];
+    const bool check_crc = spec_.arg<bool>("check_crc");
+    // The record (header, data, footer) in a pooled buffer; byte features point into it.
+    auto buf = ws.host_pool->acquire(size_t(span.size));
+    auto* p = static_cast<uint8_t*>(buf->data());
+    if (!file->inflated.empty()) {
+      std::memcpy(p, file->inflated.data() + span.offset, size_t(span.size));
+    } else {
+      ssize_t got = ::pread(file->fd, p, size_t(span.size), off_t(span.offset));
+      STOKER_ENFORCE(got == span.size, IOError, "cannot read ", span.size, " bytes at offset ",
+                     span.offset, ": ", got < 0 ? std::strerror(errno) : "short read");
+    }
+    // Re-frame the record alone so that the framing checks run on exactly these bytes.
+    readers::RecordSpan local{0, span.size};
+    auto payload = readers::tfrecord_payload({p, size_t(span.size)}, local, file->path, check_crc);
+    auto example = readers::parse_example(payload);
+    for (size_t k = 0; k < features_.size(); ++k)
+      emit(ws.outputs[k], i, features_[k], example, buf, *ws.host_pool);
+  }
+
+  static void emit(Batch& out, int i, const FeatureSpec& f,
+                   std::map<std::string, readers::FeatureValue>& example,
+                   const std::shared_ptr<Buffer>& record, MemoryPool& pool) {
+    using Kind = readers::FeatureValue::Kind;
+    auto it = example.find(f.name);
+    const bool present = it != example.end() && it->second.kind != Kind::kNone;
+    const Kind want = f.type == FeatureType::kString  ? Kind::kBytes
+                      : f.type == FeatureType::kInt64 ? Kind::kInt64
+                                                      : Kind::kFloat;
+    static const char* kKindNames[] = {"no", "bytes", "float", "int64"};
+    if (present)
+      STOKER_ENFORCE(it->second.kind == want, TypeError, "feature '", f.name, "' holds ",
+                     kKindNames[int(it->second.kind)], " values, expected ", kKindNames[int(want)]);
+    if (f.type == FeatureType::kString) {
+      if (present && !it->second.bytes.empty()) {
+        auto b = it->second.bytes[0];
+        out.set_sample(i, record, const_cast<uint8_t*>(b.data()), TensorShape{int64_t(b.size())});
+        return;
+      }
+      STOKER_ENFORCE(f.var_len || !f.default_text.empty(), ValueError, "feature '", f.name,
+                     "' is missing from the record and has no default");
+      auto d = pool.acquire(f.default_text.size());
+      std::memcpy(d->data(), f.default_text.data(), f.default_text.size());
+      void* data = d->data();
+      out.set_sample(i, std::move(d), data, TensorShape{int64_t(f.default_text.size())});
+      return;
+    }
+    std::vector<double> values;
+    if (present) {
+      if (f.type == FeatureType::kInt64)
+        values.assign(it->second.ints.begin(), it->second.ints.end());
+      else
+        values.assign(it->second.floats.begin(), it->second.floats.end());
+    }
+    TensorShape shape;
+    if (f.var_len) {
+      shape = TensorShape{int64_t(values.size())};
+    } else {
+      shape = TensorShape(f.shape);
+      if (!present) {
+        STOKER_ENFORCE(!f.default_text.empty(), ValueError, "feature '", f.name,
+                       "' is missing from the record and has no default");
+        double dv = 0;
+        auto r = std::from_chars(f.default_text.data(),
+                                 f.default_text.data() + f.default_text.size(), dv);
+        STOKER_ENFORCE(r.ec == std::errc(), ValueError, "feature '", f.name, "': bad default '",
+                       f.default_text, "'");
+        values.assign(size_t(shape.volume()), dv);
+      }
+      STOKER_ENFORCE(int64_t(values.size()) == shape.volume(), ValueError, "feature '", f.name,
+                     "' has ", values.size(), " values, expected shape ", shape.to_string(), " = ",
+                     shape.volume());
+    }
+    size_t esize = f.type == FeatureType::kInt64 ? 8 : 4;
+    auto buf = pool.acquire(values.size() * esize);
+    void* data = buf->data();
+    if (f.type == FeatureType::kInt64) {
+      // Straight from the parsed ints: doubles would round values above 2^53.
+      const auto& ints = present ? it->second.ints : std::vector<int64_t>{};
+      auto* o = static_cast<int64_t*>(data);
+      for (size_t k = 0; k < values.size(); ++k) o[k] = present ? ints[k] : int64_t(values[k]);
+    } else {
+      auto* o = static_cast<float*>(data);
+      for (size_t k = 0; k < values.size(); ++k) o[k] = float(values[k]);
+    }
+    out.set_sample(i, std::move(buf), data, shape);
+  }
+
+  std::vector<FeatureSpec> features_;
+  std::vector<std::unique_ptr<RecordFile>> files_;
+  std::vector<int64_t> ends_;  // cumulative record counts
+};
+
+}  // namespace
+
+OpSchema tfrecord_reader_schema() {
+  OpSchema s{
+      .name = "readers.tfrecord",
+      .doc =
+          "Reads tf.train.Example records from TFRecord files (optionally gzip-compressed, "
+          "optionally with DALI tfrecord2idx index files) and outputs one tensor per "
+          "feature: bytes as uint8 (1-D, a view into the record), int64 as int64, floats as "
+          "float32. Fixed-length features have the given shape (a default fills missing "
+          "ones); variable-length ones are 1-D. In Python use fn.readers.tfrecord(path=..., "
+          "index_path=..., features={name: stoker.tfrecord.FixedLenFeature(...)}), which "
+          "fills the feature_* arguments and returns a dict of outputs.",
+      .output_names = feature_output_names,
+      .args = {{"path", ArgType::kStringList, "TFRecord files."},
+               {"index_path", ArgType::kStringList,
+                "Index files, one per file ('offset size' lines); without them the files are "
+                "scanned once at build.",
+                std::vector<std::string>{}},
+               {"feature_names", ArgType::kStringList, "Feature keys, in output order."},
+               {"feature_types", ArgType::kStringList, "string | int64 | float32, per feature."},
+               {"feature_var_len", ArgType::kIntList, "1 for variable-length, per feature."},
+               {"feature_shapes", ArgType::kStringList,
+                "Fixed-length shapes as '2,3' ('' for a scalar), per feature."},
+               {"feature_defaults", ArgType::kStringList,
+                "Default values as text ('' for none), per feature."},
+               {"check_crc", ArgType::kBool, "Verify the masked CRC32C of every record.", false}},
+      .make_cpu = [](const OpSpec& sp) { return std::make_unique<TFRecordReader>(sp); },
+  };
+  for (auto& a : loader_arg_schemas()) s.args.push_back(a);
+  return s;
+}
+
+}  // namespace stoker::ops
