@@ -36,6 +36,15 @@ struct PipelineOptions {
   int prefetch_queue_depth = 2;   // batches prepared ahead of the consumer
   size_t host_memory_budget = 0;  // bytes; 0: unlimited
   std::string checkpoint;         // Pipeline::checkpoint() text to resume from
+  // "raise": a bad sample fails the batch (default). "skip": a sample whose reading or
+  // decoding fails with a data error is replaced by the reader's next sample; incidents are
+  // counted (error_stats()).
+  std::string on_error = "raise";
+};
+
+struct ErrorStats {
+  int64_t skipped = 0;              // samples replaced since the start
+  std::vector<std::string> recent;  // the last incidents: operator, sample, source, error
 };
 
 // A value in the graph: output `output` of node `node`.
@@ -102,6 +111,10 @@ class Pipeline {
   // PipelineOptions::checkpoint set to it yields exactly the batches this one yields next.
   // Covers readers and random operators, not external sources.
   std::string checkpoint() const;
+
+  ErrorStats error_stats() const;
+  // Incidents (skipped samples) since the last call.
+  std::vector<std::string> take_incidents();
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

@@ -51,9 +51,10 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
                                          int batch_size, int num_threads,
                                          std::optional<int> device_id, int64_t seed,
                                          int prefetch_queue_depth, size_t host_memory_budget,
-                                         const std::string& checkpoint) {
+                                         const std::string& checkpoint,
+                                         const std::string& on_error) {
   PipelineBuilder b({batch_size, num_threads, device_id, seed, prefetch_queue_depth,
-                     host_memory_budget, checkpoint});
+                     host_memory_budget, checkpoint, on_error});
   for (nb::handle h : nodes) {
     auto d = nb::cast<nb::dict>(h);
     NodeOptions no;
@@ -96,7 +97,7 @@ void bind_pipeline(nb::module_& m) {
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
                   nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("host_memory_budget"),
-                  nb::arg("checkpoint"))
+                  nb::arg("checkpoint"), nb::arg("on_error"))
       .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
       .def("feed_input",
            [](Pipeline& p, const std::string& name, nb::handle data, const std::string& layout) {
@@ -107,6 +108,15 @@ void bind_pipeline(nb::module_& m) {
            })
       .def("feed_end", &Pipeline::feed_end)
       .def("checkpoint", &Pipeline::checkpoint)
+      .def("take_incidents", &Pipeline::take_incidents)
+      .def("error_stats",
+           [](const Pipeline& p) {
+             auto s = p.error_stats();
+             nb::dict d;
+             d["skipped"] = s.skipped;
+             d["recent"] = s.recent;
+             return d;
+           })
       .def("external_source_names", &Pipeline::external_source_names)
       .def("reader_names", &Pipeline::reader_names)
       .def("reader_meta",

@@ -7,6 +7,7 @@ import functools
 import inspect
 import os
 import threading
+import warnings
 
 from stoker import _stoker
 from stoker.batch import Batch
@@ -130,10 +131,16 @@ class Pipeline:
     `checkpoint`: a string from `pipe.checkpoint()` of the same pipeline definition; the new
     pipeline continues exactly where that one was (readers' positions and shuffle buffers, the
     random streams). With seed=-1 the checkpoint's seed is used.
+
+    `on_error`: "raise" (default) fails the batch on a bad sample, with an error naming the
+    operator, the sample and its source; "skip" replaces a sample whose reading or decoding
+    fails with the reader's next one, warns (RuntimeWarning naming the source) and counts it
+    (`pipe.error_stats()`).
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
-                 prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None):
+                 prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
+                 on_error="raise"):
         if isinstance(prefetch_queue_depth, dict):
             raise ValueError("separate CPU/GPU prefetch depths need the GPU backend; "
                              "give an int")
@@ -144,6 +151,7 @@ class Pipeline:
         self.prefetch_queue_depth = prefetch_queue_depth
         self.host_memory_budget = host_memory_budget
         self._checkpoint = checkpoint or ""
+        self.on_error = on_error
         self._nodes = []
         self._outputs = None
         self._external = {}
@@ -205,7 +213,7 @@ class Pipeline:
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
             self.num_threads, self.device_id, self._seed, self.prefetch_queue_depth,
-            self.host_memory_budget, self._checkpoint)
+            self.host_memory_budget, self._checkpoint, self.on_error)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 
@@ -236,6 +244,11 @@ class Pipeline:
         except StopIteration:
             self._end_delivered = True
             raise
+        finally:
+            if self.on_error == "skip":
+                for incident in self._native.take_incidents():
+                    warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
+                                  stacklevel=2)
         return tuple(Batch(o) for o in outputs)
 
     def reset(self):
@@ -284,6 +297,12 @@ class Pipeline:
         operators are covered; external sources are not (their data comes from you)."""
         self.build()
         return self._native.checkpoint()
+
+    def error_stats(self):
+        """With on_error="skip": {"skipped": samples replaced so far, "recent": the last
+        incidents (operator, sample, source, error)}."""
+        self.build()
+        return self._native.error_stats()
 
     def memory_stats(self):
         self.build()

@@ -123,3 +123,44 @@ def test_checkpoint_errors(jpeg_folder):
     bad = state.replace("op Reader v1", "op Reader v9")
     with pytest.raises(ValueError, match="readers.file.*invalid reader state 'v9"):
         _reader_pipe(jpeg_folder, 4, seed=5, checkpoint=bad).build()
+
+
+def test_on_error_skip_warns_counts_and_replaces(tmp_path, jpeg_folder):
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(jpeg_folder, root)
+    bad = sorted((root / "class_1").iterdir())[0]
+    bad.write_bytes(b"\xff\xd8\xff\xe0 this is not really a JPEG")
+    pipe = stoker.Pipeline(batch_size=8, num_threads=2, seed=1, on_error="skip")
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=str(root), stick_to_shard=True)
+        images = fn.resize(fn.decoders.image(jpegs), size=(8, 8))
+        pipe.set_outputs(images, labels)
+    with pytest.warns(RuntimeWarning, match=f"skipped a bad sample: decoders.image .*sample "
+                                            f"\\d+ \\(source '{bad}'\\)"):
+        seen = []
+        for _ in range(3):  # one epoch of 23 good files, and one more
+            images, labels = pipe.run()
+            assert len(images) == 8
+            seen += [images.source_info(i) for i in range(8)]
+    assert str(bad) not in seen and len(set(seen)) == 23
+    stats = pipe.error_stats()
+    assert stats["skipped"] >= 1 and str(bad) in stats["recent"][0]
+    with pytest.raises(ValueError, match="on_error must be 'raise' or 'skip'"):
+        p = stoker.Pipeline(batch_size=1, on_error="ignore")
+        with p:
+            p.set_outputs(fn.random.coin_flip())
+        p.build()
+
+
+def test_on_error_skip_cannot_replace_external_source_data():
+    import numpy as np
+
+    pipe = stoker.Pipeline(batch_size=2, on_error="skip")
+    with pipe:
+        enc = fn.external_source(lambda: [np.frombuffer(b"junk", np.uint8)] * 2)
+        pipe.set_outputs(fn.decoders.image(enc))
+    with pytest.raises(ValueError, match="cannot replace samples that come from an "
+                                         "external_source"):
+        pipe.run()

@@ -64,6 +64,10 @@ class Batch {
   void set_source_info(int i, std::string info) {
     samples_.at(size_t(i)).source_info = std::move(info);
   }
+  // A batch of the samples `keep` (in that order), sharing their memory.
+  Batch select(const std::vector<int>& keep) const;
+  // Appends the samples of `other` (same dtype), sharing their memory.
+  void append(const Batch& other);
   // Copies source_info from `other` (same size), as operators do from their first input.
   void copy_source_info(const Batch& other);
 

@@ -83,6 +83,18 @@ size_t Batch::total_bytes() const {
   return n;
 }
 
+Batch Batch::select(const std::vector<int>& keep) const {
+  Batch b = with_samples(0, dtype_, layout_, memory_);
+  for (int i : keep) b.samples_.push_back(samples_.at(size_t(i)));
+  return b;
+}
+
+void Batch::append(const Batch& other) {
+  STOKER_ENFORCE(other.dtype_ == dtype_, TypeError, "cannot append a ", dtype_name(other.dtype_),
+                 " batch to a ", dtype_name(dtype_), " batch");
+  samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
+}
+
 void Batch::copy_source_info(const Batch& other) {
   for (int i = 0; i < size() && i < other.size(); ++i)
     samples_[size_t(i)].source_info = other.source_info(i);

@@ -29,6 +29,23 @@ TEST(Batch, ViewListsEverySample) {
   EXPECT_EQ(v[0].num_bytes(), 12u);
 }
 
+TEST(Batch, SelectAndAppendShareMemory) {
+  MemoryPool pool(make_host_allocator());
+  auto a = Batch::allocate(pool, DType::kU8, {{1}, {2}, {3}});
+  auto b = Batch::allocate(pool, DType::kU8, {{4}});
+  a.set_source_info(2, "c");
+  auto s = a.select({2, 0});
+  ASSERT_EQ(s.size(), 2);
+  EXPECT_EQ(s.data(0), a.data(2));
+  EXPECT_EQ(s.source_info(0), "c");
+  s.append(b);
+  EXPECT_EQ(s.size(), 3);
+  EXPECT_EQ(s.shape(2), TensorShape{4});
+  EXPECT_FALSE(s.is_contiguous());
+  auto f = Batch::allocate(pool, DType::kF32, {{1}});
+  EXPECT_THROW(s.append(f), TypeError);
+}
+
 TEST(Batch, AdoptedSamplesAreNotContiguous) {
   MemoryPool pool(make_host_allocator());
   auto b = Batch::with_samples(2, DType::kF32);

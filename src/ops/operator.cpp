@@ -6,13 +6,22 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
                                const Batch* sources) const {
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
   ws.pool->parallel_for(n, [&](int64_t i, int thread) {
+    if (ws.failures && ws.failures->contains(int(i))) return;  // failed in an earlier pass
     try {
       fn(int(i), thread);
     } catch (...) {
       std::string ctx = "sample " + std::to_string(i);
       if (sources && i < sources->size() && !sources->source_info(int(i)).empty())
         ctx += " (source '" + sources->source_info(int(i)) + "')";
-      rethrow_with_context(std::current_exception(), ctx + ": ");
+      try {
+        rethrow_with_context(std::current_exception(), ctx + ": ");
+      } catch (const ValueError& e) {  // bad data: skippable
+        if (!ws.failures) throw;
+        ws.failures->add(int(i), e.what());
+      } catch (const IOError& e) {
+        if (!ws.failures) throw;
+        ws.failures->add(int(i), e.what());
+      }
     }
   });
 }

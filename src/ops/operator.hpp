@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,25 @@
 
 namespace stoker::ops {
 
+// on_error="skip": per-sample data errors recorded instead of thrown (sample -> message).
+class SampleFailures {
+ public:
+  void add(int sample, std::string message) {
+    std::lock_guard lock(mutex_);
+    by_sample_.emplace(sample, std::move(message));
+  }
+  bool contains(int sample) const {
+    std::lock_guard lock(mutex_);
+    return by_sample_.count(sample) > 0;
+  }
+  bool empty() const { return by_sample_.empty(); }
+  const std::map<int, std::string>& by_sample() const { return by_sample_; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<int, std::string> by_sample_;
+};
+
 struct Workspace {
   std::vector<const Batch*> inputs;
   std::map<std::string, const Batch*, std::less<>> arg_inputs;
@@ -25,6 +45,11 @@ struct Workspace {
   int batch_size = 0;
   int64_t iteration = 0;
   uint64_t seed = 0;
+  // Replacement rounds (on_error="skip") draw from a different stream family.
+  uint32_t stream_epoch = 0;
+  // Set when the pipeline skips bad samples: for_each_sample records ValueError/IOError of a
+  // sample here (and leaves that sample alone afterwards) instead of throwing.
+  SampleFailures* failures = nullptr;
 
   const Batch& input(int i) const { return *inputs.at(size_t(i)); }
   // Samples this iteration: the first input's count, or the batch size for sources.
@@ -82,7 +107,8 @@ class Operator {
   // operator's instance number and the sample's global index.
   RandomStream sample_rng(const Workspace& ws, int i) const {
     return random_stream(ws.seed, uint64_t(spec_.instance),
-                         uint64_t(ws.iteration) * uint64_t(ws.batch_size) + uint64_t(i));
+                         uint64_t(ws.iteration) * uint64_t(ws.batch_size) + uint64_t(i),
+                         ws.stream_epoch);
   }
 
  public:

@@ -75,8 +75,29 @@ Checkpoint Executor::checkpoint() const {
 
 Executor::Result Executor::run_iteration() {
   Result result;
-  std::vector<std::vector<Batch>> values(graph_.nodes.size());
-  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+  std::vector<std::vector<Batch>> values;
+  uint32_t round = 0;
+  int64_t replaced = 0;
+  try {
+    values = run_nodes(graph_.nodes.size(), options_.batch_size, round, replaced);
+  } catch (const EndOfData&) {
+    result.end_of_data = true;
+    return result;
+  } catch (...) {
+    result.error = std::current_exception();
+    return result;
+  }
+  for (auto& o : graph_.outputs) result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
+  ++iteration_;
+  result.after = snapshot();
+  return result;
+}
+
+std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uint32_t& round,
+                                                    int64_t& replaced) {
+  const uint32_t my_round = round;
+  std::vector<std::vector<Batch>> values(count);
+  for (size_t n = 0; n < count; ++n) {
     const auto& spec = graph_.nodes[n];
     ops::Workspace ws;
     ws.outputs.reserve(size_t(spec.num_outputs));  // add_output() references stay valid
@@ -85,32 +106,72 @@ Executor::Result Executor::run_iteration() {
       ws.arg_inputs[name] = &values[size_t(r.node)][size_t(r.output)];
     ws.pool = &thread_pool_;
     ws.host_pool = &host_pool_;
-    ws.batch_size = options_.batch_size;
+    ws.batch_size = batch;
     ws.iteration = iteration_;
     ws.seed = options_.seed;
+    ws.stream_epoch = my_round;
+    ops::SampleFailures failures;
+    if (options_.skip_bad_samples) ws.failures = &failures;
+    const std::string context =
+        "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration_) + ", ";
     try {
       ops_[n]->run(ws);
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                     ws.outputs.size(), " outputs");
     } catch (const EndOfData&) {
-      result.end_of_data = true;
-      return result;
+      throw;
     } catch (...) {
-      try {
-        rethrow_with_context(std::current_exception(), "Error in operator " + spec.describe() +
-                                                           ", iteration " +
-                                                           std::to_string(iteration_) + ", ");
-      } catch (...) {
-        result.error = std::current_exception();
-      }
-      return result;
+      rethrow_with_context(std::current_exception(), context);
     }
     values[n] = std::move(ws.outputs);
+    if (failures.empty()) continue;
+
+    // on_error="skip": drop the failed samples from everything computed so far in this
+    // iteration and replace them with new ones, read by running nodes [0, n] again.
+    const auto& failed = failures.by_sample();
+    for (size_t k = 0; k <= n; ++k) {
+      if (dynamic_cast<ops::InputFeed*>(ops_[k].get())) {
+        throw ValueError(context + failed.begin()->second +
+                         " (on_error='skip' cannot replace samples that come from an "
+                         "external_source)");
+      }
+    }
+    record_skips(spec, failed);
+    replaced += int64_t(failed.size());
+    STOKER_ENFORCE(replaced <= int64_t(kMaxSkipsPerBatch) * options_.batch_size, RuntimeError,
+                   context, "on_error='skip' gave up after replacing ", replaced,
+                   " samples in one batch; the last: ", failed.rbegin()->second);
+    std::vector<int> keep;
+    for (int i = 0; i < batch; ++i)
+      if (!failed.count(i)) keep.push_back(i);
+    for (size_t k = 0; k <= n; ++k)
+      for (auto& b : values[k]) b = b.select(keep);
+    auto refill = run_nodes(n + 1, int(failed.size()), ++round, replaced);
+    for (size_t k = 0; k <= n; ++k)
+      for (size_t o = 0; o < values[k].size(); ++o) values[k][o].append(refill[k][o]);
   }
-  for (auto& o : graph_.outputs) result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
-  ++iteration_;
-  result.after = snapshot();
-  return result;
+  return values;
+}
+
+void Executor::record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed) {
+  std::lock_guard lock(mutex_);
+  for (auto& [sample, message] : failed) {
+    ++skipped_;
+    std::string text = spec.describe() + ": " + message;
+    incidents_.push_back(text);
+    if (recent_.size() == kRecentIncidents) recent_.erase(recent_.begin());
+    recent_.push_back(std::move(text));
+  }
+}
+
+ErrorStats Executor::error_stats() const {
+  std::lock_guard lock(mutex_);
+  return {skipped_, recent_};
+}
+
+std::vector<std::string> Executor::take_incidents() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(incidents_, {});
 }
 
 void Executor::producer_loop() {

@@ -6,8 +6,10 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,7 +25,13 @@ struct ExecutorOptions {
   int prefetch_queue_depth = 2;
   uint64_t seed = 0;
   size_t host_memory_budget = 0;
-  std::string checkpoint;  // resume from this state (empty: start fresh)
+  std::string checkpoint;         // resume from this state (empty: start fresh)
+  bool skip_bad_samples = false;  // on_error="skip"
+};
+
+struct ErrorStats {
+  int64_t skipped = 0;              // samples replaced since the start
+  std::vector<std::string> recent;  // the last few incidents (operator, sample, source, error)
 };
 
 class Executor {
@@ -41,6 +49,9 @@ class Executor {
   PoolStats host_stats() const { return host_pool_.stats(); }
   // The state after the last batch pop() returned (before the first: the starting state).
   Checkpoint checkpoint() const;
+  ErrorStats error_stats() const;
+  // Incidents since the last call (for warnings in Python).
+  std::vector<std::string> take_incidents();
 
  private:
   struct Result {
@@ -51,6 +62,12 @@ class Executor {
   };
   void producer_loop();
   Result run_iteration();
+  // Runs nodes [0, count) for `batch` samples (replacement round `round`). With
+  // skip_bad_samples, samples that fail with a data error are replaced by running the nodes
+  // before and including the failing one again (recursively) for as many new samples.
+  std::vector<std::vector<Batch>> run_nodes(size_t count, int batch, uint32_t& round,
+                                            int64_t& replaced);
+  void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
   Checkpoint snapshot() const;  // producer thread only (or before it starts)
   void restore(const std::string& text);
 
@@ -61,8 +78,12 @@ class Executor {
   ThreadPool thread_pool_;
   int64_t iteration_ = 0;
 
+  static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements
+  static constexpr size_t kRecentIncidents = 20;
   mutable std::mutex mutex_;
   Checkpoint delivered_;
+  int64_t skipped_ = 0;
+  std::vector<std::string> recent_, incidents_;
   std::condition_variable changed_;
   std::deque<Result> queue_;
   bool started_ = false;

@@ -28,6 +28,8 @@ PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_uniq
                  options.batch_size);
   STOKER_ENFORCE(options.num_threads >= 1, ValueError, "num_threads must be at least 1, got ",
                  options.num_threads);
+  STOKER_ENFORCE(options.on_error == "raise" || options.on_error == "skip", ValueError,
+                 "on_error must be 'raise' or 'skip', got '", options.on_error, "'");
   STOKER_ENFORCE(options.prefetch_queue_depth >= 1, ValueError,
                  "prefetch_queue_depth must be at least 1, got ", options.prefetch_queue_depth);
   if (options.seed < 0 && !options.checkpoint.empty())
@@ -106,6 +108,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.seed = uint64_t(impl->options.seed);
   eo.host_memory_budget = impl->options.host_memory_budget;
   eo.checkpoint = impl->options.checkpoint;
+  eo.skip_bad_samples = impl->options.on_error == "skip";
   impl->executor = std::make_unique<pipeline::Executor>(pipeline::prune(impl_->graph), eo);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }
@@ -153,6 +156,13 @@ ReaderMeta Pipeline::reader_meta(const std::string& name) const {
   STOKER_ENFORCE(meta.has_value(), ValueError, "operator '", chosen, "' is not a reader");
   return *meta;
 }
+
+ErrorStats Pipeline::error_stats() const {
+  auto s = impl_->executor->error_stats();
+  return {s.skipped, s.recent};
+}
+
+std::vector<std::string> Pipeline::take_incidents() { return impl_->executor->take_incidents(); }
 
 std::string Pipeline::checkpoint() const { return impl_->executor->checkpoint().to_text(); }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "stoker/testing/image_reference.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
@@ -127,6 +128,75 @@ TEST(Pipeline, CorruptFileErrorNamesOperatorSampleAndFile) {
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("the pipeline stopped after an earlier error"),
               std::string::npos);
+  }
+}
+
+std::unique_ptr<Pipeline> skip_pipeline(const std::string& root, int threads) {
+  PipelineBuilder b({.batch_size = 4,
+                     .num_threads = threads,
+                     .seed = 9,
+                     .prefetch_queue_depth = 2,
+                     .on_error = "skip"});
+  auto r = b.add("readers.file", {}, {{"file_root", root}, {"stick_to_shard", true}});
+  auto img = b.add("decoders.image", {r[0]});
+  auto crop = b.add("random_resized_crop", {img[0]}, {{"size", std::vector<int64_t>{8, 8}}});
+  auto coin = b.add("random.coin_flip");
+  auto out = b.add("crop_mirror_normalize", {crop[0]}, {}, {{"mirror", coin[0]}});
+  b.set_outputs({out[0], r[1]});
+  return b.build();
+}
+
+TEST(Pipeline, SkipReplacesBadSamplesWithTheNextOnes) {
+  JpegFolder data(5);  // 10 files
+  auto bad1 = fs::path(data.root()) / "class0" / "img2.jpg";
+  auto bad2 = fs::path(data.root()) / "class1" / "img0.jpg";
+  std::ofstream(bad1, std::ios::binary | std::ios::trunc) << "\xff\xd8\xff\xe0 broken";
+  std::ofstream(bad2, std::ios::binary | std::ios::trunc) << "not an image at all";
+  std::vector<std::vector<uint8_t>> first;
+  for (int threads : {1, 3}) {
+    auto pipe = skip_pipeline(data.root(), threads);
+    std::vector<std::string> sources;
+    std::vector<std::vector<uint8_t>> outs;
+    for (int it = 0; it < 4; ++it) {  // 16 good samples: two epochs of 8 good files
+      auto batch = pipe->run();
+      ASSERT_EQ(batch[0].size(), 4);
+      for (int i = 0; i < 4; ++i) sources.push_back(batch[0].source_info(i));
+      outs.push_back(flatten(batch));
+    }
+    std::set<std::string> unique(sources.begin(), sources.end());
+    EXPECT_EQ(unique.size(), 8u);
+    EXPECT_FALSE(unique.count(bad1.string()) || unique.count(bad2.string()));
+    // Read order without shuffling: the good files in order, twice.
+    EXPECT_EQ(sources[0], (fs::path(data.root()) / "class0" / "img0.jpg").string());
+    EXPECT_EQ(sources[2], (fs::path(data.root()) / "class0" / "img3.jpg").string());
+    auto stats = pipe->error_stats();
+    EXPECT_GE(stats.skipped, 4);  // each bad file at least twice (prefetching may read more)
+    EXPECT_NE(stats.recent.at(0).find("decoders.image: sample "), std::string::npos);
+    EXPECT_NE(stats.recent.at(0).find(bad1.string()), std::string::npos) << stats.recent[0];
+    EXPECT_FALSE(pipe->take_incidents().empty());
+    EXPECT_TRUE(pipe->take_incidents().empty());
+    if (first.empty()) {
+      first = outs;
+    } else {
+      EXPECT_EQ(outs, first);  // replacements do not depend on the thread count
+    }
+  }
+}
+
+TEST(Pipeline, SkipGivesUpWhenEverythingIsBad) {
+  JpegFolder data(3, 1);
+  for (int i = 0; i < 3; ++i)
+    std::ofstream(fs::path(data.root()) / "class0" / ("img" + std::to_string(i) + ".jpg"),
+                  std::ios::trunc)
+        << "junk";
+  auto pipe = skip_pipeline(data.root(), 2);
+  try {
+    pipe->run();
+    FAIL();
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("on_error='skip' gave up after replacing"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -22,17 +22,18 @@ ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool 
     int64_t lo = std::max<int64_t>(0, int64_t(std::floor(centre - radius - 0.5)));
     int64_t hi = std::min<int64_t>(in_size - 1, int64_t(std::ceil(centre + radius - 0.5)));
     STOKER_ASSERT(hi - lo + 1 <= w.support, "support ", w.support, " too small");
-    double sum = 0;
-    double taps[64];
-    int n = 0;
-    for (int64_t j = lo; j <= hi; ++j, ++n) {
+    // Taps go straight into this output's row of the table (support entries, asserted
+    // above), so any downscale factor fits: no fixed-size scratch. Two passes keep the
+    // normalisation in double.
+    auto tap = [&](int64_t j) {
       double d = std::fabs(double(j) + 0.5 - centre) / radius;
-      taps[n] = d < 1.0 ? 1.0 - d : 0.0;
-      sum += taps[n];
-    }
-    w.first[size_t(i)] = lo;
+      return d < 1.0 ? 1.0 - d : 0.0;
+    };
+    double sum = 0;
+    for (int64_t j = lo; j <= hi; ++j) sum += tap(j);
     float* out = &w.weights[size_t(i) * size_t(w.support)];
-    for (int k = 0; k < n; ++k) out[k] = float(taps[k] / sum);
+    for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
+    w.first[size_t(i)] = lo;
   }
   return w;
 }

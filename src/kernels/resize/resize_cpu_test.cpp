@@ -52,7 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ResizeCase{37, 53, 11, 17, false},   // downscale, plain bilinear
                       ResizeCase{16, 16, 16, 16, true},    // identity
                       ResizeCase{1, 9, 5, 3, true},        // degenerate height
-                      ResizeCase{64, 48, 23, 61, true}));  // mixed
+                      ResizeCase{64, 48, 23, 61, true},    // mixed
+                      ResizeCase{300, 420, 5, 6, true}));  // > 64 taps per output pixel
 
 TEST(ResizeLinearWindow, CropWindowIsResizedAlone) {
   // Resizing a window must see only the window's pixels (crop-then-resize semantics).
