@@ -4,10 +4,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <fstream>
-#include <iterator>
-
 #include "bindings.hpp"
+#include "stoker/core/file_io.hpp"
 #include "stoker/core/memory.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/readers/tfrecord.hpp"
@@ -80,9 +78,7 @@ NB_MODULE(_stoker, m) {
   m.def(
       "tfrecord_index",
       [](const std::string& path) {
-        std::ifstream f(path, std::ios::binary);
-        STOKER_ENFORCE(bool(f), stoker::IOError, "cannot open '", path, "'");
-        std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), {});
+        std::vector<uint8_t> data = stoker::read_file_bytes(path);
         if (stoker::readers::is_gzip(data)) data = stoker::readers::gunzip(data, path);
         return stoker::readers::format_tfrecord_index(
             stoker::readers::index_tfrecord(data, path, true));

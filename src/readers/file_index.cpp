@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "stoker/core/error.hpp"
+#include "stoker/core/file_io.hpp"
 
 namespace stoker::readers {
 namespace fs = std::filesystem;
@@ -61,12 +61,20 @@ std::vector<FileEntry> index_class_folders(const std::string& root,
 }
 
 std::vector<FileEntry> index_file_list(const std::string& list_path, const std::string& root) {
-  std::ifstream f(list_path);
-  STOKER_ENFORCE(bool(f), IOError, "cannot open file_list '", list_path, "'");
+  std::string text;
+  try {
+    text = read_file_text(list_path);
+  } catch (const IOError& e) {
+    throw IOError(std::string("cannot open file_list: ") + e.what());
+  }
   std::string base = root.empty() ? fs::path(list_path).parent_path().string() : root;
   std::vector<FileEntry> out;
-  std::string line;
-  for (int lineno = 1; std::getline(f, line); ++lineno) {
+  size_t pos = 0;
+  for (int lineno = 1; pos < text.size(); ++lineno) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
     auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     // The label is the last field, so paths may contain spaces.

@@ -65,6 +65,14 @@ TEST_F(FileIndexTest, MissingRootAndEmptyFolders) {
               "file_root '" + (root_ / "nope").string() + "' is not a folder (or cannot be read)");
   }
   EXPECT_THROW(index_class_folders((root_ / "bird").string(), default_image_filters()), ValueError);
+  try {
+    index_file_list((root_ / "missing.txt").string(), "");
+    FAIL();
+  } catch (const IOError& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot open file_list: cannot open '" +
+                                         (root_ / "missing.txt").string() +
+                                         "': No such file or directory");
+  }
   EXPECT_THROW(index_files({"a", "b"}, {1}, ""), ValueError);
 }
 
