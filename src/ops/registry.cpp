@@ -6,6 +6,7 @@
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/random/random_sources.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
+#include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 
 namespace stoker::ops {
@@ -17,7 +18,8 @@ const std::vector<OpSchema>& op_schemas() {
       image_decoder_schema(), external_source_schema(),
       flip_schema(),          coin_flip_schema(),
       uniform_schema(),       random_resized_crop_schema(),
-      file_reader_schema(),   tfrecord_reader_schema(),
+      file_reader_schema(),
+      numpy_reader_schema(),   tfrecord_reader_schema(),
       resize_schema(),
   };
   return kAll;

@@ -82,7 +82,9 @@ TEST_P(GlobalShuffleCoverage, EverySampleExactlyOncePerEpochAcrossShards) {
     std::vector<int> count(N, 0);
     std::vector<int64_t> order;
     for (auto& l : loaders) {
-      if (pad) EXPECT_EQ(l.epoch_length() % B, 0);
+      if (pad) {
+        EXPECT_EQ(l.epoch_length() % B, 0);
+      }
       for (int64_t i = 0; i < l.epoch_length(); ++i) {
         auto n = l.next();
         ASSERT_EQ(n.epoch, epoch);
