@@ -6,6 +6,7 @@
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/random/random_sources.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
+#include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 
@@ -19,6 +20,7 @@ const std::vector<OpSchema>& op_schemas() {
       flip_schema(),          coin_flip_schema(),
       uniform_schema(),       random_resized_crop_schema(),
       file_reader_schema(),
+      mxnet_reader_schema(),
       numpy_reader_schema(),   tfrecord_reader_schema(),
       resize_schema(),
   };

@@ -28,7 +28,7 @@ void read_numbers(std::span<const uint8_t> list, std::vector<T>& out, const char
         size_t n = f.bytes.size() / 4;
         size_t old = out.size();
         out.resize(old + n);
-        std::memcpy(out.data() + old, f.bytes.data(), n * 4);
+        if (n) std::memcpy(out.data() + old, f.bytes.data(), n * 4);
       } else {
         throw ValueError(detail::concat("malformed ", what, ": float value of wrong wire type"));
       }

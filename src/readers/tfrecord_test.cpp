@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "stoker/core/error.hpp"
+#include "stoker/readers/recordio.hpp"
 #include "stoker/readers/tf_example.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
 
@@ -273,5 +274,28 @@ TEST(TFRecordSharedData, DaliIndexFile) {
   EXPECT_EQ(spans.back().offset + spans.back().size, 12078679);
 }
 
+}  // namespace
+}  // namespace stoker::readers
+
+namespace stoker::readers {
+namespace {
+TEST(RecordIOSharedData, MXNetIndexFile) {
+  auto dir = testing::shared_data_dir();
+  if (!dir) GTEST_SKIP() << "shared data not found";
+  auto text = testing::read_file(*dir + "/containers/dali-idx/recordio/train.idx");
+  auto entries = parse_recordio_index(std::string(text.begin(), text.end()), "train.idx", 12069000);
+  ASSERT_EQ(entries.size(), 47u);  // keys are unsorted in the file; offsets come out sorted
+  for (size_t i = 1; i < entries.size(); ++i) {
+    EXPECT_GT(entries[i].offset, entries[i - 1].offset);
+    EXPECT_EQ(entries[i - 1].offset + entries[i - 1].size, entries[i].offset);
+  }
+  EXPECT_EQ(entries.back().offset + entries.back().size, 12069000);
+  try {
+    parse_recordio_index("1\t5\nx\n", "i.idx", 100);
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "i.idx line 2: expected '<key>\\t<offset>', got 'x'");
+  }
+}
 }  // namespace
 }  // namespace stoker::readers
