@@ -25,6 +25,7 @@ nb::list schemas() {
     d["doc"] = s.doc;
     d["inputs"] = s.inputs;
     d["outputs"] = s.outputs;
+    d["outputs_from"] = s.outputs_from;
     nb::list backends;
     for (auto b : s.backends) backends.append(std::string(ops::backend_name(b)));
     d["backends"] = backends;

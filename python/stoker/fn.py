@@ -68,8 +68,13 @@ def _make_op(schema):
                 arg_inputs[k] = v
             else:
                 args[k] = _plain(v)
-        return pipe._add_node(op_name, inputs, args, arg_inputs, name, device,
-                              len(schema["outputs"]))
+        n_out = len(schema["outputs"])
+        if schema["outputs_from"]:  # one output per entry of a list argument
+            entries = args.get(schema["outputs_from"])
+            if not entries:
+                raise TypeError(f"fn.{op_name} needs `{schema['outputs_from']}`")
+            n_out = len(entries) if isinstance(entries, list) else 1
+        return pipe._add_node(op_name, inputs, args, arg_inputs, name, device, n_out)
 
     params = [inspect.Parameter(i, inspect.Parameter.POSITIONAL_ONLY) for i in schema["inputs"]]
     for a in schema["args"]:

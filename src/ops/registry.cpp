@@ -9,21 +9,30 @@
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
+#include "stoker/ops/readers/webdataset_reader.hpp"
 
 namespace stoker::ops {
 
 const std::vector<OpSchema>& op_schemas() {
   // Sorted by operator name. Adding an operator adds one line here.
+  // clang-format off
   static const std::vector<OpSchema> kAll{
-      crop_schema(),          crop_mirror_normalize_schema(),
-      image_decoder_schema(), external_source_schema(),
-      flip_schema(),          coin_flip_schema(),
-      uniform_schema(),       random_resized_crop_schema(),
-      file_reader_schema(),
-      mxnet_reader_schema(),
-      numpy_reader_schema(),   tfrecord_reader_schema(),
-      resize_schema(),
+      crop_schema(),                   // crop
+      crop_mirror_normalize_schema(),  // crop_mirror_normalize
+      image_decoder_schema(),          // decoders.image
+      external_source_schema(),        // external_source
+      flip_schema(),                   // flip
+      coin_flip_schema(),              // random.coin_flip
+      uniform_schema(),                // random.uniform
+      random_resized_crop_schema(),    // random_resized_crop
+      file_reader_schema(),            // readers.file
+      mxnet_reader_schema(),           // readers.mxnet
+      numpy_reader_schema(),           // readers.numpy
+      tfrecord_reader_schema(),        // readers.tfrecord
+      webdataset_reader_schema(),      // readers.webdataset
+      resize_schema(),                 // resize
   };
+  // clang-format on
   return kAll;
 }
 

@@ -44,6 +44,8 @@ struct OpSchema {
   // For operators whose outputs depend on their arguments (readers.tfrecord: one output per
   // feature): the names for a given spec. Empty function: `outputs`.
   std::function<std::vector<std::string>(const OpSpec&)> output_names;
+  // Or: a string-list argument with one entry per output (readers.webdataset's `ext`).
+  std::string outputs_from;
   std::vector<ArgSchema> args;
   std::vector<Backend> backends{Backend::kCpu};
   std::function<std::unique_ptr<Operator>(const OpSpec&)> make_cpu;

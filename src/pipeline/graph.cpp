@@ -74,7 +74,17 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
       e.rethrow_with(op + ": " + std::string(e.what()).substr(s.name.size() + 2));
     }
   }
-  node.num_outputs = s.output_names ? int(s.output_names(node).size()) : int(s.outputs.size());
+  if (s.output_names) {
+    node.num_outputs = int(s.output_names(node).size());
+  } else if (!s.outputs_from.empty()) {
+    STOKER_ENFORCE(node.args.count(s.outputs_from), TypeError, op, ": missing required argument '",
+                   s.outputs_from, "'");
+    node.num_outputs = int(node.arg<std::vector<std::string>>(s.outputs_from).size());
+    STOKER_ENFORCE(node.num_outputs > 0, ValueError, op, ": '", s.outputs_from,
+                   "' must name at least one output");
+  } else {
+    node.num_outputs = int(s.outputs.size());
+  }
   for (auto& a : s.args) {
     bool given = node.args.count(a.name) || node.arg_inputs.count(a.name);
     STOKER_ENFORCE(given || a.default_value || a.optional, TypeError, op,

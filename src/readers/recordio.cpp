@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "stoker/core/error.hpp"
+#include "stoker/readers/text_lines.hpp"
 
 namespace stoker::readers {
 namespace {
@@ -110,14 +111,7 @@ ImageRecord parse_image_record(std::span<const uint8_t> r, const std::string& wh
 std::vector<RecordIOEntry> parse_recordio_index(std::string_view text, const std::string& path,
                                                 int64_t file_size) {
   std::vector<int64_t> offsets;
-  size_t pos = 0;
-  for (int lineno = 1; pos < text.size(); ++lineno) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (line.empty()) continue;
+  for_each_line(text, [&](std::string_view line, int lineno) {
     auto tab = line.find_first_of("\t ");
     int64_t key = 0, offset = -1;
     bool ok = tab != std::string_view::npos;
@@ -134,7 +128,7 @@ std::vector<RecordIOEntry> parse_recordio_index(std::string_view text, const std
                    ": offset ", offset, " is past the end of the data file (", file_size,
                    " bytes)");
     offsets.push_back(offset);
-  }
+  });
   std::sort(offsets.begin(), offsets.end());
   offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
   std::vector<RecordIOEntry> out;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "stoker/core/error.hpp"
+#include "stoker/readers/text_lines.hpp"
 
 namespace stoker::readers {
 namespace {
@@ -91,14 +92,7 @@ std::vector<RecordSpan> index_tfrecord(std::span<const uint8_t> file, const std:
 std::vector<RecordSpan> parse_tfrecord_index(std::string_view text, const std::string& path,
                                              int64_t file_size) {
   std::vector<RecordSpan> out;
-  size_t pos = 0;
-  for (int lineno = 1; pos < text.size(); ++lineno) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
-    if (line.empty()) continue;
+  for_each_line(text, [&](std::string_view line, int lineno) {
     RecordSpan r;
     auto sp = line.find_first_of(" \t");
     bool ok = sp != std::string_view::npos;
@@ -115,7 +109,7 @@ std::vector<RecordSpan> parse_tfrecord_index(std::string_view text, const std::s
                    lineno, ": record [", r.offset, ", ", r.offset + r.size,
                    ") runs past the end of the data file (", file_size, " bytes)");
     out.push_back(r);
-  }
+  });
   return out;
 }
 

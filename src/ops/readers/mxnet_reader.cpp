@@ -11,6 +11,7 @@
 #include "stoker/core/file_io.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/recordio.hpp"
+#include "stoker/readers/text_lines.hpp"
 
 namespace stoker::ops {
 namespace {
@@ -86,7 +87,7 @@ class MXNetReader final : public ReaderOperator {
         f->records = readers::index_recordio(read_file_bytes(f->path), f->path);
       }
       total += int64_t(f->records.size());
-      ends_.push_back(total);
+      index_.add_file(int64_t(f->records.size()));
       files_.push_back(std::move(f));
     }
     STOKER_ENFORCE(total > 0, ValueError, "readers.mxnet: the files hold no records");
@@ -94,12 +95,12 @@ class MXNetReader final : public ReaderOperator {
   }
 
   std::pair<const RecFile*, int64_t> locate(int64_t index) const {
-    size_t k = size_t(std::upper_bound(ends_.begin(), ends_.end(), index) - ends_.begin());
-    return {files_[k].get(), index - (k == 0 ? 0 : ends_[k - 1])};
+    auto [k, local] = index_.locate(index);
+    return {files_[k].get(), local};
   }
 
   std::vector<std::unique_ptr<RecFile>> files_;
-  std::vector<int64_t> ends_;
+  readers::MultiFileIndex index_;
 };
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "stoker/ops/readers/reader_base.hpp"
+#include "stoker/readers/text_lines.hpp"
 #include "stoker/readers/tf_example.hpp"
 #include "stoker/readers/tfrecord.hpp"
 
@@ -156,7 +157,7 @@ class TFRecordReader final : public ReaderOperator {
         f->records = readers::index_tfrecord(data, f->path, check_crc);
       }
       total += int64_t(f->records.size());
-      ends_.push_back(total);
+      index_.add_file(int64_t(f->records.size()));
       files_.push_back(std::move(f));
     }
     STOKER_ENFORCE(total > 0, ValueError, "readers.tfrecord: the files hold no records");
@@ -174,9 +175,8 @@ class TFRecordReader final : public ReaderOperator {
   }
 
   std::pair<const RecordFile*, int64_t> locate(int64_t index) const {
-    size_t k = size_t(std::upper_bound(ends_.begin(), ends_.end(), index) - ends_.begin());
-    int64_t first = k == 0 ? 0 : ends_[k - 1];
-    return {files_[k].get(), index - first};
+    auto [k, local] = index_.locate(index);
+    return {files_[k].get(), local};
   }
 
   void read_sample(Workspace& ws, int i, int64_t index) {
@@ -271,7 +271,7 @@ class TFRecordReader final : public ReaderOperator {
 
   std::vector<FeatureSpec> features_;
   std::vector<std::unique_ptr<RecordFile>> files_;
-  std::vector<int64_t> ends_;  // cumulative record counts
+  readers::MultiFileIndex index_;
 };
 
 }  // namespace
