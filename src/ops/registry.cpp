@@ -5,6 +5,7 @@
 #include "stoker/ops/io/external_source.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/random/random_sources.hpp"
+#include "stoker/ops/readers/caffe_reader.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
@@ -25,6 +26,7 @@ const std::vector<OpSchema>& op_schemas() {
       coin_flip_schema(),              // random.coin_flip
       uniform_schema(),                // random.uniform
       random_resized_crop_schema(),    // random_resized_crop
+      caffe_reader_schema(),           // readers.caffe
       file_reader_schema(),            // readers.file
       mxnet_reader_schema(),           // readers.mxnet
       numpy_reader_schema(),           // readers.numpy
