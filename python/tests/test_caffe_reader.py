@@ -100,3 +100,72 @@ def test_missing_database_is_reported(tmp_path):
         pipe.set_outputs(images)
     with pytest.raises((OSError, RuntimeError), match="nope"):
         pipe.build()
+
+
+def _field(number, payload):
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _tensor(dims, data_type, **data):
+    msg = _field(1, b"".join(_varint(d) for d in dims)) + _varint(2 << 3) + _varint(data_type)
+    if "strings" in data:
+        msg += b"".join(_field(6, s) for s in data["strings"])
+    if "bytes" in data:
+        msg += _field(5, data["bytes"])
+    if "ints" in data:
+        msg += _field(4, b"".join(_varint(v & ((1 << 64) - 1)) for v in data["ints"]))
+    if "floats" in data:
+        msg += _field(3, np.asarray(data["floats"], "<f4").tobytes())
+    return msg
+
+
+def _caffe2_pipe(path, batch):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=0)
+    with pipe:
+        images, labels = fn.readers.caffe2(path=path, name="R")
+        pipe.set_outputs(images, labels)
+    try:
+        pipe.build()
+    except RuntimeError as e:
+        if "built without liblmdb" in str(e):
+            pytest.skip("stoker was built without liblmdb")
+        raise
+    return pipe
+
+
+def test_caffe2_tensor_protos_written_here(tmp_path):
+    lmdb = pytest.importorskip("lmdb")
+    rng = np.random.default_rng(1)
+    raw = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in [(2, 3), (4, 1)]]
+    env = lmdb.open(str(tmp_path / "raw"), map_size=1 << 24)
+    with env.begin(write=True) as txn:
+        for i, a in enumerate(raw):
+            value = _field(1, _tensor(a.shape, 3, bytes=a.tobytes())) + \
+                _field(1, _tensor([2], 2, ints=[i, -i - 1]))
+            txn.put(f"{i:03d}".encode(), value)
+    env.close()
+    images, labels = _caffe2_pipe(str(tmp_path / "raw"), 2).run()
+    for i, a in enumerate(raw):
+        np.testing.assert_array_equal(images[i].numpy(), a)
+        assert labels.at(i).tolist() == [i, -i - 1]
+    env = lmdb.open(str(tmp_path / "enc"), map_size=1 << 24)
+    with env.begin(write=True) as txn:
+        txn.put(b"a", _field(1, _tensor([1], 4, strings=[b"\xff\xd8encoded"])) +
+                _field(1, _tensor([1], 1, floats=[0.25])))
+    env.close()
+    images, labels = _caffe2_pipe(str(tmp_path / "enc"), 1).run()
+    assert images.at(0).tobytes() == b"\xff\xd8encoded"
+    assert labels.at(0).tolist() == [0.25] and str(labels.dtype) == "float32"
+
+
+def test_shared_caffe2_lmdb(shared_data):
+    root = os.path.join(shared_data, "containers")
+    rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "caffe2-lmdb.contents.tsv"))
+            if not line.startswith("#")]
+    pipe = _caffe2_pipe(os.path.join(root, "caffe2-lmdb"), len(rows))
+    assert pipe.epoch_size("R") == 14
+    images, labels = pipe.run()
+    for i, row in enumerate(rows):
+        assert images.source_info(i).endswith(f"[{row[0]}]")
+        assert labels.at(i).tolist() == [int(row[1])]
+        assert hashlib.sha1(images[i].numpy().tobytes()).hexdigest() == row[5]

@@ -5,6 +5,7 @@
 #include "stoker/ops/io/external_source.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/random/random_sources.hpp"
+#include "stoker/ops/readers/caffe2_reader.hpp"
 #include "stoker/ops/readers/caffe_reader.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
@@ -27,6 +28,7 @@ const std::vector<OpSchema>& op_schemas() {
       uniform_schema(),                // random.uniform
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe
+      caffe2_reader_schema(),          // readers.caffe2
       file_reader_schema(),            // readers.file
       mxnet_reader_schema(),           // readers.mxnet
       numpy_reader_schema(),           // readers.numpy
