@@ -11,10 +11,11 @@ import stoker
 from stoker import fn
 
 
-def _caffe_pipe(path, batch, **kwargs):
+def _lmdb_pipe(reader, path, batch):
+    """A pipeline of fn.readers.<reader> (caffe or caffe2), built; skips without liblmdb."""
     pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=0)
     with pipe:
-        images, labels = fn.readers.caffe(path=path, name="R", **kwargs)
+        images, labels = getattr(fn.readers, reader)(path=path, name="R")
         pipe.set_outputs(images, labels)
     try:
         pipe.build()
@@ -55,7 +56,7 @@ def test_raw_and_encoded_datums_written_here(tmp_path):
         for i, a in enumerate(chw):
             txn.put(f"{i:08d}".encode(), _datum(3, a.shape[1], a.shape[2], a.tobytes(), label=i + 7))
     env.close()
-    images, labels = _caffe_pipe(str(tmp_path / "raw"), 3).run()
+    images, labels = _lmdb_pipe("caffe", str(tmp_path / "raw"), 3).run()
     assert images.layout == "HWC"
     for i, a in enumerate(chw):
         np.testing.assert_array_equal(images[i].numpy(), a.transpose(1, 2, 0))
@@ -68,7 +69,7 @@ def test_raw_and_encoded_datums_written_here(tmp_path):
         for i, b in enumerate(blobs):
             txn.put(f"k{i}".encode(), _datum(data=b, label=i, encoded=True))
     env.close()
-    images, labels = _caffe_pipe(str(tmp_path / "enc"), 3).run()
+    images, labels = _lmdb_pipe("caffe", str(tmp_path / "enc"), 3).run()
     for i, b in enumerate(blobs):
         assert images[i].numpy().tobytes() == b
 
@@ -77,7 +78,7 @@ def test_shared_caffe_lmdb(shared_data):
     root = os.path.join(shared_data, "containers")
     rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "caffe-lmdb.contents.tsv"))
             if not line.startswith("#")]
-    pipe = _caffe_pipe(os.path.join(root, "caffe-lmdb"), len(rows))
+    pipe = _lmdb_pipe("caffe", os.path.join(root, "caffe-lmdb"), len(rows))
     assert pipe.epoch_size("R") == 62
     images, labels = pipe.run()
     for i, row in enumerate(rows):  # LMDB order is the keys' order, as in the table
@@ -119,20 +120,6 @@ def _tensor(dims, data_type, **data):
     return msg
 
 
-def _caffe2_pipe(path, batch):
-    pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=0)
-    with pipe:
-        images, labels = fn.readers.caffe2(path=path, name="R")
-        pipe.set_outputs(images, labels)
-    try:
-        pipe.build()
-    except RuntimeError as e:
-        if "built without liblmdb" in str(e):
-            pytest.skip("stoker was built without liblmdb")
-        raise
-    return pipe
-
-
 def test_caffe2_tensor_protos_written_here(tmp_path):
     lmdb = pytest.importorskip("lmdb")
     rng = np.random.default_rng(1)
@@ -144,7 +131,7 @@ def test_caffe2_tensor_protos_written_here(tmp_path):
                 _field(1, _tensor([2], 2, ints=[i, -i - 1]))
             txn.put(f"{i:03d}".encode(), value)
     env.close()
-    images, labels = _caffe2_pipe(str(tmp_path / "raw"), 2).run()
+    images, labels = _lmdb_pipe("caffe2", str(tmp_path / "raw"), 2).run()
     for i, a in enumerate(raw):
         np.testing.assert_array_equal(images[i].numpy(), a)
         assert labels.at(i).tolist() == [i, -i - 1]
@@ -153,7 +140,7 @@ def test_caffe2_tensor_protos_written_here(tmp_path):
         txn.put(b"a", _field(1, _tensor([1], 4, strings=[b"\xff\xd8encoded"])) +
                 _field(1, _tensor([1], 1, floats=[0.25])))
     env.close()
-    images, labels = _caffe2_pipe(str(tmp_path / "enc"), 1).run()
+    images, labels = _lmdb_pipe("caffe2", str(tmp_path / "enc"), 1).run()
     assert images.at(0).tobytes() == b"\xff\xd8encoded"
     assert labels.at(0).tolist() == [0.25] and str(labels.dtype) == "float32"
 
@@ -162,7 +149,7 @@ def test_shared_caffe2_lmdb(shared_data):
     root = os.path.join(shared_data, "containers")
     rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(root, "caffe2-lmdb.contents.tsv"))
             if not line.startswith("#")]
-    pipe = _caffe2_pipe(os.path.join(root, "caffe2-lmdb"), len(rows))
+    pipe = _lmdb_pipe("caffe2", os.path.join(root, "caffe2-lmdb"), len(rows))
     assert pipe.epoch_size("R") == 14
     images, labels = pipe.run()
     for i, row in enumerate(rows):

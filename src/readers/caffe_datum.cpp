@@ -1,7 +1,5 @@
 #include "stoker/readers/caffe_datum.hpp"
 
-#include <cstring>
-
 #include "stoker/core/error.hpp"
 #include "stoker/readers/protobuf_wire.hpp"
 
@@ -31,18 +29,7 @@ Datum parse_datum(std::span<const uint8_t> value) {
         d.label = int64_t(int32_t(f.value));
         break;
       case 6:
-        if (f.type == WireType::kFixed32) {
-          float v;
-          uint32_t bits = uint32_t(f.value);
-          std::memcpy(&v, &bits, 4);
-          d.float_data.push_back(v);
-        } else if (f.type == WireType::kBytes && f.bytes.size() % 4 == 0) {
-          size_t n = f.bytes.size() / 4, old = d.float_data.size();
-          d.float_data.resize(old + n);
-          if (n) std::memcpy(d.float_data.data() + old, f.bytes.data(), n * 4);
-        } else {
-          throw ValueError("malformed Datum: float_data of the wrong wire type");
-        }
+        append_repeated_fixed(f, d.float_data, "Datum");
         break;
       case 7:
         d.encoded = f.value != 0;

@@ -61,4 +61,21 @@ bool WireReader::next(WireField& f) {
   }
 }
 
+void throw_bad_repeated(const std::string& what) {
+  throw ValueError("malformed " + what + ": repeated field of the wrong wire type or size");
+}
+
+void append_repeated_varints(const WireField& f, std::vector<int64_t>& out,
+                             const std::string& what) {
+  if (f.type == WireType::kVarint) {
+    out.push_back(int64_t(f.value));
+  } else if (f.type == WireType::kBytes) {
+    size_t pos = 0;
+    while (pos < f.bytes.size())
+      out.push_back(int64_t(WireReader::read_varint(f.bytes, pos, what)));
+  } else {
+    throw_bad_repeated(what);
+  }
+}
+
 }  // namespace stoker::readers

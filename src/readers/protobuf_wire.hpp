@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace stoker::readers {
 
@@ -39,5 +41,29 @@ class WireReader {
   size_t pos_ = 0;
   std::string what_;
 };
+
+[[noreturn]] void throw_bad_repeated(const std::string& what);
+
+// One occurrence of a repeated integer field (varint; packed or not), appended to `out`.
+// Throws ValueError for another wire type.
+void append_repeated_varints(const WireField& f, std::vector<int64_t>& out,
+                             const std::string& what);
+
+// One occurrence of a repeated float (fixed32) or double (fixed64) field, packed or not.
+template <typename T>
+void append_repeated_fixed(const WireField& f, std::vector<T>& out, const std::string& what) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  constexpr WireType kSingle = sizeof(T) == 4 ? WireType::kFixed32 : WireType::kFixed64;
+  if (f.type == kSingle) {
+    T v;
+    std::memcpy(&v, &f.value, sizeof(T));  // little-endian host: the low bytes hold the value
+    out.push_back(v);
+    return;
+  }
+  if (f.type != WireType::kBytes || f.bytes.size() % sizeof(T) != 0) throw_bad_repeated(what);
+  size_t n = f.bytes.size() / sizeof(T), old = out.size();
+  out.resize(old + n);
+  if (n) std::memcpy(out.data() + old, f.bytes.data(), n * sizeof(T));
+}
 
 }  // namespace stoker::readers

@@ -1,15 +1,12 @@
 #include "stoker/readers/tf_example.hpp"
 
-#include <cstring>
-
 #include "stoker/core/error.hpp"
 #include "stoker/readers/protobuf_wire.hpp"
 
 namespace stoker::readers {
 namespace {
 
-// Repeated numeric field 1 of FloatList / Int64List: packed (one length-delimited field) or
-// one field per value.
+// Field 1 (value) of FloatList / Int64List: repeated, packed or not.
 template <typename T>
 void read_numbers(std::span<const uint8_t> list, std::vector<T>& out, const char* what) {
   WireReader r(list, what);
@@ -17,31 +14,9 @@ void read_numbers(std::span<const uint8_t> list, std::vector<T>& out, const char
   while (r.next(f)) {
     if (f.number != 1) continue;
     if constexpr (std::is_same_v<T, float>) {
-      if (f.type == WireType::kFixed32) {
-        float v;
-        uint32_t bits = uint32_t(f.value);
-        std::memcpy(&v, &bits, 4);
-        out.push_back(v);
-      } else if (f.type == WireType::kBytes) {
-        STOKER_ENFORCE(f.bytes.size() % 4 == 0, ValueError, "malformed ", what,
-                       ": packed floats of ", f.bytes.size(), " bytes");
-        size_t n = f.bytes.size() / 4;
-        size_t old = out.size();
-        out.resize(old + n);
-        if (n) std::memcpy(out.data() + old, f.bytes.data(), n * 4);
-      } else {
-        throw ValueError(detail::concat("malformed ", what, ": float value of wrong wire type"));
-      }
+      append_repeated_fixed(f, out, what);
     } else {
-      if (f.type == WireType::kVarint) {
-        out.push_back(int64_t(f.value));
-      } else if (f.type == WireType::kBytes) {
-        size_t pos = 0;
-        while (pos < f.bytes.size())
-          out.push_back(int64_t(WireReader::read_varint(f.bytes, pos, what)));
-      } else {
-        throw ValueError(detail::concat("malformed ", what, ": int64 value of wrong wire type"));
-      }
+      append_repeated_varints(f, out, what);
     }
   }
 }

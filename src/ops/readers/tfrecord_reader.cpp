@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "stoker/core/file_io.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/text_lines.hpp"
 #include "stoker/readers/tf_example.hpp"
@@ -88,23 +89,12 @@ struct RecordFile {
   }
 };
 
-std::vector<uint8_t> read_all(int fd, const std::string& path, size_t size) {
-  std::vector<uint8_t> data(size);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t r = ::pread(fd, data.data() + done, size - done, off_t(done));
-    if (r < 0 && errno == EINTR) continue;
-    STOKER_ENFORCE(r > 0, IOError, "cannot read '", path,
-                   "': ", r < 0 ? std::strerror(errno) : "file shrank");
-    done += size_t(r);
-  }
-  return data;
-}
-
 class TFRecordReader final : public ReaderOperator {
  public:
   explicit TFRecordReader(const OpSpec& spec)
-      : ReaderOperator(spec), features_(parse_features(spec)) {
+      : ReaderOperator(spec),
+        features_(parse_features(spec)),
+        check_crc_(spec.arg<bool>("check_crc")) {
     init();
   }
 
@@ -135,7 +125,6 @@ class TFRecordReader final : public ReaderOperator {
     STOKER_ENFORCE(index_paths.empty() || index_paths.size() == paths.size(), ValueError,
                    "readers.tfrecord: got ", paths.size(), " files but ", index_paths.size(),
                    " index files");
-    const bool check_crc = spec_.arg<bool>("check_crc");
     int64_t total = 0;
     for (size_t k = 0; k < paths.size(); ++k) {
       auto f = std::make_unique<RecordFile>();
@@ -147,14 +136,14 @@ class TFRecordReader final : public ReaderOperator {
       uint8_t magic[2] = {0, 0};
       bool gz = st.st_size >= 2 && ::pread(f->fd, magic, 2, 0) == 2 && readers::is_gzip(magic);
       if (gz) {
-        f->inflated = readers::gunzip(read_all(f->fd, f->path, size_t(st.st_size)), f->path);
-        f->records = readers::index_tfrecord(f->inflated, f->path, check_crc);
+        f->inflated = readers::gunzip(read_file_bytes(f->path), f->path);
+        f->records = readers::index_tfrecord(f->inflated, f->path, check_crc_);
       } else if (!index_paths.empty()) {
-        auto text = read_text(index_paths[k]);
+        auto text = read_file_text(index_paths[k]);
         f->records = readers::parse_tfrecord_index(text, index_paths[k], int64_t(st.st_size));
       } else {
-        auto data = read_all(f->fd, f->path, size_t(st.st_size));
-        f->records = readers::index_tfrecord(data, f->path, check_crc);
+        auto data = read_file_bytes(f->path);
+        f->records = readers::index_tfrecord(data, f->path, check_crc_);
       }
       total += int64_t(f->records.size());
       index_.add_file(int64_t(f->records.size()));
@@ -162,16 +151,6 @@ class TFRecordReader final : public ReaderOperator {
     }
     STOKER_ENFORCE(total > 0, ValueError, "readers.tfrecord: the files hold no records");
     return total;
-  }
-
-  static std::string read_text(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    STOKER_ENFORCE(fd >= 0, IOError, "cannot open index '", path, "': ", std::strerror(errno));
-    struct stat st {};
-    ::fstat(fd, &st);
-    auto data = read_all(fd, path, size_t(st.st_size));
-    ::close(fd);
-    return std::string(data.begin(), data.end());
   }
 
   std::pair<const RecordFile*, int64_t> locate(int64_t index) const {
@@ -182,7 +161,6 @@ class TFRecordReader final : public ReaderOperator {
   void read_sample(Workspace& ws, int i, int64_t index) {
     auto [file, rec] = locate(index);
     const auto& span = file->records[size_t(rec)];
-    const bool check_crc = spec_.arg<bool>("check_crc");
     // The record (header, data, footer) in a pooled buffer; byte features point into it.
     auto buf = ws.host_pool->acquire(size_t(span.size));
     auto* p = static_cast<uint8_t*>(buf->data());
@@ -195,7 +173,7 @@ class TFRecordReader final : public ReaderOperator {
     }
     // Re-frame the record alone so that the framing checks run on exactly these bytes.
     readers::RecordSpan local{0, span.size};
-    auto payload = readers::tfrecord_payload({p, size_t(span.size)}, local, file->path, check_crc);
+    auto payload = readers::tfrecord_payload({p, size_t(span.size)}, local, file->path, check_crc_);
     auto example = readers::parse_example(payload);
     for (size_t k = 0; k < features_.size(); ++k)
       emit(ws.outputs[k], i, features_[k], example, buf, *ws.host_pool);
@@ -270,6 +248,7 @@ class TFRecordReader final : public ReaderOperator {
   }
 
   std::vector<FeatureSpec> features_;
+  bool check_crc_;
   std::vector<std::unique_ptr<RecordFile>> files_;
   readers::MultiFileIndex index_;
 };
