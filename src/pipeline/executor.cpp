@@ -30,6 +30,8 @@ Executor::~Executor() {
     if (auto* feed = dynamic_cast<ops::InputFeed*>(op.get())) feed->cancel();
   }
   producer_.join();
+  // Operators go before the pools they allocate from: readers' I/O threads still load.
+  ops_.clear();
 }
 
 Checkpoint Executor::snapshot() const {

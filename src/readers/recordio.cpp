@@ -85,6 +85,19 @@ std::vector<uint8_t> read_recordio_record(std::span<const uint8_t> f, const Reco
   return data;
 }
 
+std::span<const uint8_t> recordio_record_view(std::span<const uint8_t> f, const RecordIOEntry& e,
+                                              const std::string& path,
+                                              std::vector<uint8_t>& joined) {
+  int parts = 0;
+  std::span<const uint8_t> only;
+  walk_record(f, uint64_t(e.offset), path, [&](const Part& p) {
+    if (++parts == 1) only = f.subspan(size_t(p.data), size_t(p.length));
+  });
+  if (parts == 1) return only;
+  joined = read_recordio_record(f, e, path);
+  return joined;
+}
+
 ImageRecord parse_image_record(std::span<const uint8_t> r, const std::string& where) {
   STOKER_ENFORCE(r.size() >= 24, ValueError, where, ": image record of ", r.size(),
                  " bytes is shorter than its 24-byte IRHeader");

@@ -32,6 +32,12 @@ std::vector<RecordIOEntry> index_recordio(std::span<const uint8_t> file, const s
 std::vector<uint8_t> read_recordio_record(std::span<const uint8_t> file, const RecordIOEntry& e,
                                           const std::string& path);
 
+// The same as a view: into `file` when the record is one part (the usual case, no copy),
+// else into `joined`, which receives the joined parts.
+std::span<const uint8_t> recordio_record_view(std::span<const uint8_t> file, const RecordIOEntry& e,
+                                              const std::string& path,
+                                              std::vector<uint8_t>& joined);
+
 struct ImageRecord {
   std::vector<float> labels;  // one, or `flag` of them
   uint64_t id = 0, id2 = 0;

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "stoker/core/error.hpp"
+#include "stoker/readers/text_lines.hpp"
 
 namespace stoker::readers {
 namespace {
@@ -62,7 +63,95 @@ std::string pax_path(std::span<const uint8_t> data, const std::string& where) {
   return result;
 }
 
+// Splits "dir/key.ext" into ("dir/key", "ext"); npos dot: no extension.
+std::pair<std::string, std::string> split_key(const std::string& name) {
+  size_t slash = name.rfind('/');
+  size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
+  if (dot == std::string::npos) return {name, std::string()};
+  return {name.substr(0, dot), name.substr(dot + 1)};
+}
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (pos < line.size()) {
+    size_t end = line.find_first_of(" \t", pos);
+    if (end == std::string_view::npos) end = line.size();
+    if (end > pos) out.push_back(line.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+int64_t parse_count(std::string_view w, const std::string& where) {
+  int64_t v = -1;
+  auto r = std::from_chars(w.data(), w.data() + w.size(), v);
+  STOKER_ENFORCE(r.ec == std::errc() && r.ptr == w.data() + w.size() && v >= 0, ValueError, where,
+                 ": expected a non-negative number, got '", w, "'");
+  return v;
+}
+
 }  // namespace
+
+std::vector<TarMember> parse_wds_index(std::string_view text, const std::string& path,
+                                       int64_t file_size) {
+  std::vector<TarMember> out;
+  int version = 0;  // 11 or 12
+  int64_t declared = -1, samples = 0;
+  for_each_line(text, [&](std::string_view line, int lineno) {
+    const auto where = detail::concat(path, ":", lineno);
+    auto w = split_words(line);
+    if (version == 0) {
+      STOKER_ENFORCE(w.size() == 2 && (w[0] == "v1.1" || w[0] == "v1.2"), ValueError, where,
+                     ": expected a DALI webdataset index header 'v1.1 <samples>' or 'v1.2 "
+                     "<samples>', got '",
+                     line, "'");
+      version = w[0] == "v1.1" ? 11 : 12;
+      declared = parse_count(w[1], where);
+      return;
+    }
+    const size_t per = version == 11 ? 3 : 4;
+    STOKER_ENFORCE(!w.empty() && w.size() % per == 0, ValueError, where, ": expected groups of ",
+                   per == 3 ? "'<ext> <offset> <size>'" : "'<ext> <offset> <size> <path>'",
+                   ", got '", line, "'");
+    for (size_t k = 0; k < w.size(); k += per) {
+      TarMember m;
+      m.data_offset = parse_count(w[k + 1], where);
+      m.size = parse_count(w[k + 2], where);
+      m.name = version == 11 ? detail::concat(samples, ".", w[k]) : std::string(w[k + 3]);
+      STOKER_ENFORCE(
+          file_size < 0 || (m.data_offset <= file_size && m.size <= file_size - m.data_offset),
+          ValueError, where, ": member '", m.name, "' (", m.size, " bytes at offset ",
+          m.data_offset, ") runs past the end of the archive (", file_size, " bytes)");
+      if (version == 12)
+        STOKER_ENFORCE(split_key(m.name).second == w[k], ValueError, where, ": member '", m.name,
+                       "' is listed under extension '", w[k], "'");
+      out.push_back(std::move(m));
+    }
+    ++samples;
+  });
+  STOKER_ENFORCE(version != 0, ValueError, path, ": empty webdataset index");
+  STOKER_ENFORCE(samples == declared, ValueError, path, ": the header announces ", declared,
+                 " samples but the index lists ", samples);
+  return out;
+}
+
+std::string format_wds_index(const std::vector<TarMember>& members) {
+  std::vector<std::string> lines;
+  std::map<std::string, size_t> by_key;
+  for (const auto& m : members) {
+    auto [key, ext] = split_key(m.name);
+    if (ext.empty()) continue;  // not part of any sample
+    auto [it, fresh] = by_key.emplace(key, lines.size());
+    if (fresh) lines.emplace_back();
+    auto& line = lines[it->second];
+    line +=
+        detail::concat(line.empty() ? "" : " ", ext, " ", m.data_offset, " ", m.size, " ", m.name);
+  }
+  std::string out = detail::concat("v1.2 ", lines.size(), "\n");
+  for (auto& l : lines) out += l + "\n";
+  return out;
+}
 
 std::vector<TarMember> index_tar(std::span<const uint8_t> a, const std::string& path) {
   std::vector<TarMember> out;
@@ -129,11 +218,8 @@ std::vector<WdsSample> group_webdataset(const std::vector<TarMember>& members,
   std::vector<WdsSample> samples;
   std::map<std::string, size_t> by_key;
   for (size_t m = 0; m < members.size(); ++m) {
-    const auto& name = members[m].name;
-    size_t slash = name.rfind('/');
-    size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
-    if (dot == std::string::npos) continue;  // no extension: not part of any sample
-    std::string key = name.substr(0, dot), ext = name.substr(dot + 1);
+    auto [key, ext] = split_key(members[m].name);
+    if (ext.empty()) continue;  // no extension: not part of any sample
     auto [it, fresh] = by_key.emplace(key, samples.size());
     if (fresh) samples.push_back({key, std::vector<int>(groups.size(), -1)});
     auto& s = samples[it->second];

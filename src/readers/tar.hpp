@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stoker::readers {
@@ -19,6 +20,16 @@ struct TarMember {
 // The regular-file members of an archive held in memory, in order. Errors name `path` and the
 // header's offset: bad checksums, truncation, sizes past the end, malformed pax records.
 std::vector<TarMember> index_tar(std::span<const uint8_t> archive, const std::string& path);
+
+// DALI's webdataset index (wds2idx): a header "v1.1 <samples>" or "v1.2 <samples>", then one
+// line per sample of "<ext> <data offset> <size>" groups (v1.1) or
+// "<ext> <data offset> <size> <member path>" groups (v1.2). Returns the members in order; v1.1
+// has no names, so its members are named "<sample number>.<ext>". Errors (ValueError) name the
+// index file and line; spans must lie within `file_size` (when >= 0).
+std::vector<TarMember> parse_wds_index(std::string_view text, const std::string& path,
+                                       int64_t file_size = -1);
+// The v1.2 index of an archive's members (grouped into samples as webdataset does).
+std::string format_wds_index(const std::vector<TarMember>& members);
 
 struct WdsSample {
   std::string key;

@@ -11,28 +11,19 @@ namespace {
 
 using readers::TensorProtoView;
 
-class Caffe2Reader final : public ReaderOperator {
+class Caffe2Source final : public ReaderSource {
  public:
-  explicit Caffe2Reader(const OpSpec& spec) : ReaderOperator(spec) { init(); }
+  explicit Caffe2Source(const OpSpec& spec) : path_(spec.arg<std::string>("path")) {}
 
-  void run(Workspace& ws) override {
-    auto picks = next_indices(ws);
-    const int n = ws.batch_size;
-    ws.outputs.push_back(Batch::with_samples(n, DType::kU8));
-    ws.outputs.push_back(Batch::with_samples(n, float_labels_ ? DType::kF32 : DType::kI32));
-    const std::string path = spec_.arg<std::string>("path");
-    for (int i = 0; i < n; ++i) {
-      auto info = path + "[" + db_->key(size_t(picks[size_t(i)])) + "]";
-      ws.outputs[0].set_source_info(i, info);
-      ws.outputs[1].set_source_info(i, info);
-    }
-    for_each_sample(
-        ws, n, [&](int i, int) { read_sample(ws, i, picks[size_t(i)]); }, &ws.outputs[0]);
+  std::vector<DType> output_dtypes() const override {
+    return {DType::kU8, float_labels_ ? DType::kF32 : DType::kI32};
+  }
+  std::string source_info(int64_t index) const override {
+    return path_ + "[" + db_->key(size_t(index)) + "]";
   }
 
- private:
-  void read_sample(Workspace& ws, int i, int64_t index) {
-    auto protos = readers::parse_tensor_protos(db_->value(size_t(index)));
+  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
+    auto protos = readers::parse_tensor_protos(db_->value(size_t(s.index)));
     STOKER_ENFORCE(protos.size() >= 2, ValueError,
                    "expected TensorProtos with an image and a "
                    "label tensor, got ",
@@ -54,10 +45,11 @@ class Caffe2Reader final : public ReaderOperator {
       STOKER_ENFORCE(shape.volume() == int64_t(bytes.size()), ValueError, "raw image of dims ",
                      shape.to_string(), " has ", bytes.size(), " bytes");
     }
-    auto buf = ws.host_pool->acquire(bytes.size());
+    // LMDB's map is not owned by the batch: copy, so the batch may outlive the reader.
+    auto buf = pool.acquire(bytes.size());
     if (!bytes.empty()) std::memcpy(buf->data(), bytes.data(), bytes.size());
-    void* p = buf->data();
-    ws.outputs[0].set_sample(i, std::move(buf), p, shape);
+    const void* p = buf->data();
+    readers::SampleData image{std::move(buf), p, shape};
 
     const auto& lab = protos[1];
     const bool is_float = lab.data_type == TensorProtoView::kFloat;
@@ -65,7 +57,7 @@ class Caffe2Reader final : public ReaderOperator {
                    lab.data_type, " in a database whose first record has ",
                    float_labels_ ? "float" : "integer", " labels");
     size_t count = is_float ? lab.floats.size() : lab.ints.size();
-    auto lbuf = ws.host_pool->acquire(count * 4);
+    auto lbuf = pool.acquire(count * 4);
     if (is_float) {
       if (count) std::memcpy(lbuf->data(), lab.floats.data(), count * 4);
     } else {
@@ -73,18 +65,18 @@ class Caffe2Reader final : public ReaderOperator {
       for (size_t k = 0; k < count; ++k) o[k] = int32_t(lab.ints[k]);
     }
     p = lbuf->data();
-    ws.outputs[1].set_sample(i, std::move(lbuf), p, TensorShape{int64_t(count)});
+    s.outputs = {std::move(image), {std::move(lbuf), p, TensorShape{int64_t(count)}}};
   }
 
   int64_t build_index() override {
-    db_ = std::make_unique<readers::LmdbDatabase>(spec_.arg<std::string>("path"));
-    STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", spec_.arg<std::string>("path"),
-                   "' is empty");
+    db_ = std::make_unique<readers::LmdbDatabase>(path_);
+    STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", path_, "' is empty");
     auto first = readers::parse_tensor_protos(db_->value(0));
     float_labels_ = first.size() >= 2 && first[1].data_type == TensorProtoView::kFloat;
     return int64_t(db_->size());
   }
 
+  std::string path_;
   std::unique_ptr<readers::LmdbDatabase> db_;
   bool float_labels_ = false;
 };
@@ -101,7 +93,7 @@ OpSchema caffe2_reader_schema() {
           "'path[key]'. Needs stoker built with liblmdb.",
       .outputs = {"images", "labels"},
       .args = {{"path", ArgType::kString, "The LMDB environment (folder with data.mdb)."}},
-      .make_cpu = [](const OpSpec& sp) { return std::make_unique<Caffe2Reader>(sp); },
+      .make_cpu = [](const OpSpec& sp) { return make_reader<Caffe2Source>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

@@ -1,74 +1,28 @@
 #include "stoker/ops/readers/file_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <mutex>
-
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/file_index.hpp"
-#include "stoker/readers/sample_loader.hpp"
 
 namespace stoker::ops {
 namespace {
 
-// Reads a whole file into a pooled buffer. Throws IOError naming the file and errno's text.
-std::shared_ptr<Buffer> read_whole_file(const std::string& path, MemoryPool& pool, size_t& size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  STOKER_ENFORCE(fd >= 0, IOError, "cannot open '", path, "': ", std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  STOKER_ENFORCE(::fstat(fd, &st) == 0, IOError, "cannot stat '", path,
-                 "': ", std::strerror(errno));
-  size = size_t(st.st_size);
-  auto buf = pool.acquire(size);
-  size_t done = 0;
-  while (done < size) {
-    ssize_t r = ::pread(fd, static_cast<char*>(buf->data()) + done, size - done, off_t(done));
-    if (r < 0 && errno == EINTR) continue;
-    STOKER_ENFORCE(r >= 0, IOError, "cannot read '", path, "': ", std::strerror(errno));
-    STOKER_ENFORCE(r > 0, IOError, "'", path, "' shrank while being read (", done, " of ", size,
-                   " bytes)");
-    done += size_t(r);
-  }
-  return buf;
-}
-
-class FileReader final : public ReaderOperator {
+class FileSource final : public ReaderSource {
  public:
-  explicit FileReader(const OpSpec& spec) : ReaderOperator(spec) { init(); }
+  explicit FileSource(const OpSpec& spec) : spec_(spec), files_(file_options(spec)) {}
 
-  void run(Workspace& ws) override {
-    auto picks = next_indices(ws);
-    const int n = ws.batch_size;
-    ws.outputs.push_back(Batch::with_samples(n, DType::kU8));
-    Batch& labels =
-        add_output(ws, DType::kI32, std::vector<TensorShape>(size_t(n), TensorShape{1}), {});
-    Batch& bytes = ws.outputs[0];
-    for (int i = 0; i < n; ++i) {
-      const auto& entry = index_[size_t(picks[size_t(i)])];
-      bytes.set_source_info(i, entry.path);
-      labels.set_source_info(i, entry.path);
-      labels.data_as<int32_t>(i)[0] = entry.label;
-    }
-    for_each_sample(
-        ws, n,
-        [&](int i, int) {
-          size_t size = 0;
-          auto buf = read_whole_file(index_[size_t(picks[size_t(i)])].path, *ws.host_pool, size);
-          void* data = buf->data();
-          bytes.set_sample(i, std::move(buf), data, TensorShape{int64_t(size)});
-        },
-        &bytes);
+  std::vector<DType> output_dtypes() const override { return {DType::kU8, DType::kI32}; }
+  std::string source_info(int64_t index) const override { return index_[size_t(index)].path; }
+
+  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
+    const auto& entry = index_[size_t(s.index)];
+    auto bytes = readers::read_whole_file(entry.path, files_, pool);
+    auto label = pool.acquire(sizeof(int32_t));
+    *static_cast<int32_t*>(label->data()) = entry.label;
+    const void* l = label->data();
+    s.outputs = {{std::move(bytes.owner), bytes.data, TensorShape{int64_t(bytes.size)}},
+                 {std::move(label), l, TensorShape{1}}};
   }
 
- private:
   int64_t build_index() override {
     auto root = spec_.arg<std::string>("file_root");
     auto list = spec_.arg<std::string>("file_list");
@@ -88,6 +42,9 @@ class FileReader final : public ReaderOperator {
     return int64_t(index_.size());
   }
 
+ private:
+  OpSpec spec_;
+  readers::FileOptions files_;
   std::vector<readers::FileEntry> index_;  // built once, then read-only
 };
 
@@ -123,7 +80,7 @@ OpSchema file_reader_schema() {
                "`file_root` (case-insensitive).",
                std::vector<std::string>(readers::default_image_filters())},
           },
-      .make_cpu = [](const OpSpec& s) { return std::make_unique<FileReader>(s); },
+      .make_cpu = [](const OpSpec& s) { return make_reader<FileSource>(s); },
   };
   for (auto& a : loader_arg_schemas()) schema.args.push_back(a);
   return schema;

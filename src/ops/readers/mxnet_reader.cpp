@@ -1,9 +1,5 @@
 #include "stoker/ops/readers/mxnet_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -17,54 +13,43 @@ namespace stoker::ops {
 namespace {
 
 struct RecFile {
-  std::string path;
-  int fd = -1;
+  std::unique_ptr<readers::DataFile> file;
   std::vector<readers::RecordIOEntry> records;
-  ~RecFile() {
-    if (fd >= 0) ::close(fd);
-  }
 };
 
-class MXNetReader final : public ReaderOperator {
+class MXNetSource final : public ReaderSource {
  public:
-  explicit MXNetReader(const OpSpec& spec) : ReaderOperator(spec) { init(); }
+  explicit MXNetSource(const OpSpec& spec) : spec_(spec), file_options_(file_options(spec)) {}
 
-  void run(Workspace& ws) override {
-    auto picks = next_indices(ws);
-    const int n = ws.batch_size;
-    ws.outputs.push_back(Batch::with_samples(n, DType::kU8));
-    ws.outputs.push_back(Batch::with_samples(n, DType::kF32));
-    for (int i = 0; i < n; ++i) {
-      auto [file, rec] = locate(picks[size_t(i)]);
-      auto info = detail::concat(file->path, " (record ", rec, " at offset ",
-                                 file->records[size_t(rec)].offset, ")");
-      ws.outputs[0].set_source_info(i, info);
-      ws.outputs[1].set_source_info(i, info);
-    }
-    for_each_sample(
-        ws, n,
-        [&](int i, int) {
-          auto [file, rec] = locate(picks[size_t(i)]);
-          const auto& e = file->records[size_t(rec)];
-          std::vector<uint8_t> raw(size_t(e.size));
-          ssize_t got = ::pread(file->fd, raw.data(), raw.size(), off_t(e.offset));
-          STOKER_ENFORCE(got == e.size, IOError, "cannot read ", e.size, " bytes at offset ",
-                         e.offset, ": ", got < 0 ? std::strerror(errno) : "short read");
-          auto data = readers::read_recordio_record(raw, {0, e.size}, file->path);
-          auto image = readers::parse_image_record(data, ws.outputs[0].source_info(i));
-          auto img = ws.host_pool->acquire(image.image.size());
-          std::memcpy(img->data(), image.image.data(), image.image.size());
-          void* p = img->data();
-          ws.outputs[0].set_sample(i, std::move(img), p, TensorShape{int64_t(image.image.size())});
-          auto lab = ws.host_pool->acquire(image.labels.size() * 4);
-          std::memcpy(lab->data(), image.labels.data(), image.labels.size() * 4);
-          p = lab->data();
-          ws.outputs[1].set_sample(i, std::move(lab), p, TensorShape{int64_t(image.labels.size())});
-        },
-        &ws.outputs[0]);
+  std::vector<DType> output_dtypes() const override { return {DType::kU8, DType::kF32}; }
+
+  std::string source_info(int64_t index) const override {
+    auto [file, rec] = locate(index);
+    return detail::concat(file->file->path(), " (record ", rec, " at offset ",
+                          file->records[size_t(rec)].offset, ")");
   }
 
- private:
+  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
+    auto [file, rec] = locate(s.index);
+    const auto& e = file->records[size_t(rec)];
+    auto raw = file->file->read(e.offset, e.size, pool);
+    std::vector<uint8_t> joined;  // only for records split into parts
+    auto data = readers::recordio_record_view(raw.span(), {0, e.size}, file->file->path(), joined);
+    std::shared_ptr<Buffer> owner = joined.empty() ? raw.owner : nullptr;
+    auto image = readers::parse_image_record(data, source_info(s.index));
+    readers::SampleData img{owner, image.image.data(), TensorShape{int64_t(image.image.size())}};
+    if (!owner) {  // the joined copy goes away: the image needs a buffer of its own
+      auto buf = pool.acquire(image.image.size());
+      if (!image.image.empty()) std::memcpy(buf->data(), image.image.data(), image.image.size());
+      img.data = buf->data();
+      img.owner = std::move(buf);
+    }
+    auto lab = pool.acquire(image.labels.size() * 4);
+    std::memcpy(lab->data(), image.labels.data(), image.labels.size() * 4);
+    const void* l = lab->data();
+    s.outputs = {std::move(img), {std::move(lab), l, TensorShape{int64_t(image.labels.size())}}};
+  }
+
   int64_t build_index() override {
     auto paths = spec_.arg<std::vector<std::string>>("path");
     auto index_paths = spec_.arg<std::vector<std::string>>("index_path");
@@ -75,16 +60,13 @@ class MXNetReader final : public ReaderOperator {
     int64_t total = 0;
     for (size_t k = 0; k < paths.size(); ++k) {
       auto f = std::make_unique<RecFile>();
-      f->path = paths[k];
-      f->fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
-      STOKER_ENFORCE(f->fd >= 0, IOError, "cannot open '", f->path, "': ", std::strerror(errno));
-      struct stat st {};
-      ::fstat(f->fd, &st);
+      f->file = std::make_unique<readers::DataFile>(paths[k], file_options_);
       if (!index_paths.empty()) {
         f->records = readers::parse_recordio_index(read_file_text(index_paths[k]), index_paths[k],
-                                                   int64_t(st.st_size));
+                                                   f->file->size());
       } else {
-        f->records = readers::index_recordio(read_file_bytes(f->path), f->path);
+        f->records =
+            readers::index_recordio(f->file->read_all(default_host_pool()).span(), paths[k]);
       }
       total += int64_t(f->records.size());
       index_.add_file(int64_t(f->records.size()));
@@ -94,11 +76,14 @@ class MXNetReader final : public ReaderOperator {
     return total;
   }
 
+ private:
   std::pair<const RecFile*, int64_t> locate(int64_t index) const {
     auto [k, local] = index_.locate(index);
     return {files_[k].get(), local};
   }
 
+  OpSpec spec_;
+  readers::FileOptions file_options_;
   std::vector<std::unique_ptr<RecFile>> files_;
   readers::MultiFileIndex index_;
 };
@@ -118,7 +103,7 @@ OpSchema mxnet_reader_schema() {
       .args = {{"path", ArgType::kStringList, "RecordIO (.rec) files."},
                {"index_path", ArgType::kStringList, "MXNet .idx files, one per .rec file.",
                 std::vector<std::string>{}}},
-      .make_cpu = [](const OpSpec& sp) { return std::make_unique<MXNetReader>(sp); },
+      .make_cpu = [](const OpSpec& sp) { return make_reader<MXNetSource>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

@@ -12,35 +12,31 @@
 namespace stoker::ops {
 namespace {
 
-class NumpyReader final : public ReaderOperator {
+class NumpySource final : public ReaderSource {
  public:
-  explicit NumpyReader(const OpSpec& spec) : ReaderOperator(spec) { init(); }
+  explicit NumpySource(const OpSpec& spec) : spec_(spec), file_options_(file_options(spec)) {}
 
-  void run(Workspace& ws) override {
-    auto picks = next_indices(ws);
-    const int n = ws.batch_size;
-    ws.outputs.push_back(Batch::with_samples(n, dtype_));
-    Batch& out = ws.outputs[0];
-    for (int i = 0; i < n; ++i) out.set_source_info(i, files_[size_t(picks[size_t(i)])]);
-    for_each_sample(
-        ws, n,
-        [&](int i, int) {
-          const auto& path = files_[size_t(picks[size_t(i)])];
-          auto bytes = read_file_bytes(path);
-          auto h = readers::parse_npy_header(bytes, path);
-          STOKER_ENFORCE(h.dtype == dtype_, TypeError, "the array has dtype ", dtype_name(h.dtype),
-                         ", but the first file of the dataset has ", dtype_name(dtype_),
-                         " (a batch holds one dtype)");
-          auto buf = ws.host_pool->acquire(h.data_bytes());
-          readers::npy_to_c_order(h, bytes.data() + h.data_offset,
-                                  static_cast<uint8_t*>(buf->data()));
-          void* data = buf->data();
-          out.set_sample(i, std::move(buf), data, TensorShape(h.shape));
-        },
-        &out);
+  std::vector<DType> output_dtypes() const override { return {dtype_}; }
+  std::string source_info(int64_t index) const override { return files_[size_t(index)]; }
+
+  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
+    const auto& path = files_[size_t(s.index)];
+    auto bytes = readers::read_whole_file(path, file_options_, pool);
+    auto h = readers::parse_npy_header(bytes.span(), path);
+    STOKER_ENFORCE(h.dtype == dtype_, TypeError, "the array has dtype ", dtype_name(h.dtype),
+                   ", but the first file of the dataset has ", dtype_name(dtype_),
+                   " (a batch holds one dtype)");
+    const bool aligned = uintptr_t(bytes.data + h.data_offset) % dtype_size(h.dtype) == 0;
+    if (!h.fortran_order && aligned) {  // C order: the array is a view of the file's bytes
+      s.outputs = {{std::move(bytes.owner), bytes.data + h.data_offset, TensorShape(h.shape)}};
+      return;
+    }
+    auto buf = pool.acquire(h.data_bytes());
+    readers::npy_to_c_order(h, bytes.data + h.data_offset, static_cast<uint8_t*>(buf->data()));
+    const void* data = buf->data();
+    s.outputs = {{std::move(buf), data, TensorShape(h.shape)}};
   }
 
- private:
   int64_t build_index() override {
     namespace fs = std::filesystem;
     auto root = spec_.arg<std::string>("file_root");
@@ -69,6 +65,8 @@ class NumpyReader final : public ReaderOperator {
     return int64_t(files_.size());
   }
 
+  OpSpec spec_;
+  readers::FileOptions file_options_;
   std::vector<std::string> files_;
   DType dtype_ = DType::kU8;
 };
@@ -91,7 +89,7 @@ OpSchema numpy_reader_schema() {
                 std::vector<std::string>{}},
                {"file_filter", ArgType::kString, "Glob of files to take from file_root.",
                 std::string("*.npy")}},
-      .make_cpu = [](const OpSpec& sp) { return std::make_unique<NumpyReader>(sp); },
+      .make_cpu = [](const OpSpec& sp) { return make_reader<NumpySource>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

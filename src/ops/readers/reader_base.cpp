@@ -1,5 +1,7 @@
 #include "stoker/ops/readers/reader_base.hpp"
 
+#include <algorithm>
+
 namespace stoker::ops {
 
 std::vector<ArgSchema> loader_arg_schemas() {
@@ -25,10 +27,31 @@ std::vector<ArgSchema> loader_arg_schemas() {
        "on all shards, so batches do not straddle epochs.",
        false},
       {"lazy_init", ArgType::kBool, "Index the dataset at the first run, not at build.", false},
+      {"dont_use_mmap", ArgType::kBool,
+       "Read files with pread into pooled buffers (sequential small reads are served from "
+       "4 MiB reads) instead of mapping them (samples then view the mapping, no copy).",
+       false},
+      {"read_ahead", ArgType::kBool,
+       "Ask the kernel to read each container file whole when it is opened (slower start, no "
+       "disk waits afterwards).",
+       false},
+      {"prefetch_queue_depth", ArgType::kInt,
+       "Batches the reader loads ahead of the one being produced, on its I/O threads.", int64_t{2}},
+      {"num_io_threads", ArgType::kInt,
+       "The reader's own threads for reading and parsing samples (never the compute threads).",
+       int64_t{2}},
   };
 }
 
-ReaderOperator::ReaderOperator(const OpSpec& spec) : Operator(spec) {
+readers::FileOptions file_options(const OpSpec& spec) {
+  readers::FileOptions o;
+  o.mode = spec.arg<bool>("dont_use_mmap") ? readers::IoMode::kPread : readers::IoMode::kMmap;
+  o.read_ahead = spec.arg<bool>("read_ahead");
+  return o;
+}
+
+ReaderOperator::ReaderOperator(const OpSpec& spec, std::unique_ptr<ReaderSource> source)
+    : Operator(spec), source_(std::move(source)) {
   readers::LoaderOptions o;
   o.shard_id = int(spec.arg<int64_t>("shard_id"));
   o.num_shards = int(spec.arg<int64_t>("num_shards"));
@@ -48,17 +71,21 @@ ReaderOperator::ReaderOperator(const OpSpec& spec) : Operator(spec) {
               : random_shuffle ? readers::ShuffleMode::kBuffer
                                : readers::ShuffleMode::kNone;
   options_ = o;
+  io_threads_ = int(spec.arg<int64_t>("num_io_threads"));
+  depth_batches_ = int(spec.arg<int64_t>("prefetch_queue_depth"));
+  STOKER_ENFORCE(io_threads_ >= 1 && io_threads_ <= 64, ValueError, spec.schema->name,
+                 ": num_io_threads must be in [1, 64], got ", io_threads_);
+  STOKER_ENFORCE(depth_batches_ >= 1, ValueError, spec.schema->name,
+                 ": prefetch_queue_depth must be at least 1, got ", depth_batches_);
+  if (!spec.arg<bool>("lazy_init")) dataset_size();
 }
 
-void ReaderOperator::init() {
-  if (!spec_.arg<bool>("lazy_init")) dataset_size();
-}
+ReaderOperator::~ReaderOperator() { prefetcher_.reset(); }
 
 int64_t ReaderOperator::dataset_size() const {
   std::lock_guard lock(index_mutex_);
   if (size_ < 0) {
-    auto* self = const_cast<ReaderOperator*>(this);  // the index is built once, lazily
-    self->size_ = self->build_index();
+    size_ = source_->build_index();  // once, lazily: the only mutation of the source
     STOKER_ASSERT(size_ > 0, spec_.schema->name, " built an empty index");
   }
   return size_;
@@ -72,27 +99,67 @@ std::optional<ReaderMeta> ReaderOperator::reader_meta() const {
 }
 
 std::optional<std::string> ReaderOperator::save_state() const {
-  if (loader_) return loader_->save_state();
+  if (delivered_) return delivered_->save_state();
   if (!pending_state_.empty()) return pending_state_;
   return readers::SampleLoader(dataset_size(), options_).save_state();
 }
 
 void ReaderOperator::restore_state(const std::string& state) {
   readers::SampleLoader(dataset_size(), options_).restore_state(state);  // validates
+  prefetcher_.reset();  // drops what was read ahead; start() resumes from the state
+  ahead_.reset();
+  delivered_.reset();
   pending_state_ = state;
-  if (loader_) loader_->restore_state(state);
 }
 
-std::vector<int64_t> ReaderOperator::next_indices(const Workspace& ws) {
-  if (!loader_) {
-    auto o = options_;  // options_ stays as built: reader_meta() reads it concurrently
-    o.seed = ws.seed;   // the shuffle order follows the pipeline seed
-    loader_.emplace(dataset_size(), o);
-    if (!pending_state_.empty()) loader_->restore_state(pending_state_);
+void ReaderOperator::start(const Workspace& ws) {
+  auto o = options_;  // options_ stays as built: reader_meta() reads it concurrently
+  o.seed = ws.seed;   // the shuffle order follows the pipeline seed
+  ahead_.emplace(dataset_size(), o);
+  delivered_.emplace(dataset_size(), o);
+  if (!pending_state_.empty()) {
+    ahead_->restore_state(pending_state_);
+    delivered_->restore_state(pending_state_);
   }
-  std::vector<int64_t> picks(static_cast<size_t>(ws.batch_size));
-  for (auto& p : picks) p = loader_->next().index;
-  return picks;
+  dtypes_ = source_->output_dtypes();
+  MemoryPool* pool = ws.host_pool;
+  prefetcher_ = std::make_unique<readers::Prefetcher>(
+      io_threads_, depth_batches_ * std::max(ws.batch_size, 1),
+      [this] { return ahead_->next().index; },
+      [this, pool](readers::LoadedSample& s) {
+        s.source_info = source_->source_info(s.index);
+        source_->load(s, *pool);
+      });
+}
+
+void ReaderOperator::run(Workspace& ws) {
+  if (!prefetcher_) start(ws);
+  const int n = ws.batch_size;
+  for (size_t k = 0; k < dtypes_.size(); ++k)
+    ws.outputs.push_back(Batch::with_samples(n, dtypes_[k], source_->output_layout(k)));
+  std::vector<readers::LoadedSample> samples(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    auto& s = samples[size_t(i)];
+    s = prefetcher_->pop();
+    const int64_t expected = delivered_->next().index;
+    STOKER_ASSERT(s.index == expected, spec_.schema->name, ": read-ahead delivered sample ",
+                  s.index, " where the loader expects ", expected);
+    for (auto& out : ws.outputs) out.set_source_info(i, s.source_info);
+  }
+  for_each_sample(
+      ws, n,
+      [&](int i, int) {
+        auto& s = samples[size_t(i)];
+        if (s.error) std::rethrow_exception(s.error);
+        STOKER_ASSERT(s.outputs.size() == dtypes_.size(), spec_.schema->name, " loaded ",
+                      s.outputs.size(), " outputs, expected ", dtypes_.size());
+        for (size_t k = 0; k < dtypes_.size(); ++k) {
+          auto& d = s.outputs[k];
+          ws.outputs[k].set_sample(i, std::move(d.owner), const_cast<void*>(d.data),
+                                   std::move(d.shape));
+        }
+      },
+      ws.outputs.empty() ? nullptr : &ws.outputs[0]);
 }
 
 }  // namespace stoker::ops

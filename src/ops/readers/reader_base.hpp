@@ -1,13 +1,23 @@
-// ReaderOperator: what every reader shares — the loader arguments (sharding, shuffling,
-// padding, lazy_init), the SampleLoader, reader metadata and checkpoint state. A format only
-// builds its index (the number of samples) and reads the samples a batch picked.
+// Readers: one operator, ReaderOperator, runs every format. It owns what all readers share —
+// the loader arguments (sharding, shuffling, padding, lazy_init), the SampleLoader, reader
+// metadata, checkpoint state and the read-ahead — and a ReaderSource that knows one format:
+// how to index the dataset and how to load one sample.
+//
+// Read-ahead: samples are loaded on the reader's own I/O threads (`num_io_threads`), up to
+// `prefetch_queue_depth` batches ahead of the batch being produced, in the loader's order.
+// run() only moves loaded samples into the outputs, so file reads, page faults and container
+// parsing stay off the compute threads. The loader therefore runs ahead of what was
+// delivered; a second loader that follows the delivered samples gives the checkpoint state.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "stoker/ops/operator.hpp"
+#include "stoker/readers/data_file.hpp"
+#include "stoker/readers/prefetcher.hpp"
 #include "stoker/readers/sample_loader.hpp"
 
 namespace stoker::ops {
@@ -15,32 +25,63 @@ namespace stoker::ops {
 // The loader's arguments, appended to every reader's schema.
 std::vector<ArgSchema> loader_arg_schemas();
 
-class ReaderOperator : public Operator {
+// One container format.
+class ReaderSource {
  public:
-  explicit ReaderOperator(const OpSpec& spec);
+  virtual ~ReaderSource() = default;
+  // Builds the dataset index and returns its size (> 0). Called once, under a lock, at build
+  // or (lazy_init) at first use, before any other call.
+  virtual int64_t build_index() = 0;
+  // The dtype of each output (after build_index).
+  virtual std::vector<DType> output_dtypes() const = 0;
+  // The layout of output k ("" when none).
+  virtual TensorLayout output_layout(size_t /*k*/) const { return {}; }
+  // Where sample `index` comes from (path, record, offset), for errors and Batch::source_info.
+  virtual std::string source_info(int64_t index) const = 0;
+  // Fills sample.outputs (one per output) for sample.index. Called concurrently from the I/O
+  // threads: must only read the index. Errors are thrown; the pipeline adds the sample and
+  // its source.
+  virtual void load(readers::LoadedSample& sample, MemoryPool& pool) const = 0;
+};
 
+class ReaderOperator final : public Operator {
+ public:
+  ReaderOperator(const OpSpec& spec, std::unique_ptr<ReaderSource> source);
+  ~ReaderOperator() override;  // stops the I/O threads before the source goes
+
+  void run(Workspace& ws) override;
   // Called from the consumer's thread while the producer runs: uses only the index size and
   // the options, never the loader the producer advances.
   std::optional<ReaderMeta> reader_meta() const override;
   std::optional<std::string> save_state() const override;  // producer thread only
   void restore_state(const std::string& state) override;
 
- protected:
-  // Builds the dataset index and returns its size (> 0). Called once, under a lock, at
-  // construction or (lazy_init) at first use.
-  virtual int64_t build_index() = 0;
-  // Call at the end of a derived constructor: builds the index unless lazy_init.
-  void init();
-  // The dataset indices of this iteration's `ws.batch_size` samples.
-  std::vector<int64_t> next_indices(const Workspace& ws);
-  int64_t dataset_size() const;
-
  private:
+  int64_t dataset_size() const;
+  void start(const Workspace& ws);
+
   mutable std::mutex index_mutex_;
-  int64_t size_ = -1;
+  mutable int64_t size_ = -1;
   readers::LoaderOptions options_;
-  std::optional<readers::SampleLoader> loader_;  // the producer's
+  std::unique_ptr<ReaderSource> source_;
+  std::vector<DType> dtypes_;
+  int io_threads_ = 1;
+  int depth_batches_ = 1;
+  // The loader the I/O threads draw from (ahead), and the one that follows what run()
+  // delivered (the checkpoint state).
+  std::optional<readers::SampleLoader> ahead_;
+  std::optional<readers::SampleLoader> delivered_;
   std::string pending_state_;
+  std::unique_ptr<readers::Prefetcher> prefetcher_;
 };
+
+// The file access options of the reader arguments dont_use_mmap and read_ahead.
+readers::FileOptions file_options(const OpSpec& spec);
+
+// make_cpu for a reader whose source is constructed from the spec.
+template <typename Source>
+std::unique_ptr<Operator> make_reader(const OpSpec& spec) {
+  return std::make_unique<ReaderOperator>(spec, std::make_unique<Source>(spec));
+}
 
 }  // namespace stoker::ops

@@ -1,9 +1,5 @@
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -78,46 +74,35 @@ std::vector<std::string> feature_output_names(const OpSpec& spec) {
   return spec.arg<std::vector<std::string>>("feature_names");
 }
 
-// One TFRecord file: opened once and read with pread; gzip files are decompressed into memory.
+// One TFRecord file, opened once; gzip files are decompressed into memory at build.
 struct RecordFile {
-  std::string path;
-  int fd = -1;
-  std::vector<uint8_t> inflated;  // gzip only
+  std::unique_ptr<readers::DataFile> file;
   std::vector<readers::RecordSpan> records;
-  ~RecordFile() {
-    if (fd >= 0) ::close(fd);
-  }
 };
 
-class TFRecordReader final : public ReaderOperator {
+class TFRecordSource final : public ReaderSource {
  public:
-  explicit TFRecordReader(const OpSpec& spec)
-      : ReaderOperator(spec),
+  explicit TFRecordSource(const OpSpec& spec)
+      : spec_(spec),
         features_(parse_features(spec)),
-        check_crc_(spec.arg<bool>("check_crc")) {
-    init();
+        check_crc_(spec.arg<bool>("check_crc")),
+        file_options_(file_options(spec)) {}
+
+  std::vector<DType> output_dtypes() const override {
+    std::vector<DType> out;
+    for (auto& f : features_)
+      out.push_back(f.type == FeatureType::kString  ? DType::kU8
+                    : f.type == FeatureType::kInt64 ? DType::kI64
+                                                    : DType::kF32);
+    return out;
   }
 
-  void run(Workspace& ws) override {
-    auto picks = next_indices(ws);
-    const int n = ws.batch_size;
-    for (auto& f : features_) {
-      DType dt = f.type == FeatureType::kString  ? DType::kU8
-                 : f.type == FeatureType::kInt64 ? DType::kI64
-                                                 : DType::kF32;
-      ws.outputs.push_back(Batch::with_samples(n, dt));
-    }
-    for (int i = 0; i < n; ++i) {
-      auto [file, rec] = locate(picks[size_t(i)]);
-      auto info = detail::concat(file->path, " (record ", rec, " at offset ",
-                                 file->records[size_t(rec)].offset, ")");
-      for (auto& out : ws.outputs) out.set_source_info(i, info);
-    }
-    for_each_sample(
-        ws, n, [&](int i, int) { read_sample(ws, i, picks[size_t(i)]); }, &ws.outputs[0]);
+  std::string source_info(int64_t index) const override {
+    auto [file, rec] = locate(index);
+    return detail::concat(file->file->path(), " (record ", rec, " at offset ",
+                          file->records[size_t(rec)].offset, ")");
   }
 
- private:
   int64_t build_index() override {
     auto paths = spec_.arg<std::vector<std::string>>("path");
     auto index_paths = spec_.arg<std::vector<std::string>>("index_path");
@@ -125,25 +110,21 @@ class TFRecordReader final : public ReaderOperator {
     STOKER_ENFORCE(index_paths.empty() || index_paths.size() == paths.size(), ValueError,
                    "readers.tfrecord: got ", paths.size(), " files but ", index_paths.size(),
                    " index files");
+    MemoryPool& pool = default_host_pool();
     int64_t total = 0;
     for (size_t k = 0; k < paths.size(); ++k) {
       auto f = std::make_unique<RecordFile>();
-      f->path = paths[k];
-      f->fd = ::open(f->path.c_str(), O_RDONLY | O_CLOEXEC);
-      STOKER_ENFORCE(f->fd >= 0, IOError, "cannot open '", f->path, "': ", std::strerror(errno));
-      struct stat st {};
-      STOKER_ENFORCE(::fstat(f->fd, &st) == 0, IOError, "cannot stat '", f->path, "'");
-      uint8_t magic[2] = {0, 0};
-      bool gz = st.st_size >= 2 && ::pread(f->fd, magic, 2, 0) == 2 && readers::is_gzip(magic);
-      if (gz) {
-        f->inflated = readers::gunzip(read_file_bytes(f->path), f->path);
-        f->records = readers::index_tfrecord(f->inflated, f->path, check_crc_);
+      f->file = std::make_unique<readers::DataFile>(paths[k], file_options_);
+      auto head = f->file->read(0, std::min<int64_t>(2, f->file->size()), pool);
+      if (readers::is_gzip(head.span())) {
+        auto inflated = readers::gunzip(f->file->read_all(pool).span(), paths[k]);
+        f->file = std::make_unique<readers::DataFile>(paths[k], std::move(inflated));
+        f->records = readers::index_tfrecord(f->file->read_all(pool).span(), paths[k], check_crc_);
       } else if (!index_paths.empty()) {
         auto text = read_file_text(index_paths[k]);
-        f->records = readers::parse_tfrecord_index(text, index_paths[k], int64_t(st.st_size));
+        f->records = readers::parse_tfrecord_index(text, index_paths[k], f->file->size());
       } else {
-        auto data = read_file_bytes(f->path);
-        f->records = readers::index_tfrecord(data, f->path, check_crc_);
+        f->records = readers::index_tfrecord(f->file->read_all(pool).span(), paths[k], check_crc_);
       }
       total += int64_t(f->records.size());
       index_.add_file(int64_t(f->records.size()));
@@ -153,35 +134,28 @@ class TFRecordReader final : public ReaderOperator {
     return total;
   }
 
+  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
+    auto [file, rec] = locate(s.index);
+    const auto& span = file->records[size_t(rec)];
+    // The record (header, data, footer); byte features point into it.
+    auto bytes = file->file->read(span.offset, span.size, pool);
+    // Re-frame the record alone so that the framing checks run on exactly these bytes.
+    readers::RecordSpan local{0, span.size};
+    auto payload = readers::tfrecord_payload(bytes.span(), local, file->file->path(), check_crc_);
+    auto example = readers::parse_example(payload);
+    s.outputs.clear();
+    for (const auto& f : features_) s.outputs.push_back(emit(f, example, bytes.owner, pool));
+  }
+
+ private:
   std::pair<const RecordFile*, int64_t> locate(int64_t index) const {
     auto [k, local] = index_.locate(index);
     return {files_[k].get(), local};
   }
 
-  void read_sample(Workspace& ws, int i, int64_t index) {
-    auto [file, rec] = locate(index);
-    const auto& span = file->records[size_t(rec)];
-    // The record (header, data, footer) in a pooled buffer; byte features point into it.
-    auto buf = ws.host_pool->acquire(size_t(span.size));
-    auto* p = static_cast<uint8_t*>(buf->data());
-    if (!file->inflated.empty()) {
-      std::memcpy(p, file->inflated.data() + span.offset, size_t(span.size));
-    } else {
-      ssize_t got = ::pread(file->fd, p, size_t(span.size), off_t(span.offset));
-      STOKER_ENFORCE(got == span.size, IOError, "cannot read ", span.size, " bytes at offset ",
-                     span.offset, ": ", got < 0 ? std::strerror(errno) : "short read");
-    }
-    // Re-frame the record alone so that the framing checks run on exactly these bytes.
-    readers::RecordSpan local{0, span.size};
-    auto payload = readers::tfrecord_payload({p, size_t(span.size)}, local, file->path, check_crc_);
-    auto example = readers::parse_example(payload);
-    for (size_t k = 0; k < features_.size(); ++k)
-      emit(ws.outputs[k], i, features_[k], example, buf, *ws.host_pool);
-  }
-
-  static void emit(Batch& out, int i, const FeatureSpec& f,
-                   std::map<std::string, readers::FeatureValue>& example,
-                   const std::shared_ptr<Buffer>& record, MemoryPool& pool) {
+  static readers::SampleData emit(const FeatureSpec& f,
+                                  std::map<std::string, readers::FeatureValue>& example,
+                                  const std::shared_ptr<Buffer>& record, MemoryPool& pool) {
     using Kind = readers::FeatureValue::Kind;
     auto it = example.find(f.name);
     const bool present = it != example.end() && it->second.kind != Kind::kNone;
@@ -195,16 +169,14 @@ class TFRecordReader final : public ReaderOperator {
     if (f.type == FeatureType::kString) {
       if (present && !it->second.bytes.empty()) {
         auto b = it->second.bytes[0];
-        out.set_sample(i, record, const_cast<uint8_t*>(b.data()), TensorShape{int64_t(b.size())});
-        return;
+        return {record, b.data(), TensorShape{int64_t(b.size())}};
       }
       STOKER_ENFORCE(f.var_len || !f.default_text.empty(), ValueError, "feature '", f.name,
                      "' is missing from the record and has no default");
       auto d = pool.acquire(f.default_text.size());
       std::memcpy(d->data(), f.default_text.data(), f.default_text.size());
-      void* data = d->data();
-      out.set_sample(i, std::move(d), data, TensorShape{int64_t(f.default_text.size())});
-      return;
+      const void* data = d->data();
+      return {std::move(d), data, TensorShape{int64_t(f.default_text.size())}};
     }
     std::vector<double> values;
     if (present) {
@@ -244,11 +216,13 @@ class TFRecordReader final : public ReaderOperator {
       auto* o = static_cast<float*>(data);
       for (size_t k = 0; k < values.size(); ++k) o[k] = float(values[k]);
     }
-    out.set_sample(i, std::move(buf), data, shape);
+    return {std::move(buf), data, shape};
   }
 
+  OpSpec spec_;
   std::vector<FeatureSpec> features_;
   bool check_crc_;
+  readers::FileOptions file_options_;
   std::vector<std::unique_ptr<RecordFile>> files_;
   readers::MultiFileIndex index_;
 };
@@ -280,7 +254,7 @@ OpSchema tfrecord_reader_schema() {
                {"feature_defaults", ArgType::kStringList,
                 "Default values as text ('' for none), per feature."},
                {"check_crc", ArgType::kBool, "Verify the masked CRC32C of every record.", false}},
-      .make_cpu = [](const OpSpec& sp) { return std::make_unique<TFRecordReader>(sp); },
+      .make_cpu = [](const OpSpec& sp) { return make_reader<TFRecordSource>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

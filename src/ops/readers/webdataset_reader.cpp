@@ -1,8 +1,5 @@
 #include "stoker/ops/readers/webdataset_reader.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -17,76 +14,68 @@ namespace stoker::ops {
 namespace {
 
 struct Shard {
-  std::string path;
-  int fd = -1;
-  std::vector<uint8_t> inflated;  // gzip-compressed shards (.tgz) are inflated at build
+  std::unique_ptr<readers::DataFile> file;
   std::vector<readers::TarMember> members;
   std::vector<readers::WdsSample> samples;
-  ~Shard() {
-    if (fd >= 0) ::close(fd);
-  }
 };
 
-class WebdatasetReader final : public ReaderOperator {
+class WebdatasetSource final : public ReaderSource {
  public:
-  explicit WebdatasetReader(const OpSpec& spec) : ReaderOperator(spec) { init(); }
+  explicit WebdatasetSource(const OpSpec& spec)
+      : spec_(spec),
+        groups_(spec.arg<std::vector<std::string>>("ext").size()),
+        file_options_(file_options(spec)) {}
 
-  void run(Workspace& ws) override {
-    auto picks = next_indices(ws);
-    const int n = ws.batch_size;
-    const size_t groups = spec_.arg<std::vector<std::string>>("ext").size();
-    for (size_t g = 0; g < groups; ++g) ws.outputs.push_back(Batch::with_samples(n, DType::kU8));
-    for (int i = 0; i < n; ++i) {
-      auto [shard, s] = locate(picks[size_t(i)]);
-      for (auto& out : ws.outputs)
-        out.set_source_info(i, shard->path + ":" + shard->samples[size_t(s)].key);
-    }
-    for_each_sample(
-        ws, n,
-        [&](int i, int) {
-          auto [shard, s] = locate(picks[size_t(i)]);
-          const auto& sample = shard->samples[size_t(s)];
-          for (size_t g = 0; g < groups; ++g) {
-            int m = sample.members[g];
-            int64_t size = m < 0 ? 0 : shard->members[size_t(m)].size;
-            auto buf = ws.host_pool->acquire(size_t(size));
-            if (size > 0) read_member(*shard, shard->members[size_t(m)], buf->data());
-            void* data = buf->data();
-            ws.outputs[g].set_sample(i, std::move(buf), data, TensorShape{size});
-          }
-        },
-        &ws.outputs[0]);
+  std::vector<DType> output_dtypes() const override {
+    return std::vector<DType>(groups_, DType::kU8);
   }
 
- private:
-  static void read_member(const Shard& shard, const readers::TarMember& m, void* out) {
-    if (!shard.inflated.empty()) {
-      std::memcpy(out, shard.inflated.data() + m.data_offset, size_t(m.size));
-      return;
+  std::string source_info(int64_t index) const override {
+    auto [shard, s] = locate(index);
+    return shard->file->path() + ":" + shard->samples[size_t(s)].key;
+  }
+
+  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
+    auto [shard, k] = locate(s.index);
+    const auto& sample = shard->samples[size_t(k)];
+    s.outputs.clear();
+    for (size_t g = 0; g < groups_; ++g) {
+      int m = sample.members[g];
+      if (m < 0) {  // missing component (missing_component_behavior='empty')
+        s.outputs.push_back({pool.acquire(0), nullptr, TensorShape{0}});
+        continue;
+      }
+      const auto& member = shard->members[size_t(m)];
+      auto bytes = shard->file->read(member.data_offset, member.size, pool);
+      s.outputs.push_back({std::move(bytes.owner), bytes.data, TensorShape{member.size}});
     }
-    ssize_t got = ::pread(shard.fd, out, size_t(m.size), off_t(m.data_offset));
-    STOKER_ENFORCE(got == m.size, IOError, "cannot read member '", m.name, "' (", m.size,
-                   " bytes at offset ", m.data_offset,
-                   "): ", got < 0 ? std::strerror(errno) : "short read");
   }
 
   int64_t build_index() override {
     auto paths = spec_.arg<std::vector<std::string>>("paths");
+    auto index_paths = spec_.arg<std::vector<std::string>>("index_paths");
     auto ext = spec_.arg<std::vector<std::string>>("ext");
     auto missing = spec_.arg<std::string>("missing_component_behavior");
     STOKER_ENFORCE(!paths.empty(), ValueError, "readers.webdataset: `paths` is empty");
+    STOKER_ENFORCE(index_paths.empty() || index_paths.size() == paths.size(), ValueError,
+                   "readers.webdataset: got ", paths.size(), " shards but ", index_paths.size(),
+                   " index files");
+    MemoryPool& pool = default_host_pool();
     int64_t total = 0;
-    for (auto& p : paths) {
+    for (size_t k = 0; k < paths.size(); ++k) {
+      const auto& p = paths[k];
       auto shard = std::make_unique<Shard>();
-      shard->path = p;
-      auto bytes = read_file_bytes(p);
-      if (readers::is_gzip(bytes)) {
-        shard->inflated = readers::gunzip(bytes, p);
-        shard->members = readers::index_tar(shard->inflated, p);
-      } else {
-        shard->members = readers::index_tar(bytes, p);
-        shard->fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-        STOKER_ENFORCE(shard->fd >= 0, IOError, "cannot open '", p, "': ", std::strerror(errno));
+      shard->file = std::make_unique<readers::DataFile>(p, file_options_);
+      auto head = shard->file->read(0, std::min<int64_t>(2, shard->file->size()), pool);
+      if (readers::is_gzip(head.span())) {  // .tgz: inflated in memory
+        auto inflated = readers::gunzip(shard->file->read_all(pool).span(), p);
+        shard->file = std::make_unique<readers::DataFile>(p, std::move(inflated));
+      }
+      if (!index_paths.empty()) {
+        shard->members = readers::parse_wds_index(read_file_text(index_paths[k]), index_paths[k],
+                                                  shard->file->size());
+      } else {  // a scan reads only the headers (a mapping's other pages stay untouched)
+        shard->members = readers::index_tar(shard->file->read_all(pool, false).span(), p);
       }
       shard->samples = readers::group_webdataset(shard->members, ext, missing, p);
       total += int64_t(shard->samples.size());
@@ -99,11 +88,15 @@ class WebdatasetReader final : public ReaderOperator {
     return total;
   }
 
+ private:
   std::pair<const Shard*, int64_t> locate(int64_t index) const {
     auto [k, local] = index_.locate(index);
     return {shards_[k].get(), local};
   }
 
+  OpSpec spec_;
+  size_t groups_;
+  readers::FileOptions file_options_;
   std::vector<std::unique_ptr<Shard>> shards_;
   readers::MultiFileIndex index_;
 };
@@ -124,9 +117,14 @@ OpSchema webdataset_reader_schema() {
       .args = {{"paths", ArgType::kStringList, "Tar shards."},
                {"ext", ArgType::kStringList,
                 "One entry per output: ';'-separated extensions, e.g. ['jpg;jpeg', 'cls']."},
+               {"index_paths", ArgType::kStringList,
+                "DALI webdataset index files (v1.1 or v1.2, from `python -m stoker.tools.index "
+                "webdataset` or DALI's wds2idx), one per shard; without them the shards' "
+                "headers are scanned at build.",
+                std::vector<std::string>{}},
                {"missing_component_behavior", ArgType::kString, "'empty', 'skip' or 'error'.",
                 std::string("empty")}},
-      .make_cpu = [](const OpSpec& sp) { return std::make_unique<WebdatasetReader>(sp); },
+      .make_cpu = [](const OpSpec& sp) { return make_reader<WebdatasetSource>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

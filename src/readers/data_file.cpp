@@ -1,0 +1,182 @@
+#include "stoker/readers/data_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "stoker/core/error.hpp"
+
+namespace stoker::readers {
+
+// The bytes of a mapped or in-memory file, with a Buffer (no pool: never returned anywhere)
+// that views alias, so a view keeps the whole mapping alive.
+struct FileMapping {
+  void* addr = nullptr;
+  size_t length = 0;
+  bool mapped = false;
+  std::vector<uint8_t> memory;
+  Buffer whole;
+  FileMapping(void* a, size_t n, bool is_mapped)
+      : addr(a), length(n), mapped(is_mapped), whole(a, n, MemoryKind::kHost, nullptr, 0) {}
+  explicit FileMapping(std::vector<uint8_t> bytes)
+      : memory(std::move(bytes)),
+        whole(memory.data(), memory.size(), MemoryKind::kHost, nullptr, 0) {
+    addr = memory.data();
+    length = memory.size();
+  }
+  ~FileMapping() {
+    if (mapped) ::munmap(addr, length);
+  }
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+};
+
+namespace {
+
+int open_file(const std::string& path, int64_t& size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  STOKER_ENFORCE(fd >= 0, IOError, "cannot open '", path, "': ", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw IOError(detail::concat("cannot stat '", path, "': ", std::strerror(e)));
+  }
+  size = int64_t(st.st_size);
+  return fd;
+}
+
+// Touches one byte per page so that the page faults of a view happen here.
+void touch_pages(const uint8_t* p, size_t n) {
+  constexpr size_t kPage = 4096;
+  volatile uint8_t sink = 0;
+  for (size_t k = 0; k < n; k += kPage) sink = sink + p[k];
+  if (n > 0) sink = sink + p[n - 1];
+}
+
+void* map_file(int fd, size_t length, bool populate, const std::string& path) {
+  int flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0);
+  void* addr = ::mmap(nullptr, length, PROT_READ, flags, fd, 0);
+  STOKER_ENFORCE(addr != MAP_FAILED, IOError, "cannot map '", path, "': ", std::strerror(errno));
+  return addr;
+}
+
+}  // namespace
+
+DataFile::DataFile(std::string path, const FileOptions& options)
+    : path_(std::move(path)), mode_(options.mode) {
+  int fd = open_file(path_, size_);
+  fd_owner_ = std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  if (mode_ == IoMode::kMmap && size_ > 0) {
+    mapping_ = std::make_shared<FileMapping>(map_file(fd, size_t(size_), options.read_ahead, path_),
+                                             size_t(size_), true);
+    ::madvise(mapping_->addr, mapping_->length, MADV_SEQUENTIAL);
+  } else if (options.read_ahead) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+  }
+}
+
+DataFile::DataFile(std::string path, std::vector<uint8_t> bytes)
+    : path_(std::move(path)),
+      size_(int64_t(bytes.size())),
+      mapping_(std::make_shared<FileMapping>(std::move(bytes))) {}
+
+DataFile::~DataFile() = default;
+
+void DataFile::pread_exact(void* out, int64_t offset, int64_t size) const {
+  int64_t done = 0;
+  while (done < size) {
+    ssize_t r = ::pread(*fd_owner_, static_cast<char*>(out) + done, size_t(size - done),
+                        off_t(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    STOKER_ENFORCE(r >= 0, IOError, "cannot read ", size, " bytes at offset ", offset, " of '",
+                   path_, "': ", std::strerror(errno));
+    STOKER_ENFORCE(r > 0, IOError, "'", path_, "' ended at ", offset + done, " while reading ",
+                   size, " bytes at offset ", offset, " (the file shrank?)");
+    done += r;
+  }
+}
+
+FileBytes DataFile::read_direct(int64_t offset, int64_t size, MemoryPool& pool) const {
+  auto buf = pool.acquire(size_t(size));
+  pread_exact(buf->data(), offset, size);
+  const auto* p = static_cast<const uint8_t*>(buf->data());
+  return {std::move(buf), p, size_t(size)};
+}
+
+FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool prefault) const {
+  STOKER_ENFORCE(offset >= 0 && size >= 0 && offset <= size_ && size <= size_ - offset, IOError,
+                 "cannot read ", size, " bytes at offset ", offset, " of '", path_,
+                 "': the file has ", size_, " bytes");
+  if (mapping_) {
+    const auto* p = static_cast<const uint8_t*>(mapping_->addr) + offset;
+    if (mode_ == IoMode::kMmap && prefault) touch_pages(p, size_t(size));
+    return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
+  }
+  if (size == 0) return {pool.acquire(0), nullptr, 0};
+  const int64_t end = offset + size;
+  std::unique_lock lock(chunk_mutex_);
+  const bool in_chunk = chunk_ && offset >= chunk_offset_ && end <= chunk_offset_ + chunk_size_;
+  // Sequential: continues the previous read, or starts in or just past the current chunk
+  // (the I/O threads take consecutive records in a nearly, not strictly, increasing order).
+  const bool sequential = in_chunk || offset == last_end_ ||
+                          (chunk_ && offset >= chunk_offset_ &&
+                           offset <= chunk_offset_ + chunk_size_ + int64_t(kChunkBytes / 4));
+  last_end_ = end;
+  if (!in_chunk) {
+    if (!sequential || size_t(size) * 4 > kChunkBytes) {
+      // Out of order, or too large to gain from a chunk: straight from the file, unlocked.
+      lock.unlock();
+      return read_direct(offset, size, pool);
+    }
+    // Sequential: one large read that the next small reads are served from. Other threads
+    // wait for it, as they would want the same chunk.
+    const int64_t n = std::min<int64_t>(int64_t(kChunkBytes), size_ - offset);
+    auto next = pool.acquire(size_t(n));
+    pread_exact(next->data(), offset, n);
+    chunk_ = std::move(next);
+    chunk_offset_ = offset;
+    chunk_size_ = n;
+  }
+  const auto* p = static_cast<const uint8_t*>(chunk_->data()) + (offset - chunk_offset_);
+  return {chunk_, p, size_t(size)};
+}
+
+FileBytes read_whole_file(const std::string& path, const FileOptions& options, MemoryPool& pool) {
+  int64_t size = 0;
+  int fd = open_file(path, size);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (size == 0) return {pool.acquire(0), nullptr, 0};
+  if (options.mode == IoMode::kMmap) {
+    auto m = std::make_shared<FileMapping>(map_file(fd, size_t(size), options.read_ahead, path),
+                                           size_t(size), true);
+    const auto* p = static_cast<const uint8_t*>(m->addr);
+    touch_pages(p, size_t(size));
+    return {std::shared_ptr<Buffer>(m, &m->whole), p, size_t(size)};
+  }
+  auto buf = pool.acquire(size_t(size));
+  int64_t done = 0;
+  while (done < size) {
+    ssize_t r = ::pread(fd, static_cast<char*>(buf->data()) + done, size_t(size - done), done);
+    if (r < 0 && errno == EINTR) continue;
+    STOKER_ENFORCE(r >= 0, IOError, "cannot read '", path, "': ", std::strerror(errno));
+    STOKER_ENFORCE(r > 0, IOError, "'", path, "' shrank while being read (", done, " of ", size,
+                   " bytes)");
+    done += r;
+  }
+  const auto* p = static_cast<const uint8_t*>(buf->data());
+  return {std::move(buf), p, size_t(size)};
+}
+
+}  // namespace stoker::readers
