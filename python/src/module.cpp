@@ -8,6 +8,8 @@
 #include "stoker/core/file_io.hpp"
 #include "stoker/core/memory.hpp"
 #include "stoker/ops/registry.hpp"
+#include "stoker/readers/recordio.hpp"
+#include "stoker/readers/tar.hpp"
 #include "stoker/readers/tfrecord.hpp"
 
 namespace stoker::python {
@@ -85,6 +87,21 @@ NB_MODULE(_stoker, m) {
             stoker::readers::index_tfrecord(data, path, true));
       },
       "DALI-format index text ('offset size' per record) of a TFRecord file; checks CRCs.");
+  m.def(
+      "recordio_index",
+      [](const std::string& path) {
+        return stoker::readers::format_recordio_index(
+            stoker::readers::index_recordio(stoker::read_file_bytes(path), path));
+      },
+      "MXNet .idx text ('key<TAB>offset', keys 0, 1, ... in file order) of a RecordIO file.");
+  m.def(
+      "webdataset_index",
+      [](const std::string& path) {
+        std::vector<uint8_t> data = stoker::read_file_bytes(path);
+        if (stoker::readers::is_gzip(data)) data = stoker::readers::gunzip(data, path);
+        return stoker::readers::format_wds_index(stoker::readers::index_tar(data, path));
+      },
+      "DALI v1.2 webdataset index text of a tar shard ('ext offset size path' per member).");
   m.def("cuda_available", &stoker::cuda_available,
         "True when stoker was built with CUDA and a device is present.");
 #ifdef STOKER_HAVE_CUDA

@@ -96,3 +96,22 @@ def test_corrupt_files_name_file_and_offset(rec_file, tmp_path):
         pipe.set_outputs(data)
     with pytest.raises(OSError, match="nope.idx"):
         pipe.build()
+
+
+def test_index_tool_writes_an_index_the_reader_uses(rec_file, tmp_path):
+    import subprocess
+    import sys
+
+    path, _, truth, offsets = rec_file
+    out = tmp_path / "tool.idx"
+    r = subprocess.run([sys.executable, "-m", "stoker.tools.index", "recordio", path, "-o",
+                        str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "9 records" in r.stdout
+    assert out.read_text() == "".join(f"{k}\t{o}\n" for k, o in enumerate(offsets))
+    pipe = stoker.Pipeline(batch_size=9, num_threads=1, seed=0)
+    with pipe:
+        data, labels = fn.readers.mxnet(path=[path], index_path=[str(out)])
+        pipe.set_outputs(data, labels)
+    data, labels = pipe.run()
+    assert [data[i].numpy().tobytes() for i in range(9)] == [t[0] for t in truth]

@@ -104,3 +104,69 @@ def test_webdataset_project_shards(shared_data):
     (gz,) = pipe.run()
     assert [gz.source_info(i).split(":")[-1] for i in range(3)] == [
         "compressed/0001", "compressed/0002", "compressed/0003"]
+
+
+def _dali_layout_tar(shared_data, tmp_path):
+    """Rebuilds the tar DALI_extra's index files describe (its data file is not in
+    ../shared): the members named in the v1.2 index, in its order, from the same photos."""
+    idx_dir = os.path.join(shared_data, "containers", "dali-idx", "webdataset")
+    v12 = os.path.join(idx_dir, "legacy_index_formats", "v1.2.idx")
+    lines = open(v12).read().split("\n")[1:]
+    path = str(tmp_path / "train.tar")
+    truth = []
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT) as tar:
+        for line in filter(None, lines):
+            w = line.split()
+            names = w[3::4]
+            cls_name = next(n for n in names if n.endswith(".cls"))
+            jpg_name = next(n for n in names if n.endswith(".jpg"))
+            label = cls_name.split("/")[2]
+            photo = os.path.join(shared_data, "photos", "dali-imagenet-classes", label,
+                                 os.path.basename(jpg_name))
+            image = open(photo, "rb").read()
+            for name in names:
+                _add(tar, name, label.encode() if name.endswith(".cls") else image)
+            truth.append((jpg_name[:-4], image, label.encode()))
+    return path, idx_dir, v12, truth
+
+
+def test_dali_index_files_and_our_index_tool(shared_data, tmp_path):
+    import subprocess
+    import sys
+
+    path, idx_dir, v12, truth = _dali_layout_tar(shared_data, tmp_path)
+    # Our index of the rebuilt tar is DALI's v1.2 file, byte for byte: same layout.
+    r = subprocess.run([sys.executable, "-m", "stoker.tools.index", "webdataset", path],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "47 samples" in r.stdout
+    assert open(path + ".idx").read() == open(v12).read()
+    outputs = {}
+    for index in [None, os.path.join(idx_dir, "train.idx"), v12]:
+        pipe = stoker.Pipeline(batch_size=47, num_threads=2, seed=0)
+        with pipe:
+            img, cls = fn.readers.webdataset(paths=[path], ext=["jpg", "cls"],
+                                             index_paths=[index] if index else [], name="R")
+            pipe.set_outputs(img, cls)
+        assert pipe.epoch_size("R") == 47
+        img, cls = pipe.run()
+        for i, (key, image, label) in enumerate(truth):
+            assert img[i].numpy().tobytes() == image, (index, i)
+            assert cls[i].numpy().tobytes() == label
+        outputs[index] = [img.source_info(i) for i in range(47)]
+    # v1.1 has no member names: samples are keyed by their line number.
+    assert outputs[None] == outputs[v12] == [f"{path}:{t[0]}" for t in truth]
+    assert outputs[os.path.join(idx_dir, "train.idx")][5] == f"{path}:5"
+
+
+def test_index_that_does_not_fit_the_shard(shared_data, tmp_path):
+    path, idx_dir, v12, truth = _dali_layout_tar(shared_data, tmp_path)
+    short = tmp_path / "short.tar"
+    short.write_bytes(open(path, "rb").read()[:100_000])
+    pipe = stoker.Pipeline(batch_size=1)
+    with pipe:
+        img = fn.readers.webdataset(paths=[str(short)], ext=["jpg"], index_paths=[v12])
+        pipe.set_outputs(img)
+    with pytest.raises(ValueError, match="v1.2.idx:2: member 'single_cpy/jpeg/84/"
+                                         "peacock-90051_640.jpg' .* runs past the end"):
+        pipe.build()

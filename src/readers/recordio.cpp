@@ -152,4 +152,11 @@ std::vector<RecordIOEntry> parse_recordio_index(std::string_view text, const std
   return out;
 }
 
+std::string format_recordio_index(const std::vector<RecordIOEntry>& records) {
+  std::string out;
+  for (size_t k = 0; k < records.size(); ++k)
+    out += detail::concat(k, "\t", records[k].offset, "\n");
+  return out;
+}
+
 }  // namespace stoker::readers

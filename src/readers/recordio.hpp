@@ -49,5 +49,7 @@ ImageRecord parse_image_record(std::span<const uint8_t> record, const std::strin
 // the gaps between them (the last runs to `file_size`).
 std::vector<RecordIOEntry> parse_recordio_index(std::string_view text, const std::string& path,
                                                 int64_t file_size);
+// An .idx for `records` with keys 0, 1, ... in file order (as MXNet's im2rec writes them).
+std::string format_recordio_index(const std::vector<RecordIOEntry>& records);
 
 }  // namespace stoker::readers

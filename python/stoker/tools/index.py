@@ -1,9 +1,15 @@
 """Index files for container readers.
 
-    python -m stoker.tools.index tfrecord FILE [FILE ...]   # writes FILE.idx next to each
+    python -m stoker.tools.index tfrecord|recordio|webdataset FILE [FILE ...]
 
-A TFRecord index is DALI's tfrecord2idx format: one "offset size" line per record. Every
-record's CRCs are checked while indexing; a corrupt file is reported with the record's offset.
+writes FILE.idx next to each file (or -o PATH for one file):
+- tfrecord: DALI's tfrecord2idx format, one "offset size" line per record. Every record's
+  CRCs are checked while indexing; a corrupt file is reported with the record's offset.
+  Pass the result as readers.tfrecord(index_path=...).
+- recordio: MXNet's .idx format, "key<TAB>offset" with keys 0, 1, ... in file order (as
+  im2rec writes them). Pass it as readers.mxnet(index_path=...).
+- webdataset: DALI's wds2idx format v1.2, "v1.2 <samples>" then one line per sample of
+  "ext offset size path" groups. Pass it as readers.webdataset(index_paths=...).
 """
 
 import argparse
@@ -11,28 +17,40 @@ import sys
 
 from stoker import _stoker
 
+_INDEXERS = {
+    "tfrecord": (_stoker.tfrecord_index, "records"),
+    "recordio": (_stoker.recordio_index, "records"),
+    "webdataset": (_stoker.webdataset_index, "samples"),
+}
+
+
+def _count(fmt, text):
+    lines = text.count("\n")
+    return lines - 1 if fmt == "webdataset" else lines  # the v1.2 header line
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m stoker.tools.index", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("format", choices=["tfrecord"])
+    ap.add_argument("format", choices=sorted(_INDEXERS))
     ap.add_argument("files", nargs="+")
     ap.add_argument("-o", "--output", help="index path (only with one file)")
     args = ap.parse_args(argv)
     if args.output and len(args.files) != 1:
         ap.error("--output needs exactly one file")
+    indexer, unit = _INDEXERS[args.format]
     status = 0
     for path in args.files:
         out = args.output or path + ".idx"
         try:
-            text = _stoker.tfrecord_index(path)
+            text = indexer(path)
         except (ValueError, OSError) as e:
             print(f"error: {e}", file=sys.stderr)
             status = 1
             continue
         with open(out, "w") as f:
             f.write(text)
-        print(f"{path}: {text.count(chr(10))} records -> {out}")
+        print(f"{path}: {_count(args.format, text)} {unit} -> {out}")
     return status
 
 
