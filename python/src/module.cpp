@@ -88,6 +88,13 @@ NB_MODULE(_stoker, m) {
       },
       "DALI-format index text ('offset size' per record) of a TFRecord file; checks CRCs.");
   m.def(
+      "masked_crc32c",
+      [](nb::bytes data) {
+        return stoker::readers::masked_crc32c(static_cast<const uint8_t*>(data.data()),
+                                              data.size());
+      },
+      "TFRecord's masked CRC32C of `data` (for writers of TFRecord files).");
+  m.def(
       "recordio_index",
       [](const std::string& path) {
         return stoker::readers::format_recordio_index(

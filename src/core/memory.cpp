@@ -165,8 +165,11 @@ std::shared_ptr<Buffer> MemoryPool::acquire(size_t bytes) {
   auto& st = state_->stats;
   ++st.allocations;
   void* p = nullptr;
-  auto it = state_->free_blocks.find(block);
-  if (it != state_->free_blocks.end()) {
+  // The smallest free block of this class or larger, up to twice the size: requests that
+  // vary (a reader's runs of records) still reuse blocks instead of faulting in fresh memory.
+  auto it = state_->free_blocks.lower_bound(block);
+  if (it != state_->free_blocks.end() && it->first <= 2 * block) {
+    block = it->first;
     p = it->second;
     state_->free_blocks.erase(it);
     ++st.reused;

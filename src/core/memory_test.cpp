@@ -31,6 +31,25 @@ TEST(MemoryPool, ReusesFreedBlocksAndCountsStats) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(b->data()) % 256, 0u);
 }
 
+TEST(MemoryPool, ReusesLargerFreeBlocksUpToTwiceTheSize) {
+  MemoryPool pool(make_host_allocator());
+  void* big;
+  {
+    auto a = pool.acquire(7'000'000);
+    big = a->data();
+  }
+  {
+    auto b = pool.acquire(4'000'000);  // a smaller class: the 7 MB block serves it
+    EXPECT_EQ(b->data(), big);
+    EXPECT_EQ(pool.stats().reused, 1u);
+    EXPECT_GE(pool.stats().bytes_in_use, 7'000'000u);  // the whole block is in use
+  }
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
+  auto c = pool.acquire(1'000'000);  // less than half of it: a block of its own
+  EXPECT_NE(c->data(), big);
+  EXPECT_EQ(pool.stats().reused, 1u);
+}
+
 TEST(MemoryPool, TrimReleasesCachedBlocks) {
   MemoryPool pool(make_host_allocator());
   { auto a = pool.acquire(1 << 20); }

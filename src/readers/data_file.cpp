@@ -105,13 +105,6 @@ void DataFile::pread_exact(void* out, int64_t offset, int64_t size) const {
   }
 }
 
-FileBytes DataFile::read_direct(int64_t offset, int64_t size, MemoryPool& pool) const {
-  auto buf = pool.acquire(size_t(size));
-  pread_exact(buf->data(), offset, size);
-  const auto* p = static_cast<const uint8_t*>(buf->data());
-  return {std::move(buf), p, size_t(size)};
-}
-
 FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool prefault) const {
   STOKER_ENFORCE(offset >= 0 && size >= 0 && offset <= size_ && size <= size_ - offset, IOError,
                  "cannot read ", size, " bytes at offset ", offset, " of '", path_,
@@ -121,33 +114,41 @@ FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool pr
     if (mode_ == IoMode::kMmap && prefault) touch_pages(p, size_t(size));
     return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
   }
-  if (size == 0) return {pool.acquire(0), nullptr, 0};
-  const int64_t end = offset + size;
-  std::unique_lock lock(chunk_mutex_);
-  const bool in_chunk = chunk_ && offset >= chunk_offset_ && end <= chunk_offset_ + chunk_size_;
-  // Sequential: continues the previous read, or starts in or just past the current chunk
-  // (the I/O threads take consecutive records in a nearly, not strictly, increasing order).
-  const bool sequential = in_chunk || offset == last_end_ ||
-                          (chunk_ && offset >= chunk_offset_ &&
-                           offset <= chunk_offset_ + chunk_size_ + int64_t(kChunkBytes / 4));
-  last_end_ = end;
-  if (!in_chunk) {
-    if (!sequential || size_t(size) * 4 > kChunkBytes) {
-      // Out of order, or too large to gain from a chunk: straight from the file, unlocked.
-      lock.unlock();
-      return read_direct(offset, size, pool);
+  auto buf = pool.acquire(size_t(size));
+  if (size > 0) pread_exact(buf->data(), offset, size);
+  const auto* p = static_cast<const uint8_t*>(buf->data());
+  return {std::move(buf), p, size_t(size)};
+}
+
+std::vector<FileBytes> read_ranges(std::span<const FileRange> ranges, MemoryPool& pool) {
+  std::vector<size_t> order(ranges.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto &x = ranges[a], &y = ranges[b];
+    return x.file != y.file ? std::less<>()(x.file, y.file) : x.offset < y.offset;
+  });
+  std::vector<FileBytes> out(ranges.size());
+  size_t k = 0;
+  while (k < order.size()) {
+    // One run: ranges of the same file, each starting at most kCoalesceGap past the run's end.
+    const FileRange& first = ranges[order[k]];
+    int64_t begin = first.offset, end = first.offset + first.size;
+    size_t j = k + 1;
+    for (; j < order.size(); ++j) {
+      const FileRange& r = ranges[order[j]];
+      const int64_t new_end = std::max(end, r.offset + r.size);
+      if (r.file != first.file || r.offset > end + kCoalesceGap || new_end - begin > kCoalesceMax)
+        break;
+      end = new_end;
     }
-    // Sequential: one large read that the next small reads are served from. Other threads
-    // wait for it, as they would want the same chunk.
-    const int64_t n = std::min<int64_t>(int64_t(kChunkBytes), size_ - offset);
-    auto next = pool.acquire(size_t(n));
-    pread_exact(next->data(), offset, n);
-    chunk_ = std::move(next);
-    chunk_offset_ = offset;
-    chunk_size_ = n;
+    auto run = first.file->read(begin, end - begin, pool);
+    for (size_t m = k; m < j; ++m) {
+      const FileRange& r = ranges[order[m]];
+      out[order[m]] = {run.owner, run.data + (r.offset - begin), size_t(r.size)};
+    }
+    k = j;
   }
-  const auto* p = static_cast<const uint8_t*>(chunk_->data()) + (offset - chunk_offset_);
-  return {chunk_, p, size_t(size)};
+  return out;
 }
 
 FileBytes read_whole_file(const std::string& path, const FileOptions& options, MemoryPool& pool) {

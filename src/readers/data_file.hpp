@@ -4,15 +4,15 @@
 // - kMmap: a shared read-only mapping; reads return views into it (no copy). The mapping
 //   lives as long as any view does. The reading thread touches the pages it returns, so the
 //   page faults happen on the readers' I/O threads and not later on the compute threads.
-// - kPread: reads copy into pooled buffers with pread. Small reads that continue where the
-//   previous one ended are served from one large sequential read (a chunk, kChunkBytes);
-//   reads out of order go to the file directly, so shuffled access never reads extra bytes.
-// - kMemory: the bytes are held in memory (gzip-compressed containers, inflated at open).
+// - kPread: reads copy into pooled buffers with pread.
+// - in memory: the bytes are held in memory (gzip-compressed containers, inflated at open).
+// read_ranges() fetches the ranges of many samples at once: ranges of a file that follow one
+// another closely are read with one large sequential read, so reading consecutive records
+// costs few system calls, while shuffled access never reads bytes nobody asked for.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,8 +42,6 @@ struct FileBytes {
 
 class DataFile {
  public:
-  static constexpr size_t kChunkBytes = size_t(4) << 20;
-
   // Opens `path`; throws IOError naming it and the system's reason.
   DataFile(std::string path, const FileOptions& options);
   // A file whose bytes are already in memory (e.g. an inflated .tgz); `path` names it.
@@ -66,21 +64,27 @@ class DataFile {
   }
 
  private:
-  FileBytes read_direct(int64_t offset, int64_t size, MemoryPool& pool) const;
   void pread_exact(void* out, int64_t offset, int64_t size) const;
 
   std::string path_;
   int64_t size_ = 0;
   IoMode mode_ = IoMode::kPread;
   std::shared_ptr<int> fd_owner_;         // the descriptor (closed with the last user)
-  std::shared_ptr<FileMapping> mapping_;  // kMmap and kMemory: the bytes
-  // kPread: the last sequential chunk and where the previous read ended.
-  mutable std::mutex chunk_mutex_;
-  mutable std::shared_ptr<Buffer> chunk_;
-  mutable int64_t chunk_offset_ = 0;
-  mutable int64_t chunk_size_ = 0;
-  mutable int64_t last_end_ = -1;
+  std::shared_ptr<FileMapping> mapping_;  // kMmap and in memory: the bytes
 };
+
+struct FileRange {
+  const DataFile* file = nullptr;
+  int64_t offset = 0;
+  int64_t size = 0;
+};
+
+// The bytes of every range, in the order given. Ranges of one file that overlap or follow one
+// another with gaps of at most kCoalesceGap bytes are fetched with one read of at most
+// kCoalesceMax bytes; the results view that read. Throws like DataFile::read.
+inline constexpr int64_t kCoalesceGap = int64_t(64) << 10;
+inline constexpr int64_t kCoalesceMax = int64_t(16) << 20;
+std::vector<FileBytes> read_ranges(std::span<const FileRange> ranges, MemoryPool& pool);
 
 // Reads a whole file once (open, read, close) the way `options` say: a view of a private
 // mapping or a pooled copy. For readers of one file per sample.

@@ -26,8 +26,7 @@ class DataFileTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("stoker_data_file_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     path_ = (dir_ / "blob.bin").string();
-    // 10 MiB + a bit: more than two sequential chunks.
-    bytes_.resize((size_t(10) << 20) + 12345);
+    bytes_.resize((size_t(24) << 20) + 12345);  // more than kCoalesceMax + 3 MB
     std::mt19937 rng(7);
     for (auto& b : bytes_) b = uint8_t(rng());
     FILE* f = std::fopen(path_.c_str(), "wb");
@@ -66,13 +65,12 @@ TEST_F(DataFileTest, SequentialShuffledAndLargeReadsMatchTheFileInEveryMode) {
       SCOPED_TRACE(mode == IoMode::kMmap ? "mmap" : "pread");
       DataFile file(path_, {mode, read_ahead});
       EXPECT_EQ(file.size(), int64_t(bytes_.size()));
-      auto spans = record_spans(37'111);  // sequential: served from chunks in pread mode
+      auto spans = record_spans(37'111);
       expect_reads(file, spans);
-      std::shuffle(spans.begin(), spans.end(), std::mt19937(3));  // out of order: direct
+      std::shuffle(spans.begin(), spans.end(), std::mt19937(3));
       expect_reads(file, spans);
-      // Records straddling chunk ends, reads larger than a chunk, empty reads, the tail.
-      expect_reads(file, {{int64_t(DataFile::kChunkBytes) - 10, 100},
-                          {0, int64_t(DataFile::kChunkBytes) + 5},
+      // The whole file, empty reads, the tail.
+      expect_reads(file, {{0, int64_t(bytes_.size())},
                           {5, 0},
                           {int64_t(bytes_.size()) - 1, 1},
                           {int64_t(bytes_.size()), 0}});
@@ -80,7 +78,41 @@ TEST_F(DataFileTest, SequentialShuffledAndLargeReadsMatchTheFileInEveryMode) {
   }
 }
 
-TEST_F(DataFileTest, ConcurrentSequentialReadersSeeTheRightBytes) {
+TEST_F(DataFileTest, RangesThatFollowOneAnotherAreReadTogether) {
+  std::string other_path = (dir_ / "other.bin").string();
+  fs::copy_file(path_, other_path);
+  for (IoMode mode : {IoMode::kMmap, IoMode::kPread}) {
+    DataFile file(path_, {mode, false}), other(other_path, {mode, false});
+    const int64_t gap = kCoalesceGap;
+    std::vector<FileRange> ranges = {
+        {&file, 5000, 100},          // 0: run A (given out of order)
+        {&file, 0, 1000},            // 1: run A
+        {&other, 0, 10},             // 2: another file: run B
+        {&file, 1000 + 50, 3000},    // 3: run A (a small gap)
+        {&file, 4000, 2000},         // 4: run A (overlaps 3; a repeated record would too)
+        {&file, 6000 + gap + 1, 7},  // 5: past the gap: run C
+        {&file, 3'000'000, int64_t(kCoalesceMax)},  // 6: run D, alone at the size limit
+        {&file, 3'000'000 + kCoalesceMax, 1},       // 7: would exceed it: run E
+        {&file, 42, 0},                             // 8: empty, inside run A
+    };
+    auto got = read_ranges(ranges, pool_);
+    ASSERT_EQ(got.size(), ranges.size());
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      ASSERT_EQ(got[k].size, size_t(ranges[k].size)) << k;
+      EXPECT_TRUE(got[k].size == 0 ||
+                  std::memcmp(got[k].data, bytes_.data() + ranges[k].offset, got[k].size) == 0)
+          << k;
+    }
+    if (mode == IoMode::kPread) {  // one buffer per run
+      for (size_t k : {0, 3, 4, 8}) EXPECT_EQ(got[k].owner, got[1].owner) << k;
+      std::set<Buffer*> owners;
+      for (auto& g : got) owners.insert(g.owner.get());
+      EXPECT_EQ(owners.size(), 5u);
+    }
+  }
+}
+
+TEST_F(DataFileTest, ConcurrentRangeReadersSeeTheRightBytes) {
   DataFile file(path_, {IoMode::kPread, false});
   auto spans = record_spans(4'099);
   std::atomic<size_t> next{0};
@@ -88,10 +120,13 @@ TEST_F(DataFileTest, ConcurrentSequentialReadersSeeTheRightBytes) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
-      for (size_t k; (k = next++) < spans.size();) {
-        auto [off, size] = spans[k];
-        auto got = file.read(off, size, pool_);
-        if (std::memcmp(got.data, bytes_.data() + off, size_t(size)) != 0) ++bad;
+      for (size_t k; (k = next.fetch_add(16)) < spans.size();) {
+        std::vector<FileRange> group;
+        for (size_t j = k; j < std::min(spans.size(), k + 16); ++j)
+          group.push_back({&file, spans[j].first, spans[j].second});
+        auto got = read_ranges(group, pool_);
+        for (size_t j = 0; j < group.size(); ++j)
+          if (std::memcmp(got[j].data, bytes_.data() + group[j].offset, got[j].size) != 0) ++bad;
       }
     });
   for (auto& t : threads) t.join();
@@ -157,9 +192,12 @@ TEST_F(DataFileTest, ErrorsNameTheFileAndTheRange) {
 TEST(Prefetcher, DeliversInDrawOrderWhateverOrderLoadsFinish) {
   int64_t drawn = 0;
   std::atomic<int> in_flight{0}, max_in_flight{0};
+  std::atomic<int> bad_groups{0};
   Prefetcher p(
-      4, 6, [&] { return drawn++; },
-      [&](LoadedSample& s) {
+      4, 12, 2, [&] { return drawn++; },
+      [&](std::span<LoadedSample> group) {
+        EXPECT_EQ(group.size(), 2u);
+        EXPECT_EQ(group[1].index, group[0].index + 1);  // consecutive draws
         struct Leave {
           std::atomic<int>& n;
           ~Leave() { --n; }
@@ -169,15 +207,23 @@ TEST(Prefetcher, DeliversInDrawOrderWhateverOrderLoadsFinish) {
         while (now > prev && !max_in_flight.compare_exchange_weak(prev, now)) {
         }
         // Later samples finish first: sleep less for higher indices.
-        std::this_thread::sleep_for(std::chrono::microseconds(200 * (7 - s.index % 7)));
-        s.source_info = std::to_string(s.index);
-        if (s.index % 5 == 3) throw ValueError("bad sample " + std::to_string(s.index));
+        std::this_thread::sleep_for(std::chrono::microseconds(200 * (7 - group[0].index % 7)));
+        for (auto& s : group) {
+          s.source_info = std::to_string(s.index);
+          if (s.index % 5 == 3)
+            s.error = std::make_exception_ptr(ValueError("bad sample " + std::to_string(s.index)));
+        }
+        // A group whose load throws: the error lands on every sample without one.
+        if (group[0].index % 20 == 10) throw IOError("group failed");
       });
   for (int64_t k = 0; k < 60; ++k) {
     auto s = p.pop();
     ASSERT_EQ(s.index, k);
     EXPECT_EQ(s.source_info, std::to_string(k));
-    if (k % 5 == 3) {
+    if (k % 20 == 10 || k % 20 == 11) {
+      ASSERT_TRUE(s.error);
+      EXPECT_THROW(std::rethrow_exception(s.error), IOError);
+    } else if (k % 5 == 3) {
       ASSERT_TRUE(s.error);
       try {
         std::rethrow_exception(s.error);
@@ -189,15 +235,15 @@ TEST(Prefetcher, DeliversInDrawOrderWhateverOrderLoadsFinish) {
     }
   }
   EXPECT_LE(max_in_flight.load(), 4);
-  EXPECT_LE(drawn, 60 + 6);  // never more than `depth` ahead of what was popped
+  EXPECT_LE(drawn, 60 + 12);  // never more than `depth` ahead of what was popped
 }
 
 TEST(Prefetcher, StopsWhileLoadsAreInFlight) {
   std::atomic<int> loads{0};
   {
     Prefetcher p(
-        3, 8, [n = int64_t(0)]() mutable { return n++; },
-        [&](LoadedSample&) {
+        3, 8, 1, [n = int64_t(0)]() mutable { return n++; },
+        [&](std::span<LoadedSample>) {
           ++loads;
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
         });
@@ -207,7 +253,7 @@ TEST(Prefetcher, StopsWhileLoadsAreInFlight) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(loads.load(), after);
   EXPECT_THROW(Prefetcher(
-                   0, 1, [] { return int64_t(0); }, [](LoadedSample&) {}),
+                   0, 1, 1, [] { return int64_t(0); }, [](std::span<LoadedSample>) {}),
                ValueError);
 }
 

@@ -1,14 +1,20 @@
 #include "stoker/readers/prefetcher.hpp"
 
+#include <algorithm>
+
 #include "stoker/core/error.hpp"
 
 namespace stoker::readers {
 
-Prefetcher::Prefetcher(int threads, int depth, Draw draw, Load load)
-    : draw_(std::move(draw)), load_(std::move(load)), depth_(size_t(depth)) {
-  STOKER_ENFORCE(threads >= 1 && depth >= 1, ValueError,
-                 "a prefetcher needs at least one thread and a depth of at least one (got ",
-                 threads, " and ", depth, ")");
+Prefetcher::Prefetcher(int threads, int depth, int group, Draw draw, Load load)
+    : draw_(std::move(draw)),
+      load_(std::move(load)),
+      depth_(size_t(depth)),
+      group_(size_t(std::min(group, depth))) {
+  STOKER_ENFORCE(threads >= 1 && depth >= 1 && group >= 1, ValueError,
+                 "a prefetcher needs at least one thread, a depth and a group of at least one "
+                 "(got ",
+                 threads, ", ", depth, " and ", group, ")");
   threads_.reserve(size_t(threads));
   for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { work(); });
 }
@@ -25,25 +31,34 @@ Prefetcher::~Prefetcher() {
 void Prefetcher::work() {
   std::unique_lock lock(mutex_);
   for (;;) {
-    room_.wait(lock, [&] { return stop_ || window_.size() < depth_; });
+    // Whole groups only: a thread woken by every pop would otherwise load one sample at a time.
+    room_.wait(lock, [&] { return stop_ || pending_ + group_ <= depth_; });
     if (stop_) return;
-    Entry& e = window_.emplace_back();
-    try {
-      e.sample.index = draw_();
-    } catch (...) {
-      e.sample.error = std::current_exception();
-      e.done = true;
-      ready_.notify_all();
-      continue;
+    Group& g = window_.emplace_back();
+    g.samples.resize(group_);
+    pending_ += group_;
+    std::exception_ptr error;
+    for (auto& s : g.samples) {
+      try {
+        s.index = draw_();
+      } catch (...) {  // the loader failed: every sample of the group carries it
+        error = std::current_exception();
+        break;
+      }
     }
     lock.unlock();
-    try {
-      load_(e.sample);
-    } catch (...) {
-      e.sample.error = std::current_exception();
+    if (!error) {
+      try {
+        load_(g.samples);
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
+    if (error)
+      for (auto& s : g.samples)
+        if (!s.error) s.error = error;
     lock.lock();
-    e.done = true;
+    g.done = true;
     ready_.notify_all();
   }
 }
@@ -51,8 +66,10 @@ void Prefetcher::work() {
 LoadedSample Prefetcher::pop() {
   std::unique_lock lock(mutex_);
   ready_.wait(lock, [&] { return !window_.empty() && window_.front().done; });
-  LoadedSample s = std::move(window_.front().sample);
-  window_.pop_front();
+  Group& g = window_.front();
+  LoadedSample s = std::move(g.samples[g.popped++]);
+  if (g.popped == g.samples.size()) window_.pop_front();
+  --pending_;
   room_.notify_one();
   return s;
 }

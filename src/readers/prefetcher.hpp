@@ -1,7 +1,9 @@
 // Prefetcher: loads samples in the order they are drawn, up to `depth` ahead, on threads of
 // its own, so that reading (and the page faults, and parsing the container) never waits on
-// or takes from the compute threads. pop() hands samples out in draw order whatever order
-// the loads finish in, so what a pipeline produces never depends on timing.
+// or takes from the compute threads. A thread draws `group` consecutive samples at a time and
+// loads them together (so a reader can fetch consecutive records with one large read). pop()
+// hands samples out in draw order whatever order the loads finish in, so what a pipeline
+// produces never depends on timing.
 #pragma once
 
 #include <condition_variable>
@@ -11,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,11 +41,12 @@ class Prefetcher {
  public:
   // Called under the prefetcher's lock, one at a time, in order: the next dataset index.
   using Draw = std::function<int64_t()>;
-  // Fills sample.outputs and source_info for sample.index; called concurrently. May throw:
-  // the exception is kept in the sample.
-  using Load = std::function<void(LoadedSample& sample)>;
+  // Fills the outputs of a group of consecutive draws; called concurrently for different
+  // groups. Records a sample's failure in its `error`; an exception thrown out of it is kept
+  // in every sample of the group that has none.
+  using Load = std::function<void(std::span<LoadedSample> group)>;
 
-  Prefetcher(int threads, int depth, Draw draw, Load load);
+  Prefetcher(int threads, int depth, int group, Draw draw, Load load);
   ~Prefetcher();  // stops the threads; samples drawn but not popped are dropped
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -51,19 +55,21 @@ class Prefetcher {
   LoadedSample pop();
 
  private:
-  struct Entry {
-    LoadedSample sample;
+  struct Group {
+    std::vector<LoadedSample> samples;
+    size_t popped = 0;
     bool done = false;
   };
   void work();
 
   Draw draw_;
   Load load_;
-  size_t depth_;
+  size_t depth_, group_;
+  size_t pending_ = 0;  // samples drawn and not yet popped
   std::mutex mutex_;
   std::condition_variable ready_;  // an entry finished
   std::condition_variable room_;   // the window has room
-  std::deque<Entry> window_;       // drawn, in order; deque keeps references stable
+  std::deque<Group> window_;       // drawn, in order; deque keeps references stable
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };

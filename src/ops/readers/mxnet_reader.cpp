@@ -29,12 +29,20 @@ class MXNetSource final : public ReaderSource {
                           file->records[size_t(rec)].offset, ")");
   }
 
-  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
-    auto [file, rec] = locate(s.index);
+  bool ranges(int64_t index, std::vector<readers::FileRange>& out) const override {
+    auto [file, rec] = locate(index);
     const auto& e = file->records[size_t(rec)];
-    auto raw = file->file->read(e.offset, e.size, pool);
+    out.push_back({file->file.get(), e.offset, e.size});
+    return true;
+  }
+
+  void parse(readers::LoadedSample& s, std::span<const readers::FileBytes> bytes,
+             MemoryPool& pool) const override {
+    const auto& raw = bytes[0];
+    const auto* file = locate(s.index).first;
     std::vector<uint8_t> joined;  // only for records split into parts
-    auto data = readers::recordio_record_view(raw.span(), {0, e.size}, file->file->path(), joined);
+    auto data = readers::recordio_record_view(raw.span(), {0, int64_t(raw.size)},
+                                              file->file->path(), joined);
     std::shared_ptr<Buffer> owner = joined.empty() ? raw.owner : nullptr;
     auto image = readers::parse_image_record(data, source_info(s.index));
     readers::SampleData img{owner, image.image.data(), TensorShape{int64_t(image.image.size())}};

@@ -112,6 +112,47 @@ void ReaderOperator::restore_state(const std::string& state) {
   pending_state_ = state;
 }
 
+void ReaderSource::load(readers::LoadedSample& sample, MemoryPool& pool) const {
+  std::vector<readers::FileRange> ranges;
+  STOKER_ASSERT(this->ranges(sample.index, ranges),
+                "a reader source must implement load() or ranges()");
+  auto bytes = readers::read_ranges(ranges, pool);
+  parse(sample, bytes, pool);
+}
+
+void ReaderOperator::load_group(std::span<readers::LoadedSample> group, MemoryPool& pool) const {
+  for (auto& s : group) s.source_info = source_->source_info(s.index);
+  auto load_each = [&] {
+    for (auto& s : group) {
+      try {
+        source_->load(s, pool);
+      } catch (...) {
+        s.error = std::current_exception();
+      }
+    }
+  };
+  std::vector<readers::FileRange> ranges;
+  std::vector<size_t> first;  // sample k's ranges: [first[k], first[k + 1])
+  for (auto& s : group) {
+    first.push_back(ranges.size());
+    if (!source_->ranges(s.index, ranges)) return load_each();
+  }
+  first.push_back(ranges.size());
+  std::vector<readers::FileBytes> bytes;
+  try {
+    bytes = readers::read_ranges(ranges, pool);
+  } catch (...) {
+    return load_each();  // read alone, so that the error lands on the sample it belongs to
+  }
+  for (size_t k = 0; k < group.size(); ++k) {
+    try {
+      source_->parse(group[k], std::span(bytes).subspan(first[k], first[k + 1] - first[k]), pool);
+    } catch (...) {
+      group[k].error = std::current_exception();
+    }
+  }
+}
+
 void ReaderOperator::start(const Workspace& ws) {
   auto o = options_;  // options_ stays as built: reader_meta() reads it concurrently
   o.seed = ws.seed;   // the shuffle order follows the pipeline seed
@@ -123,13 +164,12 @@ void ReaderOperator::start(const Workspace& ws) {
   }
   dtypes_ = source_->output_dtypes();
   MemoryPool* pool = ws.host_pool;
+  const int depth = depth_batches_ * std::max(ws.batch_size, 1);
+  // Groups small enough to keep every I/O thread busy twice over within the depth.
+  const int group = std::clamp(depth / (2 * io_threads_), 1, 64);
   prefetcher_ = std::make_unique<readers::Prefetcher>(
-      io_threads_, depth_batches_ * std::max(ws.batch_size, 1),
-      [this] { return ahead_->next().index; },
-      [this, pool](readers::LoadedSample& s) {
-        s.source_info = source_->source_info(s.index);
-        source_->load(s, *pool);
-      });
+      io_threads_, depth, group, [this] { return ahead_->next().index; },
+      [this, pool](std::span<readers::LoadedSample> g) { load_group(g, *pool); });
 }
 
 void ReaderOperator::run(Workspace& ws) {

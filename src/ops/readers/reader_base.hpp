@@ -4,7 +4,8 @@
 // how to index the dataset and how to load one sample.
 //
 // Read-ahead: samples are loaded on the reader's own I/O threads (`num_io_threads`), up to
-// `prefetch_queue_depth` batches ahead of the batch being produced, in the loader's order.
+// `prefetch_queue_depth` batches ahead of the batch being produced, in the loader's order,
+// in groups of consecutive samples (whose ranges are fetched together).
 // run() only moves loaded samples into the outputs, so file reads, page faults and container
 // parsing stay off the compute threads. The loader therefore runs ahead of what was
 // delivered; a second loader that follows the delivered samples gives the checkpoint state.
@@ -26,6 +27,11 @@ namespace stoker::ops {
 std::vector<ArgSchema> loader_arg_schemas();
 
 // One container format.
+//
+// Formats whose samples are byte ranges of container files (TFRecord, RecordIO, tar) list
+// them with ranges() and build outputs from their bytes with parse(): the reader then fetches
+// the ranges of a group of consecutive samples together (readers::read_ranges: one large read
+// for consecutive records). Others (a file per sample, LMDB) implement load() instead.
 class ReaderSource {
  public:
   virtual ~ReaderSource() = default;
@@ -38,10 +44,20 @@ class ReaderSource {
   virtual TensorLayout output_layout(size_t /*k*/) const { return {}; }
   // Where sample `index` comes from (path, record, offset), for errors and Batch::source_info.
   virtual std::string source_info(int64_t index) const = 0;
-  // Fills sample.outputs (one per output) for sample.index. Called concurrently from the I/O
-  // threads: must only read the index. Errors are thrown; the pipeline adds the sample and
-  // its source.
-  virtual void load(readers::LoadedSample& sample, MemoryPool& pool) const = 0;
+
+  // The methods below are called concurrently from the I/O threads: they must only read the
+  // index. Errors are thrown; the pipeline adds the sample and its source.
+
+  // Appends the byte ranges sample `index` needs; false when the format does not read ranges.
+  virtual bool ranges(int64_t /*index*/, std::vector<readers::FileRange>& /*out*/) const {
+    return false;
+  }
+  // Fills sample.outputs from the bytes of its ranges (in the order ranges() gave them).
+  virtual void parse(readers::LoadedSample& /*sample*/,
+                     std::span<const readers::FileBytes> /*bytes*/, MemoryPool& /*pool*/) const {}
+  // Fills sample.outputs (one per output) for sample.index. By default: reads its ranges
+  // and parses them.
+  virtual void load(readers::LoadedSample& sample, MemoryPool& pool) const;
 };
 
 class ReaderOperator final : public Operator {
@@ -59,6 +75,8 @@ class ReaderOperator final : public Operator {
  private:
   int64_t dataset_size() const;
   void start(const Workspace& ws);
+  // Loads a group of consecutive draws (I/O threads).
+  void load_group(std::span<readers::LoadedSample> group, MemoryPool& pool) const;
 
   mutable std::mutex index_mutex_;
   mutable int64_t size_ = -1;

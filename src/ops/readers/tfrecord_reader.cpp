@@ -134,17 +134,24 @@ class TFRecordSource final : public ReaderSource {
     return total;
   }
 
-  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
-    auto [file, rec] = locate(s.index);
+  bool ranges(int64_t index, std::vector<readers::FileRange>& out) const override {
+    auto [file, rec] = locate(index);
     const auto& span = file->records[size_t(rec)];
-    // The record (header, data, footer); byte features point into it.
-    auto bytes = file->file->read(span.offset, span.size, pool);
+    out.push_back({file->file.get(), span.offset, span.size});
+    return true;
+  }
+
+  // The record (header, data, footer); byte features point into it.
+  void parse(readers::LoadedSample& s, std::span<const readers::FileBytes> bytes,
+             MemoryPool& pool) const override {
+    const auto& record = bytes[0];
     // Re-frame the record alone so that the framing checks run on exactly these bytes.
-    readers::RecordSpan local{0, span.size};
-    auto payload = readers::tfrecord_payload(bytes.span(), local, file->file->path(), check_crc_);
+    readers::RecordSpan local{0, int64_t(record.size)};
+    auto payload = readers::tfrecord_payload(record.span(), local,
+                                             locate(s.index).first->file->path(), check_crc_);
     auto example = readers::parse_example(payload);
     s.outputs.clear();
-    for (const auto& f : features_) s.outputs.push_back(emit(f, example, bytes.owner, pool));
+    for (const auto& f : features_) s.outputs.push_back(emit(f, example, record.owner, pool));
   }
 
  private:

@@ -35,20 +35,25 @@ class WebdatasetSource final : public ReaderSource {
     return shard->file->path() + ":" + shard->samples[size_t(s)].key;
   }
 
-  void load(readers::LoadedSample& s, MemoryPool& pool) const override {
-    auto [shard, k] = locate(s.index);
-    const auto& sample = shard->samples[size_t(k)];
-    s.outputs.clear();
-    for (size_t g = 0; g < groups_; ++g) {
-      int m = sample.members[g];
-      if (m < 0) {  // missing component (missing_component_behavior='empty')
-        s.outputs.push_back({pool.acquire(0), nullptr, TensorShape{0}});
-        continue;
-      }
-      const auto& member = shard->members[size_t(m)];
-      auto bytes = shard->file->read(member.data_offset, member.size, pool);
-      s.outputs.push_back({std::move(bytes.owner), bytes.data, TensorShape{member.size}});
+  // One range per output; a missing component (missing_component_behavior='empty') is an
+  // empty range.
+  bool ranges(int64_t index, std::vector<readers::FileRange>& out) const override {
+    auto [shard, k] = locate(index);
+    for (int m : shard->samples[size_t(k)].members) {
+      if (m < 0)
+        out.push_back({shard->file.get(), 0, 0});
+      else
+        out.push_back({shard->file.get(), shard->members[size_t(m)].data_offset,
+                       shard->members[size_t(m)].size});
     }
+    return true;
+  }
+
+  void parse(readers::LoadedSample& s, std::span<const readers::FileBytes> bytes,
+             MemoryPool& /*pool*/) const override {
+    s.outputs.clear();
+    for (const auto& b : bytes)
+      s.outputs.push_back({b.owner, b.data, TensorShape{int64_t(b.size)}});
   }
 
   int64_t build_index() override {

@@ -1,0 +1,277 @@
+"""Reader throughput against the raw sequential read of the same files (issue 3's benchmark).
+
+    PYTHONPATH=build/python python3 bench/readers.py --gb 1.0 --dir /tmp/stoker-bench [--json F]
+
+Writes a dataset of about --gb GiB per format (random payloads of 20-400 KB, mean ~110 KB,
+like ImageNet JPEGs; the readers do not decode) as a class-folder tree, TFRecord shards with
+Example records, MXNet RecordIO shards and webdataset tar shards. Everything is read once to
+put it in the page cache, then for each format:
+- raw: the files read start to end with 1 MiB reads (`cat`-like, one thread) and with
+  `cat` itself; the faster of the two is the baseline;
+- the stoker pipeline of only that reader (batch 256, its own I/O threads), both with mmap and
+  with pread (dont_use_mmap=True), one epoch per repeat.
+Each figure is the median of --repeats runs after one warm-up run. Prints a Markdown table
+(records/s, MB/s, % of raw) for bench/RESULTS.md.
+"""
+
+import argparse
+import io
+import json
+import os
+import platform
+import statistics
+import struct
+import subprocess
+import sys
+import tarfile
+import time
+
+import numpy as np
+
+import stoker
+import stoker.tfrecord as tfr
+from stoker import _stoker, fn
+
+MB = 1e6
+MAGIC = 0xCED7230A
+
+
+# --- dataset writers ------------------------------------------------------------------------
+
+def _payloads(total_bytes, seed=0):
+    """(payload bytes, label) pairs summing to about total_bytes: slices of one random pool."""
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(0, 256, 64 << 20, dtype=np.uint8).tobytes()
+    done = 0
+    while done < total_bytes:
+        size = int(np.clip(rng.lognormal(np.log(95_000), 0.55), 20_000, 400_000))
+        start = int(rng.integers(0, len(pool) - size))
+        yield pool[start:start + size], int(rng.integers(0, 1000))
+        done += size
+
+
+def _varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def _field(number, payload):
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _example(image, label):
+    """tf.train.Example {image/encoded: bytes, image/class/label: int64}."""
+    def entry(key, feature):
+        return _field(1, _field(1, key.encode()) + _field(2, feature))
+    img = _field(1, _field(1, image))                   # Feature.bytes_list.value
+    lab = _field(3, _field(1, _varint(label)))          # Feature.int64_list.value (packed)
+    return _field(1, entry("image/encoded", img) + entry("image/class/label", lab))
+
+
+def _tfrecord(payload):
+    length = struct.pack("<Q", len(payload))
+    return (length + struct.pack("<I", _stoker.masked_crc32c(length)) + payload +
+            struct.pack("<I", _stoker.masked_crc32c(payload)))
+
+
+def _recordio(image, label, rec_id):
+    data = struct.pack("<IfQQ", 0, float(label), rec_id, 0) + image
+    magic = struct.pack("<I", MAGIC)
+    # A record whose data holds the magic at an aligned offset would be split; skip those.
+    pos = data.find(magic)
+    while pos != -1:
+        if pos % 4 == 0:
+            return None
+        pos = data.find(magic, pos + 1)
+    pad = b"\0" * ((4 - len(data) % 4) % 4)
+    return magic + struct.pack("<I", len(data)) + data + pad
+
+
+def write_datasets(root, total_bytes, shards=8):
+    os.makedirs(root, exist_ok=True)
+    stamp = os.path.join(root, f"done-{total_bytes}")
+    sets = {
+        "file": [os.path.join(root, "files")],
+        "tfrecord": [os.path.join(root, f"data-{k}.tfrecord") for k in range(shards)],
+        "mxnet": [os.path.join(root, f"data-{k}.rec") for k in range(shards)],
+        "webdataset": [os.path.join(root, f"data-{k}.tar") for k in range(shards)],
+    }
+    if os.path.exists(stamp):
+        return sets
+    samples = list(_payloads(total_bytes))
+    per = (len(samples) + shards - 1) // shards
+    for i, (img, label) in enumerate(samples):
+        d = os.path.join(root, "files", f"c{label % 100:03d}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"{i:07d}.jpg"), "wb") as f:
+            f.write(img)
+    for k in range(shards):
+        part = list(enumerate(samples))[k * per:(k + 1) * per]
+        with open(sets["tfrecord"][k], "wb") as f:
+            for i, (img, label) in part:
+                f.write(_tfrecord(_example(img, label)))
+        with open(sets["mxnet"][k], "wb") as f:
+            for i, (img, label) in part:
+                rec = _recordio(img, label, i)
+                if rec is not None:
+                    f.write(rec)
+        with tarfile.open(sets["webdataset"][k], "w") as tar:
+            for i, (img, label) in part:
+                for ext, data in [("jpg", img), ("cls", str(label).encode())]:
+                    info = tarfile.TarInfo(f"{i:07d}.{ext}")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+    open(stamp, "w").close()
+    return sets
+
+
+def all_files(paths):
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            for d, _, names in sorted(os.walk(p)):
+                out += [os.path.join(d, n) for n in sorted(names)]
+        else:
+            out.append(p)
+    return out
+
+
+# --- measurements ---------------------------------------------------------------------------
+
+def raw_python(files):
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    total = 0
+    for path in files:
+        with open(path, "rb", buffering=0) as f:
+            while True:
+                n = f.readinto(view)
+                if not n:
+                    break
+                total += n
+    return total
+
+
+def raw_cat(files):
+    with open(os.devnull, "wb") as null:
+        for k in range(0, len(files), 2000):
+            subprocess.run(["cat", *files[k:k + 2000]], stdout=null, check=True)
+
+
+def timed(fn_, repeats):
+    fn_()  # warm-up
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn_()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def reader_node(fmt, paths, **io):
+    if fmt == "file":
+        return fn.readers.file(file_root=paths[0], name="R", **io)
+    if fmt == "tfrecord":
+        out = fn.readers.tfrecord(path=paths, name="R", features={
+            "image/encoded": tfr.FixedLenFeature((), tfr.string, ""),
+            "image/class/label": tfr.FixedLenFeature([1], tfr.int64, -1)}, **io)
+        return out["image/encoded"], out["image/class/label"]
+    if fmt == "mxnet":
+        return fn.readers.mxnet(path=paths, name="R", **io)
+    return fn.readers.webdataset(paths=paths, ext=["jpg", "cls"], name="R", **io)
+
+
+def run_reader(fmt, paths, batch, threads, repeats, **io):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=threads, seed=0)
+    with pipe:
+        pipe.set_outputs(*reader_node(fmt, paths, **io))
+    pipe.build()
+    n = pipe.epoch_size("R")
+    iters = n // batch
+    nbytes = [0]
+
+    def epoch():
+        total = 0
+        for _ in range(iters):
+            data, _ = pipe.run()
+            total += sum(data[i].shape[0] for i in range(len(data)))
+        nbytes[0] = total
+
+    t = timed(epoch, repeats)
+    return iters * batch / t, nbytes[0] / t, n
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gb", type=float, default=1.0, help="GiB per format")
+    ap.add_argument("--dir", default="/tmp/stoker-bench-readers")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--formats", default="file,tfrecord,mxnet,webdataset")
+    ap.add_argument("--json", help="also write the figures here")
+    args = ap.parse_args(argv)
+
+    t = time.perf_counter()
+    sets = write_datasets(args.dir, int(args.gb * (1 << 30)))
+    print(f"dataset ready in {time.perf_counter() - t:.1f} s under {args.dir}", file=sys.stderr)
+    rows = []
+    for fmt in args.formats.split(","):
+        files = all_files(sets[fmt])
+        size = sum(os.path.getsize(f) for f in files)
+        raw_python(files)  # into the page cache
+        t_py = timed(lambda: raw_python(files), args.repeats)
+        t_cat = timed(lambda: raw_cat(files), args.repeats)
+        raw = size / min(t_py, t_cat)
+        row = dict(format=fmt, files=len(files), bytes=size, raw_python_MBps=size / t_py / MB,
+                   raw_cat_MBps=size / t_cat / MB)
+        for mode, io in [("mmap", {}), ("pread", dict(dont_use_mmap=True))]:
+            rps, bps, n = run_reader(fmt, sets[fmt], args.batch, args.threads, args.repeats,
+                                     **io)
+            # The reader covers the file set at size * rps / n bytes/s (containers carry a
+            # little framing beyond the payloads): compared with the raw read of those bytes.
+            row["records"] = n
+            row[f"{mode}_records_per_s"] = rps
+            row[f"{mode}_payload_MBps"] = bps / MB
+            row[f"{mode}_pct_of_raw"] = 100 * size * rps / n / raw
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    print(table(rows, args))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(rows=rows, env=environment(args)), f, indent=1)
+    return rows
+
+
+def environment(args):
+    return dict(date=time.strftime("%Y-%m-%d"), host=platform.node(), cpus=os.cpu_count(),
+                python=platform.python_version(), numpy=np.__version__,
+                stoker=getattr(stoker, "__version__", "?"), gib=args.gb, batch=args.batch,
+                threads=args.threads, repeats=args.repeats)
+
+
+def table(rows, args):
+    env = environment(args)
+    lines = [f"{env['date']}, {env['cpus']} CPUs, {env['gib']} GiB per format from the page "
+             f"cache, batch {env['batch']}, {env['threads']} compute threads, median of "
+             f"{env['repeats']} (after a warm-up), Python {env['python']}.", "",
+             "| reader | files | records | raw read MB/s (1 MiB reads / cat) | mmap records/s | "
+             "mmap MB/s | mmap % of raw | pread records/s | pread MB/s | pread % of raw |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append(
+            f"| readers.{r['format']} | {r['files']} | {r['records']} | "
+            f"{r['raw_python_MBps']:,.0f} / {r['raw_cat_MBps']:,.0f} | "
+            f"{r['mmap_records_per_s']:,.0f} | {r['mmap_payload_MBps']:,.0f} | "
+            f"{r['mmap_pct_of_raw']:.0f}% | {r['pread_records_per_s']:,.0f} | "
+            f"{r['pread_payload_MBps']:,.0f} | {r['pread_pct_of_raw']:.0f}% |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
