@@ -10,6 +10,9 @@ put it in the page cache, then for each format:
   `cat` itself; the faster of the two is the baseline;
 - the stoker pipeline of only that reader (batch 256, its own I/O threads), both with mmap and
   with pread (dont_use_mmap=True), one epoch per repeat.
+Formats: readers.file and readers.numpy (a file per sample), readers.tfrecord, readers.mxnet,
+readers.webdataset (8 shards each) and readers.caffe (one LMDB; only where the lmdb package and
+liblmdb exist; LMDB is always mapped, so its two modes read alike).
 Each figure is the median of --repeats runs after one warm-up run. Prints a Markdown table
 (records/s, MB/s, % of raw) for bench/RESULTS.md.
 """
@@ -91,11 +94,26 @@ def _recordio(image, label, rec_id):
     return magic + struct.pack("<I", len(data)) + data + pad
 
 
+def _datum(image, label):
+    """caffe.Datum {data: 4, label: 5, encoded: 7} as convert_imageset --encoded writes it."""
+    return _field(4, image) + _varint(5 << 3) + _varint(label) + _varint(7 << 3) + _varint(1)
+
+
+def have_lmdb():
+    try:
+        import lmdb  # noqa: F401
+    except ImportError:
+        return False
+    return _stoker.lmdb_available()
+
+
 def write_datasets(root, total_bytes, shards=8):
     os.makedirs(root, exist_ok=True)
     stamp = os.path.join(root, f"done-{total_bytes}")
     sets = {
         "file": [os.path.join(root, "files")],
+        "numpy": [os.path.join(root, "npy")],
+        "caffe": [os.path.join(root, "lmdb")],
         "tfrecord": [os.path.join(root, f"data-{k}.tfrecord") for k in range(shards)],
         "mxnet": [os.path.join(root, f"data-{k}.rec") for k in range(shards)],
         "webdataset": [os.path.join(root, f"data-{k}.tar") for k in range(shards)],
@@ -104,11 +122,20 @@ def write_datasets(root, total_bytes, shards=8):
         return sets
     samples = list(_payloads(total_bytes))
     per = (len(samples) + shards - 1) // shards
+    os.makedirs(os.path.join(root, "npy"), exist_ok=True)
     for i, (img, label) in enumerate(samples):
         d = os.path.join(root, "files", f"c{label % 100:03d}")
         os.makedirs(d, exist_ok=True)
         with open(os.path.join(d, f"{i:07d}.jpg"), "wb") as f:
             f.write(img)
+        np.save(os.path.join(root, "npy", f"{i:07d}.npy"), np.frombuffer(img, np.uint8))
+    if have_lmdb():
+        import lmdb
+        env = lmdb.open(sets["caffe"][0], map_size=2 * total_bytes + (1 << 30))
+        with env.begin(write=True) as txn:
+            for i, (img, label) in enumerate(samples):
+                txn.put(f"{i:08d}".encode(), _datum(img, label))
+        env.close()
     for k in range(shards):
         part = list(enumerate(samples))[k * per:(k + 1) * per]
         with open(sets["tfrecord"][k], "wb") as f:
@@ -182,13 +209,17 @@ def reader_node(fmt, paths, **io):
         return out["image/encoded"], out["image/class/label"]
     if fmt == "mxnet":
         return fn.readers.mxnet(path=paths, name="R", **io)
+    if fmt == "numpy":
+        return fn.readers.numpy(file_root=paths[0], name="R", **io), None
+    if fmt == "caffe":
+        return fn.readers.caffe(path=paths[0], name="R", **io)
     return fn.readers.webdataset(paths=paths, ext=["jpg", "cls"], name="R", **io)
 
 
 def run_reader(fmt, paths, batch, threads, repeats, **io):
     pipe = stoker.Pipeline(batch_size=batch, num_threads=threads, seed=0)
     with pipe:
-        pipe.set_outputs(*reader_node(fmt, paths, **io))
+        pipe.set_outputs(*[o for o in reader_node(fmt, paths, **io) if o is not None])
     pipe.build()
     n = pipe.epoch_size("R")
     iters = n // batch
@@ -197,7 +228,7 @@ def run_reader(fmt, paths, batch, threads, repeats, **io):
     def epoch():
         total = 0
         for _ in range(iters):
-            data, _ = pipe.run()
+            data = pipe.run()[0]
             total += sum(data[i].shape[0] for i in range(len(data)))
         nbytes[0] = total
 
@@ -213,7 +244,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--formats", default="file,tfrecord,mxnet,webdataset")
+    ap.add_argument("--formats", default="file,numpy,tfrecord,mxnet,webdataset,caffe")
     ap.add_argument("--json", help="also write the figures here")
     args = ap.parse_args(argv)
 
@@ -222,7 +253,13 @@ def main(argv=None):
     print(f"dataset ready in {time.perf_counter() - t:.1f} s under {args.dir}", file=sys.stderr)
     rows = []
     for fmt in args.formats.split(","):
+        if fmt == "caffe" and not have_lmdb():
+            print("caffe: skipped (needs the lmdb package and stoker built with liblmdb)",
+                  file=sys.stderr)
+            continue
         files = all_files(sets[fmt])
+        if fmt == "caffe":
+            files = [f for f in files if f.endswith("data.mdb")]
         size = sum(os.path.getsize(f) for f in files)
         raw_python(files)  # into the page cache
         t_py = timed(lambda: raw_python(files), args.repeats)

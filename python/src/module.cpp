@@ -8,6 +8,7 @@
 #include "stoker/core/file_io.hpp"
 #include "stoker/core/memory.hpp"
 #include "stoker/ops/registry.hpp"
+#include "stoker/readers/lmdb_env.hpp"
 #include "stoker/readers/recordio.hpp"
 #include "stoker/readers/tar.hpp"
 #include "stoker/readers/tfrecord.hpp"
@@ -28,6 +29,7 @@ nb::list schemas() {
     d["inputs"] = s.inputs;
     d["outputs"] = s.outputs;
     d["outputs_from"] = s.outputs_from;
+    d["dynamic_outputs"] = bool(s.output_names);  // names depend on arguments: output_names()
     nb::list backends;
     for (auto b : s.backends) backends.append(std::string(ops::backend_name(b)));
     d["backends"] = backends;
@@ -109,6 +111,8 @@ NB_MODULE(_stoker, m) {
         return stoker::readers::format_wds_index(stoker::readers::index_tar(data, path));
       },
       "DALI v1.2 webdataset index text of a tar shard ('ext offset size path' per member).");
+  m.def("lmdb_available", &stoker::readers::lmdb_available,
+        "True when stoker was built with liblmdb (readers.caffe and readers.caffe2).");
   m.def("cuda_available", &stoker::cuda_available,
         "True when stoker was built with CUDA and a device is present.");
 #ifdef STOKER_HAVE_CUDA

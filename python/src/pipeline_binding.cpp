@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "stoker/ops/registry.hpp"
 #include "stoker/pipeline.hpp"
 
 namespace stoker::python {
@@ -92,7 +93,26 @@ nb::dict stats_dict(const PoolStats& s) {
 
 }  // namespace
 
+// The output names of operator `op` given these arguments (for schemas whose outputs depend
+// on them). Arguments are checked as when a pipeline is built.
+std::vector<std::string> output_names(const std::string& op, const nb::dict& args) {
+  const ops::OpSchema* schema = ops::find_op_schema(op);
+  STOKER_ENFORCE(schema, ValueError, "unknown operator '", op, "'");
+  ops::OpSpec spec;
+  spec.schema = schema;
+  spec.name = op;
+  for (auto [k, v] : args) {
+    auto name = nb::cast<std::string>(k);
+    const ops::ArgSchema* a = schema->find_arg(name);
+    if (!a) continue;  // reported with its suggestions when the pipeline is built
+    spec.args[name] = ops::coerce_arg(*schema, *a, to_arg_value(v, op));
+  }
+  return schema->output_names ? schema->output_names(spec) : schema->outputs;
+}
+
 void bind_pipeline(nb::module_& m) {
+  m.def("output_names", &output_names, nb::arg("op"), nb::arg("args"),
+        "Output names of an operator whose outputs depend on its arguments.");
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),

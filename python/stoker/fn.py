@@ -34,7 +34,7 @@ def _docstring(schema):
     lines = [schema["doc"], ""]
     if schema["inputs"]:
         lines.append("Inputs: " + ", ".join(schema["inputs"]))
-    lines.append("Outputs: " + ", ".join(schema["outputs"]))
+    lines.append("Outputs: " + (", ".join(schema["outputs"]) or "depend on the arguments"))
     lines.append("Backends: " + ", ".join(schema["backends"]))
     lines += ["", "Keyword arguments:"]
     for a in schema["args"]:
@@ -69,7 +69,9 @@ def _make_op(schema):
             else:
                 args[k] = _plain(v)
         n_out = len(schema["outputs"])
-        if schema["outputs_from"]:  # one output per entry of a list argument
+        if schema["dynamic_outputs"]:
+            n_out = len(_stoker.output_names(op_name, args))
+        elif schema["outputs_from"]:  # one output per entry of a list argument
             entries = args.get(schema["outputs_from"])
             if not entries:
                 raise TypeError(f"fn.{op_name} needs `{schema['outputs_from']}`")

@@ -172,3 +172,38 @@ def test_gzip_tfrecord(shared_data):
     assert pipe.epoch_size("R") == 100
     (s,) = pipe.run()
     assert s.as_array().shape == (100, 1)
+
+
+def test_examples_serialized_by_protobuf(tmp_path):
+    """The same check with tf.train.Example messages serialized by the protobuf runtime
+    (map entries in its order, packed int64/float lists, negative int64s, empty lists)."""
+    pytest.importorskip("google.protobuf")
+    from proto_schemas import Example
+
+    rng = np.random.default_rng(8)
+    truth, records = [], []
+    for i in range(12):
+        ex = Example()
+        blob = rng.integers(0, 256, int(rng.integers(0, 5000)), dtype=np.uint8).tobytes()
+        ints = rng.integers(-(1 << 62), 1 << 62, int(rng.integers(0, 6))).tolist()
+        floats = rng.normal(size=3).astype(np.float32).tolist()
+        ex.features.feature["image/encoded"].bytes_list.value.append(blob)
+        ex.features.feature["ids"].int64_list.value.extend(ints)
+        ex.features.feature["xyz"].float_list.value.extend(floats)
+        ex.features.feature["unused"].bytes_list.value.extend([b"a", b"b"])
+        records.append(ex.SerializeToString())
+        truth.append((blob, ints, floats))
+    path = str(tmp_path / "pb.tfrecord")
+    _write_tfrecord(path, records)
+    pipe = stoker.Pipeline(batch_size=12, num_threads=2, seed=0)
+    with pipe:
+        out = fn.readers.tfrecord(path=[path], check_crc=True, features={
+            "image/encoded": tfrecord.FixedLenFeature((), tfrecord.string),
+            "ids": tfrecord.VarLenFeature(tfrecord.int64),
+            "xyz": tfrecord.FixedLenFeature([3], tfrecord.float32)})
+        pipe.set_outputs(out["image/encoded"], out["ids"], out["xyz"])
+    blobs, ids, xyz = pipe.run()
+    for i, (blob, ints, floats) in enumerate(truth):
+        assert blobs[i].numpy().tobytes() == blob
+        assert ids[i].numpy().tolist() == ints
+        assert xyz[i].numpy().tolist() == floats

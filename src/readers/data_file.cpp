@@ -51,14 +51,6 @@ int open_file(const std::string& path, int64_t& size) {
   return fd;
 }
 
-// Touches one byte per page so that the page faults of a view happen here.
-void touch_pages(const uint8_t* p, size_t n) {
-  constexpr size_t kPage = 4096;
-  volatile uint8_t sink = 0;
-  for (size_t k = 0; k < n; k += kPage) sink = sink + p[k];
-  if (n > 0) sink = sink + p[n - 1];
-}
-
 void* map_file(int fd, size_t length, bool populate, const std::string& path) {
   int flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0);
   void* addr = ::mmap(nullptr, length, PROT_READ, flags, fd, 0);
@@ -67,6 +59,13 @@ void* map_file(int fd, size_t length, bool populate, const std::string& path) {
 }
 
 }  // namespace
+
+void prefault(const uint8_t* p, size_t n) {
+  constexpr size_t kPage = 4096;
+  volatile uint8_t sink = 0;
+  for (size_t k = 0; k < n; k += kPage) sink = sink + p[k];
+  if (n > 0) sink = sink + p[n - 1];
+}
 
 DataFile::DataFile(std::string path, const FileOptions& options)
     : path_(std::move(path)), mode_(options.mode) {
@@ -105,13 +104,13 @@ void DataFile::pread_exact(void* out, int64_t offset, int64_t size) const {
   }
 }
 
-FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool prefault) const {
+FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool touch) const {
   STOKER_ENFORCE(offset >= 0 && size >= 0 && offset <= size_ && size <= size_ - offset, IOError,
                  "cannot read ", size, " bytes at offset ", offset, " of '", path_,
                  "': the file has ", size_, " bytes");
   if (mapping_) {
     const auto* p = static_cast<const uint8_t*>(mapping_->addr) + offset;
-    if (mode_ == IoMode::kMmap && prefault) touch_pages(p, size_t(size));
+    if (mode_ == IoMode::kMmap && touch) prefault(p, size_t(size));
     return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
   }
   auto buf = pool.acquire(size_t(size));
@@ -159,11 +158,11 @@ FileBytes read_whole_file(const std::string& path, const FileOptions& options, M
     ~Closer() { ::close(fd); }
   } closer{fd};
   if (size == 0) return {pool.acquire(0), nullptr, 0};
-  if (options.mode == IoMode::kMmap) {
+  if (options.mode == IoMode::kMmap && size >= kSmallFileBytes) {
     auto m = std::make_shared<FileMapping>(map_file(fd, size_t(size), options.read_ahead, path),
                                            size_t(size), true);
     const auto* p = static_cast<const uint8_t*>(m->addr);
-    touch_pages(p, size_t(size));
+    prefault(p, size_t(size));
     return {std::shared_ptr<Buffer>(m, &m->whole), p, size_t(size)};
   }
   auto buf = pool.acquire(size_t(size));

@@ -65,4 +65,14 @@ LmdbDatabase::~LmdbDatabase() = default;
 bool lmdb_available() { return false; }
 #endif
 
+std::shared_ptr<Buffer> keep_alive(std::shared_ptr<const LmdbDatabase> db) {
+  struct Hold {
+    explicit Hold(std::shared_ptr<const LmdbDatabase> d) : db(std::move(d)) {}
+    std::shared_ptr<const LmdbDatabase> db;
+    Buffer none{nullptr, 0, MemoryKind::kHost, nullptr, 0};  // views carry their own pointers
+  };
+  auto hold = std::make_shared<Hold>(std::move(db));
+  return {hold, &hold->none};
+}
+
 }  // namespace stoker::readers

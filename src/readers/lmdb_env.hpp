@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "stoker/core/memory.hpp"
+
 namespace stoker::readers {
 
 class LmdbDatabase {
@@ -30,6 +32,10 @@ class LmdbDatabase {
   std::vector<std::string> keys_;
   std::vector<std::span<const uint8_t>> values_;
 };
+
+// An owner for samples that view values of `db` without copying: it keeps the database (its
+// map and read transaction) alive while any such sample lives.
+std::shared_ptr<Buffer> keep_alive(std::shared_ptr<const LmdbDatabase> db);
 
 // True when stoker was built with liblmdb.
 bool lmdb_available();

@@ -4,6 +4,7 @@
 
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/caffe2_tensor.hpp"
+#include "stoker/readers/data_file.hpp"
 #include "stoker/readers/lmdb_env.hpp"
 
 namespace stoker::ops {
@@ -11,12 +12,40 @@ namespace {
 
 using readers::TensorProtoView;
 
+// DALI's (and Caffe2's ImageInputOp's) label types.
+enum LabelType : int {
+  kSingleLabel = 0,         // one value
+  kMultiLabelSparse = 1,    // active label indices -> a num_labels vector of 0 and 1
+  kMultiLabelDense = 2,     // all values as they are
+  kMultiLabelWeighted = 3,  // indices in protos[1], weights in protos[2] -> a float vector
+  kNoLabel = 4,             // no label output
+};
+
+int label_type_of(const OpSpec& spec) {
+  auto t = spec.arg<int64_t>("label_type");
+  STOKER_ENFORCE(t >= 0 && t <= 4, ValueError, "readers.caffe2: label_type must be 0-4, got ", t);
+  return int(t);
+}
+
+std::vector<std::string> caffe2_output_names(const OpSpec& spec) {
+  if (label_type_of(spec) == kNoLabel) return {"images"};
+  return {"images", "labels"};
+}
+
 class Caffe2Source final : public ReaderSource {
  public:
-  explicit Caffe2Source(const OpSpec& spec) : path_(spec.arg<std::string>("path")) {}
+  explicit Caffe2Source(const OpSpec& spec)
+      : path_(spec.arg<std::string>("path")),
+        label_type_(label_type_of(spec)),
+        num_labels_(spec.arg<int64_t>("num_labels")) {
+    STOKER_ENFORCE(num_labels_ >= 1, ValueError,
+                   "readers.caffe2: num_labels must be at least 1, got ", num_labels_);
+  }
 
   std::vector<DType> output_dtypes() const override {
-    return {DType::kU8, float_labels_ ? DType::kF32 : DType::kI32};
+    if (label_type_ == kNoLabel) return {DType::kU8};
+    bool f = float_labels_ || label_type_ == kMultiLabelWeighted;
+    return {DType::kU8, f ? DType::kF32 : DType::kI32};
   }
   std::string source_info(int64_t index) const override {
     return path_ + "[" + db_->key(size_t(index)) + "]";
@@ -24,11 +53,25 @@ class Caffe2Source final : public ReaderSource {
 
   void load(readers::LoadedSample& s, MemoryPool& pool) const override {
     auto protos = readers::parse_tensor_protos(db_->value(size_t(s.index)));
-    STOKER_ENFORCE(protos.size() >= 2, ValueError,
-                   "expected TensorProtos with an image and a "
-                   "label tensor, got ",
-                   protos.size(), " tensor(s)");
-    const auto& img = protos[0];
+    const size_t needed = label_type_ == kNoLabel ? 1 : label_type_ == kMultiLabelWeighted ? 3 : 2;
+    STOKER_ENFORCE(protos.size() >= needed, ValueError, "expected TensorProtos with ", needed,
+                   " tensors (image", needed > 1 ? ", labels" : "", needed > 2 ? ", weights" : "",
+                   ") for label_type ", label_type_, ", got ", protos.size());
+    s.outputs = {image(protos[0])};
+    if (label_type_ != kNoLabel) s.outputs.push_back(labels(protos, pool));
+  }
+
+  int64_t build_index() override {
+    db_ = std::make_shared<const readers::LmdbDatabase>(path_);
+    owner_ = readers::keep_alive(db_);
+    STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", path_, "' is empty");
+    auto first = readers::parse_tensor_protos(db_->value(0));
+    float_labels_ = first.size() >= 2 && first[1].data_type == TensorProtoView::kFloat;
+    return int64_t(db_->size());
+  }
+
+ private:
+  readers::SampleData image(const TensorProtoView& img) const {
     std::span<const uint8_t> bytes;
     TensorShape shape;
     if (img.data_type == TensorProtoView::kString) {
@@ -45,39 +88,76 @@ class Caffe2Source final : public ReaderSource {
       STOKER_ENFORCE(shape.volume() == int64_t(bytes.size()), ValueError, "raw image of dims ",
                      shape.to_string(), " has ", bytes.size(), " bytes");
     }
-    // LMDB's map is not owned by the batch: copy, so the batch may outlive the reader.
-    auto buf = pool.acquire(bytes.size());
-    if (!bytes.empty()) std::memcpy(buf->data(), bytes.data(), bytes.size());
-    const void* p = buf->data();
-    readers::SampleData image{std::move(buf), p, shape};
+    // A view into LMDB's map, which owner_ keeps alive.
+    readers::prefault(bytes.data(), bytes.size());
+    return {owner_, bytes.data(), shape};
+  }
 
+  // The values of a label tensor as doubles (int32/int64 or float data).
+  std::vector<double> values(const TensorProtoView& t, const char* what) const {
+    const bool is_float = t.data_type == TensorProtoView::kFloat;
+    STOKER_ENFORCE(is_float || t.data_type == TensorProtoView::kInt32 ||
+                       t.data_type == TensorProtoView::kInt64,
+                   TypeError, "the ", what, " tensor has data_type ", t.data_type,
+                   "; expected INT32, INT64 or FLOAT");
+    return is_float ? std::vector<double>(t.floats.begin(), t.floats.end())
+                    : std::vector<double>(t.ints.begin(), t.ints.end());
+  }
+
+  readers::SampleData labels(const std::vector<TensorProtoView>& protos, MemoryPool& pool) const {
     const auto& lab = protos[1];
     const bool is_float = lab.data_type == TensorProtoView::kFloat;
     STOKER_ENFORCE(is_float == float_labels_, TypeError, "label tensor of data_type ",
                    lab.data_type, " in a database whose first record has ",
                    float_labels_ ? "float" : "integer", " labels");
-    size_t count = is_float ? lab.floats.size() : lab.ints.size();
-    auto lbuf = pool.acquire(count * 4);
-    if (is_float) {
-      if (count) std::memcpy(lbuf->data(), lab.floats.data(), count * 4);
-    } else {
-      auto* o = static_cast<int32_t*>(lbuf->data());
-      for (size_t k = 0; k < count; ++k) o[k] = int32_t(lab.ints[k]);
+    auto v = values(lab, "label");
+    std::vector<double> out;
+    switch (label_type_) {
+      case kSingleLabel:
+        STOKER_ENFORCE(v.size() == 1, ValueError,
+                       "label_type 0 (single label) expects one label, "
+                       "the record has ",
+                       v.size(), " (label_type 2 reads them all)");
+        out = v;
+        break;
+      case kMultiLabelDense:
+        out = v;
+        break;
+      case kMultiLabelSparse:
+      case kMultiLabelWeighted: {
+        std::vector<double> weights(v.size(), 1.0);
+        if (label_type_ == kMultiLabelWeighted) {
+          weights = values(protos[2], "weight");
+          STOKER_ENFORCE(weights.size() == v.size(), ValueError, "the record has ", v.size(),
+                         " label indices but ", weights.size(), " weights");
+        }
+        out.assign(size_t(num_labels_), 0.0);
+        for (size_t k = 0; k < v.size(); ++k) {
+          STOKER_ENFORCE(v[k] >= 0 && v[k] < double(num_labels_) && v[k] == double(int64_t(v[k])),
+                         ValueError, "label index ", v[k],
+                         " is outside [0, num_labels=", num_labels_, ")");
+          out[size_t(v[k])] = weights[k];
+        }
+        break;
+      }
     }
-    p = lbuf->data();
-    s.outputs = {std::move(image), {std::move(lbuf), p, TensorShape{int64_t(count)}}};
-  }
-
-  int64_t build_index() override {
-    db_ = std::make_unique<readers::LmdbDatabase>(path_);
-    STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", path_, "' is empty");
-    auto first = readers::parse_tensor_protos(db_->value(0));
-    float_labels_ = first.size() >= 2 && first[1].data_type == TensorProtoView::kFloat;
-    return int64_t(db_->size());
+    const bool f = is_float || label_type_ == kMultiLabelWeighted;
+    auto buf = pool.acquire(out.size() * 4);
+    for (size_t k = 0; k < out.size(); ++k) {
+      if (f)
+        static_cast<float*>(buf->data())[k] = float(out[k]);
+      else
+        static_cast<int32_t*>(buf->data())[k] = int32_t(out[k]);
+    }
+    const void* p = buf->data();
+    return {std::move(buf), p, TensorShape{int64_t(out.size())}};
   }
 
   std::string path_;
-  std::unique_ptr<readers::LmdbDatabase> db_;
+  int label_type_;
+  int64_t num_labels_;
+  std::shared_ptr<const readers::LmdbDatabase> db_;
+  std::shared_ptr<Buffer> owner_;  // keeps db_ alive for samples that view its values
   bool float_labels_ = false;
 };
 
@@ -89,10 +169,19 @@ OpSchema caffe2_reader_schema() {
       .doc =
           "Reads a Caffe2 LMDB of TensorProtos: protos[0] is the image (STRING: the encoded "
           "file bytes, 1-D uint8; BYTE/UINT8: raw pixels shaped by its dims), protos[1] the "
-          "labels (INT32/INT64 as int32, FLOAT as float32; 1-D). Source info is "
-          "'path[key]'. Needs stoker built with liblmdb.",
-      .outputs = {"images", "labels"},
-      .args = {{"path", ArgType::kString, "The LMDB environment (folder with data.mdb)."}},
+          "labels (INT32/INT64 as int32, FLOAT as float32; 1-D), read as `label_type` says "
+          "(DALI's and Caffe2's ImageInputOp's types). Source info is 'path[key]'. Needs "
+          "stoker built with liblmdb.",
+      .output_names = caffe2_output_names,
+      .args = {{"path", ArgType::kString, "The LMDB environment (folder with data.mdb)."},
+               {"label_type", ArgType::kInt,
+                "0: a single label (shape (1,)); 1: sparse label indices, returned as a "
+                "num_labels vector of 0 and 1; 2: dense labels, all values; 3: sparse indices "
+                "(protos[1]) with weights (protos[2]), a float32 num_labels vector of the "
+                "weights; 4: no label (one output).",
+                int64_t{0}},
+               {"num_labels", ArgType::kInt, "Number of classes, for label_type 1 and 3.",
+                int64_t{1}}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<Caffe2Source>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);

@@ -4,6 +4,7 @@
 
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/caffe_datum.hpp"
+#include "stoker/readers/data_file.hpp"
 #include "stoker/readers/lmdb_env.hpp"
 
 namespace stoker::ops {
@@ -29,13 +30,9 @@ class CaffeSource final : public ReaderSource {
     *static_cast<int32_t*>(label->data()) = int32_t(d.label);
     const void* l = label->data();
     readers::SampleData image;
-    if (d.encoded) {
-      // A view into LMDB's memory map, kept alive by nothing: copy into the pool so the
-      // batch may outlive the reader.
-      auto buf = pool.acquire(d.data.size());
-      if (!d.data.empty()) std::memcpy(buf->data(), d.data.data(), d.data.size());
-      const void* p = buf->data();
-      image = {std::move(buf), p, TensorShape{int64_t(d.data.size())}};
+    if (d.encoded) {  // a view into LMDB's map, which owner_ keeps alive
+      readers::prefault(d.data.data(), d.data.size());
+      image = {owner_, d.data.data(), TensorShape{int64_t(d.data.size())}};
     } else {
       const int64_t C = d.channels, H = d.height, W = d.width;
       auto buf = pool.acquire(size_t(C * H * W));
@@ -50,7 +47,8 @@ class CaffeSource final : public ReaderSource {
   }
 
   int64_t build_index() override {
-    db_ = std::make_unique<readers::LmdbDatabase>(path_);
+    db_ = std::make_shared<const readers::LmdbDatabase>(path_);
+    owner_ = readers::keep_alive(db_);
     STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", path_, "' is empty");
     raw_ = !readers::parse_datum(db_->value(0)).encoded;
     return int64_t(db_->size());
@@ -58,7 +56,8 @@ class CaffeSource final : public ReaderSource {
 
  private:
   std::string path_;
-  std::unique_ptr<readers::LmdbDatabase> db_;
+  std::shared_ptr<const readers::LmdbDatabase> db_;
+  std::shared_ptr<Buffer> owner_;  // keeps db_ alive for samples that view its values
   bool raw_ = false;
 };
 

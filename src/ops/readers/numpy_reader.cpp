@@ -3,9 +3,12 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "stoker/core/file_io.hpp"
+#include "stoker/kernels/geometry/slice_cpu.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/npy.hpp"
 
@@ -14,7 +17,17 @@ namespace {
 
 class NumpySource final : public ReaderSource {
  public:
-  explicit NumpySource(const OpSpec& spec) : spec_(spec), file_options_(file_options(spec)) {}
+  explicit NumpySource(const OpSpec& spec)
+      : spec_(spec),
+        file_options_(file_options(spec)),
+        roi_axes_(spec.arg<std::vector<int64_t>>("roi_axes")),
+        policy_(spec.arg<std::string>("out_of_bounds_policy")),
+        fill_value_(spec.arg<double>("fill_value")) {
+    STOKER_ENFORCE(policy_ == "error" || policy_ == "trim_to_shape" || policy_ == "pad", ValueError,
+                   "readers.numpy: out_of_bounds_policy must be 'error', 'trim_to_shape' or "
+                   "'pad', got '",
+                   policy_, "'");
+  }
 
   std::vector<DType> output_dtypes() const override { return {dtype_}; }
   std::string source_info(int64_t index) const override { return files_[size_t(index)]; }
@@ -35,6 +48,88 @@ class NumpySource final : public ReaderSource {
     readers::npy_to_c_order(h, bytes.data + h.data_offset, static_cast<uint8_t*>(buf->data()));
     const void* data = buf->data();
     s.outputs = {{std::move(buf), data, TensorShape(h.shape)}};
+  }
+
+  // The region of interest (DALI's roi_* arguments), cut on the compute thread: its
+  // arguments may be per-sample tensors of this iteration.
+  void finish(readers::LoadedSample& s, const Operator& op, const Workspace& ws,
+              int i) const override {
+    auto given = [&](const char* name) {
+      return spec_.has_arg(name) || ws.arg_inputs.count(std::string_view(name)) > 0;
+    };
+    auto arg = [&](const char* name) -> std::optional<std::vector<double>> {
+      if (!given(name)) return std::nullopt;
+      return op.list_arg(ws, name, i);
+    };
+    auto start_abs = arg("roi_start"), start_rel = arg("rel_roi_start");
+    auto end_abs = arg("roi_end"), end_rel = arg("rel_roi_end");
+    auto shape_abs = arg("roi_shape"), shape_rel = arg("rel_roi_shape");
+    if (!start_abs && !start_rel && !end_abs && !end_rel && !shape_abs && !shape_rel) return;
+    STOKER_ENFORCE(!(start_abs && start_rel), ValueError,
+                   "give roi_start or rel_roi_start, not both");
+    STOKER_ENFORCE(
+        int(bool(end_abs)) + int(bool(end_rel)) + int(bool(shape_abs)) + int(bool(shape_rel)) <= 1,
+        ValueError, "give one of roi_end, rel_roi_end, roi_shape and rel_roi_shape");
+    auto& d = s.outputs[0];
+    const std::vector<int64_t> shape(d.shape.dims().begin(), d.shape.dims().end());
+    const int64_t nd = int64_t(shape.size());
+    std::vector<int64_t> axes = roi_axes_;
+    if (axes.empty())
+      for (int64_t a = 0; a < nd; ++a) axes.push_back(a);
+    auto check_len = [&](const std::optional<std::vector<double>>& v, const char* name) {
+      STOKER_ENFORCE(!v || v->size() == axes.size(), ValueError, name, " has ", v ? v->size() : 0,
+                     " values for ", axes.size(), " ROI axes");
+    };
+    for (auto [v, name] : {std::pair{&start_abs, "roi_start"},
+                           {&start_rel, "rel_roi_start"},
+                           {&end_abs, "roi_end"},
+                           {&end_rel, "rel_roi_end"},
+                           {&shape_abs, "roi_shape"},
+                           {&shape_rel, "rel_roi_shape"}})
+      check_len(*v, name);
+    std::vector<int64_t> begin(size_t(nd), 0), out_shape = shape;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t a = axes[k];
+      STOKER_ENFORCE(a >= 0 && a < nd, ValueError, "roi_axes names axis ", a, " of a ", nd,
+                     "-D array");
+      const double extent = double(shape[size_t(a)]);
+      const int64_t lo = start_abs   ? int64_t((*start_abs)[k])
+                         : start_rel ? std::llround((*start_rel)[k] * extent)
+                                     : 0;
+      const int64_t hi = end_abs     ? int64_t((*end_abs)[k])
+                         : end_rel   ? std::llround((*end_rel)[k] * extent)
+                         : shape_abs ? lo + int64_t((*shape_abs)[k])
+                         : shape_rel ? lo + std::llround((*shape_rel)[k] * extent)
+                                     : shape[size_t(a)];
+      int64_t b = lo, e = hi;
+      STOKER_ENFORCE(e >= b, ValueError, "the ROI of axis ", a, " ends (", e,
+                     ") before it starts (", b, ")");
+      if (policy_ == "trim_to_shape") {
+        b = std::clamp<int64_t>(b, 0, shape[size_t(a)]);
+        e = std::clamp<int64_t>(e, b, shape[size_t(a)]);
+      } else if (policy_ == "error") {
+        STOKER_ENFORCE(b >= 0 && e <= shape[size_t(a)], ValueError, "the ROI [", b, ", ", e,
+                       ") of axis ", a, " lies outside the array of shape ", d.shape.to_string(),
+                       " (out_of_bounds_policy='trim_to_shape' or 'pad' allow it)");
+      }
+      begin[size_t(a)] = b;
+      out_shape[size_t(a)] = e - b;
+    }
+    const size_t es = dtype_size(dtype_);
+    std::vector<uint8_t> fill(es);
+    visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+                DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+                DType::kF64>(dtype_, "readers.numpy fill_value", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v = convert_sat<T>(float(fill_value_));
+      std::memcpy(fill.data(), &v, es);
+    });
+    TensorShape out(out_shape);
+    auto buf = ws.host_pool->acquire(size_t(out.volume()) * es);
+    kernels::slice_cpu(static_cast<const uint8_t*>(d.data), shape, es, begin, out_shape,
+                       fill.data(), static_cast<uint8_t*>(buf->data()));
+    const void* p = buf->data();
+    d = {std::move(buf), p, out};
   }
 
   int64_t build_index() override {
@@ -67,6 +162,9 @@ class NumpySource final : public ReaderSource {
 
   OpSpec spec_;
   readers::FileOptions file_options_;
+  std::vector<int64_t> roi_axes_;
+  std::string policy_;
+  double fill_value_;
   std::vector<std::string> files_;
   DType dtype_ = DType::kU8;
 };
@@ -81,14 +179,37 @@ OpSchema numpy_reader_schema() {
           "integer and float dtypes; Fortran-ordered arrays are returned in C order). All "
           "files must share the dtype of the first one. Files: `files` (relative to "
           "`file_root` when given) or every file under `file_root` matching `file_filter`, "
-          "sorted.",
+          "sorted. An optional region of interest (roi_* arguments, constants or per-sample "
+          "tensors, as DALI's) is cut from each array.",
       .outputs = {"data"},
       .args = {{"file_root", ArgType::kString, "Folder to search, or base of `files`.",
                 std::string()},
                {"files", ArgType::kStringList, "Explicit list of .npy files.",
                 std::vector<std::string>{}},
                {"file_filter", ArgType::kString, "Glob of files to take from file_root.",
-                std::string("*.npy")}},
+                std::string("*.npy")},
+               {"roi_start", ArgType::kIntList,
+                "Region of interest: start per ROI axis, in elements (or per-sample tensor).",
+                std::nullopt, true, true},
+               {"rel_roi_start", ArgType::kFloatList,
+                "ROI start as a fraction of each extent (rounded to the nearest element).",
+                std::nullopt, true, true},
+               {"roi_end", ArgType::kIntList, "ROI end (exclusive) per ROI axis.", std::nullopt,
+                true, true},
+               {"rel_roi_end", ArgType::kFloatList, "ROI end as a fraction of each extent.",
+                std::nullopt, true, true},
+               {"roi_shape", ArgType::kIntList, "ROI extent per ROI axis.", std::nullopt, true,
+                true},
+               {"rel_roi_shape", ArgType::kFloatList, "ROI extent as a fraction of each extent.",
+                std::nullopt, true, true},
+               {"roi_axes", ArgType::kIntList,
+                "The axes the ROI arguments refer to, in their order (default: all axes).",
+                std::vector<int64_t>{}},
+               {"out_of_bounds_policy", ArgType::kString,
+                "A ROI reaching outside the array: 'error', 'trim_to_shape' (cut to the array) "
+                "or 'pad' (filled with fill_value).",
+                std::string("error")},
+               {"fill_value", ArgType::kFloat, "The value of padded elements.", 0.0}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<NumpySource>(sp); },
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);

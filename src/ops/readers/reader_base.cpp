@@ -28,8 +28,9 @@ std::vector<ArgSchema> loader_arg_schemas() {
        false},
       {"lazy_init", ArgType::kBool, "Index the dataset at the first run, not at build.", false},
       {"dont_use_mmap", ArgType::kBool,
-       "Read files with pread into pooled buffers (sequential small reads are served from "
-       "4 MiB reads) instead of mapping them (samples then view the mapping, no copy).",
+       "Read files with pread into pooled buffers (consecutive records with one large read) "
+       "instead of mapping them (samples then view the mapping, no copy). Files of one "
+       "sample under 1 MiB are read either way: mapping them costs more.",
        false},
       {"read_ahead", ArgType::kBool,
        "Ask the kernel to read each container file whole when it is opened (slower start, no "
@@ -191,6 +192,7 @@ void ReaderOperator::run(Workspace& ws) {
       [&](int i, int) {
         auto& s = samples[size_t(i)];
         if (s.error) std::rethrow_exception(s.error);
+        source_->finish(s, *this, ws, i);
         STOKER_ASSERT(s.outputs.size() == dtypes_.size(), spec_.schema->name, " loaded ",
                       s.outputs.size(), " outputs, expected ", dtypes_.size());
         for (size_t k = 0; k < dtypes_.size(); ++k) {

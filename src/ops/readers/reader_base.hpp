@@ -58,6 +58,11 @@ class ReaderSource {
   // Fills sample.outputs (one per output) for sample.index. By default: reads its ranges
   // and parses them.
   virtual void load(readers::LoadedSample& sample, MemoryPool& pool) const;
+
+  // Called on a compute thread when the loaded sample becomes sample i of an iteration, where
+  // per-sample arguments are known (readers.numpy's region of interest). Default: nothing.
+  virtual void finish(readers::LoadedSample& /*sample*/, const Operator& /*op*/,
+                      const Workspace& /*ws*/, int /*i*/) const {}
 };
 
 class ReaderOperator final : public Operator {
