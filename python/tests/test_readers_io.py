@@ -12,7 +12,7 @@ import pytest
 
 import stoker
 import stoker.tfrecord
-from stoker import fn
+from stoker import _stoker, fn
 
 IO_VARIANTS = [
     dict(),
@@ -123,3 +123,40 @@ def test_files_removed_after_build_are_reported_with_their_path(tmp_path, jpeg_f
     with pytest.raises(OSError, match=f"cannot open '{victim}'"):
         for _ in range(3):
             pipe.run()
+
+
+@pytest.mark.parametrize("dont_use_mmap", [False, True])
+def test_records_that_fail_on_the_io_threads_are_skipped(tmp_path, dont_use_mmap):
+    """A record whose CRC fails is found by an I/O thread (the index file spares the scan at
+    build); on_error='skip' replaces it with the next record and names file and offset."""
+    import struct
+
+    def frame(payload):
+        length = struct.pack("<Q", len(payload))
+        return (length + struct.pack("<I", _stoker.masked_crc32c(length)) + payload +
+                struct.pack("<I", _stoker.masked_crc32c(payload)))
+
+    def example(i):  # tf.train.Example {"i": int64_list [i]}
+        feat = b"\x1a\x03\x0a\x01" + bytes([i])  # Feature.int64_list.value = [i]
+        entry = b"\x0a\x01i" + b"\x12" + bytes([len(feat)]) + feat
+        return b"\x0a" + bytes([len(entry) + 2]) + b"\x0a" + bytes([len(entry)]) + entry
+
+    records = [frame(example(i)) for i in range(6)]
+    offsets = np.cumsum([0] + [len(r) for r in records])[:-1]
+    bad = bytearray(records[2])
+    bad[-6] ^= 0xFF  # in the payload: the data CRC no longer matches
+    records[2] = bytes(bad)
+    path, idx = tmp_path / "d.tfrecord", tmp_path / "d.idx"
+    path.write_bytes(b"".join(records))
+    idx.write_text("".join(f"{o} {len(r)}\n" for o, r in zip(offsets, records)))
+    pipe = stoker.Pipeline(batch_size=5, num_threads=2, seed=0, on_error="skip")
+    with pipe:
+        out = fn.readers.tfrecord(path=[str(path)], index_path=[str(idx)], check_crc=True,
+                                  dont_use_mmap=dont_use_mmap, features={
+                                      "i": stoker.tfrecord.FixedLenFeature([1],
+                                                                           stoker.tfrecord.int64)})
+        pipe.set_outputs(out["i"])
+    with pytest.warns(RuntimeWarning, match=f"\\(record 2 at offset {offsets[2]}\\)"):
+        (values,) = pipe.run()
+    assert [int(values.at(k)[0]) for k in range(5)] == [0, 1, 3, 4, 5]
+    assert pipe.error_stats()["skipped"] >= 1  # counted when produced (prefetch included)

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstring>
@@ -121,33 +122,51 @@ std::string format_tfrecord_index(const std::vector<RecordSpan>& spans) {
 
 bool is_gzip(std::span<const uint8_t> d) { return d.size() >= 2 && d[0] == 0x1f && d[1] == 0x8b; }
 
-std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& path) {
+std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& path, size_t limit) {
+  // Against gzip bombs: real containers inflate a few times over, a bomb a thousand times.
+  if (limit == 0) limit = std::max(size_t(64) << 20, data.size() * kMaxGzipRatio);
   std::vector<uint8_t> out;
   z_stream z{};
   STOKER_ENFORCE(inflateInit2(&z, 16 + MAX_WBITS) == Z_OK, RuntimeError, "zlib init failed");
-  z.next_in = const_cast<Bytef*>(data.data());
-  z.avail_in = uInt(data.size());
+  size_t fed = 0;  // input handed to zlib so far (in pieces: avail_in is 32-bit)
+  auto feed = [&] {
+    const size_t n = std::min<size_t>(data.size() - fed, size_t(1) << 30);
+    z.next_in = const_cast<Bytef*>(data.data() + fed);
+    z.avail_in = uInt(n);
+    fed += n;
+  };
+  feed();
   uint8_t chunk[1 << 16];
   int rc = Z_OK;
+  bool too_big = false;
   while (true) {
+    if (z.avail_in == 0 && fed < data.size()) feed();
     z.next_out = chunk;
     z.avail_out = sizeof chunk;
     rc = inflate(&z, Z_NO_FLUSH);
     out.insert(out.end(), chunk, chunk + (sizeof chunk - z.avail_out));
+    if (out.size() > limit) {
+      too_big = true;
+      break;
+    }
     if (rc == Z_STREAM_END) {
-      if (z.avail_in == 0) break;
+      if (z.avail_in == 0 && fed == data.size()) break;
       inflateReset(&z);  // another gzip member follows
       continue;
     }
     if (rc != Z_OK) break;
-    if (z.avail_in == 0 && z.avail_out != 0) {
+    if (z.avail_in == 0 && fed == data.size() && z.avail_out != 0) {
       rc = Z_BUF_ERROR;  // input ended inside a member
       break;
     }
   }
   std::string msg = z.msg ? z.msg : "";
-  size_t at = data.size() - z.avail_in;
+  size_t at = fed - z.avail_in;
   inflateEnd(&z);
+  STOKER_ENFORCE(!too_big, ValueError, path, ": gzip data of ", data.size(),
+                 " bytes inflates beyond ", limit,
+                 " bytes; refusing it as a likely gzip bomb (the limit is ", kMaxGzipRatio,
+                 " times the compressed size, at least 64 MiB)");
   STOKER_ENFORCE(rc == Z_STREAM_END, ValueError, path,
                  ": corrupt or truncated gzip data near byte ", at, msg.empty() ? "" : " (", msg,
                  msg.empty() ? "" : ")");

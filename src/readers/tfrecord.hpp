@@ -36,8 +36,12 @@ std::vector<RecordSpan> parse_tfrecord_index(std::string_view text, const std::s
                                              int64_t file_size = -1);
 std::string format_tfrecord_index(const std::vector<RecordSpan>& spans);
 
-// Decompresses a gzip stream (concatenated members allowed). Throws ValueError naming `path`.
-std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& path);
+// Decompresses a gzip stream (concatenated members allowed). Throws ValueError naming `path`
+// for corrupt data, and for data that inflates beyond `limit` bytes (0: kMaxGzipRatio times
+// its size, at least 64 MiB): a gzip bomb must not exhaust memory.
+inline constexpr size_t kMaxGzipRatio = 1024;
+std::vector<uint8_t> gunzip(std::span<const uint8_t> data, const std::string& path,
+                            size_t limit = 0);
 bool is_gzip(std::span<const uint8_t> data);
 
 }  // namespace stoker::readers

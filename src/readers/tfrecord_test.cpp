@@ -1,6 +1,7 @@
 #include "stoker/readers/tfrecord.hpp"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstring>
 #include <functional>
@@ -297,5 +298,40 @@ TEST(RecordIOSharedData, MXNetIndexFile) {
     EXPECT_STREQ(e.what(), "i.idx line 2: expected '<key>\\t<offset>', got 'x'");
   }
 }
+}  // namespace
+}  // namespace stoker::readers
+
+namespace stoker::readers {
+namespace {
+
+// gzip of `n` zero bytes, compressed with zlib's gzip wrapper.
+std::vector<uint8_t> gzip_zeros(size_t n) {
+  std::vector<uint8_t> in(n, 0), out(compressBound(uLong(n)) + 64);
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  z.next_in = in.data();
+  z.avail_in = uInt(n);
+  z.next_out = out.data();
+  z.avail_out = uInt(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(Gunzip, RefusesBombsAndKeepsOrdinaryData) {
+  auto zeros = gzip_zeros(size_t(8) << 20);  // 8 MiB of zeros: ~1000x, under the 64 MiB floor
+  EXPECT_EQ(gunzip(zeros, "ok.gz").size(), size_t(8) << 20);
+  try {
+    gunzip(zeros, "bomb.gz", size_t(1) << 20);
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("bomb.gz: gzip data of " + std::to_string(zeros.size()) +
+                                         " bytes inflates beyond 1048576 bytes; refusing it"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace stoker::readers
