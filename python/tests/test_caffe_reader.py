@@ -11,12 +11,12 @@ import stoker
 from stoker import fn
 
 
-def _lmdb_pipe(reader, path, batch):
+def _lmdb_pipe(reader, path, batch, **kwargs):
     """A pipeline of fn.readers.<reader> (caffe or caffe2), built; skips without liblmdb."""
     pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=0)
     with pipe:
-        images, labels = getattr(fn.readers, reader)(path=path, name="R")
-        pipe.set_outputs(images, labels)
+        out = getattr(fn.readers, reader)(path=path, name="R", **kwargs)
+        pipe.set_outputs(*(out if isinstance(out, (list, tuple)) else [out]))
     try:
         pipe.build()
     except RuntimeError as e:
@@ -214,17 +214,7 @@ def _protos(image, *labels):
 
 
 def _caffe2_run(path, batch, **kwargs):
-    pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=0)
-    with pipe:
-        out = fn.readers.caffe2(path=path, **kwargs)
-        pipe.set_outputs(*(out if isinstance(out, (list, tuple)) else [out]))
-    try:
-        pipe.build()
-    except RuntimeError as e:
-        if "built without liblmdb" in str(e):
-            pytest.skip("stoker was built without liblmdb")
-        raise
-    return pipe.run()
+    return _lmdb_pipe("caffe2", path, batch, **kwargs).run()
 
 
 def test_tensor_protos_serialized_by_protobuf_and_label_types(tmp_path):
