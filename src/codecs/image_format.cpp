@@ -64,7 +64,9 @@ ColorFormat parse_color_format(std::string_view s) {
   if (u == "RGB") return ColorFormat::kRGB;
   if (u == "BGR") return ColorFormat::kBGR;
   if (u == "GRAY") return ColorFormat::kGray;
-  throw ValueError("unsupported output_type '" + std::string(s) + "'; supported: RGB, BGR, GRAY");
+  if (u == "ANY_DATA") return ColorFormat::kAnyData;
+  throw ValueError("unsupported output_type '" + std::string(s) +
+                   "'; supported: RGB, BGR, GRAY, ANY_DATA");
 }
 
 }  // namespace stoker::codecs

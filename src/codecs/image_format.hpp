@@ -14,9 +14,13 @@ ImageFormat detect_format(const uint8_t* data, size_t size);
 // "ff d8 ff e0 …" — the first bytes, for error messages about unrecognised data.
 std::string leading_bytes_hex(const uint8_t* data, size_t size, size_t n = 8);
 
-enum class ColorFormat { kRGB, kBGR, kGray };
-// "RGB", "BGR", "GRAY" (case-insensitive); throws ValueError otherwise.
+// kAnyData keeps the image's own channels (gray 1, gray+alpha 2, colour 3, with alpha 4).
+enum class ColorFormat { kRGB, kBGR, kGray, kAnyData };
+// "RGB", "BGR", "GRAY", "ANY_DATA" (case-insensitive); throws ValueError otherwise.
 ColorFormat parse_color_format(std::string_view s);
-inline int color_channels(ColorFormat f) { return f == ColorFormat::kGray ? 1 : 3; }
+// Channels of an output in format f; 0 for kAnyData (the image decides).
+inline int color_channels(ColorFormat f) {
+  return f == ColorFormat::kGray ? 1 : f == ColorFormat::kAnyData ? 0 : 3;
+}
 
 }  // namespace stoker::codecs

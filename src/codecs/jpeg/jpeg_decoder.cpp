@@ -170,6 +170,8 @@ JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLi
 void JpegDecoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out,
                          int64_t row_stride, const JpegLimits& limits) {
   auto info = read_header(data, size, limits);
+  if (fmt == ColorFormat::kAnyData)
+    fmt = info.components == 1 ? ColorFormat::kGray : ColorFormat::kRGB;
   auto& s = *state_;
   if (info.components == 4) s.row.resize(size_t(info.width) * 4);
   if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels, s.row.data(),

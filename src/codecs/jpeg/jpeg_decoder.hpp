@@ -24,6 +24,12 @@ struct JpegLimits {
   int max_scans = 500;                    // progressive scan bomb guard
 };
 
+// Channels of the output for a colour format: ANY_DATA gives 1 for grayscale JPEGs, else 3.
+inline int jpeg_output_channels(ColorFormat fmt, const JpegInfo& info) {
+  if (fmt != ColorFormat::kAnyData) return color_channels(fmt);
+  return info.components == 1 ? 1 : 3;
+}
+
 class JpegDecoder {
  public:
   JpegDecoder();

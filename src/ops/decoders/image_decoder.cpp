@@ -2,8 +2,7 @@
 
 #include <mutex>
 
-#include "stoker/codecs/image_format.hpp"
-#include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/codecs/decoder.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -25,42 +24,36 @@ class ImageDecoder final : public Operator {
     {
       std::lock_guard lock(mutex_);
       while (int(decoders_.size()) < threads)
-        decoders_.push_back(std::make_unique<codecs::JpegDecoder>());
+        decoders_.push_back(std::make_unique<codecs::Decoder>());
     }
     // Setup: read every header (in parallel) to size the outputs, then allocate the batch
     // contiguously and decode straight into it.
+    std::vector<codecs::ImageInfo> infos(static_cast<size_t>(n));
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    const int64_t channels = codecs::color_channels(format_);
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
       STOKER_ENFORCE(view.shape.ndim() == 1, ValueError,
                      "expected encoded bytes (a 1-D tensor), got shape ", view.shape.to_string());
-      auto* data = static_cast<const uint8_t*>(view.data);
-      size_t size = size_t(view.shape[0]);
-      auto format = codecs::detect_format(data, size);
-      STOKER_ENFORCE(format != codecs::ImageFormat::kUnknown, ValueError,
-                     "not a recognised image format (first bytes: ",
-                     codecs::leading_bytes_hex(data, size), ")");
-      STOKER_ENFORCE(format == codecs::ImageFormat::kJpeg, ValueError, codecs::format_name(format),
-                     " images are not supported by decoders.image yet (supported: JPEG)");
-      auto info = decoders_[size_t(thread)]->read_header(data, size, limits_);
-      shapes[size_t(i)] = TensorShape{info.height, info.width, channels};
+      auto& info = infos[size_t(i)];
+      info = decoders_[size_t(thread)]->info(static_cast<const uint8_t*>(view.data),
+                                             size_t(view.shape[0]), format_, limits_);
+      shapes[size_t(i)] = TensorShape{info.height, info.width, int64_t(info.channels)};
     });
     Batch& out = add_output(ws, DType::kU8, std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
       const auto& s = out.shape(i);
       decoders_[size_t(thread)]->decode(static_cast<const uint8_t*>(view.data),
-                                        size_t(view.shape[0]), format_, out.data_as<uint8_t>(i),
-                                        s[1] * s[2], limits_);
+                                        size_t(view.shape[0]), format_, infos[size_t(i)],
+                                        out.data_as<uint8_t>(i), s[1] * s[2], limits_);
     });
   }
 
  private:
   codecs::ColorFormat format_;
-  codecs::JpegLimits limits_;
+  codecs::DecodeLimits limits_;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<codecs::JpegDecoder>> decoders_;  // one per pool thread
+  std::vector<std::unique_ptr<codecs::Decoder>> decoders_;  // one per pool thread
 };
 
 }  // namespace
@@ -71,14 +64,19 @@ OpSchema image_decoder_schema() {
       .doc =
           "Decodes images to HWC uint8. JPEG via libjpeg-turbo (islow IDCT, fancy "
           "upsampling: identical to libjpeg-turbo's djpeg and PIL); Adobe CMYK/YCCK is "
-          "converted to RGB as R = C*K/255. Truncated or corrupt data raises an error "
-          "naming the sample and file (harmless warnings such as extraneous bytes before a "
-          "marker are tolerated). Images above `max_pixels` are refused before any "
-          "allocation. Other formats raise an error naming the format.",
+          "converted to RGB as R = C*K/255. PNG via libpng, all colour types and depths, "
+          "interlaced or not, as PIL and stb_image decode it: no gamma correction, 16-bit "
+          "samples reduced to their high byte, palettes expanded, tRNS as alpha (RGB/BGR/GRAY "
+          "drop alpha without compositing). GRAY from colour uses L = (19595 R + 38470 G + "
+          "7471 B + 32768) >> 16 (PIL's weights); ANY_DATA keeps the image's channels (gray "
+          "1, gray+alpha 2, colour 3, with alpha 4; JPEG: 1 or 3). Truncated or corrupt data "
+          "raises an error naming the sample and file (harmless JPEG warnings such as "
+          "extraneous bytes before a marker are tolerated). Images above `max_pixels` are "
+          "refused before any allocation. Other formats raise an error naming the format.",
       .inputs = {"encoded"},
       .outputs = {"images"},
-      .args = {{"output_type", ArgType::kString, "Colour format: 'RGB', 'BGR' or 'GRAY'.",
-                std::string("RGB")},
+      .args = {{"output_type", ArgType::kString,
+                "Colour format: 'RGB', 'BGR', 'GRAY' or 'ANY_DATA'.", std::string("RGB")},
                {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.",
                 int64_t{1} << 27}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<ImageDecoder>(s); },

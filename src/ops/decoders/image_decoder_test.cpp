@@ -56,13 +56,14 @@ TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
             "sample 1 (source '/data/cut.jpg'): corrupt JPEG data: Premature end of JPEG file");
   std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0};
   EXPECT_EQ(error_of(r, testing::bytes_batch({png}, {"x.png"})),
-            "sample 0 (source 'x.png'): PNG images are not supported by decoders.image yet "
-            "(supported: JPEG)");
+            "sample 0 (source 'x.png'): invalid PNG header: truncated PNG data");
+  std::vector<uint8_t> gif{'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0};
+  EXPECT_EQ(error_of(r, testing::bytes_batch({gif}, {"x.gif"})),
+            "sample 0 (source 'x.gif'): GIF images are not supported (supported: JPEG, PNG)");
   EXPECT_EQ(error_of(r, testing::bytes_batch({{1, 2, 3}}, {"x.bin"})),
             "sample 0 (source 'x.bin'): not a recognised image format (first bytes: 01 02 03)");
   EXPECT_EQ(error_of(r, testing::bytes_batch({{}}, {"empty.jpg"})),
-            "sample 0 (source 'empty.jpg'): not a recognised image format (first bytes: no "
-            "data: 0 bytes)");
+            "sample 0 (source 'empty.jpg'): empty input (0 bytes), not an image");
 }
 
 TEST(ImageDecoderOp, MaxPixelsRefusesBeforeAllocating) {

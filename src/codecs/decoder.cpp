@@ -1,0 +1,55 @@
+#include "stoker/codecs/decoder.hpp"
+
+#include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/codecs/png/png_decoder.hpp"
+#include "stoker/core/error.hpp"
+
+namespace stoker::codecs {
+
+struct Decoder::State {
+  JpegDecoder jpeg;
+};
+
+Decoder::Decoder() : state_(std::make_unique<State>()) {}
+Decoder::~Decoder() = default;
+
+ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
+                        const DecodeLimits& limits) {
+  STOKER_ENFORCE(data != nullptr && size > 0, ValueError, "empty input (0 bytes), not an image");
+  ImageInfo out;
+  out.format = detect_format(data, size);
+  switch (out.format) {
+    case ImageFormat::kJpeg: {
+      auto h = state_->jpeg.read_header(data, size, {limits.max_pixels});
+      out.height = h.height, out.width = h.width, out.channels = jpeg_output_channels(fmt, h);
+      return out;
+    }
+    case ImageFormat::kPng: {
+      auto h = read_png_header(data, size, {limits.max_pixels});
+      out.height = h.height, out.width = h.width, out.channels = png_output_channels(fmt, h);
+      return out;
+    }
+    case ImageFormat::kUnknown:
+      throw ValueError(detail::concat(
+          "not a recognised image format (first bytes: ", leading_bytes_hex(data, size), ")"));
+    default:
+      throw ValueError(detail::concat(format_name(out.format),
+                                      " images are not supported (supported: JPEG, PNG)"));
+  }
+}
+
+void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
+                     uint8_t* out, int64_t row_stride, const DecodeLimits& limits) {
+  switch (info.format) {
+    case ImageFormat::kJpeg:
+      state_->jpeg.decode(data, size, fmt, out, row_stride, {limits.max_pixels});
+      return;
+    case ImageFormat::kPng:
+      decode_png(data, size, fmt, out, row_stride, {limits.max_pixels});
+      return;
+    default:
+      STOKER_ASSERT(false, "decode() called for ", format_name(info.format));
+  }
+}
+
+}  // namespace stoker::codecs

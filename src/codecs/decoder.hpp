@@ -1,0 +1,42 @@
+// One entry point for every image format: detects the format from the magic bytes and hands
+// the data to its decoder. One Decoder per thread (it keeps a JPEG decompressor).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "stoker/codecs/image_format.hpp"
+
+namespace stoker::codecs {
+
+struct DecodeLimits {
+  int64_t max_pixels = int64_t(1) << 27;  // refused before anything is allocated
+};
+
+struct ImageInfo {
+  ImageFormat format = ImageFormat::kUnknown;
+  int64_t height = 0, width = 0;
+  int channels = 0;  // of the output for the requested ColorFormat
+};
+
+class Decoder {
+ public:
+  Decoder();
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  // The output's size for `fmt`. Throws ValueError naming the format for unrecognised or
+  // unsupported data, malformed headers and images above limits.max_pixels.
+  ImageInfo info(const uint8_t* data, size_t size, ColorFormat fmt, const DecodeLimits& limits);
+  // Decodes into height rows of width * channels bytes, `row_stride` apart (`info` from info()).
+  void decode(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
+              uint8_t* out, int64_t row_stride, const DecodeLimits& limits);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace stoker::codecs
