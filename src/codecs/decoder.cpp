@@ -1,5 +1,6 @@
 #include "stoker/codecs/decoder.hpp"
 
+#include "stoker/codecs/exif.hpp"
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
 #include "stoker/codecs/png/png_decoder.hpp"
 #include "stoker/core/error.hpp"
@@ -22,6 +23,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
     case ImageFormat::kJpeg: {
       auto h = state_->jpeg.read_header(data, size, {limits.max_pixels});
       out.height = h.height, out.width = h.width, out.channels = jpeg_output_channels(fmt, h);
+      out.orientation = jpeg_exif_orientation(data, size);
       return out;
     }
     case ImageFormat::kPng: {

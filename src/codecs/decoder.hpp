@@ -17,7 +17,8 @@ struct DecodeLimits {
 struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
   int64_t height = 0, width = 0;
-  int channels = 0;  // of the output for the requested ColorFormat
+  int channels = 0;     // of the output for the requested ColorFormat
+  int orientation = 1;  // EXIF orientation (JPEG), 1..8; the decoder does not apply it
 };
 
 class Decoder {

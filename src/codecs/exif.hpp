@@ -1,0 +1,17 @@
+// EXIF orientation (TIFF tag 0x0112 in IFD0 of a JPEG's APP1 "Exif" segment), read with a
+// small bounds-checked parser: the only field the decoders need.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace stoker::codecs {
+
+// 1..8 as EXIF defines them; 1 (as stored) when the JPEG has no EXIF, no orientation tag, an
+// out-of-range value (some cameras write 0) or a malformed segment. Never throws.
+int jpeg_exif_orientation(const uint8_t* data, size_t size);
+
+// True for orientations that swap width and height (5 to 8).
+inline bool orientation_swaps_axes(int orientation) { return orientation >= 5; }
+
+}  // namespace stoker::codecs

@@ -1,0 +1,73 @@
+#include "stoker/codecs/exif.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace stoker::codecs {
+namespace {
+
+// SOI, an APP0, an APP1 Exif segment holding `tiff`, then SOS.
+std::vector<uint8_t> jpeg_with_tiff(const std::vector<uint8_t>& tiff) {
+  std::vector<uint8_t> j = {0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 'J', 'F'};
+  std::vector<uint8_t> seg = {'E', 'x', 'i', 'f', 0, 0};
+  seg.insert(seg.end(), tiff.begin(), tiff.end());
+  j.push_back(0xFF), j.push_back(0xE1);
+  j.push_back(uint8_t((seg.size() + 2) >> 8)), j.push_back(uint8_t(seg.size() + 2));
+  j.insert(j.end(), seg.begin(), seg.end());
+  for (uint8_t b : {0xFF, 0xDA, 0x00, 0x02}) j.push_back(b);
+  return j;
+}
+
+// A TIFF header and IFD0 with `entries` (tag, type, value) in the given byte order.
+std::vector<uint8_t> tiff(bool big, const std::vector<std::array<uint16_t, 3>>& entries) {
+  std::vector<uint8_t> t;
+  auto u16 = [&](uint16_t v) {
+    if (big)
+      t.push_back(uint8_t(v >> 8)), t.push_back(uint8_t(v));
+    else
+      t.push_back(uint8_t(v)), t.push_back(uint8_t(v >> 8));
+  };
+  auto u32 = [&](uint32_t v) {
+    if (big)
+      u16(uint16_t(v >> 16)), u16(uint16_t(v));
+    else
+      u16(uint16_t(v)), u16(uint16_t(v >> 16));
+  };
+  t.push_back(big ? 'M' : 'I'), t.push_back(big ? 'M' : 'I');
+  u16(42), u32(8), u16(uint16_t(entries.size()));
+  for (auto [tag, type, value] : entries) u16(tag), u16(type), u32(1), u16(value), u16(0);
+  u32(0);
+  return t;
+}
+
+int orientation_of(const std::vector<uint8_t>& j) {
+  return jpeg_exif_orientation(j.data(), j.size());
+}
+
+TEST(Exif, ReadsTheOrientationInBothByteOrders) {
+  for (bool big : {false, true})
+    for (uint16_t o = 1; o <= 8; ++o)
+      EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(big, {{0x010F, 2, 7}, {0x0112, 3, o}}))), o);
+}
+
+TEST(Exif, AnythingOddMeansAsStored) {
+  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x010F, 2, 7}}))), 1);  // no tag
+  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 3, 0}}))), 1);  // 0
+  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 3, 9}}))), 1);  // 9
+  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 4, 6}}))), 1);  // not SHORT
+  auto j = jpeg_with_tiff(tiff(true, {{0x0112, 3, 6}}));
+  for (size_t cut = 0; cut < j.size() - 4; ++cut)  // every truncation: no crash, 1 or 6
+    EXPECT_TRUE(jpeg_exif_orientation(j.data(), cut) == 1 ||
+                jpeg_exif_orientation(j.data(), cut) == 6);
+  j[12] = 0xFF;  // the APP1 length now runs past the end
+  EXPECT_EQ(orientation_of(j), 1);
+  EXPECT_EQ(jpeg_exif_orientation(nullptr, 0), 1);
+  std::vector<uint8_t> png = {0x89, 'P', 'N', 'G'};
+  EXPECT_EQ(orientation_of(png), 1);
+}
+
+}  // namespace
+}  // namespace stoker::codecs
