@@ -11,7 +11,8 @@ from stoker import fn, types
 
 def test_signatures_and_docs_come_from_schemas():
     sig = inspect.signature(fn.decoders.image)
-    assert list(sig.parameters)[:3] == ["encoded", "output_type", "max_pixels"]
+    assert list(sig.parameters)[:4] == ["encoded", "output_type", "adjust_orientation",
+                                        "max_pixels"]
     assert sig.parameters["output_type"].default == "RGB"
     sig = inspect.signature(fn.random_resized_crop)
     assert sig.parameters["size"].default is inspect.Parameter.empty  # required
