@@ -9,25 +9,9 @@ import os
 import numpy as np
 import pytest
 
-import stoker
-from stoker import fn
+from decode_util import decode, luma
 
 PIL = pytest.importorskip("PIL.Image")
-
-
-def _decode(blobs, output_type="ANY_DATA", names=None):
-    """Decodes each blob alone; returns arrays, or the exception for blobs that fail."""
-    out = []
-    for k, blob in enumerate(blobs):
-        pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0)
-        with pipe:
-            data = fn.external_source(lambda b=blob: [np.frombuffer(b, np.uint8)])
-            pipe.set_outputs(fn.decoders.image(data, output_type=output_type))
-        try:
-            out.append(pipe.run()[0][0].numpy().copy())
-        except (ValueError, RuntimeError) as e:
-            out.append(e)
-    return out
 
 
 def _rgba(a):
@@ -42,17 +26,12 @@ def _rgba(a):
     return a
 
 
-def _luma(rgb):
-    r, g, b = (rgb[..., k].astype(np.uint32) for k in range(3))
-    return ((19595 * r + 38470 * g + 7471 * b + 32768) >> 16).astype(np.uint8)[..., None]
-
-
 def test_pngsuite_matches_stb_references(shared_data):
     d = os.path.join(shared_data, "png", "pngsuite-stb")
     files = sorted(glob.glob(os.path.join(d, "primary", "*.png")))
     assert len(files) == 77
     blobs = [open(f, "rb").read() for f in files]
-    anys, rgbs, grays = (_decode(blobs, t) for t in ("ANY_DATA", "RGB", "GRAY"))
+    anys, rgbs, grays = (decode(blobs, t) for t in ("ANY_DATA", "RGB", "GRAY"))
     for f, a, rgb, gray in zip(files, anys, rgbs, grays):
         ref = np.asarray(PIL.open(os.path.join(d, "primary_check", os.path.basename(f))))
         assert ref.shape[2] == 4
@@ -62,13 +41,13 @@ def test_pngsuite_matches_stb_references(shared_data):
         if a.shape[2] <= 2:  # gray files: GRAY is the gray channel itself
             np.testing.assert_array_equal(gray, a[..., :1], err_msg=name)
         else:
-            np.testing.assert_array_equal(gray, _luma(ref[..., :3]), err_msg=name)
+            np.testing.assert_array_equal(gray, luma(ref[..., :3]), err_msg=name)
 
 
 def test_16_bit_files_take_the_high_byte(shared_data):
     files = sorted(glob.glob(os.path.join(shared_data, "png", "pngsuite-stb", "16bit", "*.png")))
     assert len(files) == 23
-    for f, a in zip(files, _decode([open(f, "rb").read() for f in files])):
+    for f, a in zip(files, decode([open(f, "rb").read() for f in files])):
         im = PIL.open(f)
         if im.mode in ("I;16", "I;16B", "I"):  # 16-bit gray: PIL keeps 16 bits
             expect = (np.asarray(im).astype(np.uint32) >> 8).astype(np.uint8)[..., None]
@@ -86,7 +65,7 @@ def test_interlaced_and_plain_twins_decode_alike(shared_data):
     for f in glob.glob(os.path.join(d, "pngsuite-stb", "16bit", "basi*.png")):
         pairs.append((os.path.relpath(f, d), os.path.relpath(f.replace("basi", "basn"), d)))
     for a, b in pairs:
-        x, y = _decode([open(os.path.join(d, p), "rb").read() for p in (a, b)])
+        x, y = decode([open(os.path.join(d, p), "rb").read() for p in (a, b)])
         np.testing.assert_array_equal(x, y, err_msg=a)
 
 
@@ -96,11 +75,11 @@ def test_corrupt_and_hostile_files_give_clear_errors(shared_data):
                  [os.path.join(d, "go-png", f"invalid-{k}.png")
                   for k in ("crc32", "noend", "trunc", "zlib")] +
                  glob.glob(os.path.join(d, "wuffs", "*.truncated.png")))
-    for f, r in zip(must_fail, _decode([open(f, "rb").read() for f in must_fail])):
+    for f, r in zip(must_fail, decode([open(f, "rb").read() for f in must_fail])):
         assert isinstance(r, ValueError), f
         assert "PNG" in str(r) or "image format" in str(r), (f, str(r))
     for f, r in zip(sorted(glob.glob(os.path.join(d, "pngsuite-stb", "iphone", "*.png"))),
-                    _decode([open(f, "rb").read() for f in
+                    decode([open(f, "rb").read() for f in
                              sorted(glob.glob(os.path.join(d, "pngsuite-stb", "iphone",
                                                            "*.png")))])):
         assert isinstance(r, ValueError) and "CgBI" in str(r), f
@@ -109,7 +88,7 @@ def test_corrupt_and_hostile_files_give_clear_errors(shared_data):
     maybe = (glob.glob(os.path.join(d, "libpng", "testpngs", "crashers", "*.png")) +
              [os.path.join(d, "torchvision", "damaged_png", "sigsegv.png"),
               os.path.join(d, "go-png", "invalid-palette.png")])
-    for f, r in zip(maybe, _decode([open(f, "rb").read() for f in maybe])):
+    for f, r in zip(maybe, decode([open(f, "rb").read() for f in maybe])):
         assert isinstance(r, (np.ndarray, ValueError)), f
 
 
@@ -133,14 +112,14 @@ def test_pngs_written_by_pil(mode):
     buf = io.BytesIO()
     im.save(buf, "PNG", **({"transparency": im.info["transparency"]} if mode == "PA" else {}))
     blob = buf.getvalue()
-    (rgb,) = _decode([blob], "RGB")
+    (rgb,) = decode([blob], "RGB")
     ref = PIL.open(io.BytesIO(blob))
     if mode == "I;16":
         expect = (np.asarray(ref).astype(np.uint32) >> 8).astype(np.uint8)
         np.testing.assert_array_equal(rgb, np.stack([expect] * 3, 2))
     else:
         np.testing.assert_array_equal(rgb, np.asarray(ref.convert("RGB")))
-    (any_data,) = _decode([blob], "ANY_DATA")
+    (any_data,) = decode([blob], "ANY_DATA")
     expect_c = {"1": 1, "L": 1, "LA": 2, "P": 3, "PA": 4, "RGB": 3, "RGBA": 4, "I;16": 1}
     assert any_data.shape == (h, w, expect_c[mode])
     if mode in ("LA", "RGBA", "PA"):
@@ -158,6 +137,6 @@ def test_max_pixels_refuses_a_huge_header():
     ihdr = struct.pack(">IIBBBBB", 64250, 64250, 8, 2, 0, 0, 0)
     blob = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + \
         chunk(b"IEND", b"")
-    (r,) = _decode([blob])
+    (r,) = decode([blob])
     assert isinstance(r, ValueError)
     assert "PNG of 64250x64250 pixels exceeds max_pixels (134217728)" in str(r)

@@ -1,8 +1,10 @@
 #include "stoker/codecs/decoder.hpp"
 
+#include "stoker/codecs/bmp/bmp_decoder.hpp"
 #include "stoker/codecs/exif.hpp"
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
 #include "stoker/codecs/png/png_decoder.hpp"
+#include "stoker/codecs/pnm/pnm_decoder.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker::codecs {
@@ -31,12 +33,22 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
       out.height = h.height, out.width = h.width, out.channels = png_output_channels(fmt, h);
       return out;
     }
+    case ImageFormat::kBmp: {
+      auto h = read_bmp_header(data, size, limits.max_pixels);
+      out.height = h.height, out.width = h.width, out.channels = bmp_output_channels(fmt, h);
+      return out;
+    }
+    case ImageFormat::kPnm: {
+      auto h = read_pnm_header(data, size, limits.max_pixels);
+      out.height = h.height, out.width = h.width, out.channels = pnm_output_channels(fmt, h);
+      return out;
+    }
     case ImageFormat::kUnknown:
       throw ValueError(detail::concat(
           "not a recognised image format (first bytes: ", leading_bytes_hex(data, size), ")"));
     default:
-      throw ValueError(detail::concat(format_name(out.format),
-                                      " images are not supported (supported: JPEG, PNG)"));
+      throw ValueError(detail::concat(
+          format_name(out.format), " images are not supported (supported: JPEG, PNG, BMP, PNM)"));
   }
 }
 
@@ -48,6 +60,12 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
       return;
     case ImageFormat::kPng:
       decode_png(data, size, fmt, out, row_stride, {limits.max_pixels});
+      return;
+    case ImageFormat::kBmp:
+      decode_bmp(data, size, read_bmp_header(data, size, limits.max_pixels), fmt, out, row_stride);
+      return;
+    case ImageFormat::kPnm:
+      decode_pnm(data, size, read_pnm_header(data, size, limits.max_pixels), fmt, out, row_stride);
       return;
     default:
       STOKER_ASSERT(false, "decode() called for ", format_name(info.format));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "stoker/codecs/pixel_convert.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker::codecs {
@@ -168,14 +169,9 @@ void decode_png(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out,
   if (!read_image(h, to_gray ? ColorFormat::kRGB : fmt, rows.data(),
                   size_t(info.width * decoded_channels)))
     fail(s, "data");
-  if (to_gray) {
-    for (int64_t y = 0; y < info.height; ++y) {
-      const uint8_t* p = rows[size_t(y)];
-      uint8_t* o = out + y * row_stride;
-      for (int64_t x = 0; x < info.width; ++x, p += 3)
-        o[x] = uint8_t((19595u * p[0] + 38470u * p[1] + 7471u * p[2] + 0x8000u) >> 16);
-    }
-  }
+  if (to_gray)
+    for (int64_t y = 0; y < info.height; ++y)
+      convert_row(rows[size_t(y)], 3, ColorFormat::kGray, out + y * row_stride, info.width);
 }
 
 }  // namespace stoker::codecs

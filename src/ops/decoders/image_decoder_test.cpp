@@ -58,8 +58,9 @@ TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
   EXPECT_EQ(error_of(r, testing::bytes_batch({png}, {"x.png"})),
             "sample 0 (source 'x.png'): invalid PNG header: truncated PNG data");
   std::vector<uint8_t> gif{'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0};
-  EXPECT_EQ(error_of(r, testing::bytes_batch({gif}, {"x.gif"})),
-            "sample 0 (source 'x.gif'): GIF images are not supported (supported: JPEG, PNG)");
+  EXPECT_EQ(
+      error_of(r, testing::bytes_batch({gif}, {"x.gif"})),
+      "sample 0 (source 'x.gif'): GIF images are not supported (supported: JPEG, PNG, BMP, PNM)");
   EXPECT_EQ(error_of(r, testing::bytes_batch({{1, 2, 3}}, {"x.bin"})),
             "sample 0 (source 'x.bin'): not a recognised image format (first bytes: 01 02 03)");
   EXPECT_EQ(error_of(r, testing::bytes_batch({{}}, {"empty.jpg"})),

@@ -1,0 +1,25 @@
+// libFuzzer target: codecs::Decoder (format detection, then JPEG, PNG, BMP or PNM) must give an
+// image or a stoker::ValueError for any input, for every output type, within a pixel limit.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "stoker/codecs/decoder.hpp"
+#include "stoker/core/error.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace stoker::codecs;
+  static Decoder decoder;
+  const DecodeLimits limits{1 << 20};
+  for (ColorFormat fmt :
+       {ColorFormat::kRGB, ColorFormat::kBGR, ColorFormat::kGray, ColorFormat::kAnyData}) {
+    try {
+      auto info = decoder.info(data, size, fmt, limits);
+      const int64_t stride = info.width * info.channels;
+      std::unique_ptr<uint8_t[]> out(new uint8_t[size_t(stride * info.height)]);
+      decoder.decode(data, size, fmt, info, out.get(), stride, limits);
+    } catch (const stoker::ValueError&) {
+    }
+  }
+  return 0;
+}
