@@ -1,5 +1,6 @@
 #include "stoker/ops/registry.hpp"
 
+#include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/io/external_source.hpp"
@@ -19,11 +20,17 @@ const std::vector<OpSchema>& op_schemas() {
   // Sorted by operator name. Adding an operator adds one line here.
   // clang-format off
   static const std::vector<OpSchema> kAll{
+      brightness_schema(),             // brightness
+      brightness_contrast_schema(),    // brightness_contrast
+      color_twist_schema(),            // color_twist
+      contrast_schema(),               // contrast
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
       image_decoder_schema(),          // decoders.image
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
+      hsv_schema(),                    // hsv
+      hue_schema(),                    // hue
       coin_flip_schema(),              // random.coin_flip
       uniform_schema(),                // random.uniform
       random_resized_crop_schema(),    // random_resized_crop
@@ -35,6 +42,7 @@ const std::vector<OpSchema>& op_schemas() {
       tfrecord_reader_schema(),        // readers.tfrecord
       webdataset_reader_schema(),      // readers.webdataset
       resize_schema(),                 // resize
+      saturation_schema(),             // saturation
   };
   // clang-format on
   return kAll;

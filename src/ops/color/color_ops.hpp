@@ -1,0 +1,15 @@
+// Colour adjustments: brightness, contrast, brightness_contrast (element-wise affine maps) and
+// hsv, hue, saturation, color_twist (3x3 maps of RGB pixels). Per-sample arguments.
+#pragma once
+
+#include "stoker/ops/schema.hpp"
+
+namespace stoker::ops {
+OpSchema brightness_schema();
+OpSchema contrast_schema();
+OpSchema brightness_contrast_schema();
+OpSchema hsv_schema();
+OpSchema hue_schema();
+OpSchema saturation_schema();
+OpSchema color_twist_schema();
+}  // namespace stoker::ops
