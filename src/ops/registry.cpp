@@ -32,6 +32,7 @@ const std::vector<OpSchema>& op_schemas() {
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
       coin_flip_schema(),              // random.coin_flip
+      normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe

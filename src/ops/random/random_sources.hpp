@@ -6,4 +6,5 @@
 namespace stoker::ops {
 OpSchema coin_flip_schema();
 OpSchema uniform_schema();
+OpSchema normal_schema();
 }  // namespace stoker::ops
