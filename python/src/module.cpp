@@ -27,6 +27,7 @@ nb::list schemas() {
     d["name"] = s.name;
     d["doc"] = s.doc;
     d["inputs"] = s.inputs;
+    d["variadic_inputs"] = s.variadic_inputs;
     d["outputs"] = s.outputs;
     d["outputs_from"] = s.outputs_from;
     d["dynamic_outputs"] = bool(s.output_names);  // names depend on arguments: output_names()

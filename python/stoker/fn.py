@@ -56,9 +56,11 @@ def _make_op(schema):
         if pipe is None:
             raise RuntimeError(f"fn.{op_name} called outside a pipeline definition: use it in a "
                                f"@stoker.pipeline_def function or inside `with pipe:`")
-        if len(inputs) != n_inputs:
+        variadic = schema["variadic_inputs"]
+        if len(inputs) != n_inputs and not (variadic and len(inputs) > n_inputs):
             expected = ", ".join(schema["inputs"]) or "none"
-            raise TypeError(f"fn.{op_name} expects {n_inputs} input(s) ({expected}), "
+            more = " or more" if variadic else ""
+            raise TypeError(f"fn.{op_name} expects {n_inputs}{more} input(s) ({expected}), "
                             f"got {len(inputs)}")
         args, arg_inputs = {}, {}
         for k, v in kwargs.items():
@@ -79,6 +81,8 @@ def _make_op(schema):
         return pipe._add_node(op_name, inputs, args, arg_inputs, name, device, n_out)
 
     params = [inspect.Parameter(i, inspect.Parameter.POSITIONAL_ONLY) for i in schema["inputs"]]
+    if schema["variadic_inputs"]:
+        params.append(inspect.Parameter("more", inspect.Parameter.VAR_POSITIONAL))
     for a in schema["args"]:
         default = inspect.Parameter.empty if a["required"] else a.get("default", None)
         params.append(inspect.Parameter(a["name"], inspect.Parameter.KEYWORD_ONLY,

@@ -13,6 +13,7 @@
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 #include "stoker/ops/readers/webdataset_reader.hpp"
+#include "stoker/ops/tensor/tensor_ops.hpp"
 
 namespace stoker::ops {
 
@@ -22,6 +23,8 @@ const std::vector<OpSchema>& op_schemas() {
   static const std::vector<OpSchema> kAll{
       brightness_schema(),             // brightness
       brightness_contrast_schema(),    // brightness_contrast
+      cast_schema(),                   // cast
+      cat_schema(),                    // cat
       color_twist_schema(),            // color_twist
       contrast_schema(),               // contrast
       crop_schema(),                   // crop
@@ -34,6 +37,7 @@ const std::vector<OpSchema>& op_schemas() {
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
+      pad_schema(),                    // pad
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe
       caffe2_reader_schema(),          // readers.caffe2
@@ -42,8 +46,11 @@ const std::vector<OpSchema>& op_schemas() {
       numpy_reader_schema(),           // readers.numpy
       tfrecord_reader_schema(),        // readers.tfrecord
       webdataset_reader_schema(),      // readers.webdataset
+      reshape_schema(),                // reshape
       resize_schema(),                 // resize
       saturation_schema(),             // saturation
+      stack_schema(),                  // stack
+      transpose_schema(),              // transpose
   };
   // clang-format on
   return kAll;

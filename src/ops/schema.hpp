@@ -40,6 +40,7 @@ struct OpSchema {
   std::string name;  // dotted: "readers.file", "decoders.image", "random.coin_flip"
   std::string doc;
   std::vector<std::string> inputs;   // positional, all required
+  bool variadic_inputs = false;      // the last input may repeat (cat, stack)
   std::vector<std::string> outputs;  // names of the outputs (fixed count)
   // For operators whose outputs depend on their arguments (readers.tfrecord: one output per
   // feature): the names for a given spec. Empty function: `outputs`.

@@ -50,10 +50,13 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
   const std::string op = node.describe();
   STOKER_ENFORCE(s.supports(node.backend), ValueError, op, ": no '",
                  ops::backend_name(node.backend), "' backend in this build; supported: cpu");
-  STOKER_ENFORCE(node.inputs.size() == s.inputs.size(), TypeError, op, ": expects ",
-                 s.inputs.size(), " input(s), got ", node.inputs.size());
+  STOKER_ENFORCE(node.inputs.size() == s.inputs.size() ||
+                     (s.variadic_inputs && node.inputs.size() > s.inputs.size()),
+                 TypeError, op, ": expects ", s.inputs.size(), s.variadic_inputs ? " or more" : "",
+                 " input(s), got ", node.inputs.size());
   for (size_t i = 0; i < node.inputs.size(); ++i)
-    check_ref(g, node, node.inputs[i], "input '" + s.inputs[i] + "'");
+    check_ref(g, node, node.inputs[i],
+              "input '" + s.inputs[std::min(i, s.inputs.size() - 1)] + "'");
   for (auto& [name, ref] : node.arg_inputs) {
     const ops::ArgSchema* a = s.find_arg(name);
     STOKER_ENFORCE(a != nullptr, TypeError, op, ": unknown argument '", name, "'",

@@ -1,0 +1,92 @@
+// Data-movement kernels on C-ordered arrays of `elem_size`-byte elements, and the numeric cast.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "stoker/core/dtype.hpp"
+
+namespace stoker::kernels {
+
+// out[j0, j1, ...] = in[i...] with out axis k = in axis perm[k].
+inline void transpose_cpu(const uint8_t* in, const std::vector<int64_t>& in_shape,
+                          const std::vector<int>& perm, size_t elem_size, uint8_t* out) {
+  const size_t nd = in_shape.size();
+  int64_t volume = 1;
+  for (auto d : in_shape) volume *= d;
+  if (volume == 0) return;
+  std::vector<int64_t> in_stride(nd, 1), out_shape(nd), stride(nd);  // stride: in, per out axis
+  for (size_t d = nd; d-- > 1;) in_stride[d - 1] = in_stride[d] * in_shape[d];
+  for (size_t k = 0; k < nd; ++k) {
+    out_shape[k] = in_shape[size_t(perm[k])];
+    stride[k] = in_stride[size_t(perm[k])];
+  }
+  std::vector<int64_t> pos(nd, 0);
+  int64_t src = 0;
+  for (int64_t o = 0; o < volume; ++o) {
+    std::memcpy(out + size_t(o) * elem_size, in + size_t(src) * elem_size, elem_size);
+    for (size_t k = nd; k-- > 0;) {  // odometer over the output, tracking the input offset
+      if (++pos[k] < out_shape[k]) {
+        src += stride[k];
+        break;
+      }
+      src -= stride[k] * (out_shape[k] - 1);
+      pos[k] = 0;
+    }
+  }
+}
+
+template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// A value converted to Out: to floats directly (the nearest representable value), to integers
+// from floats rounded half away from zero, and always saturated to Out's range (NaN gives 0).
+template <typename Out, typename In>
+Out cast_value(In v) {
+  if constexpr (std::is_same_v<Out, bool>) {
+    if constexpr (is_half_v<In>) {
+      return float(v) != 0.f;
+    } else {
+      return v != In(0);
+    }
+  } else if constexpr (is_half_v<Out> || std::is_floating_point_v<Out>) {
+    if constexpr (is_half_v<In> || is_half_v<Out>) {
+      return Out(float(v));
+    } else {
+      return Out(v);
+    }
+  } else if constexpr (std::is_integral_v<In>) {
+    using L = std::numeric_limits<Out>;
+    if constexpr (std::is_signed_v<In>) {
+      if (v < 0 && (!std::is_signed_v<Out> || int64_t(v) < int64_t(L::min()))) return L::min();
+    }
+    if (v > 0 && uint64_t(v) > uint64_t(L::max())) return L::max();
+    return Out(v);
+  } else {
+    double d = 0;
+    if constexpr (is_half_v<In>) {
+      d = double(float(v));
+    } else {
+      d = double(v);
+    }
+    if (!(d == d)) return Out(0);
+    const double r = std::round(d);
+    // Compare in long double: 2^63 - 1 is not a double.
+    if ((long double)r <= (long double)std::numeric_limits<Out>::min())
+      return std::numeric_limits<Out>::min();
+    if ((long double)r >= (long double)std::numeric_limits<Out>::max())
+      return std::numeric_limits<Out>::max();
+    return Out(r);
+  }
+}
+
+template <typename Out, typename In>
+void cast_cpu(const In* in, int64_t count, Out* out) {
+  for (int64_t k = 0; k < count; ++k) out[k] = cast_value<Out>(in[k]);
+}
+
+}  // namespace stoker::kernels
