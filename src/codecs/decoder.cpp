@@ -1,5 +1,8 @@
 #include "stoker/codecs/decoder.hpp"
 
+#include <cstring>
+#include <vector>
+
 #include "stoker/codecs/bmp/bmp_decoder.hpp"
 #include "stoker/codecs/exif.hpp"
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
@@ -11,6 +14,7 @@ namespace stoker::codecs {
 
 struct Decoder::State {
   JpegDecoder jpeg;
+  std::vector<uint8_t> whole;  // a full decode, for windows of formats that cannot decode one
 };
 
 Decoder::Decoder() : state_(std::make_unique<State>()) {}
@@ -70,6 +74,25 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
     default:
       STOKER_ASSERT(false, "decode() called for ", format_name(info.format));
   }
+}
+
+void Decoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,
+                            const ImageInfo& info, int64_t y, int64_t x, int64_t h, int64_t w,
+                            uint8_t* out, int64_t row_stride, const DecodeLimits& limits) {
+  STOKER_ENFORCE(y >= 0 && x >= 0 && h > 0 && w > 0 && y + h <= info.height && x + w <= info.width,
+                 ValueError, "window (y ", y, ", x ", x, ", ", h, "x", w, ") lies outside the ",
+                 info.height, "x", info.width, " image");
+  if (info.format == ImageFormat::kJpeg) {
+    state_->jpeg.decode_region(data, size, fmt, {y, x, h, w}, out, row_stride, {limits.max_pixels});
+    return;
+  }
+  const int64_t row = info.width * info.channels;
+  auto& whole = state_->whole;
+  whole.resize(size_t(row * info.height));
+  decode(data, size, fmt, info, whole.data(), row, limits);
+  for (int64_t r = 0; r < h; ++r)
+    std::memcpy(out + r * row_stride, whole.data() + (y + r) * row + x * info.channels,
+                size_t(w * info.channels));
 }
 
 }  // namespace stoker::codecs

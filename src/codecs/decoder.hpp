@@ -34,6 +34,12 @@ class Decoder {
   // Decodes into height rows of width * channels bytes, `row_stride` apart (`info` from info()).
   void decode(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
               uint8_t* out, int64_t row_stride, const DecodeLimits& limits);
+  // Decodes only the window rows [y, y + h), columns [x, x + w) of the image as stored (no
+  // orientation applied). JPEG decodes just the rows and iMCU columns it needs; the other
+  // formats decode whole and copy the window. Same pixels as the window of decode().
+  void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
+                     int64_t y, int64_t x, int64_t h, int64_t w, uint8_t* out, int64_t row_stride,
+                     const DecodeLimits& limits);
 
  private:
   struct State;

@@ -30,6 +30,9 @@ const std::vector<OpSchema>& op_schemas() {
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
       image_decoder_schema(),          // decoders.image
+      image_crop_decoder_schema(),     // decoders.image_crop
+      image_random_crop_decoder_schema(),  // decoders.image_random_crop
+      image_slice_decoder_schema(),    // decoders.image_slice
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
       hsv_schema(),                    // hsv
@@ -38,6 +41,7 @@ const std::vector<OpSchema>& op_schemas() {
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
       pad_schema(),                    // pad
+      peek_image_shape_schema(),       // peek_image_shape
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe
       caffe2_reader_schema(),          // readers.caffe2

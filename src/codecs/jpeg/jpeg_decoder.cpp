@@ -1,5 +1,6 @@
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
 
+#include <algorithm>
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
@@ -112,9 +113,12 @@ void cmyk_to_output(const uint8_t* cmyk, uint8_t* out, JDIMENSION width, ColorFo
   }
 }
 
+// Decodes rows [r.y, r.y + r.height) and columns [r.x, r.x + r.width) (the whole image when
+// the region is empty): libjpeg-turbo skips the rows above (jpeg_skip_scanlines), decodes only
+// the iMCU columns that cover the window (jpeg_crop_scanline) and stops after the last row.
 bool decode_c(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* data, size_t size,
               ColorFormat fmt, uint8_t* out, int64_t row_stride, int64_t max_pixels,
-              uint8_t* cmyk_row, JDIMENSION expect_w, JDIMENSION expect_h) {
+              uint8_t* scratch, JDIMENSION expect_w, JDIMENSION expect_h, JpegRegion r) {
   if (setjmp(err->jump)) {
     jpeg_abort_decompress(cinfo);
     return false;
@@ -139,13 +143,40 @@ bool decode_c(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* d
   }
   cinfo->dct_method = JDCT_ISLOW;
   jpeg_start_decompress(cinfo);
-  while (cinfo->output_scanline < cinfo->output_height) {
-    uint8_t* dst = out + int64_t(cinfo->output_scanline) * row_stride;
-    JSAMPROW row = cmyk ? cmyk_row : dst;
-    jpeg_read_scanlines(cinfo, &row, 1);
-    if (cmyk) cmyk_to_output(cmyk_row, dst, cinfo->output_width, fmt);
+  const bool whole = r.width == 0;
+  const JDIMENSION rows = whole ? cinfo->output_height : JDIMENSION(r.height);
+  // Fancy upsampling reads the chroma sample on each side of a pixel: the decoded columns keep
+  // one pixel beyond the window on both sides, so the window's pixels are those of a full
+  // decode. jpeg_crop_scanline moves the start left to an iMCU boundary.
+  JDIMENSION x0 = 0, cw = cinfo->output_width;
+  if (!whole) {
+    const int64_t lo = std::max<int64_t>(0, r.x - 1);
+    const int64_t hi = std::min<int64_t>(cinfo->output_width, r.x + r.width + 1);
+    x0 = JDIMENSION(lo);
+    cw = JDIMENSION(hi - lo);
+    if (cw < cinfo->output_width) jpeg_crop_scanline(cinfo, &x0, &cw);
+    if (r.y > 0) jpeg_skip_scanlines(cinfo, JDIMENSION(r.y));
   }
-  jpeg_finish_decompress(cinfo);
+  const int comps = cinfo->output_components;
+  const JDIMENSION skip = whole ? 0 : JDIMENSION(r.x) - x0;  // columns before the window
+  const JDIMENSION width = whole ? cinfo->output_width : JDIMENSION(r.width);
+  const int out_comps = fmt == ColorFormat::kGray ? 1 : 3;
+  for (JDIMENSION k = 0; k < rows; ++k) {
+    uint8_t* dst = out + int64_t(k) * row_stride;
+    const bool direct = !cmyk && whole;
+    JSAMPROW row = direct ? dst : scratch;
+    jpeg_read_scanlines(cinfo, &row, 1);
+    if (direct) continue;
+    const uint8_t* src = scratch + size_t(skip) * size_t(comps);
+    if (cmyk)
+      cmyk_to_output(src, dst, width, fmt);
+    else
+      std::memcpy(dst, src, size_t(width) * size_t(out_comps));
+  }
+  if (whole)
+    jpeg_finish_decompress(cinfo);
+  else
+    jpeg_abort_decompress(cinfo);  // the rows below the window are never decoded
   return true;
 }
 
@@ -169,13 +200,25 @@ JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLi
 
 void JpegDecoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out,
                          int64_t row_stride, const JpegLimits& limits) {
+  decode_region(data, size, fmt, {}, out, row_stride, limits);
+}
+
+void JpegDecoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,
+                                const JpegRegion& region, uint8_t* out, int64_t row_stride,
+                                const JpegLimits& limits) {
   auto info = read_header(data, size, limits);
   if (fmt == ColorFormat::kAnyData)
     fmt = info.components == 1 ? ColorFormat::kGray : ColorFormat::kRGB;
+  const bool whole = region.width == 0;
+  STOKER_ENFORCE(
+      whole || (region.x >= 0 && region.y >= 0 && region.height > 0 &&
+                region.x + region.width <= info.width && region.y + region.height <= info.height),
+      ValueError, "JPEG region [", region.y, ", ", region.x, ", ", region.height, ", ",
+      region.width, "] lies outside the ", info.width, "x", info.height, " image");
   auto& s = *state_;
-  if (info.components == 4) s.row.resize(size_t(info.width) * 4);
+  s.row.resize(size_t(info.width) * 4);  // a scanline of any output (CMYK is 4 per pixel)
   if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels, s.row.data(),
-                JDIMENSION(info.width), JDIMENSION(info.height))) {
+                JDIMENSION(info.width), JDIMENSION(info.height), region)) {
     throw ValueError(std::string("corrupt JPEG data: ") + s.err.message);
   }
 }

@@ -30,6 +30,11 @@ inline int jpeg_output_channels(ColorFormat fmt, const JpegInfo& info) {
   return info.components == 1 ? 1 : 3;
 }
 
+// A window of the image: rows [y, y + height), columns [x, x + width). width 0: all of it.
+struct JpegRegion {
+  int64_t y = 0, x = 0, height = 0, width = 0;
+};
+
 class JpegDecoder {
  public:
   JpegDecoder();
@@ -48,6 +53,11 @@ class JpegDecoder {
   // raise ValueError rather than give a partly grey image.
   void decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out, int64_t row_stride,
               const JpegLimits& limits = {});
+  // Decodes only `region` into `out` (region.height rows of region.width pixels): rows above
+  // are skipped and rows below never decoded, columns limited to the iMCUs that cover it.
+  // The pixels equal the same window of a whole decode.
+  void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const JpegRegion& region,
+                     uint8_t* out, int64_t row_stride, const JpegLimits& limits = {});
 
  private:
   struct State;

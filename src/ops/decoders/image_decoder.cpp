@@ -1,39 +1,55 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 
+#include <cmath>
 #include <mutex>
 
 #include "stoker/codecs/decoder.hpp"
 #include "stoker/codecs/exif.hpp"
 #include "stoker/kernels/geometry/orient_cpu.hpp"
+#include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
 
+// The decoders share one operator; they differ in the window they decode:
+//   kFull: the whole image; kCrop: crop/crop_pos_x/y (as fn.crop); kRandomCrop: the
+//   RandomResizedCrop window (as random_resized_crop, without the resize); kSlice: anchor and
+//   shape inputs (as DALI's decoders.image_slice).
+enum class Window { kFull, kCrop, kRandomCrop, kSlice };
+
 class ImageDecoder final : public Operator {
  public:
-  explicit ImageDecoder(const OpSpec& spec)
+  ImageDecoder(const OpSpec& spec, Window window)
       : Operator(spec),
+        window_(window),
         format_(codecs::parse_color_format(spec.arg<std::string>("output_type"))),
         adjust_orientation_(spec.arg<bool>("adjust_orientation")) {
     limits_.max_pixels = spec.arg<int64_t>("max_pixels");
+    if (window == Window::kSlice) {
+      auto policy = spec.arg<std::string>("out_of_bounds_policy");
+      STOKER_ENFORCE(policy == "error" || policy == "trim_to_shape", ValueError, spec.schema->name,
+                     ": out_of_bounds_policy must be 'error' or 'trim_to_shape', got '", policy,
+                     "'");
+    }
   }
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    STOKER_ENFORCE(in.dtype() == DType::kU8, TypeError,
-                   "decoders.image: expected encoded bytes (uint8), got ", dtype_name(in.dtype()));
+    STOKER_ENFORCE(in.dtype() == DType::kU8, TypeError, spec_.schema->name,
+                   ": expected encoded bytes (uint8), got ", dtype_name(in.dtype()));
     const int n = in.size();
-    const int threads = ws.pool->num_threads();
     {
       std::lock_guard lock(mutex_);
-      while (int(decoders_.size()) < threads)
+      while (int(decoders_.size()) < ws.pool->num_threads()) {
         decoders_.push_back(std::make_unique<codecs::Decoder>());
-      scratch_.resize(size_t(threads));
+        scratch_.emplace_back();
+      }
     }
-    // Setup: read every header (in parallel) to size the outputs, then allocate the batch
-    // contiguously and decode straight into it.
+    // Setup: every header (in parallel) sizes the outputs; then one contiguous batch is
+    // allocated and every image decoded straight into it.
     std::vector<codecs::ImageInfo> infos(static_cast<size_t>(n));
+    std::vector<CropWindow> windows(static_cast<size_t>(n));
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
@@ -44,67 +60,240 @@ class ImageDecoder final : public Operator {
                                              size_t(view.shape[0]), format_, limits_);
       if (!adjust_orientation_) info.orientation = 1;
       const bool swap = codecs::orientation_swaps_axes(info.orientation);
-      shapes[size_t(i)] = TensorShape{swap ? info.width : info.height,
-                                      swap ? info.height : info.width, int64_t(info.channels)};
+      const int64_t h = swap ? info.width : info.height, w = swap ? info.height : info.width;
+      auto& win = windows[size_t(i)];
+      win = window(ws, i, h, w);
+      shapes[size_t(i)] = TensorShape{win.height, win.width, int64_t(info.channels)};
     });
     Batch& out = add_output(ws, DType::kU8, std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
       const auto& info = infos[size_t(i)];
+      const auto& win = windows[size_t(i)];
       const auto* data = static_cast<const uint8_t*>(view.data);
       const size_t size = size_t(view.shape[0]);
-      const int64_t row = info.width * info.channels;
-      if (info.orientation == 1) {
-        decoders_[size_t(thread)]->decode(data, size, format_, info, out.data_as<uint8_t>(i), row,
-                                          limits_);
+      auto& dec = *decoders_[size_t(thread)];
+      const int64_t c = info.channels;
+      if (info.orientation == 1) {  // the window of the stored image
+        dec.decode_region(data, size, format_, info, win.y, win.x, win.height, win.width,
+                          out.data_as<uint8_t>(i), win.width * c, limits_);
         return;
       }
-      // EXIF orientation: decode as stored, then turn into the output.
-      auto& scratch = scratch_[size_t(thread)];
-      scratch.resize(size_t(row * info.height));
-      decoders_[size_t(thread)]->decode(data, size, format_, info, scratch.data(), row, limits_);
-      kernels::orient_cpu(scratch.data(), info.height, info.width, info.channels, info.orientation,
-                          out.data_as<uint8_t>(i));
+      // EXIF orientation: decode as stored, turn, then cut the window.
+      auto& [stored, turned] = scratch_[size_t(thread)];
+      stored.resize(size_t(info.height * info.width * c));
+      turned.resize(stored.size());
+      dec.decode(data, size, format_, info, stored.data(), info.width * c, limits_);
+      kernels::orient_cpu(stored.data(), info.height, info.width, c, info.orientation,
+                          turned.data());
+      const int64_t tw =
+          codecs::orientation_swaps_axes(info.orientation) ? info.height : info.width;
+      for (int64_t r = 0; r < win.height; ++r)
+        std::memcpy(out.data_as<uint8_t>(i) + r * win.width * c,
+                    turned.data() + ((win.y + r) * tw + win.x) * c, size_t(win.width * c));
     });
   }
 
  private:
+  CropWindow window(const Workspace& ws, int i, int64_t h, int64_t w) const {
+    switch (window_) {
+      case Window::kFull:
+        return {0, 0, h, w};
+      case Window::kCrop: {
+        auto win = crop_window_arg(*this, ws, i, h, w);
+        CropWindow out = win ? *win : CropWindow{0, 0, h, w};
+        check_window_inside(out, h, w, spec_.schema->name);
+        return out;
+      }
+      case Window::kRandomCrop: {
+        auto area = spec_.arg<std::vector<double>>("random_area");
+        auto aspect = spec_.arg<std::vector<double>>("random_aspect_ratio");
+        STOKER_ENFORCE(area.size() == 2 && aspect.size() == 2, ValueError, spec_.schema->name,
+                       ": random_area and random_aspect_ratio need two values each");
+        auto rng = sample_rng(ws, i);
+        return random_resized_crop_window(h, w, area[0], area[1], aspect[0], aspect[1],
+                                          int(spec_.arg<int64_t>("num_attempts")), rng);
+      }
+      case Window::kSlice:
+        return slice_window(ws, i, h, w);
+    }
+    return {0, 0, h, w};
+  }
+
+  // anchor and shape (inputs 1 and 2) along `axes` (default [1, 0]: x then y), normalized or
+  // in pixels; start and end are each rounded to the nearest pixel.
+  CropWindow slice_window(const Workspace& ws, int i, int64_t h, int64_t w) const {
+    auto anchor = sample_as_doubles(ws.input(1), i);
+    auto shape = sample_as_doubles(ws.input(2), i);
+    auto axes = spec_.arg<std::vector<int64_t>>("axes");
+    STOKER_ENFORCE(anchor.size() == axes.size() && shape.size() == axes.size(), ValueError,
+                   spec_.schema->name, ": anchor and shape need ", axes.size(),
+                   " values (one per axis in `axes`), got ", anchor.size(), " and ", shape.size());
+    const bool norm_a = spec_.arg<bool>("normalized_anchor");
+    const bool norm_s = spec_.arg<bool>("normalized_shape");
+    int64_t lo[2] = {0, 0}, hi[2] = {h, w};  // [y, x]
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t a = axes[k];
+      STOKER_ENFORCE(a == 0 || a == 1, ValueError, spec_.schema->name,
+                     ": axes may name 0 (height) and 1 (width), got ", a);
+      const double extent = double(a == 0 ? h : w);
+      const double start = norm_a ? anchor[k] * extent : anchor[k];
+      const double len = norm_s ? shape[k] * extent : shape[k];
+      lo[a] = std::llround(start);
+      hi[a] = std::llround(start + len);
+    }
+    for (int a = 0; a < 2; ++a) {
+      const int64_t extent = a == 0 ? h : w;
+      if (spec_.arg<std::string>("out_of_bounds_policy") == "trim_to_shape") {
+        lo[a] = std::clamp<int64_t>(lo[a], 0, extent);
+        hi[a] = std::clamp<int64_t>(hi[a], lo[a], extent);
+      }
+      STOKER_ENFORCE(lo[a] >= 0 && hi[a] <= extent && hi[a] > lo[a], ValueError, spec_.schema->name,
+                     ": the slice [", lo[a], ", ", hi[a], ") of axis ", a,
+                     " does not fit the image's extent ", extent,
+                     " (out_of_bounds_policy='trim_to_shape' cuts it to the image)");
+    }
+    return {lo[0], lo[1], hi[0] - lo[0], hi[1] - lo[1]};
+  }
+
+  Window window_;
   codecs::ColorFormat format_;
   bool adjust_orientation_;
   codecs::DecodeLimits limits_;
-  std::vector<std::vector<uint8_t>> scratch_;  // per pool thread, for re-oriented images
   std::mutex mutex_;
   std::vector<std::unique_ptr<codecs::Decoder>> decoders_;  // one per pool thread
+  // Per pool thread: the stored and the re-oriented image of EXIF-oriented JPEGs.
+  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> scratch_;
 };
+
+class PeekImageShape final : public Operator {
+ public:
+  explicit PeekImageShape(const OpSpec& spec)
+      : Operator(spec), dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    Batch& out = add_output(ws, dtype_, std::vector<TensorShape>(size_t(n), TensorShape{3}), {});
+    for_each_sample(ws, n, [&](int i, int) {
+      auto view = in.sample(i);
+      codecs::Decoder dec;  // reading a header needs no state worth keeping
+      auto info = dec.info(static_cast<const uint8_t*>(view.data), size_t(view.shape[0]),
+                           codecs::ColorFormat::kAnyData, {int64_t(1) << 62});
+      const bool swap =
+          spec_.arg<bool>("adjust_orientation") && codecs::orientation_swaps_axes(info.orientation);
+      const int64_t v[3] = {swap ? info.width : info.height, swap ? info.height : info.width,
+                            info.channels};
+      visit_dtype<DType::kI32, DType::kI64, DType::kU32, DType::kU64, DType::kF32, DType::kF64>(
+          dtype_, "peek_image_shape dtype", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            for (int k = 0; k < 3; ++k) out.data_as<T>(i)[k] = T(v[k]);
+          });
+    });
+  }
+
+ private:
+  DType dtype_;
+};
+
+std::vector<ArgSchema> decoder_args() {
+  return {
+      {"output_type", ArgType::kString, "Colour format: 'RGB', 'BGR', 'GRAY' or 'ANY_DATA'.",
+       std::string("RGB")},
+      {"adjust_orientation", ArgType::kBool,
+       "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
+      {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.", int64_t{1} << 27}};
+}
+
+const char* kDecoderDoc =
+    " JPEG via libjpeg-turbo (islow IDCT, fancy upsampling: identical to libjpeg-turbo's "
+    "djpeg and PIL); Adobe CMYK/YCCK is converted to RGB as R = C*K/255. PNG via libpng, all "
+    "colour types and depths, interlaced or not, as PIL and stb_image decode it: no gamma "
+    "correction, 16-bit samples reduced to their high byte, palettes expanded, tRNS as alpha "
+    "(RGB/BGR/GRAY drop alpha without compositing). BMP (1-32 bit, bit fields, RLE) and Netpbm "
+    "(P1-P6). GRAY from colour uses L = (19595 R + 38470 G + 7471 B + 32768) >> 16 (PIL's "
+    "weights); ANY_DATA keeps the image's channels (gray 1, gray+alpha 2, colour 3, with alpha "
+    "4; JPEG: 1 or 3). Truncated or corrupt data raises an error naming the sample and file "
+    "(harmless JPEG warnings such as extraneous bytes before a marker are tolerated). Images "
+    "above `max_pixels` are refused before any allocation. Other formats raise an error naming "
+    "the format. With adjust_orientation (default) a JPEG's EXIF orientation is applied, as "
+    "PIL's ImageOps.exif_transpose does (orientations 5-8 swap height and width); windows are "
+    "in the oriented image.";
+
+OpSchema decoder_schema(std::string name, std::string doc, Window window,
+                        std::vector<ArgSchema> extra, std::vector<std::string> inputs) {
+  OpSchema s{
+      .name = std::move(name),
+      .doc = std::move(doc) + kDecoderDoc,
+      .inputs = std::move(inputs),
+      .outputs = {"images"},
+      .args = decoder_args(),
+      .make_cpu = [window](const OpSpec& sp) { return std::make_unique<ImageDecoder>(sp, window); },
+  };
+  for (auto& a : extra) s.args.push_back(std::move(a));
+  return s;
+}
 
 }  // namespace
 
 OpSchema image_decoder_schema() {
+  return decoder_schema("decoders.image", "Decodes images to HWC uint8.", Window::kFull, {},
+                        {"encoded"});
+}
+
+OpSchema image_crop_decoder_schema() {
+  return decoder_schema(
+      "decoders.image_crop",
+      "Decodes a window of each image to HWC uint8: `crop` ([h, w]) or crop_h/crop_w, placed "
+      "by crop_pos_x/crop_pos_y as fn.crop does (anchor floor(pos * (extent - crop) + 0.5)). "
+      "JPEGs decode only the rows and iMCU columns the window needs; the pixels equal the "
+      "window of a full decode.",
+      Window::kCrop, crop_arg_schemas(), {"encoded"});
+}
+
+OpSchema image_random_crop_decoder_schema() {
+  return decoder_schema(
+      "decoders.image_random_crop",
+      "Decodes a RandomResizedCrop window of each image (chosen from the header by "
+      "torchvision's algorithm, as random_resized_crop does, without the resize) to HWC "
+      "uint8. JPEGs decode only the rows and iMCU columns the window needs.",
+      Window::kRandomCrop,
+      {{"random_area", ArgType::kFloatList, "Range of the window's area fraction.",
+        std::vector<double>{0.08, 1.0}},
+       {"random_aspect_ratio", ArgType::kFloatList, "Range of width/height.",
+        std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
+       {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
+      {"encoded"});
+}
+
+OpSchema image_slice_decoder_schema() {
+  return decoder_schema(
+      "decoders.image_slice",
+      "Decodes the slice given by the `anchor` and `shape` inputs (per sample, one value per "
+      "entry of `axes`; default axes [1, 0]: x then y, as DALI) to HWC uint8. Start and end "
+      "(anchor + shape) are each rounded to the nearest pixel.",
+      Window::kSlice,
+      {{"axes", ArgType::kIntList, "Axes of anchor and shape (0 height, 1 width).",
+        std::vector<int64_t>{1, 0}},
+       {"normalized_anchor", ArgType::kBool, "Anchor as fractions of the extents.", true},
+       {"normalized_shape", ArgType::kBool, "Shape as fractions of the extents.", true},
+       {"out_of_bounds_policy", ArgType::kString, "'error' or 'trim_to_shape'.",
+        std::string("error")}},
+      {"encoded", "anchor", "shape"});
+}
+
+OpSchema peek_image_shape_schema() {
   return {
-      .name = "decoders.image",
+      .name = "peek_image_shape",
       .doc =
-          "Decodes images to HWC uint8. JPEG via libjpeg-turbo (islow IDCT, fancy "
-          "upsampling: identical to libjpeg-turbo's djpeg and PIL); Adobe CMYK/YCCK is "
-          "converted to RGB as R = C*K/255. PNG via libpng, all colour types and depths, "
-          "interlaced or not, as PIL and stb_image decode it: no gamma correction, 16-bit "
-          "samples reduced to their high byte, palettes expanded, tRNS as alpha (RGB/BGR/GRAY "
-          "drop alpha without compositing). GRAY from colour uses L = (19595 R + 38470 G + "
-          "7471 B + 32768) >> 16 (PIL's weights); ANY_DATA keeps the image's channels (gray "
-          "1, gray+alpha 2, colour 3, with alpha 4; JPEG: 1 or 3). Truncated or corrupt data "
-          "raises an error naming the sample and file (harmless JPEG warnings such as "
-          "extraneous bytes before a marker are tolerated). Images above `max_pixels` are "
-          "refused before any allocation. Other formats raise an error naming the format. "
-          "With adjust_orientation (default) a JPEG's EXIF orientation is applied, as PIL's "
-          "ImageOps.exif_transpose does (orientations 5-8 swap height and width).",
+          "The [height, width, channels] of each encoded image, from its header alone "
+          "(channels as stored: ANY_DATA's count). With adjust_orientation, EXIF orientations "
+          "5-8 swap height and width.",
       .inputs = {"encoded"},
-      .outputs = {"images"},
-      .args = {{"output_type", ArgType::kString,
-                "Colour format: 'RGB', 'BGR', 'GRAY' or 'ANY_DATA'.", std::string("RGB")},
-               {"adjust_orientation", ArgType::kBool,
-                "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
-               {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.",
-                int64_t{1} << 27}},
-      .make_cpu = [](const OpSpec& s) { return std::make_unique<ImageDecoder>(s); },
+      .outputs = {"shape"},
+      .args = {{"dtype", ArgType::kDType, "int32, int64, uint32, uint64, float32 or float64.",
+                std::string("int64")},
+               {"adjust_orientation", ArgType::kBool, "Report the EXIF-oriented size.", true}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<PeekImageShape>(s); },
   };
 }
 
