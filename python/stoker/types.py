@@ -37,8 +37,7 @@ class DALIImageType(str, Enum):
 
 
 class DALIInterpType(str, Enum):
-    """Interpolation types (resize, random_resized_crop). Only INTERP_LINEAR is implemented
-    so far; the others are refused with a clear error."""
+    """Interpolation types (resize, random_resized_crop); see fn.resize for each filter."""
 
     INTERP_NN = "nn"
     INTERP_LINEAR = "linear"

@@ -98,5 +98,6 @@ def test_dali_constants_work_as_arguments():
     assert a.at(0).shape == (5, 5, 3)
     assert b.at(0).shape == (10, 12, 3) and b.at(0).dtype == np.float32
     np.testing.assert_array_equal(b.at(0), img.astype(np.float32))
-    e = _build_error(lambda: [fn.resize(fn.random.uniform(), interp_type=types.INTERP_CUBIC)])
-    assert "interp_type 'cubic' is not supported yet (supported: 'linear')" in str(e.value)
+    e = _build_error(lambda: [fn.resize(fn.random.uniform(), interp_type="bicubic2")])
+    assert ("resize: interp_type 'bicubic2' is not supported (nn, linear, triangular, cubic, "
+            "lanczos3, gaussian)") in str(e.value)

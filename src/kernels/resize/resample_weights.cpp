@@ -1,21 +1,87 @@
 #include "stoker/kernels/resize/resample_weights.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "stoker/core/error.hpp"
 
 namespace stoker::kernels {
 
-ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool antialias) {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+double filter_radius(Filter f) {
+  switch (f) {
+    case Filter::kCubic:
+      return 2.0;
+    case Filter::kLanczos3:
+      return 3.0;
+    case Filter::kGaussian:
+      return 1.5;
+    default:
+      return 1.0;
+  }
+}
+
+double sinc(double x) { return x == 0 ? 1.0 : std::sin(kPi * x) / (kPi * x); }
+
+double filter_value(Filter f, double x) {
+  x = std::fabs(x);
+  switch (f) {
+    case Filter::kCubic: {
+      constexpr double a = -0.5;
+      if (x < 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+      if (x < 2) return (((x - 5) * x + 8) * x - 4) * a;
+      return 0;
+    }
+    case Filter::kLanczos3:
+      return x < 3 ? sinc(x) * sinc(x / 3) : 0;
+    case Filter::kGaussian:
+      return x < 1.5 ? std::exp(-x * x / (2 * 0.25)) : 0;
+    default:
+      return x < 1 ? 1 - x : 0;
+  }
+}
+
+}  // namespace
+
+Filter parse_filter(const std::string& name, bool& antialias) {
+  std::string n;
+  for (char ch : name) n += char(std::tolower(static_cast<unsigned char>(ch)));
+  if (n.rfind("interp_", 0) == 0) n = n.substr(7);
+  if (n == "nn" || n == "nearest") return Filter::kNearest;
+  if (n == "linear") return Filter::kLinear;
+  if (n == "triangular") {
+    antialias = true;
+    return Filter::kLinear;
+  }
+  if (n == "cubic") return Filter::kCubic;
+  if (n == "lanczos3") return Filter::kLanczos3;
+  if (n == "gaussian") return Filter::kGaussian;
+  throw ValueError("interp_type '" + name +
+                   "' is not supported (nn, linear, triangular, cubic, lanczos3, gaussian)");
+}
+
+ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias) {
   STOKER_ENFORCE(in_size > 0 && out_size > 0, ValueError, "cannot resample ", in_size, " to ",
                  out_size, " pixels: extents must be positive");
   const double scale = double(in_size) / double(out_size);
-  const double radius = (antialias && scale > 1.0) ? scale : 1.0;
   ResampleWeights w;
   w.out_size = out_size;
-  w.support = int(std::ceil(radius)) * 2 + 2;  // taps in (c - r - 0.5, c + r - 0.5], ends inclusive
   w.first.resize(size_t(out_size));
+  if (filter == Filter::kNearest) {
+    w.support = 1;
+    w.weights.assign(size_t(out_size), 1.f);
+    for (int64_t i = 0; i < out_size; ++i)
+      w.first[size_t(i)] =
+          std::min<int64_t>(in_size - 1, int64_t(std::floor((double(i) + 0.5) * scale)));
+    return w;
+  }
+  const double stretch = (antialias && scale > 1.0) ? scale : 1.0;
+  const double radius = filter_radius(filter) * stretch;
+  w.support = int(std::ceil(radius)) * 2 + 2;  // taps in (c - r - 0.5, c + r - 0.5], ends inclusive
   w.weights.assign(size_t(out_size) * size_t(w.support), 0.f);
   for (int64_t i = 0; i < out_size; ++i) {
     const double centre = (double(i) + 0.5) * scale;
@@ -26,13 +92,13 @@ ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool 
     // above), so any downscale factor fits: no fixed-size scratch. Two passes keep the
     // normalisation in double.
     auto tap = [&](int64_t j) {
-      double d = std::fabs(double(j) + 0.5 - centre) / radius;
-      return d < 1.0 ? 1.0 - d : 0.0;
+      return filter_value(filter, (double(j) + 0.5 - centre) / stretch);
     };
     double sum = 0;
     for (int64_t j = lo; j <= hi; ++j) sum += tap(j);
     float* out = &w.weights[size_t(i) * size_t(w.support)];
-    for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
+    if (sum != 0)
+      for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
     w.first[size_t(i)] = lo;
   }
   return w;

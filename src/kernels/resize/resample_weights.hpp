@@ -1,15 +1,20 @@
-// Filter weights for separable resampling with the linear (triangle) filter.
+// Filter weights for separable resampling.
 //
-// Conventions (the contract the GPU kernels will follow):
+// Conventions (the contract the GPU kernels will follow; PIL's resampling, which torchvision's
+// antialiased resize follows):
 // - pixel centres are at integer + 0.5; output pixel i maps to source position
-//   (i + 0.5) * in_size / out_size;
-// - the filter is a triangle of radius 1 source pixel (bilinear interpolation), widened to the
-//   scale factor when downscaling with antialias (PIL / torchvision "antialias=True");
-// - taps that fall outside the source are dropped and the remaining weights renormalised
-//   (equivalent to clamping at the border for plain bilinear).
+//   c = (i + 0.5) * in_size / out_size;
+// - filters, f(x) with x in source pixels and radius R: linear (triangle, 1 - |x|, R 1),
+//   cubic (Keys with a = -0.5, R 2), lanczos3 (sinc(x) sinc(x/3), R 3), gaussian
+//   (exp(-x^2 / (2 * 0.5^2)), R 1.5); when downscaling with antialias, x is divided by the
+//   scale factor and R multiplied by it;
+// - taps that fall outside the source are dropped and the remaining weights renormalised to
+//   sum to 1;
+// - nearest: the source pixel floor(c), clamped (never antialiased).
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace stoker::kernels {
@@ -21,6 +26,15 @@ struct ResampleWeights {
   std::vector<float> weights;  // out_size * support, zero-padded
 };
 
-ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool antialias);
+enum class Filter { kNearest, kLinear, kCubic, kLanczos3, kGaussian };
+// "nn", "linear", "triangular" (linear, always antialiased), "cubic", "lanczos3", "gaussian",
+// also with DALI's INTERP_ prefix, any case. Throws ValueError otherwise; sets `antialias` to
+// true for triangular.
+Filter parse_filter(const std::string& name, bool& antialias);
+
+ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias);
+inline ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool antialias) {
+  return resample_weights(in_size, out_size, Filter::kLinear, antialias);
+}
 
 }  // namespace stoker::kernels

@@ -1,4 +1,4 @@
-// Separable linear resize of an HWC image on the CPU (conventions: resample_weights.hpp).
+// Separable resize of an HWC image on the CPU (filters and conventions: resample_weights.hpp).
 // Two passes: horizontal into float scratch, then vertical into the output, rounded and
 // saturated to the output type.
 #pragma once
@@ -14,12 +14,12 @@ namespace stoker::kernels {
 // Resizes `in` (any window) to `out`'s extents. Requires in.channels == out.channels > 0.
 // `scratch` is grown as needed and may be reused across calls (no other allocation).
 template <typename Out, typename In>
-void resize_linear_cpu(ImageView<Out> out, ImageView<const In> in, bool antialias,
-                       std::vector<float>& scratch) {
+void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool antialias,
+                std::vector<float>& scratch) {
   STOKER_ASSERT(in.channels == out.channels && in.channels > 0);
   const int64_t C = in.channels;
-  auto wx = linear_resample_weights(in.width, out.width, antialias);
-  auto wy = linear_resample_weights(in.height, out.height, antialias);
+  auto wx = resample_weights(in.width, out.width, filter, antialias);
+  auto wy = resample_weights(in.height, out.height, filter, antialias);
   const int64_t row_len = out.width * C;
   // Layout: [horizontally resampled rows (in.height x row_len)] [one accumulator row].
   scratch.resize(size_t((in.height + 1) * row_len));
@@ -52,6 +52,12 @@ void resize_linear_cpu(ImageView<Out> out, ImageView<const In> in, bool antialia
     Out* dst = out.row(y);
     for (int64_t i = 0; i < row_len; ++i) dst[i] = convert_sat<Out>(acc[i]);
   }
+}
+
+template <typename Out, typename In>
+void resize_linear_cpu(ImageView<Out> out, ImageView<const In> in, bool antialias,
+                       std::vector<float>& scratch) {
+  resize_cpu(out, in, Filter::kLinear, antialias, scratch);
 }
 
 }  // namespace stoker::kernels

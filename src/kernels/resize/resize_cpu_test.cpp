@@ -80,3 +80,81 @@ TEST(ResampleWeights, RejectsEmptyExtents) {
 
 }  // namespace
 }  // namespace stoker::kernels
+
+namespace stoker::kernels {
+namespace {
+
+// Every filter against a double-precision reference written from the formulas (independent
+// of resample_weights): 1-D weights per output pixel, normalised over the taps inside.
+double ref_filter(Filter f, double x) {
+  x = std::fabs(x);
+  const double pi = 3.14159265358979323846;
+  auto sinc = [&](double v) { return v == 0 ? 1.0 : std::sin(pi * v) / (pi * v); };
+  switch (f) {
+    case Filter::kCubic:  // Keys, a = -0.5
+      return x < 1   ? 1.5 * x * x * x - 2.5 * x * x + 1
+             : x < 2 ? -0.5 * x * x * x + 2.5 * x * x - 4 * x + 2
+                     : 0;
+    case Filter::kLanczos3:
+      return x < 3 ? sinc(x) * sinc(x / 3) : 0;
+    case Filter::kGaussian:
+      return x < 1.5 ? std::exp(-2 * x * x) : 0;
+    default:
+      return x < 1 ? 1 - x : 0;
+  }
+}
+
+std::vector<std::vector<double>> ref_weights(int64_t in, int64_t out, Filter f, bool aa) {
+  const double scale = double(in) / double(out), s = aa && scale > 1 ? scale : 1;
+  std::vector<std::vector<double>> w(size_t(out), std::vector<double>(size_t(in), 0));
+  for (int64_t i = 0; i < out; ++i) {
+    const double c = (double(i) + 0.5) * scale;
+    double sum = 0;
+    for (int64_t j = 0; j < in; ++j)
+      sum += w[size_t(i)][size_t(j)] = ref_filter(f, (j + 0.5 - c) / s);
+    for (auto& v : w[size_t(i)]) v /= sum;
+  }
+  return w;
+}
+
+TEST(ResizeFilters, EveryFilterMatchesTheFormula) {
+  for (Filter f : {Filter::kLinear, Filter::kCubic, Filter::kLanczos3, Filter::kGaussian}) {
+    for (auto [ih, iw, oh, ow, aa] : {std::tuple{17, 23, 7, 31, true},
+                                      {17, 23, 7, 31, false},
+                                      {5, 40, 12, 9, true},
+                                      {30, 30, 30, 30, true}}) {
+      const int64_t C = 2;
+      std::vector<float> src(size_t(ih * iw * C));
+      for (size_t k = 0; k < src.size(); ++k) src[k] = float((k * 7919) % 251);
+      std::vector<float> out(size_t(oh * ow * C)), scratch;
+      resize_cpu<float, float>(dense_image(out.data(), oh, ow, C),
+                               dense_image<const float>(src.data(), ih, iw, C), f, aa, scratch);
+      auto wy = ref_weights(ih, oh, f, aa), wx = ref_weights(iw, ow, f, aa);
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x)
+          for (int64_t c = 0; c < C; ++c) {
+            double v = 0;
+            for (int64_t sy = 0; sy < ih; ++sy)
+              for (int64_t sx = 0; sx < iw; ++sx)
+                v += wy[size_t(y)][size_t(sy)] * wx[size_t(x)][size_t(sx)] *
+                     src[size_t((sy * iw + sx) * C + c)];
+            ASSERT_NEAR(out[size_t((y * ow + x) * C + c)], v, 2e-3 * (1 + std::abs(v)))
+                << int(f) << " " << ih << "x" << iw << "->" << oh << "x" << ow;
+          }
+    }
+  }
+}
+
+TEST(ResizeFilters, NearestPicksFloorOfTheCentreAndNamesParse) {
+  auto w = resample_weights(30, 45, Filter::kNearest, true);
+  for (int64_t i = 0; i < 45; ++i)
+    EXPECT_EQ(w.first[size_t(i)], int64_t(std::floor((i + 0.5) * 30.0 / 45.0)));
+  bool aa = false;
+  EXPECT_EQ(parse_filter("INTERP_TRIANGULAR", aa), Filter::kLinear);
+  EXPECT_TRUE(aa);
+  EXPECT_EQ(parse_filter("Lanczos3", aa), Filter::kLanczos3);
+  EXPECT_THROW(parse_filter("bicubic", aa), ValueError);
+}
+
+}  // namespace
+}  // namespace stoker::kernels

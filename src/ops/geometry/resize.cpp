@@ -2,6 +2,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
@@ -10,10 +11,14 @@
 namespace stoker::ops {
 namespace {
 
-void check_interp(const OpSpec& spec) {
-  auto interp = spec.arg<std::string>("interp_type");
-  STOKER_ENFORCE(interp == "linear" || interp == "INTERP_LINEAR", ValueError, spec.schema->name,
-                 ": interp_type '", interp, "' is not supported yet (supported: 'linear')");
+// The filter of interp_type; `antialias` comes in from the argument (triangular forces it).
+kernels::Filter parse_interp(const OpSpec& spec, bool& antialias) {
+  antialias = spec.arg<bool>("antialias");
+  try {
+    return kernels::parse_filter(spec.arg<std::string>("interp_type"), antialias);
+  } catch (const ValueError& e) {
+    throw ValueError(spec.schema->name + ": " + e.what());
+  }
 }
 
 // Per-thread float scratch for the separable passes, grown to the high-water mark.
@@ -35,8 +40,7 @@ DType output_dtype(const OpSpec& spec, DType input) {
 class Resize final : public Operator {
  public:
   explicit Resize(const OpSpec& spec) : Operator(spec) {
-    check_interp(spec);
-    antialias_ = spec.arg<bool>("antialias");
+    filter_ = parse_interp(spec, antialias_);
     mode_ = spec.arg<std::string>("mode");
     STOKER_ENFORCE(
         mode_ == "default" || mode_ == "stretch" || mode_ == "not_larger" || mode_ == "not_smaller",
@@ -72,11 +76,12 @@ class Resize final : public Operator {
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
       const auto& s = in.shape(i);
-      resize_sample(in, i, 0, 0, s[0], s[1], out, antialias_, scratch_.get(thread));
+      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread));
     });
   }
 
  private:
+  kernels::Filter filter_ = kernels::Filter::kLinear;
   bool antialias_ = true;
   std::string mode_;
   ScratchSet scratch_;
@@ -85,8 +90,7 @@ class Resize final : public Operator {
 class RandomResizedCrop final : public Operator {
  public:
   explicit RandomResizedCrop(const OpSpec& spec) : Operator(spec) {
-    check_interp(spec);
-    antialias_ = spec.arg<bool>("antialias");
+    filter_ = parse_interp(spec, antialias_);
     auto size = spec.arg<std::vector<int64_t>>("size");
     if (size.size() == 1) size.push_back(size[0]);
     STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError,
@@ -120,12 +124,13 @@ class RandomResizedCrop final : public Operator {
       auto rng = sample_rng(ws, i);
       auto win = random_resized_crop_window(s[0], s[1], area_[0], area_[1], aspect_[0], aspect_[1],
                                             attempts_, rng);
-      resize_sample(in, i, win.y, win.x, win.height, win.width, out, antialias_,
+      resize_sample(in, i, win.y, win.x, win.height, win.width, out, filter_, antialias_,
                     scratch_.get(thread));
     });
   }
 
  private:
+  kernels::Filter filter_ = kernels::Filter::kLinear;
   bool antialias_ = true;
   int64_t out_h_ = 0, out_w_ = 0;
   std::vector<double> area_, aspect_;
@@ -134,11 +139,15 @@ class RandomResizedCrop final : public Operator {
 };
 
 std::vector<ArgSchema> interp_args() {
-  return {{"interp_type", ArgType::kString, "Interpolation: 'linear' (triangle filter).",
+  return {{"interp_type", ArgType::kString,
+           "Filter: 'nn' (nearest: the pixel under the sample position), 'linear' (triangle, "
+           "radius 1), 'triangular' (linear, always antialiased), 'cubic' (Keys, a = -0.5, as "
+           "PIL's BICUBIC), 'lanczos3' (as PIL's LANCZOS) or 'gaussian' (sigma 0.5, radius "
+           "1.5); DALI's INTERP_* names too.",
            std::string("linear")},
           {"antialias", ArgType::kBool,
            "When downscaling, widen the filter to the scale factor (PIL/torchvision "
-           "antialias=True); otherwise plain bilinear.",
+           "antialias=True); otherwise sample with the plain filter.",
            true},
           {"dtype", ArgType::kDType, "Output dtype (uint8 or float32; default: the input's).",
            std::nullopt, false, true}};
@@ -151,10 +160,12 @@ OpSchema resize_schema() {
       .name = "resize",
       .doc =
           "Resizes HWC images (uint8 or float32). Pixel centres are at +0.5; output pixel i "
-          "samples the input at (i + 0.5) * in / out with a triangle filter (bilinear, "
-          "widened to the scale factor when downscaling with antialias); taps outside the "
-          "image are dropped and weights renormalised. Results are rounded half away from "
-          "zero and saturated for uint8. Output size: `size` = [h, w] or resize_y/resize_x "
+          "samples the input at (i + 0.5) * in / out with the interp_type filter (widened to "
+          "the scale factor when downscaling with antialias, as PIL does); taps outside the "
+          "image are dropped and weights renormalised. The intermediate pass stays in float "
+          "(PIL clips it to 8 bits, so for uint8 cubic/lanczos upscales PIL differs where the "
+          "lobes overshoot). Results are rounded half away from zero and saturated for uint8. "
+          "Output size: `size` = [h, w] or resize_y/resize_x "
           "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
           "and `max_size` as in DALI; extents are rounded half up.",
       .inputs = {"images"},

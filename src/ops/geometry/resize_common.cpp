@@ -49,7 +49,7 @@ std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w, const
 }
 
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
-                   bool antialias, std::vector<float>& scratch) {
+                   kernels::Filter filter, bool antialias, std::vector<float>& scratch) {
   const auto& is = in.shape(i);
   const auto& os = out.shape(i);
   const int64_t C = is[2];
@@ -61,7 +61,7 @@ void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, in
     visit_dtype<DType::kU8, DType::kF32>(out.dtype(), "resize output", [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
       kernels::ImageView<Out> dst{static_cast<Out*>(out.data(i)), os[0], os[1], C, os[1] * C};
-      kernels::resize_linear_cpu<Out, In>(dst, win, antialias, scratch);
+      kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch);
     });
   });
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stoker/core/batch.hpp"
+#include "stoker/kernels/resize/resample_weights.hpp"
 
 namespace stoker::ops {
 
@@ -24,8 +25,8 @@ struct ResizeRequest {
 std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w, const ResizeRequest& r);
 
 // Resizes window (y0, x0, h, w) of HWC sample i of `in` into sample i of `out` (same channel
-// count, dtype u8 or f32 in and u8/f32 out), linear filter, antialiased when asked.
+// count, dtype u8 or f32 in and u8/f32 out) with `filter`, antialiased when asked.
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
-                   bool antialias, std::vector<float>& scratch);
+                   kernels::Filter filter, bool antialias, std::vector<float>& scratch);
 
 }  // namespace stoker::ops
