@@ -2,6 +2,7 @@
 
 #include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
+#include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/io/external_source.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
@@ -35,6 +36,7 @@ const std::vector<OpSchema>& op_schemas() {
       image_slice_decoder_schema(),    // decoders.image_slice
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
+      gaussian_blur_schema(),          // gaussian_blur
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
       coin_flip_schema(),              // random.coin_flip
