@@ -54,9 +54,11 @@ const std::vector<OpSchema>& op_schemas() {
       webdataset_reader_schema(),      // readers.webdataset
       reshape_schema(),                // reshape
       resize_schema(),                 // resize
+      rotate_schema(),                 // rotate
       saturation_schema(),             // saturation
       stack_schema(),                  // stack
       transpose_schema(),              // transpose
+      warp_affine_schema(),            // warp_affine
   };
   // clang-format on
   return kAll;

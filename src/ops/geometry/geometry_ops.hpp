@@ -8,4 +8,6 @@ OpSchema resize_schema();
 OpSchema random_resized_crop_schema();
 OpSchema crop_schema();
 OpSchema flip_schema();
+OpSchema warp_affine_schema();
+OpSchema rotate_schema();
 }  // namespace stoker::ops

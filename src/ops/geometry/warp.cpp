@@ -1,0 +1,156 @@
+// warp_affine and rotate (CPU): both sample the input through an affine map of output pixel
+// centres (kernels/geometry/warp_affine_cpu.hpp).
+#include <algorithm>
+#include <cmath>
+
+#include "stoker/kernels/geometry/warp_affine_cpu.hpp"
+#include "stoker/kernels/resize/resample_weights.hpp"
+#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+bool parse_linear(const OpSpec& spec) {
+  bool aa = false;
+  auto f = kernels::parse_filter(spec.arg<std::string>("interp_type"), aa);
+  STOKER_ENFORCE(f == kernels::Filter::kLinear || f == kernels::Filter::kNearest, ValueError,
+                 spec.schema->name, ": interp_type must be 'linear' or 'nn', got '",
+                 spec.arg<std::string>("interp_type"), "'");
+  return f == kernels::Filter::kLinear;
+}
+
+class Warp final : public Operator {
+ public:
+  Warp(const OpSpec& spec, bool rotate)
+      : Operator(spec), rotate_(rotate), linear_(parse_linear(spec)) {
+    if (spec.has_arg("fill_value")) fill_ = spec.arg<std::vector<double>>("fill_value");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<kernels::Affine> maps(static_cast<size_t>(n));
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    const auto& name = spec_.schema->name;
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, name);
+      int64_t oh = s.height, ow = s.width;
+      if (spec_.has_arg("size") || ws.arg_inputs.count("size")) {
+        auto size = list_arg(ws, "size", i);
+        STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError, name,
+                       ": size must be [height, width] of positive values");
+        oh = int64_t(size[0]), ow = int64_t(size[1]);
+      } else if (rotate_ && !spec_.arg<bool>("keep_size")) {
+        fit_rotated(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow);
+      }
+      shapes[size_t(i)] = TensorShape{oh, ow, s.channels};
+      maps[size_t(i)] =
+          rotate_ ? rotation(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow) : matrix(ws, i);
+    });
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
+    std::vector<float> fill(fill_.begin(), fill_.end());
+    for_each_sample(ws, n, [&](int i, int) {
+      const auto& s = in.shape(i);
+      const auto& o = out.shape(i);
+      STOKER_ENFORCE(fill.empty() || fill.size() == 1 || int64_t(fill.size()) == s[2], ValueError,
+                     name, ": fill_value needs 1 or ", s[2], " values, got ", fill.size());
+      visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kF32>(
+          in.dtype(), name + " input", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            kernels::warp_affine_cpu(in.data_as<const T>(i), s[0], s[1], s[2], out.data_as<T>(i),
+                                     o[0], o[1], maps[size_t(i)], linear_,
+                                     fill.empty() ? nullptr : &fill);
+          });
+    });
+  }
+
+ private:
+  // The bounding box of the rotated image, rounded up (1e-6 of slack, so that quarter turns
+  // give exactly the swapped extents).
+  static void fit_rotated(double angle, int64_t h, int64_t w, int64_t& oh, int64_t& ow) {
+    const double t = angle * 3.14159265358979323846 / 180, c = std::fabs(std::cos(t)),
+                 s = std::fabs(std::sin(t));
+    ow = std::max<int64_t>(1, int64_t(std::ceil(double(w) * c + double(h) * s - 1e-6)));
+    oh = std::max<int64_t>(1, int64_t(std::ceil(double(w) * s + double(h) * c - 1e-6)));
+  }
+
+  // Output centre to input centre, turned by `angle` degrees counter-clockwise (as displayed).
+  static kernels::Affine rotation(double angle, int64_t h, int64_t w, int64_t oh, int64_t ow) {
+    const double t = angle * 3.14159265358979323846 / 180, c = std::cos(t), s = std::sin(t);
+    const double cx = double(w) / 2, cy = double(h) / 2, ox = double(ow) / 2, oy = double(oh) / 2;
+    return {c, -s, cx - ox * c + oy * s, s, c, cy - ox * s - oy * c};
+  }
+
+  kernels::Affine matrix(const Workspace& ws, int i) const {
+    auto m = list_arg(ws, "matrix", i);
+    STOKER_ENFORCE(m.size() == 6, ValueError, "warp_affine: matrix needs 6 values (2x3), got ",
+                   m.size());
+    kernels::Affine a{m[0], m[1], m[2], m[3], m[4], m[5]};
+    if (spec_.arg<bool>("inverse_map")) return a;
+    // The matrix maps input to output: invert it.
+    const double det = a[0] * a[4] - a[1] * a[3];
+    STOKER_ENFORCE(std::fabs(det) > 1e-12, ValueError, "warp_affine: the matrix is singular");
+    const double i00 = a[4] / det, i01 = -a[1] / det, i10 = -a[3] / det, i11 = a[0] / det;
+    return {i00, i01, -(i00 * a[2] + i01 * a[5]), i10, i11, -(i10 * a[2] + i11 * a[5])};
+  }
+
+  bool rotate_, linear_;
+  std::vector<double> fill_;
+};
+
+std::vector<ArgSchema> warp_args() {
+  return {{"size", ArgType::kIntList, "Output [height, width] (default: see above).", std::nullopt,
+           true, true},
+          {"fill_value", ArgType::kFloatList,
+           "Value (one, or per channel) outside the input; unset: the border pixel repeats.",
+           std::nullopt, false, true},
+          {"interp_type", ArgType::kString, "'linear' (bilinear) or 'nn'.", std::string("linear")}};
+}
+
+const char* kWarpDoc =
+    " Pixel centres at +0.5: output pixel (x, y) samples the input at M * (x + 0.5, y + 0.5, 1) "
+    "(bilinear between the four pixels around it, or the pixel containing it for 'nn'); taps "
+    "outside take fill_value, or the nearest border pixel when it is unset. uint8, int16, "
+    "uint16 and float32 HWC images; integers rounded half away from zero and saturated.";
+
+}  // namespace
+
+OpSchema warp_affine_schema() {
+  OpSchema s{
+      .name = "warp_affine",
+      .doc = std::string("Warps HWC images by a 2x3 affine `matrix` in (x, y) order, mapping "
+                         "output to input (inverse_map=True) or input to output. Output size: "
+                         "`size`, else the input's.") +
+             kWarpDoc,
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = {{"matrix", ArgType::kFloatList, "[m00, m01, m02, m10, m11, m12].", std::nullopt,
+                true},
+               {"inverse_map", ArgType::kBool, "The matrix maps output to input.", true}},
+      .make_cpu = [](const OpSpec& sp) { return std::make_unique<Warp>(sp, false); },
+  };
+  for (auto& a : warp_args()) s.args.push_back(a);
+  return s;
+}
+
+OpSchema rotate_schema() {
+  OpSchema s{
+      .name = "rotate",
+      .doc =
+          std::string("Rotates HWC images by `angle` degrees counter-clockwise (as "
+                      "displayed) about their centres (the output's centre samples the input's). "
+                      "Output size: `size`, the input's with keep_size, else the rotated "
+                      "image's bounding box rounded up.") +
+          kWarpDoc,
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = {{"angle", ArgType::kFloat, "Degrees, counter-clockwise.", std::nullopt, true},
+               {"keep_size", ArgType::kBool, "Keep the input's size.", false}},
+      .make_cpu = [](const OpSpec& sp) { return std::make_unique<Warp>(sp, true); },
+  };
+  for (auto& a : warp_args()) s.args.push_back(a);
+  return s;
+}
+
+}  // namespace stoker::ops
