@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the benchmarks with their figures under $OUT (default bench_out/). Expects a build with
 # the Python module in $BUILD (default build-gpu, as scripts/gpu_check.sh makes it).
+#   BENCH_PHOTOS: a folder of JPEGs for the decode benchmark (default: .carry/photos, a copy of
+#   ../shared/data/photos/dali-imagenet-classes carried to the GPU machine; else the shared one)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/bench_out}
@@ -10,3 +12,13 @@ export PYTHONPATH="$PWD/$BUILD/python"
 echo "== readers: 1 GiB per format from the page cache"
 python3 bench/readers.py --gb "${READERS_GB:-1.0}" --dir "${BENCH_DIR:-/tmp/stoker-bench-readers}" \
   --json "$OUT/readers.json"
+PHOTOS=${BENCH_PHOTOS:-.carry/photos}
+[[ -d "$PHOTOS" ]] || PHOTOS=../shared/data/photos/dali-imagenet-classes
+if [[ -d "$PHOTOS" ]]; then
+  echo "== decode + random-resized-crop + flip + normalize vs PIL + torchvision"
+  python3 bench/decode_augment.py --images "$PHOTOS" --threads "${DECODE_THREADS:-1,16}" \
+    > "$OUT/decode_augment.md"
+  cat "$OUT/decode_augment.md"
+else
+  echo "== decode benchmark skipped: no photos (set BENCH_PHOTOS)"
+fi
