@@ -71,6 +71,7 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
   ResampleWeights w;
   w.out_size = out_size;
   w.first.resize(size_t(out_size));
+  w.count.assign(size_t(out_size), 1);
   if (filter == Filter::kNearest) {
     w.support = 1;
     w.weights.assign(size_t(out_size), 1.f);
@@ -100,6 +101,7 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
     if (sum != 0)
       for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
     w.first[size_t(i)] = lo;
+    w.count[size_t(i)] = int(hi - lo + 1);
   }
   return w;
 }

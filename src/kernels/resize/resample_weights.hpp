@@ -23,6 +23,7 @@ struct ResampleWeights {
   int64_t out_size = 0;
   int support = 0;             // taps per output pixel
   std::vector<int64_t> first;  // first source index per output pixel
+  std::vector<int> count;      // taps used per output pixel (<= support)
   std::vector<float> weights;  // out_size * support, zero-padded
 };
 

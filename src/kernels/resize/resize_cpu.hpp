@@ -3,6 +3,7 @@
 // saturated to the output type.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include "stoker/core/dtype.hpp"
@@ -24,28 +25,46 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
   // Layout: [horizontally resampled rows (in.height x row_len)] [one accumulator row].
   scratch.resize(size_t((in.height + 1) * row_len));
   float* acc = &scratch[size_t(in.height * row_len)];
-  // Horizontal pass: every source row -> out.width pixels.
-  for (int64_t y = 0; y < in.height; ++y) {
-    const In* src = in.row(y);
-    float* dst = &scratch[size_t(y * out.width * C)];
-    for (int64_t x = 0; x < out.width; ++x) {
-      const float* w = &wx.weights[size_t(x) * size_t(wx.support)];
-      const In* s = src + wx.first[size_t(x)] * C;
-      for (int64_t c = 0; c < C; ++c) {
-        float acc = 0.f;
-        for (int k = 0; k < wx.support; ++k) {
-          if (w[k] != 0.f) acc += w[k] * to_float(s[k * C + c]);
+  // Horizontal pass: every source row -> out.width pixels. The channel count is a template
+  // constant for 1, 3 and 4 channels, so the per-tap channel loop unrolls.
+  auto horizontal = [&](auto channels) {
+    constexpr int64_t kC = decltype(channels)::value;
+    const int64_t c = kC > 0 ? kC : C;
+    for (int64_t y = 0; y < in.height; ++y) {
+      const In* src = in.row(y);
+      float* dst = &scratch[size_t(y * out.width * c)];
+      for (int64_t x = 0; x < out.width; ++x) {
+        const float* w = &wx.weights[size_t(x) * size_t(wx.support)];
+        const In* s = src + wx.first[size_t(x)] * c;
+        float a[kC > 0 ? kC : 1] = {};
+        if constexpr (kC > 0) {
+          for (int k = 0, n = wx.count[size_t(x)]; k < n; ++k)
+            for (int64_t ch = 0; ch < kC; ++ch) a[ch] += w[k] * to_float(s[k * kC + ch]);
+          for (int64_t ch = 0; ch < kC; ++ch) dst[x * kC + ch] = a[ch];
+        } else {
+          for (int64_t ch = 0; ch < c; ++ch) {
+            float acc = 0.f;
+            for (int k = 0, n = wx.count[size_t(x)]; k < n; ++k)
+              acc += w[k] * to_float(s[k * c + ch]);
+            dst[x * c + ch] = acc;
+          }
         }
-        dst[x * C + c] = acc;
       }
     }
-  }
+  };
+  if (C == 3)
+    horizontal(std::integral_constant<int64_t, 3>{});
+  else if (C == 1)
+    horizontal(std::integral_constant<int64_t, 1>{});
+  else if (C == 4)
+    horizontal(std::integral_constant<int64_t, 4>{});
+  else
+    horizontal(std::integral_constant<int64_t, 0>{});
   // Vertical pass.
   for (int64_t y = 0; y < out.height; ++y) {
     std::fill(acc, acc + row_len, 0.f);
     const float* w = &wy.weights[size_t(y) * size_t(wy.support)];
-    for (int k = 0; k < wy.support; ++k) {
-      if (w[k] == 0.f) continue;
+    for (int k = 0, n = wy.count[size_t(y)]; k < n; ++k) {
       const float* src = &scratch[size_t((wy.first[size_t(y)] + k) * row_len)];
       for (int64_t i = 0; i < row_len; ++i) acc[i] += w[k] * src[i];
     }
