@@ -111,3 +111,31 @@ def test_crop_outside_the_image_is_an_error(shared_data):
     files = _files(shared_data)[:1]
     with pytest.raises(ValueError, match="decoders.image_crop"):
         _decode_all(files, "image_crop", crop=(100000, 10))
+
+
+def test_dct_downscaling_hint(shared_data):
+    """downscale_hint decodes large windows at 1/2, 1/4 or 1/8 in the DCT domain: the result is
+    libjpeg's scaled decode (PIL's draft mode) of the window in scaled coordinates."""
+    PIL = pytest.importorskip("PIL.Image")
+    files = sorted(glob.glob(os.path.join(shared_data, "photos", "dali-imagenet-classes", "*",
+                                          "*.jpg")))[:12]
+    got = _decode_all(files, "image_random_crop", downscale_hint=[64, 64])
+    plain = _decode_all(files, "image_random_crop")
+    scaled = 0
+    for i, f in enumerate(files):
+        im = PIL.open(f)
+        W, H = im.size
+        y, x, h, w = rrc_window(H, W, RandomStream(5, 1, i))
+        d = next((d for d in (8, 4, 2) if h // d >= 64 and w // d >= 64), 1)
+        assert plain[i].shape[:2] == (h, w)
+        if d == 1:
+            np.testing.assert_array_equal(got[i], plain[i])
+            continue
+        scaled += 1
+        # (PIL's draft picks a scale whose result exceeds the request: ask one pixel less.)
+        im.draft("RGB", ((W + d - 1) // d - 1, (H + d - 1) // d - 1))
+        assert im.size == ((W + d - 1) // d, (H + d - 1) // d)
+        ref = np.asarray(im.convert("RGB"))
+        ys, xs = y // d, x // d
+        np.testing.assert_array_equal(got[i], ref[ys:ys + h // d, xs:xs + w // d], err_msg=f)
+    assert scaled >= 6

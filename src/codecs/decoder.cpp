@@ -78,14 +78,19 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
 
 void Decoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,
                             const ImageInfo& info, int64_t y, int64_t x, int64_t h, int64_t w,
-                            uint8_t* out, int64_t row_stride, const DecodeLimits& limits) {
-  STOKER_ENFORCE(y >= 0 && x >= 0 && h > 0 && w > 0 && y + h <= info.height && x + w <= info.width,
-                 ValueError, "window (y ", y, ", x ", x, ", ", h, "x", w, ") lies outside the ",
-                 info.height, "x", info.width, " image");
+                            uint8_t* out, int64_t row_stride, const DecodeLimits& limits,
+                            int scale) {
+  const int64_t sh = scaled_extent(info.height, scale), sw = scaled_extent(info.width, scale);
+  STOKER_ENFORCE(y >= 0 && x >= 0 && h > 0 && w > 0 && y + h <= sh && x + w <= sw, ValueError,
+                 "window (y ", y, ", x ", x, ", ", h, "x", w, ") lies outside the ", sh, "x", sw,
+                 " image");
   if (info.format == ImageFormat::kJpeg) {
-    state_->jpeg.decode_region(data, size, fmt, {y, x, h, w}, out, row_stride, {limits.max_pixels});
+    JpegRegion r{y, x, h, w, scale};
+    state_->jpeg.decode_region(data, size, fmt, r, out, row_stride, {limits.max_pixels});
     return;
   }
+  STOKER_ENFORCE(scale == 1, ValueError, "DCT-domain downscaling is for JPEG only, not ",
+                 format_name(info.format));
   const int64_t row = info.width * info.channels;
   auto& whole = state_->whole;
   whole.resize(size_t(row * info.height));

@@ -37,9 +37,11 @@ class Decoder {
   // Decodes only the window rows [y, y + h), columns [x, x + w) of the image as stored (no
   // orientation applied). JPEG decodes just the rows and iMCU columns it needs; the other
   // formats decode whole and copy the window. Same pixels as the window of decode().
+  // `scale` (JPEG only: 1, 2, 4 or 8) decodes at 1/scale in the DCT domain, the window then
+  // in the downscaled image (see JpegRegion): different pixels from decode + resize.
   void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
                      int64_t y, int64_t x, int64_t h, int64_t w, uint8_t* out, int64_t row_stride,
-                     const DecodeLimits& limits);
+                     const DecodeLimits& limits, int scale = 1);
 
  private:
   struct State;

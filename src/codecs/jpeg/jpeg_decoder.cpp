@@ -142,6 +142,8 @@ bool decode_c(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* d
                                                         : JCS_RGB;
   }
   cinfo->dct_method = JDCT_ISLOW;
+  cinfo->scale_num = 1;  // DCT-domain downscaling by 1/scale (1, 2, 4 or 8)
+  cinfo->scale_denom = unsigned(r.scale);
   jpeg_start_decompress(cinfo);
   const bool whole = r.width == 0;
   const JDIMENSION rows = whole ? cinfo->output_height : JDIMENSION(r.height);
@@ -210,11 +212,14 @@ void JpegDecoder::decode_region(const uint8_t* data, size_t size, ColorFormat fm
   if (fmt == ColorFormat::kAnyData)
     fmt = info.components == 1 ? ColorFormat::kGray : ColorFormat::kRGB;
   const bool whole = region.width == 0;
-  STOKER_ENFORCE(
-      whole || (region.x >= 0 && region.y >= 0 && region.height > 0 &&
-                region.x + region.width <= info.width && region.y + region.height <= info.height),
-      ValueError, "JPEG region [", region.y, ", ", region.x, ", ", region.height, ", ",
-      region.width, "] lies outside the ", info.width, "x", info.height, " image");
+  STOKER_ENFORCE(region.scale == 1 || region.scale == 2 || region.scale == 4 || region.scale == 8,
+                 ValueError, "JPEG DCT scaling must be 1, 2, 4 or 8, got ", region.scale);
+  const int64_t sw = scaled_extent(info.width, region.scale);
+  const int64_t sh = scaled_extent(info.height, region.scale);
+  STOKER_ENFORCE(whole || (region.x >= 0 && region.y >= 0 && region.height > 0 &&
+                           region.x + region.width <= sw && region.y + region.height <= sh),
+                 ValueError, "JPEG region [", region.y, ", ", region.x, ", ", region.height, ", ",
+                 region.width, "] lies outside the ", sw, "x", sh, " image");
   auto& s = *state_;
   s.row.resize(size_t(info.width) * 4);  // a scanline of any output (CMYK is 4 per pixel)
   if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels, s.row.data(),

@@ -31,9 +31,16 @@ inline int jpeg_output_channels(ColorFormat fmt, const JpegInfo& info) {
 }
 
 // A window of the image: rows [y, y + height), columns [x, x + width). width 0: all of it.
+// `scale` > 1 decodes the image downscaled by 1/scale in the DCT domain (libjpeg's
+// scale_denom: 2, 4 or 8), the window then in the downscaled image's coordinates. That is
+// not a decode followed by a resize: the pixels differ (and the cost falls ~scale^2 times).
 struct JpegRegion {
   int64_t y = 0, x = 0, height = 0, width = 0;
+  int scale = 1;
 };
+
+// The extent of a dimension of `extent` pixels decoded at 1/scale (libjpeg rounds up).
+inline int64_t scaled_extent(int64_t extent, int scale) { return (extent + scale - 1) / scale; }
 
 class JpegDecoder {
  public:

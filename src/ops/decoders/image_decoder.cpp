@@ -50,6 +50,7 @@ class ImageDecoder final : public Operator {
     // allocated and every image decoded straight into it.
     std::vector<codecs::ImageInfo> infos(static_cast<size_t>(n));
     std::vector<CropWindow> windows(static_cast<size_t>(n));
+    std::vector<int> scales(static_cast<size_t>(n), 1);
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
@@ -63,6 +64,8 @@ class ImageDecoder final : public Operator {
       const int64_t h = swap ? info.width : info.height, w = swap ? info.height : info.width;
       auto& win = windows[size_t(i)];
       win = window(ws, i, h, w);
+      if (info.format == codecs::ImageFormat::kJpeg && info.orientation == 1)
+        scales[size_t(i)] = downscale(win);
       shapes[size_t(i)] = TensorShape{win.height, win.width, int64_t(info.channels)};
     });
     Batch& out = add_output(ws, DType::kU8, std::move(shapes), "HWC");
@@ -76,7 +79,7 @@ class ImageDecoder final : public Operator {
       const int64_t c = info.channels;
       if (info.orientation == 1) {  // the window of the stored image
         dec.decode_region(data, size, format_, info, win.y, win.x, win.height, win.width,
-                          out.data_as<uint8_t>(i), win.width * c, limits_);
+                          out.data_as<uint8_t>(i), win.width * c, limits_, scales[size_t(i)]);
         return;
       }
       // EXIF orientation: decode as stored, turn, then cut the window.
@@ -118,6 +121,22 @@ class ImageDecoder final : public Operator {
         return slice_window(ws, i, h, w);
     }
     return {0, 0, h, w};
+  }
+
+  // With downscale_hint [h, w]: the largest DCT scale (8, 4, 2) that keeps the window at least
+  // h x w pixels; the window becomes the downscaled one (coordinates floored). 1 otherwise.
+  int downscale(CropWindow& win) const {
+    if (!spec_.schema->find_arg("downscale_hint")) return 1;
+    auto hint = spec_.arg<std::vector<int64_t>>("downscale_hint");
+    if (hint.empty()) return 1;
+    if (hint.size() == 1) hint.push_back(hint[0]);
+    for (int d : {8, 4, 2}) {
+      if (win.height / d >= hint[0] && win.width / d >= hint[1]) {
+        win = {win.y / d, win.x / d, win.height / d, win.width / d};
+        return d;
+      }
+    }
+    return 1;
   }
 
   // anchor and shape (inputs 1 and 2) along `axes` (default [1, 0]: x then y), normalized or
@@ -219,6 +238,16 @@ const char* kDecoderDoc =
     "PIL's ImageOps.exif_transpose does (orientations 5-8 swap height and width); windows are "
     "in the oriented image.";
 
+ArgSchema downscale_hint_arg() {
+  return {"downscale_hint", ArgType::kIntList,
+          "[h, w] (or one value) the window will be resized to: JPEGs whose window is at least "
+          "2, 4 or 8 times that large in both dimensions are decoded at 1/2, 1/4 or 1/8 in the "
+          "DCT domain (libjpeg's scaling; the window shrinks accordingly, its coordinates "
+          "floored). Much faster for large photos, but not the same pixels as decoding whole "
+          "and resizing: off (empty) by default.",
+          std::vector<int64_t>{}};
+}
+
 OpSchema decoder_schema(std::string name, std::string doc, Window window,
                         std::vector<ArgSchema> extra, std::vector<std::string> inputs) {
   OpSchema s{
@@ -247,7 +276,13 @@ OpSchema image_crop_decoder_schema() {
       "by crop_pos_x/crop_pos_y as fn.crop does (anchor floor(pos * (extent - crop) + 0.5)). "
       "JPEGs decode only the rows and iMCU columns the window needs; the pixels equal the "
       "window of a full decode.",
-      Window::kCrop, crop_arg_schemas(), {"encoded"});
+      Window::kCrop,
+      [] {
+        auto a = crop_arg_schemas();
+        a.push_back(downscale_hint_arg());
+        return a;
+      }(),
+      {"encoded"});
 }
 
 OpSchema image_random_crop_decoder_schema() {
@@ -257,7 +292,8 @@ OpSchema image_random_crop_decoder_schema() {
       "torchvision's algorithm, as random_resized_crop does, without the resize) to HWC "
       "uint8. JPEGs decode only the rows and iMCU columns the window needs.",
       Window::kRandomCrop,
-      {{"random_area", ArgType::kFloatList, "Range of the window's area fraction.",
+      {downscale_hint_arg(),
+       {"random_area", ArgType::kFloatList, "Range of the window's area fraction.",
         std::vector<double>{0.08, 1.0}},
        {"random_aspect_ratio", ArgType::kFloatList, "Range of width/height.",
         std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
