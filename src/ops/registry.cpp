@@ -6,6 +6,7 @@
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/io/external_source.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
+#include "stoker/ops/normalize/normalize.hpp"
 #include "stoker/ops/random/random_sources.hpp"
 #include "stoker/ops/readers/caffe2_reader.hpp"
 #include "stoker/ops/readers/caffe_reader.hpp"
@@ -42,6 +43,7 @@ const std::vector<OpSchema>& op_schemas() {
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
+      normalize_schema(),              // normalize
       pad_schema(),                    // pad
       peek_image_shape_schema(),       // peek_image_shape
       random_resized_crop_schema(),    // random_resized_crop

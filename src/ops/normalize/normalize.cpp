@@ -1,0 +1,174 @@
+#include "stoker/ops/normalize/normalize.hpp"
+
+#include <cmath>
+
+#include "stoker/kernels/tensor/tensor_cpu.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+// Maps a flat element index of `shape` to the flat index of its reduced position (the
+// reduced axes collapse to extent 1).
+struct Reducer {
+  std::vector<int64_t> stride, rstride, shape;
+  std::vector<bool> reduced;
+  int64_t groups = 1;
+  Reducer(const TensorShape& s, const std::vector<int64_t>& axes) {
+    const int nd = s.ndim();
+    shape.assign(s.dims().begin(), s.dims().end());
+    reduced.assign(size_t(nd), axes.empty());
+    for (auto a : axes) reduced[size_t(a)] = true;
+    stride.assign(size_t(nd), 1);
+    rstride.assign(size_t(nd), 1);
+    for (int d = nd - 1; d > 0; --d) stride[size_t(d - 1)] = stride[size_t(d)] * shape[size_t(d)];
+    for (int d = nd - 1; d >= 0; --d) {
+      if (d < nd - 1)
+        rstride[size_t(d)] =
+            rstride[size_t(d + 1)] * (reduced[size_t(d + 1)] ? 1 : shape[size_t(d + 1)]);
+    }
+    for (int d = 0; d < nd; ++d)
+      if (!reduced[size_t(d)]) groups *= shape[size_t(d)];
+  }
+  int64_t group(int64_t flat) const {
+    int64_t g = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t coord = (flat / stride[d]) % shape[d];
+      if (!reduced[d]) g += coord * rstride[d];
+    }
+    return g;
+  }
+};
+
+class Normalize final : public Operator {
+ public:
+  explicit Normalize(const OpSpec& spec)
+      : Operator(spec),
+        axes_(spec.arg<std::vector<int64_t>>("axes")),
+        dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) {
+      for (auto a : axes_)
+        STOKER_ENFORCE(a >= 0 && a < in.shape(i).ndim(), ValueError, "normalize: axis ", a,
+                       " of a ", in.shape(i).ndim(), "-D sample");
+      shapes.push_back(in.shape(i));
+    }
+    Batch& out = add_output(ws, dtype_, shapes, in.layout());
+    const bool given_mean = spec_.has_arg("mean") || ws.arg_inputs.count("mean");
+    const bool given_std = spec_.has_arg("stddev") || ws.arg_inputs.count("stddev");
+    const bool batch = spec_.arg<bool>("batch");
+    const double eps = spec_.arg<double>("epsilon"), scale = spec_.arg<double>("scale"),
+                 shift = spec_.arg<double>("shift");
+    const int64_t ddof = spec_.arg<int64_t>("ddof");
+    // Per sample (or, with batch, shared) sums per reduced group.
+    std::vector<std::vector<double>> sum(static_cast<size_t>(n)), sq(static_cast<size_t>(n));
+    std::vector<int64_t> count(static_cast<size_t>(n), 0);
+    if (!given_mean || !given_std) {
+      for_each_sample(ws, n, [&](int i, int) {
+        Reducer r(in.shape(i), axes_);
+        auto x = values(in, i);
+        sum[size_t(i)].assign(size_t(r.groups), 0.0);
+        for (size_t k = 0; k < x.size(); ++k) sum[size_t(i)][size_t(r.group(int64_t(k)))] += x[k];
+        count[size_t(i)] = r.groups ? int64_t(x.size()) / r.groups : 0;
+      });
+    }
+    auto combine = [&](std::vector<std::vector<double>>& v) {  // batch: one set for all samples
+      if (!batch || n == 0) return;
+      for (int i = 1; i < n; ++i) {
+        STOKER_ENFORCE(v[size_t(i)].size() == v[0].size(), ValueError,
+                       "normalize: batch=True needs samples that agree on the non-reduced axes");
+        for (size_t g = 0; g < v[0].size(); ++g) v[0][g] += v[size_t(i)][g];
+      }
+      for (int i = 1; i < n; ++i) v[size_t(i)] = v[0];
+    };
+    int64_t batch_count = 0;
+    for (auto c : count) batch_count += c;
+    combine(sum);
+    auto mean_of = [&](int i, size_t g) {
+      if (given_mean) return scalar_arg(ws, "mean", i);
+      const double c = double(batch ? batch_count : count[size_t(i)]);
+      return c > 0 ? sum[size_t(i)][g] / c : 0.0;
+    };
+    if (!given_std) {
+      for_each_sample(ws, n, [&](int i, int) {
+        Reducer r(in.shape(i), axes_);
+        auto x = values(in, i);
+        sq[size_t(i)].assign(size_t(r.groups), 0.0);
+        for (size_t k = 0; k < x.size(); ++k) {
+          const size_t g = size_t(r.group(int64_t(k)));
+          const double d = x[k] - mean_of(i, g);
+          sq[size_t(i)][g] += d * d;
+        }
+      });
+      combine(sq);
+    }
+    for_each_sample(ws, n, [&](int i, int) {
+      Reducer r(in.shape(i), axes_);
+      auto x = values(in, i);
+      const double c = double(batch ? batch_count : count[size_t(i)]);
+      std::vector<double> result(x.size());
+      for (size_t k = 0; k < x.size(); ++k) {
+        const size_t g = size_t(r.group(int64_t(k)));
+        double inv;
+        if (given_std) {
+          const double sd = scalar_arg(ws, "stddev", i);
+          inv = 1.0 / std::sqrt(sd * sd + eps);
+        } else {
+          const double var = c - double(ddof) > 0 ? sq[size_t(i)][g] / (c - double(ddof)) : 0.0;
+          inv = var + eps > 0 ? 1.0 / std::sqrt(var + eps) : 0.0;  // constant data: 0
+        }
+        result[k] = (x[k] - mean_of(i, g)) * inv * scale + shift;
+      }
+      visit_dtype<DType::kF32, DType::kF16, DType::kU8, DType::kI8, DType::kI16, DType::kI32>(
+          dtype_, "normalize output", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            T* o = out.data_as<T>(i);
+            for (size_t k = 0; k < result.size(); ++k) o[k] = kernels::cast_value<T>(result[k]);
+          });
+    });
+  }
+
+ private:
+  static std::vector<double> values(const Batch& b, int i) { return sample_as_doubles(b, i); }
+
+  std::vector<int64_t> axes_;
+  DType dtype_;
+};
+
+}  // namespace
+
+OpSchema normalize_schema() {
+  ArgSchema mean{
+      "mean", ArgType::kFloat, "Mean to subtract (default: computed).", std::nullopt, true, true};
+  ArgSchema stddev{
+      "stddev", ArgType::kFloat, "Standard deviation (default: computed).", std::nullopt, true,
+      true};
+  return {
+      .name = "normalize",
+      .doc =
+          "out = (x - mean) / sqrt(stddev^2 + epsilon) * scale + shift. Unless given, mean and "
+          "stddev are computed over `axes` (default: all) for each sample, or over the whole "
+          "batch with batch=True (samples must agree on the other axes); the variance divides "
+          "by (count - ddof). A group of constant values (variance 0, epsilon 0) gives 0. "
+          "Computed in double; integer outputs rounded half away from zero and saturated.",
+      .inputs = {"input"},
+      .outputs = {"output"},
+      .args = {{"axes", ArgType::kIntList, "Axes to reduce (default: all).",
+                std::vector<int64_t>{}},
+               mean,
+               stddev,
+               {"batch", ArgType::kBool, "Statistics over the whole batch.", false},
+               {"scale", ArgType::kFloat, "Multiplier of the result.", 1.0},
+               {"shift", ArgType::kFloat, "Added to the result.", 0.0},
+               {"epsilon", ArgType::kFloat, "Added to the variance.", 0.0},
+               {"ddof", ArgType::kInt, "Delta degrees of freedom of the variance.", int64_t{0}},
+               {"dtype", ArgType::kDType, "Output dtype.", std::string("float32")}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<Normalize>(s); },
+  };
+}
+
+}  // namespace stoker::ops
