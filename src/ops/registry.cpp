@@ -35,6 +35,7 @@ const std::vector<OpSchema>& op_schemas() {
       image_crop_decoder_schema(),     // decoders.image_crop
       image_random_crop_decoder_schema(),  // decoders.image_random_crop
       image_slice_decoder_schema(),    // decoders.image_slice
+      erase_schema(),                  // erase
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
       gaussian_blur_schema(),          // gaussian_blur

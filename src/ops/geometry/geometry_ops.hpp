@@ -10,4 +10,5 @@ OpSchema crop_schema();
 OpSchema flip_schema();
 OpSchema warp_affine_schema();
 OpSchema rotate_schema();
+OpSchema erase_schema();
 }  // namespace stoker::ops
