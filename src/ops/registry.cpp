@@ -27,6 +27,7 @@ const std::vector<OpSchema>& op_schemas() {
       brightness_contrast_schema(),    // brightness_contrast
       cast_schema(),                   // cast
       cat_schema(),                    // cat
+      color_space_conversion_schema(),  // color_space_conversion
       color_twist_schema(),            // color_twist
       contrast_schema(),               // contrast
       crop_schema(),                   // crop

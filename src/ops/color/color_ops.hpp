@@ -1,5 +1,6 @@
 // Colour adjustments: brightness, contrast, brightness_contrast (element-wise affine maps) and
-// hsv, hue, saturation, color_twist (3x3 maps of RGB pixels). Per-sample arguments.
+// hsv, hue, saturation, color_twist (3x3 maps of RGB pixels), per-sample arguments; and
+// color_space_conversion.
 #pragma once
 
 #include "stoker/ops/schema.hpp"
@@ -12,4 +13,5 @@ OpSchema hsv_schema();
 OpSchema hue_schema();
 OpSchema saturation_schema();
 OpSchema color_twist_schema();
+OpSchema color_space_conversion_schema();
 }  // namespace stoker::ops

@@ -1,0 +1,141 @@
+// color_space_conversion (CPU): RGB, BGR, GRAY and YCbCr (ITU-R BT.601, studio range).
+#include <array>
+#include <cmath>
+
+#include "stoker/kernels/color/color_cpu.hpp"
+#include "stoker/ops/color/color_ops.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+enum class Space { kRGB, kBGR, kGray, kYCbCr };
+
+Space parse_space(const std::string& s) {
+  std::string u;
+  for (char c : s) u += char(std::toupper(static_cast<unsigned char>(c)));
+  if (u == "RGB") return Space::kRGB;
+  if (u == "BGR") return Space::kBGR;
+  if (u == "GRAY") return Space::kGray;
+  if (u == "YCBCR") return Space::kYCbCr;
+  throw ValueError("color_space_conversion: unknown colour space '" + s +
+                   "' (RGB, BGR, GRAY, YCbCr)");
+}
+
+int channels(Space s) { return s == Space::kGray ? 1 : 3; }
+
+// Studio-range BT.601 for 8-bit values: Y in [16, 235], Cb and Cr in [16, 240].
+const kernels::Mat3 kToYCbCr{{{65.481 / 255, 128.553 / 255, 24.966 / 255},
+                              {-37.797 / 255, -74.203 / 255, 112.0 / 255},
+                              {112.0 / 255, -93.786 / 255, -18.214 / 255}}};
+constexpr std::array<double, 3> kYCbCrOffset{16, 128, 128};
+
+class ColorSpaceConversion final : public Operator {
+ public:
+  explicit ColorSpaceConversion(const OpSpec& spec)
+      : Operator(spec),
+        from_(parse_space(spec.arg<std::string>("image_type"))),
+        to_(parse_space(spec.arg<std::string>("output_type"))) {}
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) {
+      auto s = image_shape(in, i, "color_space_conversion");
+      STOKER_ENFORCE(s.channels == channels(from_), ValueError,
+                     "color_space_conversion: image_type needs ", channels(from_),
+                     " channels, sample ", i, " has ", s.channels);
+      shapes.push_back(TensorShape{s.height, s.width, int64_t(channels(to_))});
+    }
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
+    // One affine map: input -> RGB -> output, in 8-bit units (float images are scaled by 255
+    // around it, so YCbCr offsets stay in their 0-1 places).
+    kernels::Mat3 to_rgb{}, from_rgb{};
+    std::array<double, 3> off_in{0, 0, 0}, off_out{0, 0, 0};
+    to_rgb = matrix_to_rgb(from_, off_in);
+    from_rgb = matrix_from_rgb(to_, off_out);
+    // out = F (T (x + off_in)) + off_out, T = to_rgb (with off_in folded as x - offset).
+    kernels::Mat3 m = kernels::mat_mul(from_rgb, to_rgb);
+    std::array<double, 3> off{};
+    for (int r = 0; r < 3; ++r) {
+      off[size_t(r)] = off_out[size_t(r)];
+      for (int k = 0; k < 3; ++k) off[size_t(r)] += m[size_t(r)][size_t(k)] * off_in[size_t(k)];
+    }
+    const bool is_f = is_float(in.dtype());
+    for_each_sample(ws, n, [&](int i, int) {
+      const auto& s = in.shape(i);
+      const int64_t pixels = s[0] * s[1];
+      visit_dtype<DType::kU8, DType::kF32>(in.dtype(), "color_space_conversion input", [&](auto t) {
+        using T = typename decltype(t)::type;
+        const T* src = in.data_as<const T>(i);
+        T* dst = out.data_as<T>(i);
+        const double scale = is_f ? 255.0 : 1.0;
+        for (int64_t p = 0; p < pixels; ++p) {
+          double x[3];
+          for (int k = 0; k < 3; ++k)
+            x[k] = double(src[p * channels(from_) + (channels(from_) == 1 ? 0 : k)]) * scale;
+          for (int r = 0; r < channels(to_); ++r) {
+            double v = off[size_t(r)];
+            for (int k = 0; k < 3; ++k) v += m[size_t(r)][size_t(k)] * x[k];
+            dst[p * channels(to_) + r] = convert_sat<T>(float(v / scale));
+          }
+        }
+      });
+    });
+  }
+
+ private:
+  // x (in space s) to RGB: RGB = M (x - offset); `offset` receives -offset (added to x).
+  static kernels::Mat3 matrix_to_rgb(Space s, std::array<double, 3>& add) {
+    switch (s) {
+      case Space::kBGR:
+        return {{{0, 0, 1}, {0, 1, 0}, {1, 0, 0}}};
+      case Space::kGray:
+        return {{{1, 0, 0}, {1, 0, 0}, {1, 0, 0}}};  // gray repeated
+      case Space::kYCbCr:
+        for (int k = 0; k < 3; ++k) add[size_t(k)] = -kYCbCrOffset[size_t(k)];
+        return kernels::inverse(kToYCbCr);
+      default:
+        return {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+    }
+  }
+  // RGB to space s: y = M rgb + offset.
+  static kernels::Mat3 matrix_from_rgb(Space s, std::array<double, 3>& offset) {
+    switch (s) {
+      case Space::kBGR:
+        return {{{0, 0, 1}, {0, 1, 0}, {1, 0, 0}}};
+      case Space::kGray:
+        return {{{0.299, 0.587, 0.114}, {0, 0, 0}, {0, 0, 0}}};
+      case Space::kYCbCr:
+        offset = kYCbCrOffset;
+        return kToYCbCr;
+      default:
+        return {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+    }
+  }
+
+  Space from_, to_;
+};
+
+}  // namespace
+
+OpSchema color_space_conversion_schema() {
+  return {
+      .name = "color_space_conversion",
+      .doc =
+          "Converts HWC images between RGB, BGR, GRAY and YCbCr (ITU-R BT.601, studio range: "
+          "Y = 16 + (65.481 R + 128.553 G + 24.966 B) / 255, Cb = 128 + (-37.797 R - 74.203 G "
+          "+ 112 B) / 255, Cr = 128 + (112 R - 93.786 G - 18.214 B) / 255 for 8-bit values; "
+          "float images are treated as 0-1). GRAY = 0.299 R + 0.587 G + 0.114 B; gray to "
+          "colour repeats the value. uint8 results are rounded half away from zero and "
+          "saturated.",
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = {{"image_type", ArgType::kString, "Colour space of the input."},
+               {"output_type", ArgType::kString, "Colour space of the output."}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<ColorSpaceConversion>(s); },
+  };
+}
+
+}  // namespace stoker::ops
