@@ -27,9 +27,10 @@ from stoker import types
 from stoker.batch import Batch, Sample
 from stoker.pipeline import DataNode, Pipeline, pipeline_def
 from stoker import fn
+from stoker import math
 
 InternalError = _stoker.InternalError
 __version__ = "0.1.0"
 
-__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "Sample", "fn", "pipeline_def",
+__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "Sample", "fn", "math", "pipeline_def",
            "types", "__version__"]

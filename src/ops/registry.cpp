@@ -5,6 +5,7 @@
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/io/external_source.hpp"
+#include "stoker/ops/math/arithmetic.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/normalize/normalize.hpp"
 #include "stoker/ops/random/random_sources.hpp"
@@ -23,6 +24,7 @@ const std::vector<OpSchema>& op_schemas() {
   // Sorted by operator name. Adding an operator adds one line here.
   // clang-format off
   static const std::vector<OpSchema> kAll{
+      arithmetic_schema(),             // arithmetic
       brightness_schema(),             // brightness
       brightness_contrast_schema(),    // brightness_contrast
       cast_schema(),                   // cast

@@ -1,0 +1,404 @@
+// arithmetic: one operator evaluates a whole expression of pipeline values (`a * 2 + b`,
+// comparisons, stoker.math functions), so an expression costs one pass over the data.
+//
+// The expression arrives as text in prefix form: fn(arg, ...), inputs as &k, constants as
+// $value:type (type i32, f32 or b). Types follow the usual promotions: any float makes the
+// result float (float64 > float32 > float16), integers widen to the larger (signed when
+// mixed); `/` of integers gives float32; comparisons and logical operators give bool.
+// Evaluation is element by element in double (integers beyond 2^53 lose precision), then
+// converted to the result type with rounding half away from zero and saturation.
+#include "stoker/ops/math/arithmetic.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "stoker/kernels/tensor/tensor_cpu.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+struct Expr {
+  std::string fn;  // "" for leaves
+  int code = -1;   // index of fn in kFunctions (per-element dispatch without strings)
+  int input = -1;  // leaf: input index, or -1 for a constant
+  double value = 0;
+  DType type = DType::kF32;
+  std::vector<Expr> args;
+};
+
+int rank(DType d) {  // float ranks above every integer; wider ranks higher
+  switch (d) {
+    case DType::kF64:
+      return 40;
+    case DType::kF32:
+      return 30;
+    case DType::kF16:
+    case DType::kBF16:
+      return 20;
+    default:
+      return int(dtype_size(d));
+  }
+}
+
+bool is_signed_int(DType d) {
+  return d == DType::kI8 || d == DType::kI16 || d == DType::kI32 || d == DType::kI64;
+}
+
+DType promote(DType a, DType b) {
+  if (is_float(a) || is_float(b)) {
+    if (!is_float(a)) return b;
+    if (!is_float(b)) return a;
+    return rank(a) >= rank(b) ? a : b;
+  }
+  if (a == DType::kBool && b == DType::kBool) return DType::kI32;
+  if (a == DType::kBool) return b;
+  if (b == DType::kBool) return a;
+  const bool sa = is_signed_int(a), sb = is_signed_int(b);
+  const size_t za = dtype_size(a), zb = dtype_size(b);
+  if (sa == sb) return za >= zb ? a : b;
+  const size_t size = std::max(sa ? za : 2 * za, sb ? zb : 2 * zb);  // signed that holds both
+  return size >= 8 ? DType::kI64 : size == 4 ? DType::kI32 : size == 2 ? DType::kI16 : DType::kI8;
+}
+
+// Function names in a fixed order: Expr::code indexes this list.
+const std::vector<std::string>& functions() {
+  static const std::vector<std::string> f{
+      "add", "sub", "mul",  "div",   "fdiv", "mod", "pow", "min",   "max",  "eq",    "ne",
+      "lt",  "le",  "gt",   "ge",    "and",  "or",  "xor", "neg",   "abs",  "sqrt",  "rsqrt",
+      "exp", "log", "log2", "log10", "sin",  "cos", "tan", "floor", "ceil", "clamp", "atan2"};
+  return f;
+}
+enum Code {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFdiv,
+  kMod,
+  kPow,
+  kMin,
+  kMax,
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kAnd,
+  kOr,
+  kXor,
+  kNeg,
+  kAbs,
+  kSqrt,
+  kRsqrt,
+  kExp,
+  kLog,
+  kLog2,
+  kLog10,
+  kSin,
+  kCos,
+  kTan,
+  kFloor,
+  kCeil,
+  kClamp,
+  kAtan2
+};
+
+const std::map<std::string, int, std::less<>>& arities() {
+  static const std::map<std::string, int, std::less<>> m{
+      {"add", 2},   {"sub", 2},   {"mul", 2},  {"div", 2},   {"fdiv", 2},  {"mod", 2}, {"pow", 2},
+      {"min", 2},   {"max", 2},   {"eq", 2},   {"ne", 2},    {"lt", 2},    {"le", 2},  {"gt", 2},
+      {"ge", 2},    {"and", 2},   {"or", 2},   {"xor", 2},   {"neg", 1},   {"abs", 1}, {"sqrt", 1},
+      {"rsqrt", 1}, {"exp", 1},   {"log", 1},  {"log2", 1},  {"log10", 1}, {"sin", 1}, {"cos", 1},
+      {"tan", 1},   {"floor", 1}, {"ceil", 1}, {"clamp", 3}, {"atan2", 2},
+  };
+  return m;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view s) : s_(s) {}
+  Expr parse() {
+    Expr e = node();
+    STOKER_ENFORCE(pos_ == s_.size(), ValueError, "arithmetic: trailing text in '", s_, "'");
+    return e;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    throw ValueError(detail::concat("arithmetic: ", what, " at position ", pos_, " of '", s_, "'"));
+  }
+  Expr node() {
+    if (pos_ >= s_.size()) fail("unexpected end");
+    Expr e;
+    if (s_[pos_] == '&') {
+      ++pos_;
+      e.input = int(number());
+      return e;
+    }
+    if (s_[pos_] == '$') {
+      ++pos_;
+      size_t colon = s_.find(':', pos_);
+      if (colon == std::string_view::npos) fail("constant without a type");
+      auto text = s_.substr(pos_, colon - pos_);
+      auto r = std::from_chars(text.data(), text.data() + text.size(), e.value);
+      if (r.ec != std::errc() || r.ptr != text.data() + text.size()) fail("bad constant");
+      pos_ = colon + 1;
+      size_t end = pos_;
+      while (end < s_.size() && std::isalnum(static_cast<unsigned char>(s_[end]))) ++end;
+      auto t = s_.substr(pos_, end - pos_);
+      e.type = t == "i32" ? DType::kI32 : t == "b" ? DType::kBool : DType::kF32;
+      if (t != "i32" && t != "b" && t != "f32") fail("unknown constant type");
+      pos_ = end;
+      return e;
+    }
+    size_t open = s_.find('(', pos_);
+    if (open == std::string_view::npos) fail("expected a function");
+    e.fn = std::string(s_.substr(pos_, open - pos_));
+    auto it = arities().find(e.fn);
+    if (it == arities().end()) fail("unknown function");
+    const auto& names = functions();
+    e.code = int(std::find(names.begin(), names.end(), e.fn) - names.begin());
+    pos_ = open + 1;
+    for (int k = 0; k < it->second; ++k) {
+      if (k > 0) expect(',');
+      e.args.push_back(node());
+    }
+    expect(')');
+    return e;
+  }
+  void expect(char c) {
+    if (pos_ >= s_.size() || s_[pos_] != c) fail(c == ')' ? "expected ')'" : "expected ','");
+    ++pos_;
+  }
+  int64_t number() {
+    int64_t v = 0;
+    auto r = std::from_chars(s_.data() + pos_, s_.data() + s_.size(), v);
+    if (r.ec != std::errc()) fail("expected an input number");
+    pos_ = size_t(r.ptr - s_.data());
+    return v;
+  }
+  std::string_view s_;
+  size_t pos_ = 0;
+};
+
+// Fills in the result type of every node from the inputs' dtypes.
+void type_tree(Expr& e, const std::vector<DType>& inputs) {
+  if (e.fn.empty()) {
+    if (e.input >= 0) {
+      STOKER_ENFORCE(e.input < int(inputs.size()), ValueError, "arithmetic: input &", e.input,
+                     " of ", inputs.size());
+      e.type = inputs[size_t(e.input)];
+    }
+    return;
+  }
+  for (auto& a : e.args) type_tree(a, inputs);
+  const auto& f = e.fn;
+  const DType a = e.args[0].type;
+  if (f == "eq" || f == "ne" || f == "lt" || f == "le" || f == "gt" || f == "ge") {
+    e.type = DType::kBool;
+  } else if (f == "and" || f == "or" || f == "xor") {
+    const DType b = e.args[1].type;
+    STOKER_ENFORCE(!is_float(a) && !is_float(b), TypeError,
+                   "arithmetic: &, | and ^ need "
+                   "integer or bool operands, got ",
+                   dtype_name(a), " and ", dtype_name(b));
+    e.type = a == DType::kBool && b == DType::kBool ? DType::kBool : promote(a, b);
+  } else if (f == "div") {
+    e.type = is_float(a) || is_float(e.args[1].type) ? promote(a, e.args[1].type) : DType::kF32;
+  } else if (e.args.size() == 1) {
+    const bool keep = f == "neg" || f == "abs" || f == "floor" || f == "ceil";
+    e.type = keep ? (a == DType::kBool ? DType::kI32 : a)
+                  : (a == DType::kF64 ? DType::kF64 : DType::kF32);
+  } else if (f == "atan2") {
+    e.type = promote(promote(a, e.args[1].type), DType::kF32);
+  } else {
+    e.type = promote(a, e.args[1].type);
+    if (f == "clamp") e.type = promote(e.type, e.args[2].type);
+  }
+}
+
+double apply(int code, double x, double y, double z, DType t) {
+  auto as_int = [](double v) { return int64_t(v); };
+  switch (code) {
+    case kAdd:
+      return x + y;
+    case kSub:
+      return x - y;
+    case kMul:
+      return x * y;
+    case kDiv:
+      return x / y;
+    case kFdiv:
+      if (!is_float(t)) STOKER_ENFORCE(y != 0, ValueError, "arithmetic: integer division by zero");
+      return std::floor(x / y);
+    case kMod:
+      if (!is_float(t)) STOKER_ENFORCE(y != 0, ValueError, "arithmetic: integer modulo by zero");
+      return x - y * std::floor(x / y);  // Python's sign convention
+    case kPow:
+      return std::pow(x, y);
+    case kMin:
+      return std::min(x, y);
+    case kMax:
+      return std::max(x, y);
+    case kClamp:
+      return std::min(std::max(x, y), z);
+    case kAtan2:
+      return std::atan2(x, y);
+    case kEq:
+      return x == y;
+    case kNe:
+      return x != y;
+    case kLt:
+      return x < y;
+    case kLe:
+      return x <= y;
+    case kGt:
+      return x > y;
+    case kGe:
+      return x >= y;
+    case kAnd:
+      return double(as_int(x) & as_int(y));
+    case kOr:
+      return double(as_int(x) | as_int(y));
+    case kXor:
+      return double(as_int(x) ^ as_int(y));
+    case kNeg:
+      return -x;
+    case kAbs:
+      return std::fabs(x);
+    case kSqrt:
+      return std::sqrt(x);
+    case kRsqrt:
+      return 1.0 / std::sqrt(x);
+    case kExp:
+      return std::exp(x);
+    case kLog:
+      return std::log(x);
+    case kLog2:
+      return std::log2(x);
+    case kLog10:
+      return std::log10(x);
+    case kSin:
+      return std::sin(x);
+    case kCos:
+      return std::cos(x);
+    case kTan:
+      return std::tan(x);
+    case kFloor:
+      return std::floor(x);
+    case kCeil:
+      return std::ceil(x);
+    default:
+      return 0;
+  }
+}
+
+// Rounds a node's value to its type, so that integer and float32 intermediates behave as
+// those types would (e.g. int32 / int32 division happens on whole numbers).
+double to_type(double v, DType t) {
+  double out = 0;
+  visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+              DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+              DType::kF64>(t, "arithmetic", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+      out = double(float(kernels::cast_value<T>(v)));
+    } else {
+      out = double(kernels::cast_value<T>(v));
+    }
+  });
+  return out;
+}
+
+class Arithmetic final : public Operator {
+ public:
+  explicit Arithmetic(const OpSpec& spec)
+      : Operator(spec), tree_(Parser(spec.arg<std::string>("expr")).parse()) {}
+
+  void run(Workspace& ws) override {
+    const int k = int(ws.inputs.size());
+    std::vector<DType> types;
+    for (int j = 0; j < k; ++j) types.push_back(ws.input(j).dtype());
+    Expr tree = tree_;
+    type_tree(tree, types);
+    const int n = ws.input(0).size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) {
+      // Every input of a sample has one shape, or a single element (broadcast).
+      TensorShape shape{};
+      bool any = false;
+      for (int j = 0; j < k; ++j) {
+        const auto& s = ws.input(j).shape(i);
+        if (s.volume() == 1) {  // broadcast, unless nothing larger comes
+          if (!any) shape = s;
+          continue;
+        }
+        STOKER_ENFORCE(!any || s == shape, ValueError, "arithmetic: sample ", i,
+                       " has operands of shapes ", shape.to_string(), " and ", s.to_string(),
+                       " (they must agree, or have one element)");
+        shape = s;
+        any = true;
+      }
+      shapes.push_back(shape);
+    }
+    Batch& out = add_output(ws, tree.type, shapes, ws.input(0).layout());
+    for_each_sample(ws, n, [&](int i, int) {
+      const int64_t count = out.shape(i).volume();
+      std::vector<std::vector<double>> in(static_cast<size_t>(k));
+      for (int j = 0; j < k; ++j) in[size_t(j)] = sample_as_doubles(ws.input(j), i);
+      std::vector<double> result(static_cast<size_t>(count));
+      std::function<double(const Expr&, int64_t)> eval = [&](const Expr& e, int64_t p) {
+        if (e.fn.empty()) {
+          if (e.input < 0) return e.value;
+          const auto& v = in[size_t(e.input)];
+          return v.size() == 1 ? v[0] : v[size_t(p)];
+        }
+        const double x = eval(e.args[0], p);
+        const double y = e.args.size() > 1 ? eval(e.args[1], p) : 0;
+        const double z = e.args.size() > 2 ? eval(e.args[2], p) : 0;
+        return to_type(apply(e.code, x, y, z, e.type), e.type);
+      };
+      for (int64_t p = 0; p < count; ++p) result[size_t(p)] = eval(tree, p);
+      visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+                  DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+                  DType::kF64>(tree.type, "arithmetic output", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* o = out.data_as<T>(i);
+        for (int64_t p = 0; p < count; ++p) o[p] = kernels::cast_value<T>(result[size_t(p)]);
+      });
+    });
+  }
+
+ private:
+  Expr tree_;
+};
+
+}  // namespace
+
+OpSchema arithmetic_schema() {
+  return {
+      .name = "arithmetic",
+      .doc =
+          "Evaluates an expression of pipeline values in one pass; made by Python operators "
+          "on DataNodes (a * 2 + b, a < 3, a & b, -a) and stoker.math functions, not called "
+          "directly. Operands of a sample must have the same shape or one element. Result "
+          "types: any float operand makes the result float (float64 > float32 > float16), "
+          "integers widen to the larger (signed when mixed), `/` of integers is float32, "
+          "`//` and `%` floor as Python does, comparisons give bool. Computed in double per "
+          "element (integers beyond 2^53 lose precision), each intermediate rounded to its "
+          "type; integers saturate.",
+      .inputs = {"input"},
+      .variadic_inputs = true,
+      .outputs = {"output"},
+      .args = {{"expr", ArgType::kString, "The expression in prefix form (see above)."}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<Arithmetic>(s); },
+  };
+}
+
+}  // namespace stoker::ops
