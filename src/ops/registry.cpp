@@ -44,11 +44,13 @@ const std::vector<OpSchema>& op_schemas() {
       gaussian_blur_schema(),          // gaussian_blur
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
+      jitter_schema(),                 // jitter
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
       normalize_schema(),              // normalize
       pad_schema(),                    // pad
+      paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe

@@ -11,4 +11,6 @@ OpSchema flip_schema();
 OpSchema warp_affine_schema();
 OpSchema rotate_schema();
 OpSchema erase_schema();
+OpSchema jitter_schema();
+OpSchema paste_schema();
 }  // namespace stoker::ops

@@ -1,0 +1,149 @@
+// jitter and paste (CPU).
+#include <cmath>
+#include <cstring>
+
+#include "stoker/kernels/tensor/tensor_cpu.hpp"
+#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+// One pixel's worth of fill bytes for dtype d and `channels` (fill: one value or per channel).
+std::vector<uint8_t> fill_pixel(DType d, int64_t channels, const std::vector<double>& fill,
+                                const std::string& op) {
+  STOKER_ENFORCE(fill.size() == 1 || int64_t(fill.size()) == channels, ValueError, op,
+                 ": fill_value needs 1 or ", channels, " values, got ", fill.size());
+  const size_t es = dtype_size(d);
+  std::vector<uint8_t> px(size_t(channels) * es);
+  visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kF16, DType::kF32>(
+      d, op + " input", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        for (int64_t c = 0; c < channels; ++c) {
+          T v = kernels::cast_value<T>(fill[fill.size() == 1 ? 0 : size_t(c)]);
+          std::memcpy(px.data() + size_t(c) * es, &v, es);
+        }
+      });
+  return px;
+}
+
+class Jitter final : public Operator {
+ public:
+  explicit Jitter(const OpSpec& spec) : Operator(spec) {}
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    const int64_t degree = spec_.arg<int64_t>("nDegree");
+    STOKER_ENFORCE(degree >= 1, ValueError, "jitter: nDegree must be >= 1, got ", degree);
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "jitter");
+      const size_t px = size_t(s.channels) * dtype_size(in.dtype());
+      auto fill = fill_pixel(in.dtype(), s.channels, spec_.arg<std::vector<double>>("fill_value"),
+                             "jitter");
+      const auto* src = static_cast<const uint8_t*>(in.sample(i).data);
+      auto* dst = static_cast<uint8_t*>(out.sample(i).data);
+      if (scalar_arg(ws, "mask", i) == 0) {
+        std::memcpy(dst, src, px * size_t(s.height * s.width));
+        return;
+      }
+      // Offsets in [-(nDegree / 2), nDegree / 2], drawn per pixel in row order, dy then dx.
+      const int64_t half = degree / 2;
+      const uint32_t span = uint32_t(2 * half + 1);
+      auto rng = sample_rng(ws, i);
+      for (int64_t y = 0; y < s.height; ++y)
+        for (int64_t x = 0; x < s.width; ++x) {
+          const int64_t sy = y + int64_t(rng.below(span)) - half;
+          const int64_t sx = x + int64_t(rng.below(span)) - half;
+          const bool inside = sy >= 0 && sx >= 0 && sy < s.height && sx < s.width;
+          std::memcpy(dst + size_t(y * s.width + x) * px,
+                      inside ? src + size_t(sy * s.width + sx) * px : fill.data(), px);
+        }
+    });
+  }
+};
+
+class Paste final : public Operator {
+ public:
+  explicit Paste(const OpSpec& spec) : Operator(spec) {}
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    std::vector<std::pair<int64_t, int64_t>> at(static_cast<size_t>(n));
+    const double min_canvas = spec_.arg<double>("min_canvas_size");
+    for (int i = 0; i < n; ++i) {
+      auto s = image_shape(in, i, "paste");
+      const double ratio = scalar_arg(ws, "ratio", i);
+      STOKER_ENFORCE(ratio >= 1, ValueError, "paste: ratio must be >= 1, got ", ratio);
+      const int64_t side = int64_t(
+          std::max<double>(min_canvas, std::llround(ratio * double(std::max(s.height, s.width)))));
+      const int64_t oh = std::max(side, s.height), ow = std::max(side, s.width);
+      const double px = scalar_arg(ws, "paste_x", i), py = scalar_arg(ws, "paste_y", i);
+      STOKER_ENFORCE(px >= 0 && px <= 1 && py >= 0 && py <= 1, ValueError,
+                     "paste: paste_x and paste_y must be in [0, 1]");
+      at[size_t(i)] = {std::llround(py * double(oh - s.height)),
+                       std::llround(px * double(ow - s.width))};
+      shapes.push_back(TensorShape{oh, ow, s.channels});
+    }
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    for_each_sample(ws, n, [&](int i, int) {
+      const auto& s = in.shape(i);
+      const auto& o = out.shape(i);
+      const size_t px = size_t(s[2]) * dtype_size(in.dtype());
+      auto fill =
+          fill_pixel(in.dtype(), s[2], spec_.arg<std::vector<double>>("fill_value"), "paste");
+      auto* dst = static_cast<uint8_t*>(out.sample(i).data);
+      for (int64_t k = 0; k < o[0] * o[1]; ++k) std::memcpy(dst + size_t(k) * px, fill.data(), px);
+      const auto* src = static_cast<const uint8_t*>(in.sample(i).data);
+      const auto [y0, x0] = at[size_t(i)];
+      for (int64_t y = 0; y < s[0]; ++y)
+        std::memcpy(dst + size_t((y0 + y) * o[1] + x0) * px, src + size_t(y * s[1]) * px,
+                    size_t(s[1]) * px);
+    });
+  }
+};
+
+}  // namespace
+
+OpSchema jitter_schema() {
+  return {
+      .name = "jitter",
+      .doc =
+          "Moves every pixel of HWC images by a random offset in [-(nDegree / 2), nDegree / 2] "
+          "along each axis (integer division; one draw per pixel and axis from the sample's "
+          "Philox stream, row by row, y then x); pixels sampled from outside take fill_value. "
+          "Samples whose `mask` is 0 pass unchanged.",
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = {{"nDegree", ArgType::kInt, "Size of the neighbourhood.", int64_t{2}},
+               {"fill_value", ArgType::kFloatList, "One value or per channel.",
+                std::vector<double>{0.0}},
+               {"mask", ArgType::kInt, "0 leaves the sample alone.", int64_t{1}, true}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<Jitter>(s); },
+  };
+}
+
+OpSchema paste_schema() {
+  return {
+      .name = "paste",
+      .doc =
+          "Pastes HWC images onto a square canvas of side max(min_canvas_size, round(ratio * "
+          "the longer side)) filled with fill_value, at (round(paste_y * (H' - H)), "
+          "round(paste_x * (W' - W))).",
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = {{"ratio", ArgType::kFloat, "Canvas side over the image's longer side (>= 1).",
+                std::nullopt, true},
+               {"paste_x", ArgType::kFloat, "Horizontal position in [0, 1].", 0.5, true},
+               {"paste_y", ArgType::kFloat, "Vertical position in [0, 1].", 0.5, true},
+               {"min_canvas_size", ArgType::kFloat, "Smallest canvas side.", 0.0},
+               {"fill_value", ArgType::kFloatList, "One value or per channel.",
+                std::vector<double>{0.0}}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<Paste>(s); },
+  };
+}
+
+}  // namespace stoker::ops
