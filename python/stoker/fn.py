@@ -149,10 +149,40 @@ def _tfrecord(path, *, features, index_path=None, device="cpu", name=None, **kwa
     return dict(zip(names, outs))
 
 
+def _choice(a, *, p=None, shape=None, device="cpu", name=None):
+    """Draws from `a` (a list of values, an integer n for 0..n-1, or a DataNode holding a 1-D
+    list per sample) with probabilities `p` (uniform when None), one tensor of `shape` per
+    sample. int32 output when the values are integers, float32 otherwise."""
+    pipe = _current_pipeline()
+    if pipe is None:
+        raise RuntimeError("fn.random.choice called outside a pipeline definition")
+    args, arg_inputs = {}, {}
+    if isinstance(a, DataNode):
+        arg_inputs["a"] = a
+        args["a_is_list"] = True
+    elif isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+        args["a"], args["integer"] = [int(a)], True
+    else:
+        values = list(a)
+        if not values:
+            raise ValueError("fn.random.choice: `a` is empty")
+        args["a"] = [float(v) for v in values]
+        args["a_is_list"] = True
+        args["integer"] = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                              for v in values)
+    if isinstance(p, DataNode):
+        arg_inputs["p"] = p
+    elif p is not None:
+        args["p"] = [float(v) for v in p]
+    if shape is not None:
+        args["shape"] = [int(shape)] if isinstance(shape, int) else [int(s) for s in shape]
+    return pipe._add_node("random.choice", [], args, arg_inputs, name, device, 1)
+
+
 def _install():
     module = sys.modules[__name__]
     for schema in _stoker.schemas():
-        if schema["name"] in ("external_source", "readers.tfrecord"):
+        if schema["name"] in ("external_source", "readers.tfrecord", "random.choice"):
             continue  # Python wrappers (above) add the source handling / features dict
         parts = schema["name"].split(".")
         target = module
@@ -166,6 +196,7 @@ def _install():
         setattr(target, parts[-1], _make_op(schema))
     native = {s["name"]: s for s in _stoker.schemas()}
     module.readers.tfrecord = _tfrecord
+    module.random.choice = _choice
     _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(native["readers.tfrecord"])
 
 

@@ -45,6 +45,7 @@ const std::vector<OpSchema>& op_schemas() {
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
       jitter_schema(),                 // jitter
+      choice_schema(),                 // random.choice
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform

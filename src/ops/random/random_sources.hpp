@@ -7,4 +7,5 @@ namespace stoker::ops {
 OpSchema coin_flip_schema();
 OpSchema uniform_schema();
 OpSchema normal_schema();
+OpSchema choice_schema();
 }  // namespace stoker::ops
