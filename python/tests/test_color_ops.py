@@ -7,6 +7,7 @@ import pytest
 
 import stoker
 from stoker import fn
+from op_util import run_op
 
 YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]])
 
@@ -29,12 +30,7 @@ def _to(x, dtype):
 
 
 def _run(op, images, **kwargs):
-    pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=0)
-    with pipe:
-        data = fn.external_source(lambda: images, layout="HWC")
-        pipe.set_outputs(getattr(fn, op)(data, **kwargs))
-    (out,) = pipe.run()
-    return [out[i].numpy() for i in range(len(images))]
+    return run_op(op, images, **kwargs)
 
 
 @pytest.fixture

@@ -3,17 +3,11 @@
 import numpy as np
 import pytest
 
-import stoker
-from stoker import fn
+from op_util import run_op
 
 
 def _run(images, **kwargs):
-    pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=0)
-    with pipe:
-        x = fn.external_source(lambda: images, layout="HWC")
-        pipe.set_outputs(fn.color_space_conversion(x, **kwargs))
-    (out,) = pipe.run()
-    return [out[i].numpy() for i in range(len(images))]
+    return run_op("color_space_conversion", images, **kwargs)
 
 
 def _round(x):

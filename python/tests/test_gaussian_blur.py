@@ -5,6 +5,7 @@ import pytest
 
 import stoker
 from stoker import fn
+from op_util import run_op
 
 
 def _window(sigma, size=0):
@@ -24,12 +25,7 @@ def _ref(img, ky, kx):
 
 
 def _blur(images, **kwargs):
-    pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=0)
-    with pipe:
-        data = fn.external_source(lambda: images, layout="HWC")
-        pipe.set_outputs(fn.gaussian_blur(data, **kwargs))
-    (out,) = pipe.run()
-    return [out[i].numpy() for i in range(len(images))]
+    return run_op("gaussian_blur", images, **kwargs)
 
 
 def test_matches_numpy_reference():

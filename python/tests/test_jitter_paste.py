@@ -5,16 +5,12 @@ import pytest
 
 import stoker
 from stoker import fn
+from op_util import run_op
 from reference import RandomStream
 
 
 def _run(op, images, seed=3, **kwargs):
-    pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=seed)
-    with pipe:
-        x = fn.external_source(lambda: images, layout="HWC")
-        pipe.set_outputs(getattr(fn, op)(x, **kwargs))
-    (out,) = pipe.run()
-    return [out[i].numpy() for i in range(len(images))]
+    return run_op(op, images, seed=seed, **kwargs)
 
 
 def test_jitter_replays_and_masks():

@@ -7,17 +7,13 @@ import pytest
 
 import stoker
 from stoker import fn
+from op_util import run_op
 
 PIL = pytest.importorskip("PIL.Image")
 
 
 def _run(op, images, **kwargs):
-    pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=0)
-    with pipe:
-        data = fn.external_source(lambda: images, layout="HWC")
-        pipe.set_outputs(getattr(fn, op)(data, **kwargs))
-    (out,) = pipe.run()
-    return [out[i].numpy() for i in range(len(images))]
+    return run_op(op, images, **kwargs)
 
 
 @pytest.fixture

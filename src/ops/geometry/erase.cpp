@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
+#include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -42,17 +43,7 @@ class Erase final : public Operator {
                      "erase: anchor and shape need the same number of values, a "
                      "multiple of the ",
                      k, " axes (one group per region); got ", anchor.size(), " and ", shape.size());
-      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) == s.channels, ValueError,
-                     "erase: fill_value needs 1 or ", s.channels, " values, got ", fill_.size());
-      std::vector<uint8_t> fill(size_t(s.channels) * es);
-      visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kI32, DType::kF16,
-                  DType::kF32>(in.dtype(), "erase input", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        for (int64_t c = 0; c < s.channels; ++c) {
-          T v = kernels::cast_value<T>(fill_[fill_.size() == 1 ? 0 : size_t(c)]);
-          std::memcpy(fill.data() + size_t(c) * es, &v, es);
-        }
-      });
+      auto fill = fill_pixel(in.dtype(), s.channels, fill_, "erase");
       auto* data = static_cast<uint8_t*>(out.sample(i).data);
       for (size_t r = 0; r < anchor.size() / k; ++r) {
         int64_t lo[2] = {0, 0}, hi[2] = {s.height, s.width};

@@ -3,29 +3,12 @@
 #include <cstring>
 
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
+#include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
-
-// One pixel's worth of fill bytes for dtype d and `channels` (fill: one value or per channel).
-std::vector<uint8_t> fill_pixel(DType d, int64_t channels, const std::vector<double>& fill,
-                                const std::string& op) {
-  STOKER_ENFORCE(fill.size() == 1 || int64_t(fill.size()) == channels, ValueError, op,
-                 ": fill_value needs 1 or ", channels, " values, got ", fill.size());
-  const size_t es = dtype_size(d);
-  std::vector<uint8_t> px(size_t(channels) * es);
-  visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kF16, DType::kF32>(
-      d, op + " input", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        for (int64_t c = 0; c < channels; ++c) {
-          T v = kernels::cast_value<T>(fill[fill.size() == 1 ? 0 : size_t(c)]);
-          std::memcpy(px.data() + size_t(c) * es, &v, es);
-        }
-      });
-  return px;
-}
 
 class Jitter final : public Operator {
  public:
