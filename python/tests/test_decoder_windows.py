@@ -139,3 +139,15 @@ def test_dct_downscaling_hint(shared_data):
         ys, xs = y // d, x // d
         np.testing.assert_array_equal(got[i], ref[ys:ys + h // d, xs:xs + w // d], err_msg=f)
     assert scaled >= 6
+
+
+def test_unsupported_jpeg_variants_are_named(shared_data):
+    from decode_util import decode
+
+    d = os.path.join(shared_data, "jpeg")
+    twelve = open(os.path.join(d, "libjpeg-turbo", "monkey12.jpg"), "rb").read()
+    lossless = open(os.path.join(d, "dali", "jpeg_lossless",
+                                 "cat-3449999_640_grayscale_8bit.jpg"), "rb").read()
+    (r12,), (rl,) = decode([twelve]), decode([lossless])
+    assert isinstance(r12, ValueError) and "unsupported JPEG: 12-bit samples" in str(r12)
+    assert isinstance(rl, ValueError) and "unsupported JPEG: lossless (SOF3) coding" in str(rl)

@@ -189,6 +189,15 @@ JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLi
   s.guard.max_scans = limits.max_scans;
   STOKER_ENFORCE(data != nullptr && size > 0, ValueError, "empty JPEG stream (0 bytes)");
   if (!read_header_c(&s.cinfo, &s.err, data, size)) {
+    // Name the unsupported variants plainly: libjpeg's messages speak of precision and SOF types.
+    const int code = s.err.pub.msg_code;
+    if (code == JERR_BAD_PRECISION)
+      throw ValueError(detail::concat("unsupported JPEG: ", s.cinfo.data_precision,
+                                      "-bit samples (this decoder reads 8-bit JPEGs; ",
+                                      s.err.message, ")"));
+    if (code == JERR_SOF_UNSUPPORTED && std::strstr(s.err.message, "0xc3"))
+      throw ValueError(std::string("unsupported JPEG: lossless (SOF3) coding (") + s.err.message +
+                       ")");
     throw ValueError(std::string("invalid JPEG: ") + s.err.message);
   }
   JpegInfo info{s.cinfo.image_height, s.cinfo.image_width, s.cinfo.num_components,
