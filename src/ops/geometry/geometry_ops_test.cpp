@@ -36,12 +36,6 @@ TEST(ResizeOutputSize, DaliRules) {
   }
 }
 
-std::vector<uint8_t> to_u8(const ref::RefImage& img) {
-  std::vector<uint8_t> v;
-  for (double d : img.data) v.push_back(ref::round_u8(d));
-  return v;
-}
-
 TEST(ResizeOp, MatchesReferencePerSampleSize) {
   auto a = ref::random_image_u8(30, 40, 3, 1), b = ref::random_image_u8(17, 9, 3, 2);
   OpRunner r("resize", {{"resize_shorter", 12.0}});
