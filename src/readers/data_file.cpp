@@ -58,6 +58,22 @@ void* map_file(int fd, size_t length, bool populate, const std::string& path) {
   return addr;
 }
 
+// Reads exactly `size` bytes at `offset` (retrying short reads and EINTR). Throws IOError
+// naming the file, the range and the reason.
+void pread_all(int fd, void* out, int64_t offset, int64_t size, const std::string& path) {
+  int64_t done = 0;
+  while (done < size) {
+    ssize_t r =
+        ::pread(fd, static_cast<char*>(out) + done, size_t(size - done), off_t(offset + done));
+    if (r < 0 && errno == EINTR) continue;
+    STOKER_ENFORCE(r >= 0, IOError, "cannot read ", size, " bytes at offset ", offset, " of '",
+                   path, "': ", std::strerror(errno));
+    STOKER_ENFORCE(r > 0, IOError, "'", path, "' ended at ", offset + done, " while reading ", size,
+                   " bytes at offset ", offset, " (the file shrank?)");
+    done += r;
+  }
+}
+
 }  // namespace
 
 void prefault(const uint8_t* p, size_t n) {
@@ -91,17 +107,7 @@ DataFile::DataFile(std::string path, std::vector<uint8_t> bytes)
 DataFile::~DataFile() = default;
 
 void DataFile::pread_exact(void* out, int64_t offset, int64_t size) const {
-  int64_t done = 0;
-  while (done < size) {
-    ssize_t r = ::pread(*fd_owner_, static_cast<char*>(out) + done, size_t(size - done),
-                        off_t(offset + done));
-    if (r < 0 && errno == EINTR) continue;
-    STOKER_ENFORCE(r >= 0, IOError, "cannot read ", size, " bytes at offset ", offset, " of '",
-                   path_, "': ", std::strerror(errno));
-    STOKER_ENFORCE(r > 0, IOError, "'", path_, "' ended at ", offset + done, " while reading ",
-                   size, " bytes at offset ", offset, " (the file shrank?)");
-    done += r;
-  }
+  pread_all(*fd_owner_, out, offset, size, path_);
 }
 
 FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool touch) const {
@@ -166,15 +172,7 @@ FileBytes read_whole_file(const std::string& path, const FileOptions& options, M
     return {std::shared_ptr<Buffer>(m, &m->whole), p, size_t(size)};
   }
   auto buf = pool.acquire(size_t(size));
-  int64_t done = 0;
-  while (done < size) {
-    ssize_t r = ::pread(fd, static_cast<char*>(buf->data()) + done, size_t(size - done), done);
-    if (r < 0 && errno == EINTR) continue;
-    STOKER_ENFORCE(r >= 0, IOError, "cannot read '", path, "': ", std::strerror(errno));
-    STOKER_ENFORCE(r > 0, IOError, "'", path, "' shrank while being read (", done, " of ", size,
-                   " bytes)");
-    done += r;
-  }
+  pread_all(fd, buf->data(), 0, size, path);
   const auto* p = static_cast<const uint8_t*>(buf->data());
   return {std::move(buf), p, size_t(size)};
 }

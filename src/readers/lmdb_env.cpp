@@ -65,6 +65,13 @@ LmdbDatabase::~LmdbDatabase() = default;
 bool lmdb_available() { return false; }
 #endif
 
+int64_t LmdbSourceDb::open() {
+  db = std::make_shared<const LmdbDatabase>(path);
+  owner = keep_alive(db);
+  STOKER_ENFORCE(db->size() > 0, ValueError, "LMDB '", path, "' is empty");
+  return int64_t(db->size());
+}
+
 std::shared_ptr<Buffer> keep_alive(std::shared_ptr<const LmdbDatabase> db) {
   struct Hold {
     explicit Hold(std::shared_ptr<const LmdbDatabase> d) : db(std::move(d)) {}

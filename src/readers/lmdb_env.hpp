@@ -37,6 +37,19 @@ class LmdbDatabase {
 // map and read transaction) alive while any such sample lives.
 std::shared_ptr<Buffer> keep_alive(std::shared_ptr<const LmdbDatabase> db);
 
+// An LMDB as the Caffe readers use it: opened at index time, an owner that keeps it alive for
+// samples that view its values, and "path[key]" as every sample's source.
+struct LmdbSourceDb {
+  std::string path;
+  std::shared_ptr<const LmdbDatabase> db;
+  std::shared_ptr<Buffer> owner;
+
+  // Opens `path`; throws ValueError when the database is empty. Returns its size.
+  int64_t open();
+  std::string source_info(int64_t index) const { return path + "[" + db->key(size_t(index)) + "]"; }
+  std::span<const uint8_t> value(int64_t index) const { return db->value(size_t(index)); }
+};
+
 // True when stoker was built with liblmdb.
 bool lmdb_available();
 

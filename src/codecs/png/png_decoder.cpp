@@ -139,9 +139,10 @@ int png_output_channels(ColorFormat fmt, const PngInfo& info) {
   return fmt == ColorFormat::kAnyData ? info.channels : color_channels(fmt);
 }
 
-PngInfo read_png_header(const uint8_t* data, size_t size, const PngLimits& limits) {
-  PngStream s{data, size};
-  Handles h;
+namespace {
+
+// Creates the read structs on `h` and reads up to the image data, within the limits.
+PngInfo open_png(Handles& h, PngStream& s, const PngLimits& limits) {
   STOKER_ENFORCE(create(h, s), RuntimeError, "libpng: cannot create a read struct");
   PngInfo info;
   if (!read_info(h, info)) fail(s, "header");
@@ -149,14 +150,19 @@ PngInfo read_png_header(const uint8_t* data, size_t size, const PngLimits& limit
   return info;
 }
 
+}  // namespace
+
+PngInfo read_png_header(const uint8_t* data, size_t size, const PngLimits& limits) {
+  PngStream s{data, size};
+  Handles h;
+  return open_png(h, s, limits);
+}
+
 void decode_png(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out, int64_t row_stride,
                 const PngLimits& limits) {
   PngStream s{data, size};
   Handles h;
-  STOKER_ENFORCE(create(h, s), RuntimeError, "libpng: cannot create a read struct");
-  PngInfo info;
-  if (!read_info(h, info)) fail(s, "header");
-  check_limits(info, limits);
+  const PngInfo info = open_png(h, s, limits);
   const bool to_gray = fmt == ColorFormat::kGray && info.channels >= 3;
   // GRAY from colour: decode RGB rows into scratch, then weigh them as PIL does.
   const int64_t decoded_channels = to_gray ? 3 : png_output_channels(fmt, info);

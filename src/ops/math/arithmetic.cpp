@@ -5,15 +5,15 @@
 // $value:type (type i32, f32 or b). Types follow the usual promotions: any float makes the
 // result float (float64 > float32 > float16), integers widen to the larger (signed when
 // mixed); `/` of integers gives float32; comparisons and logical operators give bool.
-// Evaluation is element by element in double (integers beyond 2^53 lose precision), then
-// converted to the result type with rounding half away from zero and saturation.
+// Evaluation goes node by node over whole arrays in double (integers beyond 2^53 lose
+// precision); each node's values are converted to its type (rounded half away from zero,
+// saturated).
 #include "stoker/ops/math/arithmetic.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <functional>
 #include <map>
 
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
@@ -301,18 +301,35 @@ double apply(int code, double x, double y, double z, DType t) {
 
 // Rounds a node's value to its type, so that integer and float32 intermediates behave as
 // those types would (e.g. int32 / int32 division happens on whole numbers).
-double to_type(double v, DType t) {
-  double out = 0;
+void to_type(std::vector<double>& v, DType t) {
   visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
               DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
               DType::kF64>(t, "arithmetic", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-      out = double(float(kernels::cast_value<T>(v)));
-    } else {
-      out = double(kernels::cast_value<T>(v));
+    for (auto& x : v) {
+      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        x = double(float(kernels::cast_value<T>(x)));
+      } else {
+        x = double(kernels::cast_value<T>(x));
+      }
     }
   });
+}
+
+// Evaluates `e` over a whole sample, node by node: each node's values as one array (a single
+// value when all its operands are single values, which broadcast).
+std::vector<double> evaluate(const Expr& e, const std::vector<std::vector<double>>& in) {
+  if (e.fn.empty()) return e.input < 0 ? std::vector<double>{e.value} : in[size_t(e.input)];
+  std::vector<std::vector<double>> a;
+  size_t n = 1;
+  for (const auto& arg : e.args) {
+    a.push_back(evaluate(arg, in));
+    n = std::max(n, a.back().size());
+  }
+  auto at = [&](size_t k, size_t p) { return k < a.size() ? a[k][a[k].size() == 1 ? 0 : p] : 0.0; };
+  std::vector<double> out(n);
+  for (size_t p = 0; p < n; ++p) out[p] = apply(e.code, at(0, p), at(1, p), at(2, p), e.type);
+  to_type(out, e.type);
   return out;
 }
 
@@ -352,25 +369,14 @@ class Arithmetic final : public Operator {
       const int64_t count = out.shape(i).volume();
       std::vector<std::vector<double>> in(static_cast<size_t>(k));
       for (int j = 0; j < k; ++j) in[size_t(j)] = sample_as_doubles(ws.input(j), i);
-      std::vector<double> result(static_cast<size_t>(count));
-      std::function<double(const Expr&, int64_t)> eval = [&](const Expr& e, int64_t p) {
-        if (e.fn.empty()) {
-          if (e.input < 0) return e.value;
-          const auto& v = in[size_t(e.input)];
-          return v.size() == 1 ? v[0] : v[size_t(p)];
-        }
-        const double x = eval(e.args[0], p);
-        const double y = e.args.size() > 1 ? eval(e.args[1], p) : 0;
-        const double z = e.args.size() > 2 ? eval(e.args[2], p) : 0;
-        return to_type(apply(e.code, x, y, z, e.type), e.type);
-      };
-      for (int64_t p = 0; p < count; ++p) result[size_t(p)] = eval(tree, p);
+      std::vector<double> result = evaluate(tree, in);
       visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
                   DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
                   DType::kF64>(tree.type, "arithmetic output", [&](auto tag) {
         using T = typename decltype(tag)::type;
         T* o = out.data_as<T>(i);
-        for (int64_t p = 0; p < count; ++p) o[p] = kernels::cast_value<T>(result[size_t(p)]);
+        for (int64_t p = 0; p < count; ++p)
+          o[p] = kernels::cast_value<T>(result[result.size() == 1 ? 0 : size_t(p)]);
       });
     });
   }

@@ -35,11 +35,10 @@ std::vector<std::string> caffe2_output_names(const OpSpec& spec) {
 class Caffe2Source final : public ReaderSource {
  public:
   explicit Caffe2Source(const OpSpec& spec)
-      : path_(spec.arg<std::string>("path")),
-        label_type_(label_type_of(spec)),
-        num_labels_(spec.arg<int64_t>("num_labels")) {
+      : label_type_(label_type_of(spec)), num_labels_(spec.arg<int64_t>("num_labels")) {
     STOKER_ENFORCE(num_labels_ >= 1, ValueError,
                    "readers.caffe2: num_labels must be at least 1, got ", num_labels_);
+    lmdb_.path = spec.arg<std::string>("path");
   }
 
   std::vector<DType> output_dtypes() const override {
@@ -47,12 +46,10 @@ class Caffe2Source final : public ReaderSource {
     bool f = float_labels_ || label_type_ == kMultiLabelWeighted;
     return {DType::kU8, f ? DType::kF32 : DType::kI32};
   }
-  std::string source_info(int64_t index) const override {
-    return path_ + "[" + db_->key(size_t(index)) + "]";
-  }
+  std::string source_info(int64_t index) const override { return lmdb_.source_info(index); }
 
   void load(readers::LoadedSample& s, MemoryPool& pool) const override {
-    auto protos = readers::parse_tensor_protos(db_->value(size_t(s.index)));
+    auto protos = readers::parse_tensor_protos(lmdb_.value(s.index));
     const size_t needed = label_type_ == kNoLabel ? 1 : label_type_ == kMultiLabelWeighted ? 3 : 2;
     STOKER_ENFORCE(protos.size() >= needed, ValueError, "expected TensorProtos with ", needed,
                    " tensors (image", needed > 1 ? ", labels" : "", needed > 2 ? ", weights" : "",
@@ -62,12 +59,10 @@ class Caffe2Source final : public ReaderSource {
   }
 
   int64_t build_index() override {
-    db_ = std::make_shared<const readers::LmdbDatabase>(path_);
-    owner_ = readers::keep_alive(db_);
-    STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", path_, "' is empty");
-    auto first = readers::parse_tensor_protos(db_->value(0));
+    const int64_t size = lmdb_.open();
+    auto first = readers::parse_tensor_protos(lmdb_.value(0));
     float_labels_ = first.size() >= 2 && first[1].data_type == TensorProtoView::kFloat;
-    return int64_t(db_->size());
+    return size;
   }
 
  private:
@@ -88,9 +83,9 @@ class Caffe2Source final : public ReaderSource {
       STOKER_ENFORCE(shape.volume() == int64_t(bytes.size()), ValueError, "raw image of dims ",
                      shape.to_string(), " has ", bytes.size(), " bytes");
     }
-    // A view into LMDB's map, which owner_ keeps alive.
+    // A view into LMDB's map, which lmdb_.owner keeps alive.
     readers::prefault(bytes.data(), bytes.size());
-    return {owner_, bytes.data(), shape};
+    return {lmdb_.owner, bytes.data(), shape};
   }
 
   // The values of a label tensor as doubles (int32/int64 or float data).
@@ -153,11 +148,9 @@ class Caffe2Source final : public ReaderSource {
     return {std::move(buf), p, TensorShape{int64_t(out.size())}};
   }
 
-  std::string path_;
   int label_type_;
   int64_t num_labels_;
-  std::shared_ptr<const readers::LmdbDatabase> db_;
-  std::shared_ptr<Buffer> owner_;  // keeps db_ alive for samples that view its values
+  readers::LmdbSourceDb lmdb_;
   bool float_labels_ = false;
 };
 

@@ -12,27 +12,25 @@ namespace {
 
 class CaffeSource final : public ReaderSource {
  public:
-  explicit CaffeSource(const OpSpec& spec) : path_(spec.arg<std::string>("path")) {}
+  explicit CaffeSource(const OpSpec& spec) { lmdb_.path = spec.arg<std::string>("path"); }
 
   std::vector<DType> output_dtypes() const override { return {DType::kU8, DType::kI32}; }
   TensorLayout output_layout(size_t k) const override {
     return k == 0 && raw_ ? TensorLayout("HWC") : TensorLayout();
   }
-  std::string source_info(int64_t index) const override {
-    return path_ + "[" + db_->key(size_t(index)) + "]";
-  }
+  std::string source_info(int64_t index) const override { return lmdb_.source_info(index); }
 
   void load(readers::LoadedSample& s, MemoryPool& pool) const override {
-    auto d = readers::parse_datum(db_->value(size_t(s.index)));
+    auto d = readers::parse_datum(lmdb_.value(s.index));
     STOKER_ENFORCE(d.encoded != raw_, ValueError,
                    "the database mixes encoded and raw Datum records (a batch holds one kind)");
     auto label = pool.acquire(sizeof(int32_t));
     *static_cast<int32_t*>(label->data()) = int32_t(d.label);
     const void* l = label->data();
     readers::SampleData image;
-    if (d.encoded) {  // a view into LMDB's map, which owner_ keeps alive
+    if (d.encoded) {  // a view into LMDB's map, which lmdb_.owner keeps alive
       readers::prefault(d.data.data(), d.data.size());
-      image = {owner_, d.data.data(), TensorShape{int64_t(d.data.size())}};
+      image = {lmdb_.owner, d.data.data(), TensorShape{int64_t(d.data.size())}};
     } else {
       const int64_t C = d.channels, H = d.height, W = d.width;
       auto buf = pool.acquire(size_t(C * H * W));
@@ -47,17 +45,13 @@ class CaffeSource final : public ReaderSource {
   }
 
   int64_t build_index() override {
-    db_ = std::make_shared<const readers::LmdbDatabase>(path_);
-    owner_ = readers::keep_alive(db_);
-    STOKER_ENFORCE(db_->size() > 0, ValueError, "LMDB '", path_, "' is empty");
-    raw_ = !readers::parse_datum(db_->value(0)).encoded;
-    return int64_t(db_->size());
+    const int64_t size = lmdb_.open();
+    raw_ = !readers::parse_datum(lmdb_.value(0)).encoded;
+    return size;
   }
 
  private:
-  std::string path_;
-  std::shared_ptr<const readers::LmdbDatabase> db_;
-  std::shared_ptr<Buffer> owner_;  // keeps db_ alive for samples that view its values
+  readers::LmdbSourceDb lmdb_;
   bool raw_ = false;
 };
 
