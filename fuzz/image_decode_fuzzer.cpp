@@ -1,5 +1,5 @@
 // libFuzzer target: codecs::Decoder (format detection, then JPEG, PNG, BMP or PNM; whole images
-// and a window) must give an image or a stoker::ValueError for any input, for every output type,
+// 16-bit PNGs at full precision too, and a window) must give an image or a stoker::ValueError for any input, for every output type,
 // within a pixel limit.
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const int64_t stride = info.width * info.channels;
       std::unique_ptr<uint8_t[]> out(new uint8_t[size_t(stride * info.height)]);
       decoder.decode(data, size, fmt, info, out.get(), stride, limits);
+      if (info.bit_depth == 16) {  // full precision (16-bit PNG)
+        std::unique_ptr<uint16_t[]> wide(new uint16_t[size_t(stride * info.height)]);
+        decoder.decode16(data, size, fmt, info, wide.get(), stride, limits);
+      }
       // A window in the middle: JPEG region decoding (row skipping, iMCU column cropping).
       const int64_t h = (info.height + 1) / 2, w = (info.width + 1) / 2;
       decoder.decode_region(data, size, fmt, info, info.height / 4, info.width / 4, h, w, out.get(),

@@ -76,3 +76,58 @@ def test_gaussian_and_triangular():
     (t,) = _resize([img], (13, 13), interp_type=types.INTERP_TRIANGULAR, antialias=False)
     (l,) = _resize([img], (13, 13), interp_type=types.INTERP_LINEAR, antialias=True)
     np.testing.assert_array_equal(t, l)  # triangular is always antialiased
+
+
+def _pil_float_box(img, size, flt, box):
+    chans = [np.asarray(PIL.fromarray(img[..., c], "F").resize(
+        (size[1], size[0]), getattr(PIL.Resampling, flt), box=box)) for c in range(img.shape[2])]
+    return np.stack(chans, 2)
+
+
+@pytest.mark.parametrize("interp", [types.INTERP_LINEAR, types.INTERP_CUBIC,
+                                    types.INTERP_LANCZOS3])
+@pytest.mark.parametrize("roi,size", [(((3.5, 7.25), (30.0, 41.0)), (13, 17)),
+                                      (((0, 0), (10, 12)), (31, 29)),
+                                      (((5, 2), (36, 50)), (36, 48))])
+def test_roi_matches_pil_box(interp, roi, size):
+    """resize's roi_start/roi_end is PIL's resize `box`: a sampling grid over the region whose
+    filter reads the pixels around it too (not crop-then-resize)."""
+    rng = np.random.default_rng(3)
+    f = rng.uniform(0, 255, (37, 53, 3)).astype(np.float32)
+    (start, end) = roi
+    (got,) = _resize([f], size, interp_type=interp, roi_start=start, roi_end=end)
+    box = (start[1], start[0], end[1], end[0])
+    np.testing.assert_allclose(got, _pil_float_box(f, size, FILTERS[interp], box), atol=2e-3,
+                               rtol=1e-5)
+    # Relative coordinates name the same region.
+    (rel,) = _resize([f], size, interp_type=interp, roi_relative=True,
+                     roi_start=(start[0] / 37, start[1] / 53), roi_end=(end[0] / 37, end[1] / 53))
+    np.testing.assert_allclose(rel, got, atol=1e-3)
+
+
+def test_roi_sets_the_default_size_and_flips():
+    rng = np.random.default_rng(4)
+    f = rng.uniform(0, 255, (20, 30, 1)).astype(np.float32)
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0)
+    with pipe:
+        data = fn.external_source(lambda: [f], layout="HWC")
+        # No size: the region's extent (rounded); resize_shorter scales the region's.
+        whole = fn.resize(data, roi_start=(2, 5), roi_end=(12, 25))
+        shorter = fn.resize(data, roi_start=(2, 5), roi_end=(12, 25), resize_shorter=5)
+        flipped = fn.resize(data, roi_start=(20, 0), roi_end=(0, 30), size=(7, 11))
+        plain = fn.resize(data, size=(7, 11))
+        nn = fn.resize(data, roi_start=(2, 5), roi_end=(12, 25), interp_type=types.INTERP_NN)
+        pipe.set_outputs(whole, shorter, flipped, plain, nn)
+    outs = [o[0].numpy() for o in pipe.run()]
+    assert outs[0].shape == (10, 20, 1) and outs[1].shape == (5, 10, 1)
+    np.testing.assert_allclose(outs[2], outs[3][::-1], atol=1e-3)  # y flipped
+    np.testing.assert_array_equal(outs[4], f[2:12, 5:25])  # nearest at unit scale: the crop
+
+
+def test_roi_errors_name_the_problem():
+    f = np.zeros((8, 8, 3), np.uint8)
+    for kwargs, msg in [
+            (dict(roi_start=(1, 1), roi_end=(1, 5)), "region of interest of sample 0 is empty"),
+            (dict(roi_start=(1,), roi_end=(4, 4)), "roi_start and roi_end need 2 values")]:
+        with pytest.raises(ValueError, match=msg):
+            _resize([f], (4, 4), **kwargs)

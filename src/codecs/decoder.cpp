@@ -35,6 +35,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
     case ImageFormat::kPng: {
       auto h = read_png_header(data, size, {limits.max_pixels});
       out.height = h.height, out.width = h.width, out.channels = png_output_channels(fmt, h);
+      out.bit_depth = h.bit_depth == 16 ? 16 : 8;
       return out;
     }
     case ImageFormat::kBmp: {
@@ -74,6 +75,14 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
     default:
       STOKER_ASSERT(false, "decode() called for ", format_name(info.format));
   }
+}
+
+void Decoder::decode16(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
+                       uint16_t* out, int64_t row_stride, const DecodeLimits& limits) {
+  STOKER_ASSERT(info.format == ImageFormat::kPng && info.bit_depth == 16,
+                "decode16() called for an 8-bit ", format_name(info.format));
+  decode_png(data, size, fmt, reinterpret_cast<uint8_t*>(out), row_stride * 2, {limits.max_pixels},
+             /*keep_16=*/true);
 }
 
 void Decoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,

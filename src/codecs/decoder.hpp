@@ -19,6 +19,7 @@ struct ImageInfo {
   int64_t height = 0, width = 0;
   int channels = 0;     // of the output for the requested ColorFormat
   int orientation = 1;  // EXIF orientation (JPEG), 1..8; the decoder does not apply it
+  int bit_depth = 8;    // 16 for 16-bit PNGs, which decode16() decodes at full precision
 };
 
 class Decoder {
@@ -34,6 +35,10 @@ class Decoder {
   // Decodes into height rows of width * channels bytes, `row_stride` apart (`info` from info()).
   void decode(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
               uint8_t* out, int64_t row_stride, const DecodeLimits& limits);
+  // The whole of a 16-bit image (info.bit_depth == 16) at full precision: height rows of
+  // width * channels uint16 samples, `row_stride` samples apart.
+  void decode16(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
+                uint16_t* out, int64_t row_stride, const DecodeLimits& limits);
   // Decodes only the window rows [y, y + h), columns [x, x + w) of the image as stored (no
   // orientation applied). JPEG decodes just the rows and iMCU columns it needs; the other
   // formats decode whole and copy the window. Same pixels as the window of decode().

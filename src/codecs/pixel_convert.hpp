@@ -11,21 +11,25 @@
 
 namespace stoker::codecs {
 
-inline uint8_t luma(uint8_t r, uint8_t g, uint8_t b) {
-  return uint8_t((19595u * r + 38470u * g + 7471u * b + 0x8000u) >> 16);
+// For 8- or 16-bit samples (the weights sum to 65536, so the result stays in range).
+template <typename T>
+inline T luma(T r, T g, T b) {
+  return T((19595ull * r + 38470ull * g + 7471ull * b + 0x8000ull) >> 16);
 }
 
-// `in` holds `width` pixels of `in_channels` (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA).
-inline void convert_row(const uint8_t* in, int64_t in_channels, ColorFormat fmt, uint8_t* out,
+// `in` holds `width` pixels of `in_channels` (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) of 8-bit
+// (uint8_t) or 16-bit (uint16_t) samples.
+template <typename T>
+inline void convert_row(const T* in, int64_t in_channels, ColorFormat fmt, T* out,
                         int64_t width) {
   const int64_t c = in_channels;
   if (fmt == ColorFormat::kAnyData) {
-    std::memcpy(out, in, size_t(width * c));
+    std::memcpy(out, in, size_t(width * c) * sizeof(T));
     return;
   }
   for (int64_t x = 0; x < width; ++x, in += c) {
     const bool gray = c <= 2;
-    const uint8_t r = in[0], g = gray ? in[0] : in[1], b = gray ? in[0] : in[2];
+    const T r = in[0], g = gray ? in[0] : in[1], b = gray ? in[0] : in[2];
     switch (fmt) {
       case ColorFormat::kGray:
         out[x] = gray ? r : luma(r, g, b);

@@ -92,13 +92,16 @@ bool read_info(Handles& h, PngInfo& out) {
 
 // Sets the transforms for `fmt` (GRAY from colour decodes to RGB; the caller converts) and
 // decodes into `rows`. Plain function: see above.
-bool read_image(Handles& h, ColorFormat fmt, png_bytep* rows, size_t row_bytes) {
+bool read_image(Handles& h, ColorFormat fmt, bool keep_16, png_bytep* rows, size_t row_bytes) {
   if (setjmp(png_jmpbuf(h.png))) return false;
   png_structp png = h.png;
   const int color = png_get_color_type(png, h.info);
   const bool trns = png_get_valid(png, h.info, PNG_INFO_tRNS) != 0;
   const bool want_alpha = fmt == ColorFormat::kAnyData;
-  png_set_strip_16(png);  // the high byte, as PIL and stb_image
+  if (keep_16)
+    png_set_swap(png);  // 16-bit samples in the host's (little-endian) order
+  else
+    png_set_strip_16(png);  // the high byte, as PIL and stb_image
   png_set_packing(png);
   if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
   if (color == PNG_COLOR_TYPE_GRAY) png_set_expand_gray_1_2_4_to_8(png);
@@ -159,25 +162,31 @@ PngInfo read_png_header(const uint8_t* data, size_t size, const PngLimits& limit
 }
 
 void decode_png(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out, int64_t row_stride,
-                const PngLimits& limits) {
+                const PngLimits& limits, bool keep_16) {
   PngStream s{data, size};
   Handles h;
   const PngInfo info = open_png(h, s, limits);
+  keep_16 = keep_16 && info.bit_depth == 16;
+  const int64_t bytes = keep_16 ? 2 : 1;
   const bool to_gray = fmt == ColorFormat::kGray && info.channels >= 3;
   // GRAY from colour: decode RGB rows into scratch, then weigh them as PIL does.
   const int64_t decoded_channels = to_gray ? 3 : png_output_channels(fmt, info);
   std::vector<uint8_t> scratch;
   std::vector<png_bytep> rows(size_t(info.height));
-  if (to_gray) scratch.resize(size_t(info.height * info.width * 3));
+  const int64_t row_bytes = info.width * decoded_channels * bytes;
+  if (to_gray) scratch.resize(size_t(info.height * row_bytes));
   for (int64_t y = 0; y < info.height; ++y)
-    rows[size_t(y)] =
-        to_gray ? scratch.data() + y * info.width * decoded_channels : out + y * row_stride;
-  if (!read_image(h, to_gray ? ColorFormat::kRGB : fmt, rows.data(),
-                  size_t(info.width * decoded_channels)))
+    rows[size_t(y)] = to_gray ? scratch.data() + y * row_bytes : out + y * row_stride;
+  if (!read_image(h, to_gray ? ColorFormat::kRGB : fmt, keep_16, rows.data(), size_t(row_bytes)))
     fail(s, "data");
-  if (to_gray)
-    for (int64_t y = 0; y < info.height; ++y)
+  if (!to_gray) return;
+  for (int64_t y = 0; y < info.height; ++y) {
+    if (keep_16)
+      convert_row(reinterpret_cast<const uint16_t*>(rows[size_t(y)]), 3, ColorFormat::kGray,
+                  reinterpret_cast<uint16_t*>(out + y * row_stride), info.width);
+    else
       convert_row(rows[size_t(y)], 3, ColorFormat::kGray, out + y * row_stride, info.width);
+  }
 }
 
 }  // namespace stoker::codecs

@@ -32,10 +32,11 @@ struct PngLimits {
 // for a malformed stream, or when the image exceeds limits.max_pixels.
 PngInfo read_png_header(const uint8_t* data, size_t size, const PngLimits& limits = {});
 
-// Decodes into `out`: height rows of width * output_channels(fmt, info) bytes, `row_stride`
-// bytes apart. Corrupt or truncated data raises ValueError with libpng's message.
+// Decodes into `out`: height rows of width * output_channels(fmt, info) samples, `row_stride`
+// bytes apart. Samples are bytes, except with `keep_16` for a 16-bit PNG: uint16 in host order
+// (full precision). Corrupt or truncated data raises ValueError with libpng's message.
 void decode_png(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out, int64_t row_stride,
-                const PngLimits& limits = {});
+                const PngLimits& limits = {}, bool keep_16 = false);
 
 // Channels of the output for a colour format: 3 for RGB/BGR, 1 for GRAY, the file's own for
 // ANY_DATA.

@@ -44,6 +44,16 @@ inline Mat3 inverse(const Mat3& m) {
   return r;
 }
 
+// ITU-R BT.601 RGB -> YCbCr, studio range, in 8-bit units: Y in [16, 235], Cb and Cr in
+// [16, 240] (ycbcr = M rgb + offset). DALI's convention for YCbCr images.
+inline const Mat3& rgb_to_ycbcr_bt601() {
+  static const Mat3 m{{{65.481 / 255, 128.553 / 255, 24.966 / 255},
+                       {-37.797 / 255, -74.203 / 255, 112.0 / 255},
+                       {112.0 / 255, -93.786 / 255, -18.214 / 255}}};
+  return m;
+}
+inline constexpr std::array<double, 3> kYCbCrOffset{16, 128, 128};
+
 inline Mat3 hsv_matrix(double hue_degrees, double saturation, double value) {
   const double h = hue_degrees * 3.14159265358979323846 / 180.0;
   const double c = std::cos(h) * saturation * value, s = std::sin(h) * saturation * value;

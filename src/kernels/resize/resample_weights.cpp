@@ -65,9 +65,18 @@ Filter parse_filter(const std::string& name, bool& antialias) {
 }
 
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias) {
+  return resample_weights(in_size, out_size, filter, antialias, 0.0, double(in_size));
+}
+
+ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias,
+                                 double roi_lo, double roi_hi) {
   STOKER_ENFORCE(in_size > 0 && out_size > 0, ValueError, "cannot resample ", in_size, " to ",
                  out_size, " pixels: extents must be positive");
-  const double scale = double(in_size) / double(out_size);
+  STOKER_ENFORCE(roi_lo != roi_hi && std::isfinite(roi_lo) && std::isfinite(roi_hi), ValueError,
+                 "cannot resample the empty region [", roi_lo, ", ", roi_hi, ")");
+  // step < 0 walks the region backwards (a flip); the filter widens by |step|.
+  const double step = (roi_hi - roi_lo) / double(out_size);
+  const double scale = std::fabs(step);
   ResampleWeights w;
   w.out_size = out_size;
   w.first.resize(size_t(out_size));
@@ -76,8 +85,8 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
     w.support = 1;
     w.weights.assign(size_t(out_size), 1.f);
     for (int64_t i = 0; i < out_size; ++i)
-      w.first[size_t(i)] =
-          std::min<int64_t>(in_size - 1, int64_t(std::floor((double(i) + 0.5) * scale)));
+      w.first[size_t(i)] = std::clamp<int64_t>(
+          int64_t(std::floor(roi_lo + (double(i) + 0.5) * step)), 0, in_size - 1);
     return w;
   }
   const double stretch = (antialias && scale > 1.0) ? scale : 1.0;
@@ -85,9 +94,14 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
   w.support = int(std::ceil(radius)) * 2 + 2;  // taps in (c - r - 0.5, c + r - 0.5], ends inclusive
   w.weights.assign(size_t(out_size) * size_t(w.support), 0.f);
   for (int64_t i = 0; i < out_size; ++i) {
-    const double centre = (double(i) + 0.5) * scale;
+    const double centre = roi_lo + (double(i) + 0.5) * step;
     int64_t lo = std::max<int64_t>(0, int64_t(std::floor(centre - radius - 0.5)));
     int64_t hi = std::min<int64_t>(in_size - 1, int64_t(std::ceil(centre + radius - 0.5)));
+    if (lo > hi || lo >= in_size || hi < 0) {  // a region reaching beyond the image: the edge
+      w.first[size_t(i)] = std::clamp<int64_t>(int64_t(std::floor(centre)), 0, in_size - 1);
+      w.weights[size_t(i) * size_t(w.support)] = 1.f;
+      continue;
+    }
     STOKER_ASSERT(hi - lo + 1 <= w.support, "support ", w.support, " too small");
     // Taps go straight into this output's row of the table (support entries, asserted
     // above), so any downscale factor fits: no fixed-size scratch. Two passes keep the
@@ -98,8 +112,12 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
     double sum = 0;
     for (int64_t j = lo; j <= hi; ++j) sum += tap(j);
     float* out = &w.weights[size_t(i) * size_t(w.support)];
-    if (sum != 0)
-      for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
+    if (sum == 0) {  // every tap at a zero of the filter (only far outside the image)
+      w.first[size_t(i)] = std::clamp<int64_t>(int64_t(std::floor(centre)), 0, in_size - 1);
+      out[0] = 1.f;
+      continue;
+    }
+    for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
     w.first[size_t(i)] = lo;
     w.count[size_t(i)] = int(hi - lo + 1);
   }

@@ -34,6 +34,13 @@ enum class Filter { kNearest, kLinear, kCubic, kLanczos3, kGaussian };
 Filter parse_filter(const std::string& name, bool& antialias);
 
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias);
+// Resamples the region [roi_lo, roi_hi) of the source (pixel coordinates, fractional allowed;
+// roi_lo > roi_hi flips): output pixel i maps to c = roi_lo + (i + 0.5) * (roi_hi - roi_lo) /
+// out_size. Taps may use source pixels outside the region (it is a sampling grid, not a
+// crop); outside the image they are dropped as above, and a centre beyond the image takes
+// the nearest edge pixel.
+ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias,
+                                 double roi_lo, double roi_hi);
 inline ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool antialias) {
   return resample_weights(in_size, out_size, Filter::kLinear, antialias);
 }

@@ -3,6 +3,7 @@
 // saturated to the output type.
 #pragma once
 
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
@@ -12,27 +13,41 @@
 
 namespace stoker::kernels {
 
-// Resizes `in` (any window) to `out`'s extents. Requires in.channels == out.channels > 0.
-// `scratch` is grown as needed and may be reused across calls (no other allocation).
+// A sampling region of the input in pixel coordinates ([y0, y1) x [x0, x1), fractional
+// allowed, y0 > y1 or x0 > x1 flips): see resample_weights.
+struct ResizeRoi {
+  double y0, y1, x0, x1;
+};
+
+// Resamples region `roi` of `in` (any window) to `out`'s extents. Requires in.channels ==
+// out.channels > 0. `scratch` is grown as needed and may be reused across calls (no other
+// allocation).
 template <typename Out, typename In>
 void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool antialias,
-                std::vector<float>& scratch) {
+                std::vector<float>& scratch, const ResizeRoi& roi) {
   STOKER_ASSERT(in.channels == out.channels && in.channels > 0);
   const int64_t C = in.channels;
-  auto wx = resample_weights(in.width, out.width, filter, antialias);
-  auto wy = resample_weights(in.height, out.height, filter, antialias);
+  auto wx = resample_weights(in.width, out.width, filter, antialias, roi.x0, roi.x1);
+  auto wy = resample_weights(in.height, out.height, filter, antialias, roi.y0, roi.y1);
+  // Only the source rows some output row reads go through the horizontal pass.
+  int64_t row_lo = in.height, row_hi = 0;
+  for (int64_t y = 0; y < out.height; ++y) {
+    row_lo = std::min(row_lo, wy.first[size_t(y)]);
+    row_hi = std::max(row_hi, wy.first[size_t(y)] + wy.count[size_t(y)]);
+  }
+  const int64_t rows = row_hi - row_lo;
   const int64_t row_len = out.width * C;
-  // Layout: [horizontally resampled rows (in.height x row_len)] [one accumulator row].
-  scratch.resize(size_t((in.height + 1) * row_len));
-  float* acc = &scratch[size_t(in.height * row_len)];
+  // Layout: [horizontally resampled rows (rows x row_len)] [one accumulator row].
+  scratch.resize(size_t((rows + 1) * row_len));
+  float* acc = &scratch[size_t(rows * row_len)];
   // Horizontal pass: every source row -> out.width pixels. The channel count is a template
   // constant for 1, 3 and 4 channels, so the per-tap channel loop unrolls.
   auto horizontal = [&](auto channels) {
     constexpr int64_t kC = decltype(channels)::value;
     const int64_t c = kC > 0 ? kC : C;
-    for (int64_t y = 0; y < in.height; ++y) {
+    for (int64_t y = row_lo; y < row_hi; ++y) {
       const In* src = in.row(y);
-      float* dst = &scratch[size_t(y * out.width * c)];
+      float* dst = &scratch[size_t((y - row_lo) * out.width * c)];
       for (int64_t x = 0; x < out.width; ++x) {
         const float* w = &wx.weights[size_t(x) * size_t(wx.support)];
         const In* s = src + wx.first[size_t(x)] * c;
@@ -65,12 +80,20 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
     std::fill(acc, acc + row_len, 0.f);
     const float* w = &wy.weights[size_t(y) * size_t(wy.support)];
     for (int k = 0, n = wy.count[size_t(y)]; k < n; ++k) {
-      const float* src = &scratch[size_t((wy.first[size_t(y)] + k) * row_len)];
+      const float* src = &scratch[size_t((wy.first[size_t(y)] - row_lo + k) * row_len)];
       for (int64_t i = 0; i < row_len; ++i) acc[i] += w[k] * src[i];
     }
     Out* dst = out.row(y);
     for (int64_t i = 0; i < row_len; ++i) dst[i] = convert_sat<Out>(acc[i]);
   }
+}
+
+// Resamples the whole of `in`.
+template <typename Out, typename In>
+void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool antialias,
+                std::vector<float>& scratch) {
+  resize_cpu(out, in, filter, antialias, scratch,
+             ResizeRoi{0.0, double(in.height), 0.0, double(in.width)});
 }
 
 template <typename Out, typename In>

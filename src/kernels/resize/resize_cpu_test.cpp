@@ -104,11 +104,15 @@ double ref_filter(Filter f, double x) {
   }
 }
 
-std::vector<std::vector<double>> ref_weights(int64_t in, int64_t out, Filter f, bool aa) {
-  const double scale = double(in) / double(out), s = aa && scale > 1 ? scale : 1;
+// The region [lo, hi) (hi < lo: flipped; default the whole source) sampled at out points.
+std::vector<std::vector<double>> ref_weights(int64_t in, int64_t out, Filter f, bool aa,
+                                             double lo = 0, double hi = -1) {
+  if (hi < 0 && lo == 0) hi = double(in);
+  const double step = (hi - lo) / double(out), scale = std::fabs(step);
+  const double s = aa && scale > 1 ? scale : 1;
   std::vector<std::vector<double>> w(size_t(out), std::vector<double>(size_t(in), 0));
   for (int64_t i = 0; i < out; ++i) {
-    const double c = (double(i) + 0.5) * scale;
+    const double c = lo + (double(i) + 0.5) * step;
     double sum = 0;
     for (int64_t j = 0; j < in; ++j)
       sum += w[size_t(i)][size_t(j)] = ref_filter(f, (j + 0.5 - c) / s);
@@ -143,6 +147,47 @@ TEST(ResizeFilters, EveryFilterMatchesTheFormula) {
           }
     }
   }
+}
+
+// A region of interest: fractional, flipped, reaching past the image's edge; the filter reads
+// pixels around the region (a sampling grid, not a crop). Compared with the formula, and the
+// horizontal pass covers only the rows the region needs.
+TEST(ResizeFilters, RegionOfInterestMatchesTheFormula) {
+  const int64_t ih = 19, iw = 26, C = 3;
+  std::vector<float> src(size_t(ih * iw * C));
+  for (size_t k = 0; k < src.size(); ++k) src[k] = float((k * 7919) % 251);
+  for (Filter f : {Filter::kLinear, Filter::kCubic, Filter::kLanczos3}) {
+    for (auto [roi, oh, ow] : {std::tuple{ResizeRoi{2.5, 11.25, 3.0, 20.5}, 13, 9},
+                               {ResizeRoi{18.0, 1.0, 0.0, 26.0}, 6, 26},    // flipped in y
+                               {ResizeRoi{4.0, 8.0, 25.0, 5.0}, 16, 40},    // flipped in x
+                               {ResizeRoi{10.0, 19.0, 13.0, 26.0}, 5, 5}}) {  // bottom right
+      std::vector<float> out(size_t(oh * ow * C)), scratch;
+      resize_cpu<float, float>(dense_image(out.data(), oh, ow, C),
+                               dense_image<const float>(src.data(), ih, iw, C), f, true, scratch,
+                               roi);
+      auto wy = ref_weights(ih, oh, f, true, roi.y0, roi.y1);
+      auto wx = ref_weights(iw, ow, f, true, roi.x0, roi.x1);
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x)
+          for (int64_t c = 0; c < C; ++c) {
+            double v = 0;
+            for (int64_t sy = 0; sy < ih; ++sy)
+              for (int64_t sx = 0; sx < iw; ++sx)
+                v += wy[size_t(y)][size_t(sy)] * wx[size_t(x)][size_t(sx)] *
+                     src[size_t((sy * iw + sx) * C + c)];
+            ASSERT_NEAR(out[size_t((y * ow + x) * C + c)], v, 2e-3 * (1 + std::abs(v)))
+                << int(f) << " roi " << roi.y0 << ".." << roi.y1 << " x " << roi.x0 << ".."
+                << roi.x1;
+          }
+    }
+  }
+  // Centres beyond the image take the edge pixel (no zero weights, no NaN).
+  auto w = resample_weights(10, 4, Filter::kLinear, true, 20.0, 40.0);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(w.first[size_t(i)], 9);
+    EXPECT_EQ(w.weights[size_t(i) * size_t(w.support)], 1.f);
+  }
+  EXPECT_THROW(resample_weights(10, 4, Filter::kLinear, true, 3.0, 3.0), ValueError);
 }
 
 TEST(ResizeFilters, NearestPicksFloorOfTheCentreAndNamesParse) {

@@ -24,11 +24,9 @@ Space parse_space(const std::string& s) {
 
 int channels(Space s) { return s == Space::kGray ? 1 : 3; }
 
-// Studio-range BT.601 for 8-bit values: Y in [16, 235], Cb and Cr in [16, 240].
-const kernels::Mat3 kToYCbCr{{{65.481 / 255, 128.553 / 255, 24.966 / 255},
-                              {-37.797 / 255, -74.203 / 255, 112.0 / 255},
-                              {112.0 / 255, -93.786 / 255, -18.214 / 255}}};
-constexpr std::array<double, 3> kYCbCrOffset{16, 128, 128};
+// Studio-range BT.601 for 8-bit values (kernels/color): Y in [16, 235], Cb and Cr in [16, 240].
+const kernels::Mat3& kToYCbCr = kernels::rgb_to_ycbcr_bt601();
+using kernels::kYCbCrOffset;
 
 class ColorSpaceConversion final : public Operator {
  public:

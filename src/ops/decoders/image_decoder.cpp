@@ -1,10 +1,13 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 
 #include <cmath>
+#include <limits>
+#include <type_traits>
 #include <mutex>
 
 #include "stoker/codecs/decoder.hpp"
 #include "stoker/codecs/exif.hpp"
+#include "stoker/kernels/color/color_cpu.hpp"
 #include "stoker/kernels/geometry/orient_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/operator.hpp"
@@ -18,14 +21,25 @@ namespace {
 //   shape inputs (as DALI's decoders.image_slice).
 enum class Window { kFull, kCrop, kRandomCrop, kSlice };
 
+bool is_ycbcr(std::string s) {
+  for (char& ch : s) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+  return s == "YCBCR";
+}
+
 class ImageDecoder final : public Operator {
  public:
   ImageDecoder(const OpSpec& spec, Window window)
       : Operator(spec),
         window_(window),
-        format_(codecs::parse_color_format(spec.arg<std::string>("output_type"))),
+        ycbcr_(is_ycbcr(spec.arg<std::string>("output_type"))),
+        format_(ycbcr_ ? codecs::ColorFormat::kRGB
+                       : codecs::parse_color_format(spec.arg<std::string>("output_type"))),
+        dtype_(dtype_from_name(spec.arg<std::string>("dtype"))),
         adjust_orientation_(spec.arg<bool>("adjust_orientation")) {
     limits_.max_pixels = spec.arg<int64_t>("max_pixels");
+    STOKER_ENFORCE(dtype_ == DType::kU8 || dtype_ == DType::kU16 || dtype_ == DType::kF32,
+                   TypeError, spec.schema->name, ": dtype must be uint8, uint16 or float32, got ",
+                   dtype_name(dtype_));
     if (window == Window::kSlice) {
       auto policy = spec.arg<std::string>("out_of_bounds_policy");
       STOKER_ENFORCE(policy == "error" || policy == "trim_to_shape", ValueError, spec.schema->name,
@@ -68,36 +82,94 @@ class ImageDecoder final : public Operator {
         scales[size_t(i)] = downscale(win);
       shapes[size_t(i)] = TensorShape{win.height, win.width, int64_t(info.channels)};
     });
-    Batch& out = add_output(ws, DType::kU8, std::move(shapes), "HWC");
+    Batch& out = add_output(ws, dtype_, std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int thread) {
-      auto view = in.sample(i);
       const auto& info = infos[size_t(i)];
       const auto& win = windows[size_t(i)];
-      const auto* data = static_cast<const uint8_t*>(view.data);
-      const size_t size = size_t(view.shape[0]);
-      auto& dec = *decoders_[size_t(thread)];
-      const int64_t c = info.channels;
-      if (info.orientation == 1) {  // the window of the stored image
-        dec.decode_region(data, size, format_, info, win.y, win.x, win.height, win.width,
-                          out.data_as<uint8_t>(i), win.width * c, limits_, scales[size_t(i)]);
-        return;
+      const int64_t samples = win.height * win.width * info.channels;
+      // 8-bit results go straight into the output unless it is wider; 16-bit PNGs keep their
+      // precision when the output is wider.
+      const int bytes = dtype_ != DType::kU8 && info.bit_depth == 16 ? 2 : 1;
+      auto& sc = scratch_[size_t(thread)];
+      auto* dst = static_cast<uint8_t*>(out.data(i));
+      if (dtype_ != DType::kU8) {
+        sc.window.resize(size_t(samples * bytes));
+        dst = sc.window.data();
       }
-      // EXIF orientation: decode as stored, turn, then cut the window.
-      auto& [stored, turned] = scratch_[size_t(thread)];
-      stored.resize(size_t(info.height * info.width * c));
-      turned.resize(stored.size());
-      dec.decode(data, size, format_, info, stored.data(), info.width * c, limits_);
-      kernels::orient_cpu(stored.data(), info.height, info.width, c, info.orientation,
-                          turned.data());
-      const int64_t tw =
-          codecs::orientation_swaps_axes(info.orientation) ? info.height : info.width;
-      for (int64_t r = 0; r < win.height; ++r)
-        std::memcpy(out.data_as<uint8_t>(i) + r * win.width * c,
-                    turned.data() + ((win.y + r) * tw + win.x) * c, size_t(win.width * c));
+      decode_window(*decoders_[size_t(thread)], in.sample(i), info, win, scales[size_t(i)], bytes,
+                    sc, dst);
+      finish(dst, bytes, samples, out.data(i));
     });
   }
 
  private:
+  struct Scratch {
+    std::vector<uint8_t> stored, turned;  // the whole image as stored and re-oriented
+    std::vector<uint8_t> window;          // the window, when the output needs converting
+  };
+
+  // The oriented window of one image into `dst` (win.height rows of win.width * channels
+  // samples of `bytes` each: 2 only for 16-bit PNGs decoded at full precision).
+  void decode_window(codecs::Decoder& dec, const TensorView& encoded, const codecs::ImageInfo& info,
+                     const CropWindow& win, int scale, int bytes, Scratch& sc,
+                     uint8_t* dst) const {
+    const auto* data = static_cast<const uint8_t*>(encoded.data);
+    const size_t size = size_t(encoded.shape[0]);
+    const int64_t c = info.channels;
+    if (info.orientation == 1 && bytes == 1) {  // JPEG decodes just the window
+      dec.decode_region(data, size, format_, info, win.y, win.x, win.height, win.width, dst,
+                        win.width * c, limits_, scale);
+      return;
+    }
+    // Decode whole, turn (EXIF orientation), then cut the window; pixels are moved as
+    // c * bytes opaque bytes.
+    const int64_t pixel = c * bytes;
+    sc.stored.resize(size_t(info.height * info.width * pixel));
+    if (bytes == 2)
+      dec.decode16(data, size, format_, info, reinterpret_cast<uint16_t*>(sc.stored.data()),
+                   info.width * c, limits_);
+    else
+      dec.decode(data, size, format_, info, sc.stored.data(), info.width * c, limits_);
+    const uint8_t* image = sc.stored.data();
+    int64_t iw = info.width;
+    if (info.orientation != 1) {
+      sc.turned.resize(sc.stored.size());
+      kernels::orient_cpu(sc.stored.data(), info.height, info.width, pixel, info.orientation,
+                          sc.turned.data());
+      image = sc.turned.data();
+      if (codecs::orientation_swaps_axes(info.orientation)) iw = info.height;
+    }
+    for (int64_t r = 0; r < win.height; ++r)
+      std::memcpy(dst + r * win.width * pixel, image + ((win.y + r) * iw + win.x) * pixel,
+                  size_t(win.width * pixel));
+  }
+
+  // Converts the decoded window (8-bit, or 16-bit with bytes == 2) to the output: YCbCr and
+  // the dtype's dynamic range (uint16 0-65535, float32 0-1). `out` may be `src` (uint8).
+  void finish(const uint8_t* src, int bytes, int64_t samples, void* out) const {
+    if (dtype_ == DType::kU8 && !ycbcr_) return;  // decoded in place
+    const double in_range = bytes == 2 ? 65535.0 : 255.0;
+    visit_dtype<DType::kU8, DType::kU16, DType::kF32>(dtype_, "decoder dtype", [&](auto tag) {
+      using Out = typename decltype(tag)::type;
+      const double out_range = std::is_floating_point_v<Out> ? 1.0 : double(std::numeric_limits<Out>::max());
+      const double k = out_range / in_range;
+      auto convert = [&](const auto* in) {
+        auto* o = static_cast<Out*>(out);
+        if (!ycbcr_) return kernels::affine_cpu(in, samples, float(k), 0.f, o);
+        auto m = kernels::rgb_to_ycbcr_bt601();
+        for (auto& row : m)
+          for (double& v : row) v *= k;
+        auto off = kernels::kYCbCrOffset;
+        for (double& v : off) v *= out_range / 255.0;
+        kernels::color_matrix_cpu(in, samples / 3, m, off, o);
+      };
+      if (bytes == 2)
+        convert(reinterpret_cast<const uint16_t*>(src));
+      else
+        convert(src);
+    });
+  }
+
   CropWindow window(const Workspace& ws, int i, int64_t h, int64_t w) const {
     switch (window_) {
       case Window::kFull:
@@ -176,13 +248,14 @@ class ImageDecoder final : public Operator {
   }
 
   Window window_;
-  codecs::ColorFormat format_;
+  bool ycbcr_;                   // output_type YCbCr: decoded as RGB, then converted
+  codecs::ColorFormat format_;   // what the codecs decode
+  DType dtype_;
   bool adjust_orientation_;
   codecs::DecodeLimits limits_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<codecs::Decoder>> decoders_;  // one per pool thread
-  // Per pool thread: the stored and the re-oriented image of EXIF-oriented JPEGs.
-  std::vector<std::pair<std::vector<uint8_t>, std::vector<uint8_t>>> scratch_;
+  std::vector<Scratch> scratch_;                            // one per pool thread
 };
 
 class PeekImageShape final : public Operator {
@@ -216,8 +289,15 @@ class PeekImageShape final : public Operator {
 
 std::vector<ArgSchema> decoder_args() {
   return {
-      {"output_type", ArgType::kString, "Colour format: 'RGB', 'BGR', 'GRAY' or 'ANY_DATA'.",
+      {"output_type", ArgType::kString,
+       "Colour format: 'RGB', 'BGR', 'GRAY', 'YCbCr' (ITU-R BT.601 studio range from the RGB "
+       "decode, as color_space_conversion: Y = 16 + 0.257 R + 0.504 G + 0.098 B in 8-bit "
+       "units) or 'ANY_DATA'.",
        std::string("RGB")},
+      {"dtype", ArgType::kDType,
+       "uint8, uint16 or float32: values in the type's dynamic range (uint16 = uint8 * 257, "
+       "float32 in [0, 1]); 16-bit PNGs keep their full precision in uint16 and float32.",
+       std::string("uint8")},
       {"adjust_orientation", ArgType::kBool,
        "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
       {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.", int64_t{1} << 27}};
@@ -265,7 +345,7 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
 }  // namespace
 
 OpSchema image_decoder_schema() {
-  return decoder_schema("decoders.image", "Decodes images to HWC uint8.", Window::kFull, {},
+  return decoder_schema("decoders.image", "Decodes images to HWC (uint8 unless `dtype` says otherwise).", Window::kFull, {},
                         {"encoded"});
 }
 

@@ -1,6 +1,7 @@
 // resize and random_resized_crop (CPU).
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
@@ -52,8 +53,11 @@ class Resize final : public Operator {
     const Batch& in = ws.input(0);
     const int n = in.size();
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    std::vector<std::optional<kernels::ResizeRoi>> rois(static_cast<size_t>(n));
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "resize");
+      auto& roi = rois[size_t(i)];
+      roi = region_of_interest(ws, i, s.height, s.width);
       ResizeRequest r;
       r.mode = mode_;
       r.resize_x = scalar_arg(ws, "resize_x", i);
@@ -69,18 +73,40 @@ class Resize final : public Operator {
       auto max_size = list_arg(ws, "max_size", i);
       if (max_size.size() == 1) r.max_h = r.max_w = max_size[0];
       if (max_size.size() == 2) r.max_h = max_size[0], r.max_w = max_size[1];
-      auto [h, w] = resize_output_size(s.height, s.width, r);
+      auto [h, w] = roi ? resize_output_size(std::fabs(roi->y1 - roi->y0),
+                                             std::fabs(roi->x1 - roi->x0), r)
+                        : resize_output_size(double(s.height), double(s.width), r);
       shapes[size_t(i)] = TensorShape{h, w, s.channels};
     });
     Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
       const auto& s = in.shape(i);
-      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread));
+      const auto& roi = rois[size_t(i)];
+      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
+                    roi ? &*roi : nullptr);
     });
   }
 
  private:
+  // roi_start/roi_end ([y, x], pixels or with roi_relative fractions of the extents), or none.
+  std::optional<kernels::ResizeRoi> region_of_interest(const Workspace& ws, int i, int64_t h,
+                                                       int64_t w) const {
+    auto start = list_arg(ws, "roi_start", i), end = list_arg(ws, "roi_end", i);
+    if (start.empty() && end.empty()) return std::nullopt;
+    STOKER_ENFORCE(start.size() == 2 && end.size() == 2, ValueError,
+                   "resize: roi_start and roi_end need 2 values each ([y, x]), got ",
+                   start.size(), " and ", end.size());
+    if (spec_.arg<bool>("roi_relative")) {
+      start[0] *= double(h), end[0] *= double(h);
+      start[1] *= double(w), end[1] *= double(w);
+    }
+    STOKER_ENFORCE(start[0] != end[0] && start[1] != end[1], ValueError,
+                   "resize: the region of interest of sample ", i, " is empty (roi_start [",
+                   start[0], ", ", start[1], "], roi_end [", end[0], ", ", end[1], "])");
+    return kernels::ResizeRoi{start[0], end[0], start[1], end[1]};
+  }
+
   kernels::Filter filter_ = kernels::Filter::kLinear;
   bool antialias_ = true;
   std::string mode_;
@@ -182,7 +208,18 @@ OpSchema resize_schema() {
                 "for both).",
                 std::vector<double>{}, true},
                {"mode", ArgType::kString, "default | stretch | not_larger | not_smaller.",
-                std::string("default")}},
+                std::string("default")},
+               {"roi_start", ArgType::kFloatList,
+                "Start [y, x] of the region of interest (with roi_end): the region is "
+                "resampled to the output, its extent |end - start| standing for the input's "
+                "in the size rules; fractional coordinates allowed, start > end flips that "
+                "axis; the filter may read pixels around the region (it is a sampling grid, "
+                "not a crop).",
+                std::vector<double>{}, true},
+               {"roi_end", ArgType::kFloatList, "End [y, x] of the region of interest.",
+                std::vector<double>{}, true},
+               {"roi_relative", ArgType::kBool,
+                "roi_start/roi_end as fractions of the extents instead of pixels.", false}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
   };
   for (auto& a : interp_args()) s.args.push_back(a);

@@ -11,8 +11,8 @@ namespace {
 int64_t round_extent(double v) { return std::max<int64_t>(1, int64_t(std::floor(v + 0.5))); }
 }  // namespace
 
-std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w, const ResizeRequest& r) {
-  double h = double(in_h), w = double(in_w);
+std::pair<int64_t, int64_t> resize_output_size(double in_h, double in_w, const ResizeRequest& r) {
+  double h = in_h, w = in_w;
   double oh, ow;
   if (r.shorter > 0) {
     double s = r.shorter / std::min(h, w);
@@ -49,7 +49,8 @@ std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w, const
 }
 
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
-                   kernels::Filter filter, bool antialias, std::vector<float>& scratch) {
+                   kernels::Filter filter, bool antialias, std::vector<float>& scratch,
+                   const kernels::ResizeRoi* roi) {
   const auto& is = in.shape(i);
   const auto& os = out.shape(i);
   const int64_t C = is[2];
@@ -61,7 +62,10 @@ void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, in
     visit_dtype<DType::kU8, DType::kF32>(out.dtype(), "resize output", [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
       kernels::ImageView<Out> dst{static_cast<Out*>(out.data(i)), os[0], os[1], C, os[1] * C};
-      kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch);
+      if (roi)
+        kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch, *roi);
+      else
+        kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch);
     });
   });
 }

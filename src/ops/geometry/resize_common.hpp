@@ -8,6 +8,7 @@
 
 #include "stoker/core/batch.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
+#include "stoker/kernels/resize/resize_cpu.hpp"
 
 namespace stoker::ops {
 
@@ -22,11 +23,14 @@ struct ResizeRequest {
 // extent keeps the aspect ratio; both given stretch (mode default/stretch) or fit inside
 // (not_larger) / cover (not_smaller) keeping aspect; resize_shorter/longer scale the shorter/
 // longer side; max_size caps each extent keeping aspect. Extents round half up, minimum 1.
-std::pair<int64_t, int64_t> resize_output_size(int64_t in_h, int64_t in_w, const ResizeRequest& r);
+// The input extents may be fractional (a region of interest).
+std::pair<int64_t, int64_t> resize_output_size(double in_h, double in_w, const ResizeRequest& r);
 
 // Resizes window (y0, x0, h, w) of HWC sample i of `in` into sample i of `out` (same channel
-// count, dtype u8 or f32 in and u8/f32 out) with `filter`, antialiased when asked.
+// count, dtype u8 or f32 in and u8/f32 out) with `filter`, antialiased when asked; with `roi`,
+// resamples that region of the window instead of all of it.
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
-                   kernels::Filter filter, bool antialias, std::vector<float>& scratch);
+                   kernels::Filter filter, bool antialias, std::vector<float>& scratch,
+                   const kernels::ResizeRoi* roi = nullptr);
 
 }  // namespace stoker::ops
