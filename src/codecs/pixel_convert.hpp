@@ -20,8 +20,7 @@ inline T luma(T r, T g, T b) {
 // `in` holds `width` pixels of `in_channels` (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) of 8-bit
 // (uint8_t) or 16-bit (uint16_t) samples.
 template <typename T>
-inline void convert_row(const T* in, int64_t in_channels, ColorFormat fmt, T* out,
-                        int64_t width) {
+inline void convert_row(const T* in, int64_t in_channels, ColorFormat fmt, T* out, int64_t width) {
   const int64_t c = in_channels;
   if (fmt == ColorFormat::kAnyData) {
     std::memcpy(out, in, size_t(width * c) * sizeof(T));

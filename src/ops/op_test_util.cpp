@@ -28,7 +28,7 @@ std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,
   for (auto& [k, b] : arg_inputs) ws.arg_inputs[k] = &b;
   ws.pool = &threads_;
   ws.host_pool = &pool_;
-  ws.batch_size = batch_size > 0 ? batch_size : (inputs.empty() ? 1 : inputs[0].size());
+  ws.batch_size = batch_size >= 0 ? batch_size : (inputs.empty() ? 1 : inputs[0].size());
   ws.iteration = iteration++;
   ws.seed = seed_;
   op_->run(ws);

@@ -44,6 +44,7 @@ inline int64_t reflect101(int64_t i, int64_t n) {
 template <typename Out, typename In>
 void gaussian_blur_cpu(const In* in, int64_t h, int64_t w, int64_t c, const std::vector<float>& ky,
                        const std::vector<float>& kx, Out* out, std::vector<float>& scratch) {
+  if (h == 0 || w == 0 || c == 0) return;  // nothing to blur (and nothing to reflect into)
   const int64_t ry = int64_t(ky.size()) / 2, rx = int64_t(kx.size()) / 2;
   scratch.assign(size_t(h * w * c), 0.f);
   for (int64_t y = 0; y < h; ++y)  // horizontal pass into float scratch

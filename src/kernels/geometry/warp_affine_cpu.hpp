@@ -23,6 +23,12 @@ using Affine = std::array<double, 6>;  // m00 m01 m02 m10 m11 m12
 template <typename Out, typename In>
 void warp_affine_cpu(const In* in, int64_t h, int64_t w, int64_t c, Out* out, int64_t oh,
                      int64_t ow, const Affine& m, bool linear, const std::vector<float>* fill) {
+  if (h == 0 || w == 0) {  // no source pixels: every output pixel is outside (fill, else 0)
+    for (int64_t p = 0; p < oh * ow; ++p)
+      for (int64_t ch = 0; ch < c; ++ch)
+        out[p * c + ch] = convert_sat<Out>(fill ? (*fill)[size_t(ch) % fill->size()] : 0.f);
+    return;
+  }
   auto tap = [&](int64_t x, int64_t y, int64_t ch, bool& outside) -> float {
     outside = x < 0 || y < 0 || x >= w || y >= h;
     if (outside) {

@@ -158,8 +158,8 @@ TEST(ResizeFilters, RegionOfInterestMatchesTheFormula) {
   for (size_t k = 0; k < src.size(); ++k) src[k] = float((k * 7919) % 251);
   for (Filter f : {Filter::kLinear, Filter::kCubic, Filter::kLanczos3}) {
     for (auto [roi, oh, ow] : {std::tuple{ResizeRoi{2.5, 11.25, 3.0, 20.5}, 13, 9},
-                               {ResizeRoi{18.0, 1.0, 0.0, 26.0}, 6, 26},    // flipped in y
-                               {ResizeRoi{4.0, 8.0, 25.0, 5.0}, 16, 40},    // flipped in x
+                               {ResizeRoi{18.0, 1.0, 0.0, 26.0}, 6, 26},      // flipped in y
+                               {ResizeRoi{4.0, 8.0, 25.0, 5.0}, 16, 40},      // flipped in x
                                {ResizeRoi{10.0, 19.0, 13.0, 26.0}, 5, 5}}) {  // bottom right
       std::vector<float> out(size_t(oh * ow * C)), scratch;
       resize_cpu<float, float>(dense_image(out.data(), oh, ow, C),

@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <limits>
-#include <type_traits>
 #include <mutex>
+#include <type_traits>
 
 #include "stoker/codecs/decoder.hpp"
 #include "stoker/codecs/exif.hpp"
@@ -111,8 +111,7 @@ class ImageDecoder final : public Operator {
   // The oriented window of one image into `dst` (win.height rows of win.width * channels
   // samples of `bytes` each: 2 only for 16-bit PNGs decoded at full precision).
   void decode_window(codecs::Decoder& dec, const TensorView& encoded, const codecs::ImageInfo& info,
-                     const CropWindow& win, int scale, int bytes, Scratch& sc,
-                     uint8_t* dst) const {
+                     const CropWindow& win, int scale, int bytes, Scratch& sc, uint8_t* dst) const {
     const auto* data = static_cast<const uint8_t*>(encoded.data);
     const size_t size = size_t(encoded.shape[0]);
     const int64_t c = info.channels;
@@ -151,7 +150,8 @@ class ImageDecoder final : public Operator {
     const double in_range = bytes == 2 ? 65535.0 : 255.0;
     visit_dtype<DType::kU8, DType::kU16, DType::kF32>(dtype_, "decoder dtype", [&](auto tag) {
       using Out = typename decltype(tag)::type;
-      const double out_range = std::is_floating_point_v<Out> ? 1.0 : double(std::numeric_limits<Out>::max());
+      const double out_range =
+          std::is_floating_point_v<Out> ? 1.0 : double(std::numeric_limits<Out>::max());
       const double k = out_range / in_range;
       auto convert = [&](const auto* in) {
         auto* o = static_cast<Out*>(out);
@@ -248,8 +248,8 @@ class ImageDecoder final : public Operator {
   }
 
   Window window_;
-  bool ycbcr_;                   // output_type YCbCr: decoded as RGB, then converted
-  codecs::ColorFormat format_;   // what the codecs decode
+  bool ycbcr_;                  // output_type YCbCr: decoded as RGB, then converted
+  codecs::ColorFormat format_;  // what the codecs decode
   DType dtype_;
   bool adjust_orientation_;
   codecs::DecodeLimits limits_;
@@ -345,8 +345,9 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
 }  // namespace
 
 OpSchema image_decoder_schema() {
-  return decoder_schema("decoders.image", "Decodes images to HWC (uint8 unless `dtype` says otherwise).", Window::kFull, {},
-                        {"encoded"});
+  return decoder_schema("decoders.image",
+                        "Decodes images to HWC (uint8 unless `dtype` says otherwise).",
+                        Window::kFull, {}, {"encoded"});
 }
 
 OpSchema image_crop_decoder_schema() {

@@ -73,9 +73,9 @@ class Resize final : public Operator {
       auto max_size = list_arg(ws, "max_size", i);
       if (max_size.size() == 1) r.max_h = r.max_w = max_size[0];
       if (max_size.size() == 2) r.max_h = max_size[0], r.max_w = max_size[1];
-      auto [h, w] = roi ? resize_output_size(std::fabs(roi->y1 - roi->y0),
-                                             std::fabs(roi->x1 - roi->x0), r)
-                        : resize_output_size(double(s.height), double(s.width), r);
+      auto [h, w] =
+          roi ? resize_output_size(std::fabs(roi->y1 - roi->y0), std::fabs(roi->x1 - roi->x0), r)
+              : resize_output_size(double(s.height), double(s.width), r);
       shapes[size_t(i)] = TensorShape{h, w, s.channels};
     });
     Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
@@ -95,8 +95,8 @@ class Resize final : public Operator {
     auto start = list_arg(ws, "roi_start", i), end = list_arg(ws, "roi_end", i);
     if (start.empty() && end.empty()) return std::nullopt;
     STOKER_ENFORCE(start.size() == 2 && end.size() == 2, ValueError,
-                   "resize: roi_start and roi_end need 2 values each ([y, x]), got ",
-                   start.size(), " and ", end.size());
+                   "resize: roi_start and roi_end need 2 values each ([y, x]), got ", start.size(),
+                   " and ", end.size());
     if (spec_.arg<bool>("roi_relative")) {
       start[0] *= double(h), end[0] *= double(h);
       start[1] *= double(w), end[1] *= double(w);

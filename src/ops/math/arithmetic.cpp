@@ -321,10 +321,10 @@ void to_type(std::vector<double>& v, DType t) {
 std::vector<double> evaluate(const Expr& e, const std::vector<std::vector<double>>& in) {
   if (e.fn.empty()) return e.input < 0 ? std::vector<double>{e.value} : in[size_t(e.input)];
   std::vector<std::vector<double>> a;
-  size_t n = 1;
+  size_t n = 1;  // one element broadcasts; every other operand has the sample's size (maybe 0)
   for (const auto& arg : e.args) {
     a.push_back(evaluate(arg, in));
-    n = std::max(n, a.back().size());
+    if (a.back().size() != 1) n = a.back().size();
   }
   auto at = [&](size_t k, size_t p) { return k < a.size() ? a[k][a[k].size() == 1 ? 0 : p] : 0.0; };
   std::vector<double> out(n);
