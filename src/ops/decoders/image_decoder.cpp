@@ -294,13 +294,14 @@ std::vector<ArgSchema> decoder_args() {
        "decode, as color_space_conversion: Y = 16 + 0.257 R + 0.504 G + 0.098 B in 8-bit "
        "units) or 'ANY_DATA'.",
        std::string("RGB")},
+      {"adjust_orientation", ArgType::kBool,
+       "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
+      {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.", int64_t{1} << 27},
       {"dtype", ArgType::kDType,
        "uint8, uint16 or float32: values in the type's dynamic range (uint16 = uint8 * 257, "
        "float32 in [0, 1]); 16-bit PNGs keep their full precision in uint16 and float32.",
        std::string("uint8")},
-      {"adjust_orientation", ArgType::kBool,
-       "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
-      {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.", int64_t{1} << 27}};
+  };
 }
 
 const char* kDecoderDoc =
