@@ -30,12 +30,14 @@ using ops::ReaderMeta;
 
 struct PipelineOptions {
   int batch_size = 1;
-  int num_threads = 1;            // threads for per-sample work (the caller's counts)
-  std::optional<int> device_id;   // none: CPU-only
-  int64_t seed = -1;              // -1: drawn from std::random_device
-  int prefetch_queue_depth = 2;   // batches prepared ahead of the consumer
-  size_t host_memory_budget = 0;  // bytes; 0: unlimited
-  std::string checkpoint;         // Pipeline::checkpoint() text to resume from
+  int num_threads = 1;              // threads for per-sample work (the caller's counts)
+  std::optional<int> device_id;     // none: CPU-only
+  int64_t seed = -1;                // -1: drawn from std::random_device
+  int prefetch_queue_depth = 2;     // batches prepared ahead by the CPU stage ("cpu_size")
+  int gpu_queue_depth = 2;          // finished GPU-stage batches held ("gpu_size")
+  size_t device_memory_budget = 0;  // bytes; 0: unlimited
+  size_t host_memory_budget = 0;    // bytes; 0: unlimited
+  std::string checkpoint;           // Pipeline::checkpoint() text to resume from
   // "raise": a bad sample fails the batch (default). "skip": a sample whose reading or
   // decoding fails with a data error is replaced by the reader's next sample; incidents are
   // counted (error_stats()).
@@ -83,6 +85,8 @@ class PipelineBuilder {
 
 struct MemoryStats {
   PoolStats host;
+  PoolStats device;
+  PoolStats pinned;
 };
 
 class Pipeline {

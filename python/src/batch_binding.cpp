@@ -2,12 +2,14 @@
 // protocol through nanobind's ndarray), shapes, layout, source info; and the conversion of
 // Python arrays into batches for external sources.
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
 
 #include "bindings.hpp"
+#include "stoker/core/cuda.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker::python {
@@ -125,6 +127,36 @@ nb::ndarray<nb::array_api> batch_view(const Batch& b) {
   return view(data, shape, b.dtype(), MemoryKind::kHost, std::move(copy));
 }
 
+// DLPack's stream argument for CUDA: None or 1 the legacy default stream, 2 the per-thread
+// default stream, -1 no synchronisation, anything else a cudaStream_t.
+void prepare_for_consumer(const Batch& b, std::optional<int64_t> stream) {
+  if (b.memory() != MemoryKind::kDevice) return;
+  const int64_t s = stream.value_or(1);
+  STOKER_ENFORCE(s != 0, ValueError,
+                 "stream 0 is ambiguous in DLPack; pass 1 (legacy default) or 2 (per-thread)");
+  if (s == -1) return;
+  auto handle = reinterpret_cast<StreamHandle>(static_cast<intptr_t>(s));
+  nb::gil_scoped_release release;
+  if (b.ready_event()) b.ready_event()->wait_on(handle);
+  // The consumer's work on `handle` reads these buffers: they are recycled only after it.
+  b.record_stream(handle);
+}
+
+// A host copy of a device batch (waits for the batch to be ready).
+Batch to_host(const Batch& b) {
+  if (b.memory() != MemoryKind::kDevice) return b;
+  std::vector<TensorShape> shapes;
+  for (int i = 0; i < b.size(); ++i) shapes.push_back(b.shape(i));
+  Batch out = Batch::allocate(default_host_pool(), b.dtype(), shapes, b.layout());
+  nb::gil_scoped_release release;
+  if (b.ready_event()) b.ready_event()->synchronize();
+  for (int i = 0; i < b.size(); ++i)
+    copy_to_host_async(out.data(i), b.data(i), b.sample(i).num_bytes(), nullptr);
+  synchronize_stream(nullptr);
+  out.copy_source_info(b);
+  return out;
+}
+
 nb::tuple shape_tuple(const TensorShape& s) {
   nb::list l;
   for (auto d : s.dims()) l.append(d);
@@ -198,6 +230,10 @@ void bind_batch(nb::module_& m) {
                             " out of range for a batch of ", b.size());
              return b.source_info(i);
            })
+      .def("prepare_for_consumer", &prepare_for_consumer, nb::arg("stream").none(),
+           "Makes `stream` wait until a device batch is complete and keeps its buffers from "
+           "being recycled before that stream's work (no-op for CPU batches).")
+      .def("to_host", &to_host, "A host copy of a device batch (the batch itself on the CPU).")
       .def("sample", &sample_view, nb::rv_policy::reference)
       .def("as_ndarray", &batch_view, nb::rv_policy::reference);
 }

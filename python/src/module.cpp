@@ -32,7 +32,7 @@ nb::list schemas() {
     d["outputs_from"] = s.outputs_from;
     d["dynamic_outputs"] = bool(s.output_names);  // names depend on arguments: output_names()
     nb::list backends;
-    for (auto b : s.backends) backends.append(std::string(ops::backend_name(b)));
+    for (auto b : s.backends()) backends.append(std::string(ops::backend_name(b)));
     d["backends"] = backends;
     nb::list args;
     for (const auto& a : s.args) {

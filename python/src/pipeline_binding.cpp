@@ -41,9 +41,15 @@ ArgValue to_arg_value(nb::handle v, const std::string& where) {
   throw TypeError(where + ": unsupported argument value " + nb::cast<std::string>(nb::repr(v)));
 }
 
-Value to_value(nb::handle h) {
+// (python node index, output) -> the native value. The builder may add nodes of its own
+// (copies to the device), so native indices differ from the Python list's.
+Value to_value(nb::handle h, const std::vector<std::vector<Value>>& added) {
   auto t = nb::cast<nb::tuple>(h);
-  return Value{nb::cast<int>(t[0]), nb::cast<int>(t[1])};
+  const int node = nb::cast<int>(t[0]), output = nb::cast<int>(t[1]);
+  STOKER_ENFORCE(node >= 0 && node < int(added.size()) && output >= 0 &&
+                     output < int(added[size_t(node)].size()),
+                 ValueError, "a pipeline value refers to an unknown node");
+  return added[size_t(node)][size_t(output)];
 }
 
 // nodes: [{"op", "name", "device", "defined_at", "inputs": [(node, out)], "args": {...},
@@ -51,11 +57,23 @@ Value to_value(nb::handle h) {
 std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& outputs,
                                          int batch_size, int num_threads,
                                          std::optional<int> device_id, int64_t seed,
-                                         int prefetch_queue_depth, size_t host_memory_budget,
+                                         int prefetch_queue_depth, int gpu_queue_depth,
+                                         size_t host_memory_budget, size_t device_memory_budget,
                                          const std::string& checkpoint,
                                          const std::string& on_error) {
-  PipelineBuilder b({batch_size, num_threads, device_id, seed, prefetch_queue_depth,
-                     host_memory_budget, checkpoint, on_error});
+  PipelineOptions o;
+  o.batch_size = batch_size;
+  o.num_threads = num_threads;
+  o.device_id = device_id;
+  o.seed = seed;
+  o.prefetch_queue_depth = prefetch_queue_depth;
+  o.gpu_queue_depth = gpu_queue_depth;
+  o.host_memory_budget = host_memory_budget;
+  o.device_memory_budget = device_memory_budget;
+  o.checkpoint = checkpoint;
+  o.on_error = on_error;
+  PipelineBuilder b(o);
+  std::vector<std::vector<Value>> added;  // per Python node: its outputs in the native graph
   for (nb::handle h : nodes) {
     auto d = nb::cast<nb::dict>(h);
     NodeOptions no;
@@ -65,17 +83,17 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
     std::string op = nb::cast<std::string>(d["op"]);
     std::string where = op + (no.defined_at.empty() ? "" : " (defined at " + no.defined_at + ")");
     std::vector<Value> inputs;
-    for (nb::handle x : nb::cast<nb::list>(d["inputs"])) inputs.push_back(to_value(x));
+    for (nb::handle x : nb::cast<nb::list>(d["inputs"])) inputs.push_back(to_value(x, added));
     std::map<std::string, ArgValue> args;
     for (auto [k, v] : nb::cast<nb::dict>(d["args"]))
       args[nb::cast<std::string>(k)] = to_arg_value(v, where);
     std::map<std::string, Value> arg_inputs;
     for (auto [k, v] : nb::cast<nb::dict>(d["arg_inputs"]))
-      arg_inputs[nb::cast<std::string>(k)] = to_value(v);
-    b.add(op, inputs, args, arg_inputs, no);
+      arg_inputs[nb::cast<std::string>(k)] = to_value(v, added);
+    added.push_back(b.add(op, inputs, args, arg_inputs, no));
   }
   std::vector<Value> outs;
-  for (nb::handle x : outputs) outs.push_back(to_value(x));
+  for (nb::handle x : outputs) outs.push_back(to_value(x, added));
   b.set_outputs(outs);
   return b.build();
 }
@@ -116,7 +134,8 @@ void bind_pipeline(nb::module_& m) {
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
-                  nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("host_memory_budget"),
+                  nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("gpu_queue_depth"),
+                  nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
                   nb::arg("checkpoint"), nb::arg("on_error"))
       .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
       .def("feed_input",
@@ -155,7 +174,10 @@ void bind_pipeline(nb::module_& m) {
       .def_prop_ro("seed", &Pipeline::seed)
       .def("memory_stats", [](const Pipeline& p) {
         nb::dict d;
-        d["host"] = stats_dict(p.memory_stats().host);
+        auto m = p.memory_stats();
+        d["host"] = stats_dict(m.host);
+        d["device"] = stats_dict(m.device);
+        d["pinned"] = stats_dict(m.pinned);
         return d;
       });
 }

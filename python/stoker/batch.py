@@ -10,6 +10,22 @@ _NUMPY_DTYPES = {
 }
 
 
+def _check_host(impl):
+    if impl.device == "gpu":
+        raise TypeError("the batch is on the GPU: use as_cpu() for a host copy, or DLPack "
+                        "(torch.from_dlpack(batch), cupy.from_dlpack(batch)) without a copy")
+
+
+def _dlpack(impl, view, stream, kwargs):
+    """DLPack export: a device batch first makes the consumer's stream wait for it."""
+    impl.prepare_for_consumer(stream)
+    kwargs = {k: v for k, v in kwargs.items() if k in ("max_version", "dl_device", "copy")}
+    try:
+        return view.__dlpack__(**kwargs)
+    except TypeError:  # an older protocol without the keyword arguments
+        return view.__dlpack__()
+
+
 def _to_numpy(view, dtype_name):
     if dtype_name not in _NUMPY_DTYPES:
         raise TypeError(f"numpy has no {dtype_name} type; use DLPack instead "
@@ -44,7 +60,8 @@ class Sample:
         return self._batch._impl.sample(self._index)
 
     def numpy(self):
-        """A numpy array viewing the sample (no copy)."""
+        """A numpy array viewing the sample (no copy); CPU batches only."""
+        _check_host(self._batch._impl)
         return _to_numpy(self._view(), self._batch._impl.dtype)
 
     def __array__(self, dtype=None, copy=None):
@@ -53,8 +70,8 @@ class Sample:
             a = a.copy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def __dlpack__(self, **kwargs):
-        return self._view().__dlpack__(**kwargs)
+    def __dlpack__(self, stream=None, **kwargs):
+        return _dlpack(self._batch._impl, self._view(), stream, kwargs)
 
     def __dlpack_device__(self):
         return self._view().__dlpack_device__()
@@ -122,8 +139,14 @@ class Batch:
 
     def as_array(self):
         """The batch as one array of shape (N, ...). A view when the samples lie back to back
-        (always true for operator outputs), else a copy. Raises ValueError if shapes differ."""
+        (always true for operator outputs), else a copy. Raises ValueError if shapes differ.
+        CPU batches only (see as_cpu())."""
+        _check_host(self._impl)
         return _to_numpy(self._impl.as_ndarray(), self._impl.dtype)
+
+    def as_cpu(self):
+        """A CPU copy of a GPU batch (waits for it); a CPU batch is returned as it is."""
+        return Batch(self._impl.to_host())
 
     as_tensor = as_array
 
@@ -139,8 +162,11 @@ class Batch:
             a = a.copy()
         return a if dtype is None else a.astype(dtype, copy=False)
 
-    def __dlpack__(self, **kwargs):
-        return self._impl.as_ndarray().__dlpack__(**kwargs)
+    def __dlpack__(self, stream=None, **kwargs):
+        """DLPack export without a copy. For a GPU batch, `stream` (DLPack's convention: None
+        or 1 the legacy default stream, 2 per-thread, -1 none, else a cudaStream_t) waits for
+        the batch, and stoker recycles its memory only after that stream's work."""
+        return _dlpack(self._impl, self._impl.as_ndarray(), stream, kwargs)
 
     def __dlpack_device__(self):
         return self._impl.as_ndarray().__dlpack_device__()

@@ -52,6 +52,11 @@ class DataNode:
     def __repr__(self):
         return f"DataNode({self.name})"
 
+    def gpu(self):
+        """This value copied to the GPU (one asynchronous copy per batch). The pipeline needs a
+        device_id. Under STOKER_FORCE_CPU=1 the value stays on the CPU."""
+        return self._pipeline._add_node("copy_to_device", [self], {}, {}, None, "mixed", 1)
+
     def __bool__(self):
         raise TypeError("a DataNode has no truth value at definition time; it stands for "
                         "data that exists only when the pipeline runs")
@@ -243,10 +248,17 @@ class Pipeline:
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
-                 on_error="raise"):
+                 on_error="raise", device_memory_budget=0):
         if isinstance(prefetch_queue_depth, dict):
-            raise ValueError("separate CPU/GPU prefetch depths need the GPU backend; "
-                             "give an int")
+            unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
+            if unknown:
+                raise ValueError(f"prefetch_queue_depth: unknown keys {sorted(unknown)}; "
+                                 f"expected 'cpu_size' and 'gpu_size'")
+            self._cpu_depth = int(prefetch_queue_depth.get("cpu_size", 2))
+            self._gpu_depth = int(prefetch_queue_depth.get("gpu_size", 2))
+        else:
+            self._cpu_depth = self._gpu_depth = int(prefetch_queue_depth)
+        self.device_memory_budget = device_memory_budget
         self.batch_size = batch_size
         self.num_threads = num_threads
         self.device_id = device_id
@@ -315,8 +327,8 @@ class Pipeline:
                              "function or call set_outputs()")
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
-            self.num_threads, self.device_id, self._seed, self.prefetch_queue_depth,
-            self.host_memory_budget, self._checkpoint, self.on_error)
+            self.num_threads, self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
+            self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 
@@ -340,7 +352,7 @@ class Pipeline:
         if self._end_delivered:
             raise StopIteration
         if self._external:
-            self._feed(1 if self._fed_ahead else self.prefetch_queue_depth)
+            self._feed(1 if self._fed_ahead else self._cpu_depth)
             self._fed_ahead = True
         try:
             outputs = self._native.run()

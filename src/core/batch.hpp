@@ -27,6 +27,10 @@ class Batch {
   // Allocates all samples contiguously (in order) in one buffer from `pool`.
   static Batch allocate(MemoryPool& pool, DType dtype, std::vector<TensorShape> shapes,
                         TensorLayout layout = {});
+  // The same for work on `stream`: a recycled block is made safe for that stream on the
+  // device (MemoryPool::acquire_on), not by blocking the host.
+  static Batch allocate_on(StreamHandle stream, MemoryPool& pool, DType dtype,
+                           std::vector<TensorShape> shapes, TensorLayout layout = {});
   // An empty batch of `n` samples to be filled with set_sample().
   static Batch with_samples(int n, DType dtype, TensorLayout layout = {},
                             MemoryKind memory = MemoryKind::kHost);
@@ -71,7 +75,16 @@ class Batch {
   // Copies source_info from `other` (same size), as operators do from their first input.
   void copy_source_info(const Batch& other);
 
+  // Device batches: the event after which the samples' contents are complete (null: ready
+  // now). Consumers make their stream wait on it before reading.
+  const std::shared_ptr<CudaEvent>& ready_event() const { return ready_; }
+  void set_ready_event(std::shared_ptr<CudaEvent> e) { ready_ = std::move(e); }
+  // Marks every sample buffer as used by work on `stream` (Buffer::record_stream).
+  void record_stream(StreamHandle stream) const;
+
  private:
+  static Batch allocate_impl(MemoryPool& pool, const StreamHandle* stream, DType dtype,
+                             std::vector<TensorShape> shapes, TensorLayout layout);
   struct Sample {
     std::shared_ptr<Buffer> owner;
     void* data = nullptr;
@@ -82,6 +95,7 @@ class Batch {
   DType dtype_ = DType::kU8;
   TensorLayout layout_;
   MemoryKind memory_ = MemoryKind::kHost;
+  std::shared_ptr<CudaEvent> ready_;
 };
 
 }  // namespace stoker

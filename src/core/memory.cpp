@@ -125,30 +125,77 @@ bool cuda_available() { return false; }
 #endif
 
 namespace detail {
+struct FreeBlock {
+  void* data = nullptr;
+  // Work that may still use the block (recorded on the streams that used it at release).
+  std::vector<std::unique_ptr<CudaEvent>> pending;
+};
+
 struct PoolState {
   std::unique_ptr<Allocator> allocator;
   mutable std::mutex mutex;
-  std::multimap<size_t, void*> free_blocks;  // block size -> pointer
+  std::multimap<size_t, FreeBlock> free_blocks;  // block size -> block
+  std::vector<std::unique_ptr<CudaEvent>> spare_events;
   PoolStats stats;
 
   void release_free_locked() {
-    for (auto& [size, p] : free_blocks) {
-      allocator->deallocate(p, size);
+    for (auto& [size, b] : free_blocks) {
+      for (auto& e : b.pending) e->synchronize();
+      allocator->deallocate(b.data, size);
       stats.bytes_reserved -= size;
     }
     free_blocks.clear();
   }
-  void give_back(void* p, size_t block, size_t size) {
+  void give_back(void* p, size_t block, std::vector<StreamHandle> streams) {
+    FreeBlock b{p, {}};
     std::lock_guard lock(mutex);
-    stats.bytes_in_use -= size;
-    free_blocks.emplace(block, p);
+    for (StreamHandle s : streams) {
+      std::unique_ptr<CudaEvent> e;
+      if (!spare_events.empty()) {
+        e = std::move(spare_events.back());
+        spare_events.pop_back();
+      } else {
+        try {
+          e = std::make_unique<CudaEvent>();
+        } catch (const Error&) {
+          continue;  // no CUDA: nothing can still be using the block
+        }
+      }
+      try {
+        e->record(s);
+      } catch (const Error&) {
+        continue;  // a destroyed stream: its work has been submitted and cannot be waited on
+      }
+      b.pending.push_back(std::move(e));
+    }
+    stats.bytes_in_use -= block;
+    free_blocks.emplace(block, std::move(b));
+  }
+  // The block's pending work: waited for by `stream` on the device, or by the host.
+  void* claim(FreeBlock& b, const StreamHandle* stream) {
+    for (auto& e : b.pending) {
+      if (stream)
+        e->wait_on(*stream);
+      else
+        e->synchronize();
+      spare_events.push_back(std::move(e));
+    }
+    b.pending.clear();
+    return b.data;
   }
   ~PoolState() { release_free_locked(); }
 };
 }  // namespace detail
 
+void Buffer::record_stream(StreamHandle stream) {
+  std::lock_guard lock(streams_mutex_);
+  for (StreamHandle s : streams_)
+    if (s == stream) return;
+  streams_.push_back(stream);
+}
+
 Buffer::~Buffer() {
-  if (pool_) pool_->give_back(data_, block_size_, block_size_);
+  if (pool_) pool_->give_back(data_, block_size_, std::move(streams_));
 }
 
 MemoryPool::MemoryPool(std::unique_ptr<Allocator> allocator, size_t budget)
@@ -159,7 +206,13 @@ MemoryPool::MemoryPool(std::unique_ptr<Allocator> allocator, size_t budget)
 
 MemoryPool::~MemoryPool() { trim(); }
 
-std::shared_ptr<Buffer> MemoryPool::acquire(size_t bytes) {
+std::shared_ptr<Buffer> MemoryPool::acquire(size_t bytes) { return acquire_impl(bytes, nullptr); }
+
+std::shared_ptr<Buffer> MemoryPool::acquire_on(size_t bytes, StreamHandle stream) {
+  return acquire_impl(bytes, &stream);
+}
+
+std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandle* stream) {
   size_t block = size_class(bytes);
   std::unique_lock lock(state_->mutex);
   auto& st = state_->stats;
@@ -170,7 +223,7 @@ std::shared_ptr<Buffer> MemoryPool::acquire(size_t bytes) {
   auto it = state_->free_blocks.lower_bound(block);
   if (it != state_->free_blocks.end() && it->first <= 2 * block) {
     block = it->first;
-    p = it->second;
+    p = state_->claim(it->second, stream);
     state_->free_blocks.erase(it);
     ++st.reused;
   } else {

@@ -8,6 +8,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include "stoker/core/cuda.hpp"
 
 namespace stoker {
 
@@ -57,7 +60,13 @@ class MemoryPool {
   // A buffer of at least `bytes` bytes. Freed blocks of the same size class are reused. When
   // the budget would be exceeded, cached blocks are released first; if still over, throws
   // RuntimeError naming the budget and the request.
+  //
+  // Stream order: a buffer that streams used (Buffer::record_stream) is reused only after the
+  // work those streams had queued when it was released. acquire() (for use by the host) waits
+  // for that work; acquire_on(stream) makes `stream` wait for it on the device instead, so the
+  // host never blocks.
   std::shared_ptr<Buffer> acquire(size_t bytes);
+  std::shared_ptr<Buffer> acquire_on(size_t bytes, StreamHandle stream);
   // Releases all cached (free) blocks to the allocator.
   void trim();
   PoolStats stats() const;
@@ -65,6 +74,7 @@ class MemoryPool {
   void set_budget(size_t bytes);
 
  private:
+  std::shared_ptr<Buffer> acquire_impl(size_t bytes, const StreamHandle* stream);
   std::shared_ptr<detail::PoolState> state_;
 };
 
@@ -81,6 +91,9 @@ class Buffer {
   void* data() const { return data_; }
   size_t size() const { return size_; }
   MemoryKind kind() const { return kind_; }
+  // Says that work queued on `stream` uses this buffer: when the buffer is released, an event
+  // recorded on each such stream guards its reuse (see MemoryPool::acquire). Thread-safe.
+  void record_stream(StreamHandle stream);
 
  private:
   void* data_;
@@ -88,6 +101,8 @@ class Buffer {
   MemoryKind kind_;
   std::shared_ptr<detail::PoolState> pool_;
   size_t block_size_;
+  std::mutex streams_mutex_;
+  std::vector<StreamHandle> streams_;
 };
 
 // The process-wide host pool used where no pipeline pool is at hand (e.g. Python inputs).

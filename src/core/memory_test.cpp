@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
+#include "stoker/core/cuda.hpp"
 #include "stoker/core/error.hpp"
 
 #ifdef STOKER_HAVE_CUDA
@@ -104,6 +106,39 @@ TEST(MemoryPool, PinnedAndDeviceRoundTripOnAGpu) {
   h.reset();
   auto again = pinned.acquire(1 << 20);  // served from the pool's cache
   EXPECT_EQ(pinned.stats().reused, 1u);
+}
+
+// A block released while stream A still has work on it is handed to stream B only behind an
+// event: B's write lands after all of A's, whatever the host does in between.
+TEST(MemoryPool, ReuseOnAnotherStreamWaitsForTheFirst) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  CudaStream a(0), b(0);
+  const size_t bytes = size_t(64) << 20;
+  for (int round = 0; round < 3; ++round) {
+    auto buf = device.acquire_on(bytes, a.get());
+    void* first = buf->data();
+    for (int k = 0; k < 30; ++k)  // a few milliseconds of work on A
+      ASSERT_EQ(cudaMemsetAsync(buf->data(), 0x11, bytes, cudaStream_t(a.get())), cudaSuccess);
+    buf->record_stream(a.get());
+    buf.reset();  // released while A is still busy
+    auto again = device.acquire_on(bytes, b.get());
+    ASSERT_EQ(again->data(), first);  // the same block, recycled
+    ASSERT_EQ(cudaMemsetAsync(again->data(), 0x22, bytes, cudaStream_t(b.get())), cudaSuccess);
+    b.synchronize();
+    std::vector<uint8_t> host(bytes);
+    ASSERT_EQ(cudaMemcpy(host.data(), again->data(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < bytes; i += 4093) ASSERT_EQ(host[i], 0x22) << "byte " << i;
+    ASSERT_EQ(host[bytes - 1], 0x22);
+    a.synchronize();
+  }
+  // Host reuse (acquire) waits on the host.
+  auto buf = device.acquire_on(bytes, a.get());
+  ASSERT_EQ(cudaMemsetAsync(buf->data(), 0x33, bytes, cudaStream_t(a.get())), cudaSuccess);
+  buf->record_stream(a.get());
+  buf.reset();
+  auto host_use = device.acquire(bytes);
+  EXPECT_EQ(cudaStreamQuery(cudaStream_t(a.get())), cudaSuccess);
 }
 #endif
 

@@ -13,6 +13,16 @@ Tensor Tensor::allocate(MemoryPool& pool, DType dtype, TensorShape shape, Tensor
 
 Batch Batch::allocate(MemoryPool& pool, DType dtype, std::vector<TensorShape> shapes,
                       TensorLayout layout) {
+  return allocate_impl(pool, nullptr, dtype, std::move(shapes), std::move(layout));
+}
+
+Batch Batch::allocate_on(StreamHandle stream, MemoryPool& pool, DType dtype,
+                         std::vector<TensorShape> shapes, TensorLayout layout) {
+  return allocate_impl(pool, &stream, dtype, std::move(shapes), std::move(layout));
+}
+
+Batch Batch::allocate_impl(MemoryPool& pool, const StreamHandle* stream, DType dtype,
+                           std::vector<TensorShape> shapes, TensorLayout layout) {
   Batch b = with_samples(int(shapes.size()), dtype, std::move(layout), pool.kind());
   size_t esize = dtype_size(dtype);
   size_t total = 0;
@@ -20,7 +30,7 @@ Batch Batch::allocate(MemoryPool& pool, DType dtype, std::vector<TensorShape> sh
     STOKER_ENFORCE(s.volume() >= 0, ValueError, "negative extent in shape ", s.to_string());
     total += size_t(s.volume()) * esize;
   }
-  auto buf = pool.acquire(total);
+  auto buf = stream ? pool.acquire_on(total, *stream) : pool.acquire(total);
   auto* p = static_cast<uint8_t*>(buf->data());
   for (size_t i = 0; i < shapes.size(); ++i) {
     size_t bytes = size_t(shapes[i].volume()) * esize;
@@ -85,6 +95,7 @@ size_t Batch::total_bytes() const {
 
 Batch Batch::select(const std::vector<int>& keep) const {
   Batch b = with_samples(0, dtype_, layout_, memory_);
+  b.ready_ = ready_;
   for (int i : keep) b.samples_.push_back(samples_.at(size_t(i)));
   return b;
 }
@@ -93,6 +104,14 @@ void Batch::append(const Batch& other) {
   STOKER_ENFORCE(other.dtype_ == dtype_, TypeError, "cannot append a ", dtype_name(other.dtype_),
                  " batch to a ", dtype_name(dtype_), " batch");
   samples_.insert(samples_.end(), other.samples_.begin(), other.samples_.end());
+}
+
+void Batch::record_stream(StreamHandle stream) const {
+  const Buffer* last = nullptr;
+  for (const auto& s : samples_) {
+    if (s.owner && s.owner.get() != last) s.owner->record_stream(stream);
+    last = s.owner.get();
+  }
 }
 
 void Batch::copy_source_info(const Batch& other) {

@@ -28,7 +28,14 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
 
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
                             TensorLayout layout, const Batch* sources) const {
-  ws.outputs.push_back(Batch::allocate(*ws.host_pool, dtype, std::move(shapes), std::move(layout)));
+  if (spec_.backend == Backend::kCpu) {
+    ws.outputs.push_back(
+        Batch::allocate(*ws.host_pool, dtype, std::move(shapes), std::move(layout)));
+  } else {
+    STOKER_ASSERT(ws.device_pool != nullptr, spec_.describe(), " ran without a device pool");
+    ws.outputs.push_back(Batch::allocate_on(ws.stream, *ws.device_pool, dtype, std::move(shapes),
+                                            std::move(layout)));
+  }
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
   if (sources) ws.outputs.back().copy_source_info(*sources);
   return ws.outputs.back();

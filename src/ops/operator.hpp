@@ -42,6 +42,12 @@ struct Workspace {
   std::vector<Batch> outputs;  // filled by the operator, one per schema output
   ThreadPool* pool = nullptr;
   MemoryPool* host_pool = nullptr;
+  // Mixed and gpu operators: the stage's stream (all their device work goes there), the
+  // pools for device outputs and pinned staging, and the device.
+  StreamHandle stream = nullptr;
+  MemoryPool* device_pool = nullptr;
+  MemoryPool* pinned_pool = nullptr;
+  int device_id = -1;
   int batch_size = 0;
   int64_t iteration = 0;
   uint64_t seed = 0;
@@ -98,9 +104,10 @@ class Operator {
   // source; the lowest failing sample is reported.
   void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                        const Batch* sources = nullptr) const;
-  // Allocates the next output (contiguous, from the pipeline's host pool), copies the samples'
-  // source_info from `sources` (default: the first input) and returns it. The executor
-  // reserves one slot per schema output, so earlier references stay valid.
+  // Allocates the next output (contiguous; from the pipeline's host pool for cpu operators,
+  // its device pool, ordered on the stage's stream, for mixed and gpu ones), copies the
+  // samples' source_info from `sources` (default: the first input) and returns it. The
+  // executor reserves one slot per schema output, so earlier references stay valid.
   Batch& add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
                     TensorLayout layout, const Batch* sources = nullptr) const;
   // The random stream of sample i in this iteration: depends only on the pipeline seed, this

@@ -81,11 +81,15 @@ const ArgSchema* OpSchema::find_arg(std::string_view arg) const {
   return nullptr;
 }
 
-bool OpSchema::supports(Backend b) const {
-  for (auto x : backends) {
-    if (x == b) return true;
-  }
-  return false;
+const OpSchema::Factory& OpSchema::factory(Backend b) const {
+  return b == Backend::kGpu ? make_gpu : b == Backend::kMixed ? make_mixed : make_cpu;
+}
+
+std::vector<Backend> OpSchema::backends() const {
+  std::vector<Backend> out;
+  for (Backend b : {Backend::kCpu, Backend::kMixed, Backend::kGpu})
+    if (supports(b)) out.push_back(b);
+  return out;
 }
 
 std::string OpSpec::describe() const {

@@ -48,11 +48,17 @@ struct OpSchema {
   // Or: a string-list argument with one entry per output (readers.webdataset's `ext`).
   std::string outputs_from;
   std::vector<ArgSchema> args;
-  std::vector<Backend> backends{Backend::kCpu};
-  std::function<std::unique_ptr<Operator>(const OpSpec&)> make_cpu;
+  // One factory per backend the operator has (cpu: CPU in and out; mixed: CPU in, GPU out;
+  // gpu: GPU in and out). An empty factory: no such backend.
+  using Factory = std::function<std::unique_ptr<Operator>(const OpSpec&)>;
+  Factory make_cpu;
+  Factory make_mixed;
+  Factory make_gpu;
 
   const ArgSchema* find_arg(std::string_view arg) const;
-  bool supports(Backend b) const;
+  const Factory& factory(Backend b) const;
+  bool supports(Backend b) const { return bool(factory(b)); }
+  std::vector<Backend> backends() const;
 };
 
 }  // namespace stoker::ops

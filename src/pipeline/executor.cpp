@@ -7,9 +7,30 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       options_(options),
       host_pool_(make_host_allocator(), options.host_memory_budget),
       thread_pool_(options.num_threads) {
+  for (size_t n = 0; n < graph_.nodes.size(); ++n)
+    if (graph_.nodes[n].backend != ops::Backend::kCpu) gpu_nodes_.push_back(n);
+  if (!gpu_nodes_.empty()) {
+    const auto& first = graph_.nodes[gpu_nodes_[0]];
+    STOKER_ENFORCE(options.device_id >= 0, ValueError, first.describe(), " runs on the '",
+                   ops::backend_name(first.backend),
+                   "' backend, but the pipeline has no GPU (device_id=None); give device_id, or "
+                   "use device='cpu'");
+    STOKER_ENFORCE(options.device_id < cuda_device_count(), RuntimeError, first.describe(),
+                   " needs CUDA device ", options.device_id, ", but ", cuda_device_count(),
+                   " device(s) are visible", cuda_device_count() ? "" : " (no GPU or driver)");
+    stream_ = std::make_unique<CudaStream>(options.device_id);
+    device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
+                                                options.device_memory_budget);
+    pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
+  }
   for (auto& spec : graph_.nodes) {
     try {
-      ops_.push_back(spec.schema->make_cpu(spec));
+      if (spec.backend != ops::Backend::kCpu) {
+        DeviceGuard guard(options.device_id);
+        ops_.push_back(spec.schema->factory(spec.backend)(spec));
+      } else {
+        ops_.push_back(spec.schema->make_cpu(spec));
+      }
     } catch (...) {
       rethrow_with_context(std::current_exception(), spec.describe() + ": ");
     }
@@ -17,6 +38,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
   if (!options.checkpoint.empty()) restore(options.checkpoint);
   delivered_ = snapshot();
   producer_ = std::thread([this] { producer_loop(); });
+  if (!gpu_nodes_.empty()) gpu_thread_ = std::thread([this] { gpu_loop(); });
 }
 
 Executor::~Executor() {
@@ -30,6 +52,8 @@ Executor::~Executor() {
     if (auto* feed = dynamic_cast<ops::InputFeed*>(op.get())) feed->cancel();
   }
   producer_.join();
+  if (gpu_thread_.joinable()) gpu_thread_.join();
+  if (stream_) stream_->synchronize();  // no kernel may still use what is freed below
   // Operators go before the pools they allocate from: readers' I/O threads still load.
   ops_.clear();
 }
@@ -89,10 +113,58 @@ Executor::Result Executor::run_iteration() {
     result.error = std::current_exception();
     return result;
   }
-  for (auto& o : graph_.outputs) result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
+  result.iteration = iteration_;
   ++iteration_;
   result.after = snapshot();
+  if (gpu_nodes_.empty()) {
+    for (auto& o : graph_.outputs)
+      result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
+  } else {
+    result.values = std::move(values);
+  }
   return result;
+}
+
+void Executor::run_gpu_stage(Result& r) {
+  DeviceGuard guard(options_.device_id);
+  auto& values = r.values;
+  for (size_t n : gpu_nodes_) {
+    const auto& spec = graph_.nodes[n];
+    ops::Workspace ws;
+    ws.outputs.reserve(size_t(spec.num_outputs));
+    for (auto& in : spec.inputs) ws.inputs.push_back(&values[size_t(in.node)][size_t(in.output)]);
+    for (auto& [name, in] : spec.arg_inputs)
+      ws.arg_inputs[name] = &values[size_t(in.node)][size_t(in.output)];
+    ws.pool = &thread_pool_;
+    ws.host_pool = &host_pool_;
+    ws.device_pool = device_pool_.get();
+    ws.pinned_pool = pinned_pool_.get();
+    ws.stream = stream_->get();
+    ws.device_id = options_.device_id;
+    ws.batch_size = options_.batch_size;
+    ws.iteration = r.iteration;
+    ws.seed = options_.seed;
+    try {
+      ops_[n]->run(ws);
+      STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
+                    ws.outputs.size(), " outputs");
+      cuda_check(last_cuda_error(), "launching a kernel");
+    } catch (...) {
+      rethrow_with_context(std::current_exception(), "Error in operator " + spec.describe() +
+                                                         ", iteration " +
+                                                         std::to_string(r.iteration) + ", ");
+    }
+    values[n] = std::move(ws.outputs);
+  }
+  // One event marks the whole iteration's GPU work; device outputs carry it to the consumer.
+  auto ready = std::make_shared<CudaEvent>();
+  ready->record(stream_->get());
+  for (auto& o : graph_.outputs) {
+    Batch b = values[size_t(o.node)][size_t(o.output)];
+    if (b.memory() == MemoryKind::kDevice) b.set_ready_event(ready);
+    r.outputs.push_back(std::move(b));
+  }
+  values.clear();
 }
 
 std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uint32_t& round,
@@ -101,6 +173,7 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
   std::vector<std::vector<Batch>> values(count);
   for (size_t n = 0; n < count; ++n) {
     const auto& spec = graph_.nodes[n];
+    if (spec.backend != ops::Backend::kCpu) continue;  // the GPU stage's (run_gpu_stage)
     ops::Workspace ws;
     ws.outputs.reserve(size_t(spec.num_outputs));  // add_output() references stay valid
     for (auto& r : spec.inputs) ws.inputs.push_back(&values[size_t(r.node)][size_t(r.output)]);
@@ -176,32 +249,61 @@ std::vector<std::string> Executor::take_incidents() {
   return std::exchange(incidents_, {});
 }
 
+bool Executor::deliver(Result r, std::deque<Result>& to) {
+  const bool failed = bool(r.error);
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) return false;  // EndOfData from a cancelled feed, or a late result nobody wants
+    if (failed && &to == &queue_) {
+      failed_ = true;
+      try {
+        std::rethrow_exception(r.error);
+      } catch (const std::exception& e) {
+        failure_ = e.what();
+      }
+    }
+    to.push_back(std::move(r));
+  }
+  changed_.notify_all();
+  return !failed;
+}
+
 void Executor::producer_loop() {
+  // With a GPU stage, the CPU stage feeds gpu_input_; otherwise the consumer's queue.
+  auto& out = gpu_nodes_.empty() ? queue_ : gpu_input_;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
       changed_.wait(lock, [&] {
-        return stop_ || (started_ && int(queue_.size()) < options_.prefetch_queue_depth);
+        return stop_ || (started_ && int(out.size()) < options_.prefetch_queue_depth);
       });
       if (stop_) return;
     }
-    Result r = run_iteration();
-    bool failed = bool(r.error);
+    if (!deliver(run_iteration(), out)) return;
+  }
+}
+
+void Executor::gpu_loop() {
+  for (;;) {
+    Result r;
     {
-      std::lock_guard lock(mutex_);
-      if (stop_) return;  // EndOfData from a cancelled feed, or a late result nobody wants
-      if (failed) {
-        failed_ = true;
-        try {
-          std::rethrow_exception(r.error);
-        } catch (const std::exception& e) {
-          failure_ = e.what();
-        }
-      }
-      queue_.push_back(std::move(r));
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] {
+        return stop_ || (!gpu_input_.empty() && int(queue_.size()) < options_.gpu_queue_depth);
+      });
+      if (stop_) return;
+      r = std::move(gpu_input_.front());
+      gpu_input_.pop_front();
     }
-    changed_.notify_all();
-    if (failed) return;
+    changed_.notify_all();  // the CPU stage may run ahead again
+    if (!r.error && !r.end_of_data) {
+      try {
+        run_gpu_stage(r);
+      } catch (...) {
+        r.error = std::current_exception();
+      }
+    }
+    if (!deliver(std::move(r), queue_)) return;
   }
 }
 

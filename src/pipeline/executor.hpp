@@ -1,6 +1,9 @@
-// Executor: runs a validated graph of CPU operators. A producer thread runs iterations in
-// order (operators in graph order, samples in parallel on the thread pool) and keeps up to
-// `prefetch_queue_depth` finished batches ahead of the consumer.
+// Executor: runs a validated graph in two stages. The CPU stage (a producer thread) runs the
+// cpu operators of each iteration in graph order, samples in parallel on the thread pool, up
+// to `prefetch_queue_depth` iterations ahead. When the graph has mixed or gpu operators, a
+// second thread runs them on the pipeline's CUDA stream as the CPU stage hands iterations over,
+// without waiting for the GPU: the outputs carry an event that consumers wait on, and up to
+// `gpu_queue_depth` finished iterations wait for the consumer.
 #pragma once
 
 #include <condition_variable>
@@ -25,6 +28,9 @@ struct ExecutorOptions {
   int prefetch_queue_depth = 2;
   uint64_t seed = 0;
   size_t host_memory_budget = 0;
+  int device_id = -1;       // the CUDA device of mixed/gpu operators (-1: none)
+  int gpu_queue_depth = 2;  // finished GPU-stage iterations held for the consumer
+  size_t device_memory_budget = 0;
   std::string checkpoint;         // resume from this state (empty: start fresh)
   bool skip_bad_samples = false;  // on_error="skip"
 };
@@ -47,6 +53,9 @@ class Executor {
   ops::Operator& op(int node) { return *ops_[size_t(node)]; }
   const ops::Operator& op(int node) const { return *ops_[size_t(node)]; }
   PoolStats host_stats() const { return host_pool_.stats(); }
+  PoolStats device_stats() const { return device_pool_ ? device_pool_->stats() : PoolStats{}; }
+  PoolStats pinned_stats() const { return pinned_pool_ ? pinned_pool_->stats() : PoolStats{}; }
+  bool has_gpu_stage() const { return !gpu_nodes_.empty(); }
   // The state after the last batch pop() returned (before the first: the starting state).
   Checkpoint checkpoint() const;
   ErrorStats error_stats() const;
@@ -59,9 +68,17 @@ class Executor {
     std::vector<Batch> outputs;
     bool end_of_data = false;
     std::exception_ptr error;
+    // Between the stages: every node's values (GPU nodes' still empty) and the iteration.
+    std::vector<std::vector<Batch>> values;
+    int64_t iteration = 0;
   };
   void producer_loop();
+  void gpu_loop();
   Result run_iteration();
+  // The mixed and gpu nodes of one iteration, on the stream; fills r.outputs.
+  void run_gpu_stage(Result& r);
+  // Hands a finished result to the consumer (or, from the CPU stage, to the GPU stage).
+  bool deliver(Result r, std::deque<Result>& to);
   // Runs nodes [0, count) for `batch` samples (replacement round `round`). With
   // skip_bad_samples, samples that fail with a data error are replaced by running the nodes
   // before and including the failing one again (recursively) for as many new samples.
@@ -76,6 +93,9 @@ class Executor {
   std::vector<std::unique_ptr<ops::Operator>> ops_;
   MemoryPool host_pool_;
   ThreadPool thread_pool_;
+  std::vector<size_t> gpu_nodes_;  // mixed and gpu nodes, in graph order
+  std::unique_ptr<CudaStream> stream_;
+  std::unique_ptr<MemoryPool> device_pool_, pinned_pool_;
   int64_t iteration_ = 0;
 
   static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements
@@ -85,12 +105,14 @@ class Executor {
   int64_t skipped_ = 0;
   std::vector<std::string> recent_, incidents_;
   std::condition_variable changed_;
-  std::deque<Result> queue_;
+  std::deque<Result> queue_;      // finished iterations for the consumer
+  std::deque<Result> gpu_input_;  // CPU-stage iterations waiting for the GPU stage
   bool started_ = false;
   bool stop_ = false;
   bool failed_ = false;  // the producer stopped after an error
   std::string failure_;
   std::thread producer_;
+  std::thread gpu_thread_;
 };
 
 }  // namespace stoker::pipeline

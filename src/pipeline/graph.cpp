@@ -48,15 +48,27 @@ void check_ref(const Graph& g, const ops::OpSpec& node, const ops::InputRef& r,
 void validate_node(const Graph& g, ops::OpSpec& node) {
   const auto& s = *node.schema;
   const std::string op = node.describe();
-  STOKER_ENFORCE(s.supports(node.backend), ValueError, op, ": no '",
-                 ops::backend_name(node.backend), "' backend in this build; supported: cpu");
+  if (!s.supports(node.backend)) {
+    std::string have;
+    for (auto b : s.backends())
+      have += (have.empty() ? "" : ", ") + std::string(ops::backend_name(b));
+    throw ValueError(detail::concat(op, ": no '", ops::backend_name(node.backend),
+                                    "' backend; this operator runs on: ", have));
+  }
   STOKER_ENFORCE(node.inputs.size() == s.inputs.size() ||
                      (s.variadic_inputs && node.inputs.size() > s.inputs.size()),
                  TypeError, op, ": expects ", s.inputs.size(), s.variadic_inputs ? " or more" : "",
                  " input(s), got ", node.inputs.size());
-  for (size_t i = 0; i < node.inputs.size(); ++i)
-    check_ref(g, node, node.inputs[i],
-              "input '" + s.inputs[std::min(i, s.inputs.size() - 1)] + "'");
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const std::string what = "input '" + s.inputs[std::min(i, s.inputs.size() - 1)] + "'";
+    check_ref(g, node, node.inputs[i], what);
+    // Data flows CPU -> GPU only: cpu and mixed operators take CPU data.
+    const auto& producer = g.nodes[size_t(node.inputs[i].node)];
+    STOKER_ENFORCE(node.backend == ops::Backend::kGpu || producer.backend == ops::Backend::kCpu,
+                   ValueError, op, ": ", what, " comes from ", producer.describe(),
+                   " on the GPU, but a '", ops::backend_name(node.backend),
+                   "' operator takes CPU data (GPU to CPU is not supported inside a pipeline)");
+  }
   for (auto& [name, ref] : node.arg_inputs) {
     const ops::ArgSchema* a = s.find_arg(name);
     STOKER_ENFORCE(a != nullptr, TypeError, op, ": unknown argument '", name, "'",
@@ -66,6 +78,10 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
     STOKER_ENFORCE(!node.args.count(name), TypeError, op, ": argument '", name,
                    "' given both as a constant and as a tensor");
     check_ref(g, node, ref, "argument '" + name + "'");
+    const auto& producer = g.nodes[size_t(ref.node)];
+    STOKER_ENFORCE(producer.backend == ops::Backend::kCpu, ValueError, op, ": argument '", name,
+                   "' comes from ", producer.describe(),
+                   " on the GPU; per-sample arguments must be CPU data");
   }
   for (auto& [name, value] : node.args) {
     const ops::ArgSchema* a = s.find_arg(name);

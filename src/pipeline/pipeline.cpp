@@ -1,5 +1,7 @@
 #include "stoker/pipeline.hpp"
 
+#include <cstdlib>
+#include <map>
 #include <random>
 #include <set>
 
@@ -9,8 +11,15 @@
 namespace stoker {
 
 namespace {
+// STOKER_FORCE_CPU=1 places every operator on its CPU backend (the fallbacks run anywhere).
+bool force_cpu() {
+  const char* v = std::getenv("STOKER_FORCE_CPU");
+  return v && *v && std::string(v) != "0";
+}
+
 ops::Backend parse_backend(const std::string& device, const std::string& op) {
-  if (device == "cpu") return ops::Backend::kCpu;
+  if (device == "cpu" || ((device == "gpu" || device == "mixed") && force_cpu()))
+    return ops::Backend::kCpu;
   if (device == "gpu") return ops::Backend::kGpu;
   if (device == "mixed") return ops::Backend::kMixed;
   throw ValueError(op + ": device must be 'cpu', 'gpu' or 'mixed', got '" + device + "'");
@@ -21,6 +30,31 @@ struct PipelineBuilder::Impl {
   PipelineOptions options;
   pipeline::Graph graph;
   std::set<std::string> names;
+  std::map<std::pair<int, int>, Value> on_device;  // CPU value -> its copy_to_device
+  // Operators the user added: their instance numbers (random streams) are their positions in
+  // definition order, whatever the builder inserts, so placement never changes random draws.
+  int64_t user_nodes = 0;
+
+  // The device copy of CPU value `v` (one copy_to_device node per value, made on first use).
+  Value to_device(Value v, const std::string& defined_at) {
+    auto key = std::make_pair(v.node, v.output);
+    if (auto it = on_device.find(key); it != on_device.end()) return it->second;
+    ops::OpSpec spec;
+    spec.schema = ops::find_op_schema("copy_to_device");
+    spec.instance = (int64_t(1) << 40) + int64_t(graph.nodes.size());  // draws nothing
+    spec.batch_size = options.batch_size;
+    spec.defined_at = defined_at;
+    spec.backend = ops::Backend::kMixed;
+    spec.name = "copy_to_device_of_" + std::to_string(v.node) + "_" + std::to_string(v.output);
+    while (names.count(spec.name)) spec.name += "_";
+    spec.inputs.push_back({v.node, v.output});
+    pipeline::validate_node(graph, spec);
+    names.insert(spec.name);
+    graph.nodes.push_back(std::move(spec));
+    Value out{int(graph.nodes.size()) - 1, 0};
+    on_device.emplace(key, out);
+    return out;
+  }
 };
 
 PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
@@ -30,8 +64,9 @@ PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_uniq
                  options.num_threads);
   STOKER_ENFORCE(options.on_error == "raise" || options.on_error == "skip", ValueError,
                  "on_error must be 'raise' or 'skip', got '", options.on_error, "'");
-  STOKER_ENFORCE(options.prefetch_queue_depth >= 1, ValueError,
-                 "prefetch_queue_depth must be at least 1, got ", options.prefetch_queue_depth);
+  STOKER_ENFORCE(options.prefetch_queue_depth >= 1 && options.gpu_queue_depth >= 1, ValueError,
+                 "prefetch_queue_depth must be at least 1 (cpu_size and gpu_size), got ",
+                 options.prefetch_queue_depth, " and ", options.gpu_queue_depth);
   if (options.seed < 0 && !options.checkpoint.empty())
     options.seed = int64_t(pipeline::Checkpoint::parse(options.checkpoint).seed);
   if (options.seed < 0) options.seed = int64_t(std::random_device{}() >> 1);
@@ -48,14 +83,25 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   spec.schema = ops::find_op_schema(op);
   std::string where = node.defined_at.empty() ? "" : " (defined at " + node.defined_at + ")";
   STOKER_ENFORCE(spec.schema != nullptr, ValueError, "unknown operator '", op, "'", where);
-  spec.instance = int64_t(impl_->graph.nodes.size());
+  spec.instance = impl_->user_nodes++;
   spec.batch_size = impl_->options.batch_size;
   spec.defined_at = node.defined_at;
   spec.backend = parse_backend(node.device, op + where);
   spec.name = node.name.empty() ? op + "_" + std::to_string(spec.instance) : node.name;
   STOKER_ENFORCE(!impl_->names.count(spec.name), ValueError, op, where, ": the name '", spec.name,
                  "' is already used by another operator");
-  for (auto& v : inputs) spec.inputs.push_back({v.node, v.output});
+  // `.gpu()` in Python is copy_to_device with device "gpu": under STOKER_FORCE_CPU it is the
+  // identity, and data stays on the CPU.
+  if (op == "copy_to_device" && spec.backend == ops::Backend::kCpu && inputs.size() == 1)
+    return {inputs[0]};
+  for (Value v : inputs) {
+    // A gpu operator given CPU data gets it copied to the device first (one copy per value).
+    if (spec.backend == ops::Backend::kGpu && v.node >= 0 &&
+        v.node < int(impl_->graph.nodes.size()) &&
+        impl_->graph.nodes[size_t(v.node)].backend == ops::Backend::kCpu)
+      v = impl_->to_device(v, node.defined_at);
+    spec.inputs.push_back({v.node, v.output});
+  }
   for (auto& [k, v] : arg_inputs) spec.arg_inputs[k] = {v.node, v.output};
   for (auto& [k, v] : args) spec.args[k] = v;
   pipeline::validate_node(impl_->graph, spec);
@@ -107,6 +153,9 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.prefetch_queue_depth = impl->options.prefetch_queue_depth;
   eo.seed = uint64_t(impl->options.seed);
   eo.host_memory_budget = impl->options.host_memory_budget;
+  eo.device_id = impl->options.device_id.value_or(-1);
+  eo.gpu_queue_depth = impl->options.gpu_queue_depth;
+  eo.device_memory_budget = impl->options.device_memory_budget;
   eo.checkpoint = impl->options.checkpoint;
   eo.skip_bad_samples = impl->options.on_error == "skip";
   impl->executor = std::make_unique<pipeline::Executor>(pipeline::prune(impl_->graph), eo);
@@ -169,6 +218,9 @@ std::string Pipeline::checkpoint() const { return impl_->executor->checkpoint().
 const PipelineOptions& Pipeline::options() const { return impl_->options; }
 uint64_t Pipeline::seed() const { return uint64_t(impl_->options.seed); }
 int Pipeline::num_outputs() const { return int(impl_->executor->graph().outputs.size()); }
-MemoryStats Pipeline::memory_stats() const { return {impl_->executor->host_stats()}; }
+MemoryStats Pipeline::memory_stats() const {
+  return {impl_->executor->host_stats(), impl_->executor->device_stats(),
+          impl_->executor->pinned_stats()};
+}
 
 }  // namespace stoker

@@ -227,8 +227,8 @@ TEST(Pipeline, ValidationErrorsNameTheOperator) {
       },
       "resize: argument 'mode' must be a constant; it does not accept per-sample "
       "tensors");
-  expect_error([&] { b.add("resize", {coin[0]}, {}, {}, {.device = "gpu"}); },
-               "resize: no 'gpu' backend in this build; supported: cpu");
+  expect_error([&] { b.add("peek_image_shape", {coin[0]}, {}, {}, {.device = "gpu"}); },
+               "peek_image_shape: no 'gpu' backend; this operator runs on: cpu");
   expect_error([&] { b.add("decoders.nothing"); }, "unknown operator 'decoders.nothing'");
   expect_error(
       [&] {

@@ -1,0 +1,126 @@
+#include "stoker/core/cuda.hpp"
+
+#include "stoker/core/error.hpp"
+
+#ifdef STOKER_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace stoker {
+
+#ifdef STOKER_HAVE_CUDA
+
+void cuda_check(int error, std::string_view what) {
+  if (error == cudaSuccess) return;
+  cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
+  throw RuntimeError(detail::concat(what, ": ", cudaGetErrorString(cudaError_t(error)), " (",
+                                    cudaGetErrorName(cudaError_t(error)), ")"));
+}
+
+DeviceGuard::DeviceGuard(int device) {
+  cuda_check(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device) cuda_check(cudaSetDevice(device), "cudaSetDevice");
+}
+DeviceGuard::~DeviceGuard() {
+  int now = -1;
+  if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
+}
+
+CudaStream::CudaStream(int device) : device_(device) {
+  DeviceGuard guard(device);
+  cudaStream_t s = nullptr;
+  cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a CUDA stream");
+  stream_ = s;
+}
+CudaStream::~CudaStream() {
+  if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
+}
+void CudaStream::synchronize() const {
+  cuda_check(cudaStreamSynchronize(cudaStream_t(stream_)), "cudaStreamSynchronize");
+}
+
+CudaEvent::CudaEvent() {
+  cudaEvent_t e = nullptr;
+  cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
+  event_ = e;
+}
+CudaEvent::~CudaEvent() {
+  if (event_) cudaEventDestroy(cudaEvent_t(event_));
+}
+void CudaEvent::record(StreamHandle stream) {
+  cuda_check(cudaEventRecord(cudaEvent_t(event_), cudaStream_t(stream)), "cudaEventRecord");
+}
+void CudaEvent::wait_on(StreamHandle stream) const {
+  cuda_check(cudaStreamWaitEvent(cudaStream_t(stream), cudaEvent_t(event_), 0),
+             "cudaStreamWaitEvent");
+}
+void CudaEvent::synchronize() const {
+  cuda_check(cudaEventSynchronize(cudaEvent_t(event_)), "cudaEventSynchronize");
+}
+bool CudaEvent::done() const {
+  cudaError_t e = cudaEventQuery(cudaEvent_t(event_));
+  if (e == cudaErrorNotReady) return false;
+  cuda_check(e, "cudaEventQuery");
+  return true;
+}
+
+void copy_to_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream) {
+  if (bytes == 0) return;
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, cudaStream_t(stream)),
+             "copying to the device");
+}
+void copy_to_host_async(void* dst, const void* src, size_t bytes, StreamHandle stream) {
+  if (bytes == 0) return;
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, cudaStream_t(stream)),
+             "copying to the host");
+}
+void copy_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream) {
+  if (bytes == 0) return;
+  cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cudaStream_t(stream)),
+             "copying on the device");
+}
+void synchronize_stream(StreamHandle stream) {
+  cuda_check(cudaStreamSynchronize(cudaStream_t(stream)), "cudaStreamSynchronize");
+}
+int last_cuda_error() { return int(cudaGetLastError()); }
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+#else  // no CUDA in this build
+
+namespace {
+[[noreturn]] void no_cuda(std::string_view what) {
+  throw RuntimeError(detail::concat(what, ": stoker was built without CUDA"));
+}
+}  // namespace
+
+void cuda_check(int error, std::string_view what) {
+  if (error != 0) no_cuda(what);
+}
+DeviceGuard::DeviceGuard(int) { no_cuda("selecting a CUDA device"); }
+DeviceGuard::~DeviceGuard() = default;
+CudaStream::CudaStream(int) { no_cuda("creating a CUDA stream"); }
+CudaStream::~CudaStream() = default;
+void CudaStream::synchronize() const {}
+CudaEvent::CudaEvent() { no_cuda("creating a CUDA event"); }
+CudaEvent::~CudaEvent() = default;
+void CudaEvent::record(StreamHandle) {}
+void CudaEvent::wait_on(StreamHandle) const {}
+void CudaEvent::synchronize() const {}
+bool CudaEvent::done() const { return true; }
+void copy_to_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
+void copy_to_host_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
+void copy_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
+void synchronize_stream(StreamHandle) {}
+int last_cuda_error() { return 0; }
+int cuda_device_count() { return 0; }
+
+#endif
+
+}  // namespace stoker

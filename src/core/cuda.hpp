@@ -1,0 +1,76 @@
+// CUDA streams, events and copies as small owning objects, declared without the CUDA headers so
+// that every layer can hold them. In a build without CUDA, or on a machine without a device,
+// constructing one throws RuntimeError saying so; nothing else changes.
+//
+// Streams are created non-blocking (they never synchronise with the legacy default stream);
+// events without timing. A null `stream` argument means the legacy default stream.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+namespace stoker {
+
+using StreamHandle = void*;  // a cudaStream_t
+
+// Throws RuntimeError "what: <CUDA's message>" when `error` (a cudaError_t) is not success.
+void cuda_check(int error, std::string_view what);
+
+// Makes `device` current for its lifetime and restores the previous one.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+class CudaStream {
+ public:
+  explicit CudaStream(int device);
+  ~CudaStream();
+  CudaStream(const CudaStream&) = delete;
+  CudaStream& operator=(const CudaStream&) = delete;
+  StreamHandle get() const { return stream_; }
+  int device() const { return device_; }
+  void synchronize() const;
+
+ private:
+  StreamHandle stream_ = nullptr;
+  int device_ = 0;
+};
+
+class CudaEvent {
+ public:
+  CudaEvent();
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  // Captures the work queued on `stream` so far.
+  void record(StreamHandle stream);
+  // Makes `stream` wait (on the device, without blocking the host) for the captured work.
+  void wait_on(StreamHandle stream) const;
+  void synchronize() const;  // blocks the host until the captured work has finished
+  bool done() const;         // without blocking
+  void* get() const { return event_; }
+
+ private:
+  void* event_ = nullptr;
+};
+
+// Asynchronous copies on `stream` (pinned host memory for true asynchrony; pageable host memory
+// makes CUDA stage the copy).
+void copy_to_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
+void copy_to_host_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
+void copy_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
+void synchronize_stream(StreamHandle stream);
+// The error left by the last kernel launch on this thread (0: none), cleared.
+int last_cuda_error();
+// The CUDA device count (0 without CUDA or a driver).
+int cuda_device_count();
+
+}  // namespace stoker

@@ -1,0 +1,57 @@
+#include "stoker/ops/io/copy_to_device.hpp"
+
+#include <cstring>
+
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+// The samples are gathered into one pinned staging buffer (in parallel: this is the CPU's part
+// of the copy) and sent with one asynchronous copy on the stage's stream; the staging buffer
+// is recycled only after that copy (its stream is recorded on it). The output is contiguous.
+class CopyToDevice final : public Operator {
+ public:
+  using Operator::Operator;
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    std::vector<size_t> offsets;
+    size_t total = 0;
+    for (int i = 0; i < n; ++i) {
+      shapes.push_back(in.shape(i));
+      offsets.push_back(total);
+      total += in.sample(i).num_bytes();
+    }
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
+    if (total == 0) return;
+    auto staging = ws.pinned_pool->acquire(total);  // waits for its previous copy, if any
+    auto* p = static_cast<uint8_t*>(staging->data());
+    for_each_sample(ws, n, [&](int i, int) {
+      if (size_t bytes = in.sample(i).num_bytes())
+        std::memcpy(p + offsets[size_t(i)], in.data(i), bytes);
+    });
+    copy_to_device_async(out.data(0), p, total, ws.stream);
+    staging->record_stream(ws.stream);
+  }
+};
+
+}  // namespace
+
+OpSchema copy_to_device_schema() {
+  return {
+      .name = "copy_to_device",
+      .doc =
+          "Copies a CPU batch to the GPU (what `.gpu()` does; added automatically where a gpu "
+          "operator takes CPU data). One pinned staging copy and one asynchronous transfer "
+          "per batch; the output is contiguous. Under STOKER_FORCE_CPU=1 the data stays on "
+          "the CPU.",
+      .inputs = {"data"},
+      .outputs = {"data"},
+      .make_mixed = [](const OpSpec& s) { return std::make_unique<CopyToDevice>(s); },
+  };
+}
+
+}  // namespace stoker::ops
