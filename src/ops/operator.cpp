@@ -5,7 +5,7 @@ namespace stoker::ops {
 void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                                const Batch* sources) const {
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
-  ws.pool->parallel_for(n, [&](int64_t i, int thread) {
+  auto body = [&](int64_t i, int thread) {
     if (ws.failures && ws.failures->contains(int(i))) return;  // failed in an earlier pass
     try {
       fn(int(i), thread);
@@ -23,7 +23,12 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
         ws.failures->add(int(i), e.what());
       }
     }
-  });
+  };
+  if (ws.serial) {
+    for (int i = 0; i < n; ++i) body(i, 0);
+  } else {
+    ws.pool->parallel_for(n, body);
+  }
 }
 
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,

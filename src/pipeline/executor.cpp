@@ -141,6 +141,7 @@ void Executor::run_gpu_stage(Result& r) {
     ws.pinned_pool = pinned_pool_.get();
     ws.stream = stream_->get();
     ws.device_id = options_.device_id;
+    ws.serial = spec.backend == ops::Backend::kGpu;
     ws.batch_size = options_.batch_size;
     ws.iteration = r.iteration;
     ws.seed = options_.seed;

@@ -1,15 +1,17 @@
 // crop and flip (CPU).
 #include <algorithm>
+#include <cstring>
 
 #include "stoker/kernels/geometry/crop_cpu.hpp"
 #include "stoker/kernels/geometry/flip_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/resample_gpu_plan.hpp"
 
 namespace stoker::ops {
 namespace {
 
-class Crop final : public Operator {
+class Crop : public Operator {
  public:
   explicit Crop(const OpSpec& spec) : Operator(spec) {
     policy_ = spec.arg<std::string>("out_of_bounds_policy");
@@ -22,25 +24,8 @@ class Crop final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<CropWindow> windows(static_cast<size_t>(n));
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for_each_sample(ws, n, [&](int i, int) {
-      auto s = image_shape(in, i, "crop");
-      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
-      STOKER_ENFORCE(w.has_value(), ValueError,
-                     "crop: no window given (use `crop` or "
-                     "`crop_h`/`crop_w`)");
-      if (policy_ == "error") check_window_inside(*w, s.height, s.width, "crop");
-      if (policy_ == "trim") {
-        int64_t y1 = std::min(w->y + w->height, s.height), x1 = std::min(w->x + w->width, s.width);
-        w->y = std::max<int64_t>(w->y, 0), w->x = std::max<int64_t>(w->x, 0);
-        w->height = std::max<int64_t>(0, y1 - w->y), w->width = std::max<int64_t>(0, x1 - w->x);
-      }
-      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
-                     "crop: fill_values needs 1 or ", s.channels, " values, got ", fill_.size());
-      windows[size_t(i)] = *w;
-      shapes[size_t(i)] = TensorShape{w->height, w->width, s.channels};
-    });
+    std::vector<TensorShape> shapes;
+    auto windows = plan(ws, in, shapes);
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
@@ -58,7 +43,33 @@ class Crop final : public Operator {
     });
   }
 
- private:
+ protected:
+  // The window of every sample (after out_of_bounds_policy) and the output shapes.
+  std::vector<CropWindow> plan(Workspace& ws, const Batch& in,
+                               std::vector<TensorShape>& shapes) const {
+    const int n = in.size();
+    std::vector<CropWindow> windows(static_cast<size_t>(n));
+    shapes.assign(size_t(n), TensorShape{});
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "crop");
+      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
+      STOKER_ENFORCE(w.has_value(), ValueError,
+                     "crop: no window given (use `crop` or "
+                     "`crop_h`/`crop_w`)");
+      if (policy_ == "error") check_window_inside(*w, s.height, s.width, "crop");
+      if (policy_ == "trim") {
+        int64_t y1 = std::min(w->y + w->height, s.height), x1 = std::min(w->x + w->width, s.width);
+        w->y = std::max<int64_t>(w->y, 0), w->x = std::max<int64_t>(w->x, 0);
+        w->height = std::max<int64_t>(0, y1 - w->y), w->width = std::max<int64_t>(0, x1 - w->x);
+      }
+      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
+                     "crop: fill_values needs 1 or ", s.channels, " values, got ", fill_.size());
+      windows[size_t(i)] = *w;
+      shapes[size_t(i)] = TensorShape{w->height, w->width, s.channels};
+    });
+    return windows;
+  }
+
   std::string policy_;
   std::vector<double> fill_;
 };
@@ -79,23 +90,15 @@ void visit_by_size(DType d, F&& f) {
   STOKER_ASSERT(false, "element size ", dtype_size(d));
 }
 
-class Flip final : public Operator {
+class Flip : public Operator {
  public:
   using Operator::Operator;
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    const std::string layout = in.layout().empty() ? "HWC" : in.layout().str();
-    STOKER_ENFORCE(layout == "HWC" || layout == "CHW", ValueError,
-                   "flip: expected layout HWC or CHW, got '", layout, "'");
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      STOKER_ENFORCE(in.shape(i).ndim() == 3, ValueError, "flip: sample ", i,
-                     " is not an image (shape ", in.shape(i).to_string(), ")");
-      shapes[size_t(i)] = in.shape(i);
-    }
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), layout);
+    const std::string layout = checked_layout(in);
+    Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
     for_each_sample(ws, n, [&](int i, int) {
       bool h = scalar_arg(ws, "horizontal", i) != 0, v = scalar_arg(ws, "vertical", i) != 0;
       const auto& s = in.shape(i);
@@ -116,7 +119,91 @@ class Flip final : public Operator {
       });
     });
   }
+
+ protected:
+  static std::string checked_layout(const Batch& in) {
+    const std::string layout = in.layout().empty() ? "HWC" : in.layout().str();
+    STOKER_ENFORCE(layout == "HWC" || layout == "CHW", ValueError,
+                   "flip: expected layout HWC or CHW, got '", layout, "'");
+    return layout;
+  }
+  static std::vector<TensorShape> shapes_of(const Batch& in) {
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < in.size(); ++i) {
+      STOKER_ENFORCE(in.shape(i).ndim() == 3, ValueError, "flip: sample ", i,
+                     " is not an image (shape ", in.shape(i).to_string(), ")");
+      shapes.push_back(in.shape(i));
+    }
+    return shapes;
+  }
 };
+
+#ifdef STOKER_HAVE_CUDA
+class CropGpu final : public Crop {
+ public:
+  using Crop::Crop;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    std::vector<TensorShape> shapes;
+    auto windows = plan(ws, in, shapes);
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
+    if (in.size() == 0) return;
+    kernels::ResampleGpuParams p;
+    p.channels = p.out_channels = int32_t(in.shape(0)[2]);
+    for (int i = 1; i < in.size(); ++i)
+      STOKER_ENFORCE(in.shape(i)[2] == p.channels, ValueError,
+                     "crop (gpu): every sample needs the same channel count");
+    for (int c = 0; c < kernels::kResampleMaxChannels; ++c) {
+      p.inv_std[c] = 1.f;
+      p.fill[c] = float(fill_[fill_.size() == 1 ? 0 : std::min<size_t>(c, fill_.size() - 1)]);
+    }
+    std::vector<ResamplePlan> plans(windows.size());
+    for (size_t i = 0; i < windows.size(); ++i) {
+      plans[i].copy = true;
+      plans[i].copy_y = windows[i].y, plans[i].copy_x = windows[i].x;
+    }
+    STOKER_ENFORCE(in.dtype() != DType::kI32, TypeError,
+                   "crop (gpu): int32 images are not supported on the GPU (uint8, int16, "
+                   "uint16, float32)");
+    run_resample_gpu(*this, ws, in, out, plans, p);
+  }
+};
+
+class FlipGpu final : public Flip {
+ public:
+  using Flip::Flip;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    const std::string layout = checked_layout(in);
+    Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
+    if (n == 0) return;
+    std::vector<kernels::FlipGpuSample> desc(static_cast<size_t>(n));
+    int64_t rows = 0, row_elems = 0;
+    for (int i = 0; i < n; ++i) {
+      const auto& s = in.shape(i);
+      auto& d = desc[size_t(i)];
+      d.in = in.data(i), d.out = out.data(i);
+      if (layout == "HWC")
+        d.planes = 1, d.h = s[0], d.w = s[1], d.channels = s[2];
+      else
+        d.planes = s[0], d.h = s[1], d.w = s[2], d.channels = 1;
+      d.horizontal = scalar_arg(ws, "horizontal", i) != 0;
+      d.vertical = scalar_arg(ws, "vertical", i) != 0;
+      rows = std::max(rows, d.planes * d.h), row_elems = std::max(row_elems, d.w * d.channels);
+    }
+    const size_t bytes = desc.size() * sizeof(kernels::FlipGpuSample);
+    auto staging = ws.pinned_pool->acquire(bytes);
+    std::memcpy(staging->data(), desc.data(), bytes);
+    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+    staging->record_stream(ws.stream);
+    cuda_check(kernels::flip_gpu(static_cast<const kernels::FlipGpuSample*>(device->data()), n,
+                                 rows, row_elems, int(dtype_size(in.dtype())), ws.stream),
+               "flip (gpu): launching the kernel");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -134,6 +221,7 @@ OpSchema crop_schema() {
                {"fill_values", ArgType::kFloatList, "Padding value(s), one or per channel.",
                 std::vector<double>{0.0}}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Crop>(sp); },
+      .make_gpu = STOKER_GPU_FACTORY(CropGpu),
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
   return s;
@@ -148,6 +236,7 @@ OpSchema flip_schema() {
       .args = {{"horizontal", ArgType::kInt, "Flip left-right when non-zero.", int64_t{1}, true},
                {"vertical", ArgType::kInt, "Flip top-bottom when non-zero.", int64_t{0}, true}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Flip>(s); },
+      .make_gpu = STOKER_GPU_FACTORY(FlipGpu),
   };
 }
 

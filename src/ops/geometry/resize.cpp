@@ -6,6 +6,7 @@
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/geometry/random_crop_window.hpp"
+#include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -38,7 +39,7 @@ DType output_dtype(const OpSpec& spec, DType input) {
   return spec.has_arg("dtype") ? dtype_from_name(spec.arg<std::string>("dtype")) : input;
 }
 
-class Resize final : public Operator {
+class Resize : public Operator {
  public:
   explicit Resize(const OpSpec& spec) : Operator(spec) {
     filter_ = parse_interp(spec, antialias_);
@@ -52,7 +53,24 @@ class Resize final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    std::vector<TensorShape> shapes;
+    auto rois = plan(ws, in, shapes);
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+    scratch_.ensure(ws.pool->num_threads());
+    for_each_sample(ws, n, [&](int i, int thread) {
+      const auto& s = in.shape(i);
+      const auto& roi = rois[size_t(i)];
+      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
+                    roi ? &*roi : nullptr);
+    });
+  }
+
+ protected:
+  // Output shapes and regions of interest (none: the whole image) of every sample.
+  std::vector<std::optional<kernels::ResizeRoi>> plan(Workspace& ws, const Batch& in,
+                                                      std::vector<TensorShape>& shapes) const {
+    const int n = in.size();
+    shapes.assign(size_t(n), TensorShape{});
     std::vector<std::optional<kernels::ResizeRoi>> rois(static_cast<size_t>(n));
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "resize");
@@ -78,15 +96,11 @@ class Resize final : public Operator {
               : resize_output_size(double(s.height), double(s.width), r);
       shapes[size_t(i)] = TensorShape{h, w, s.channels};
     });
-    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
-    scratch_.ensure(ws.pool->num_threads());
-    for_each_sample(ws, n, [&](int i, int thread) {
-      const auto& s = in.shape(i);
-      const auto& roi = rois[size_t(i)];
-      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
-                    roi ? &*roi : nullptr);
-    });
+    return rois;
   }
+
+  kernels::Filter filter_ = kernels::Filter::kLinear;
+  bool antialias_ = true;
 
  private:
   // roi_start/roi_end ([y, x], pixels or with roi_relative fractions of the extents), or none.
@@ -107,13 +121,11 @@ class Resize final : public Operator {
     return kernels::ResizeRoi{start[0], end[0], start[1], end[1]};
   }
 
-  kernels::Filter filter_ = kernels::Filter::kLinear;
-  bool antialias_ = true;
   std::string mode_;
   ScratchSet scratch_;
 };
 
-class RandomResizedCrop final : public Operator {
+class RandomResizedCrop : public Operator {
  public:
   explicit RandomResizedCrop(const OpSpec& spec) : Operator(spec) {
     filter_ = parse_interp(spec, antialias_);
@@ -144,18 +156,22 @@ class RandomResizedCrop final : public Operator {
     Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
-      const auto& s = in.shape(i);
-      STOKER_ENFORCE(s[0] > 0 && s[1] > 0, ValueError, "random_resized_crop: empty image ",
-                     s.to_string());
-      auto rng = sample_rng(ws, i);
-      auto win = random_resized_crop_window(s[0], s[1], area_[0], area_[1], aspect_[0], aspect_[1],
-                                            attempts_, rng);
+      auto win = window(ws, in, i);
       resize_sample(in, i, win.y, win.x, win.height, win.width, out, filter_, antialias_,
                     scratch_.get(thread));
     });
   }
 
- private:
+ protected:
+  CropWindow window(const Workspace& ws, const Batch& in, int i) const {
+    const auto& s = in.shape(i);
+    STOKER_ENFORCE(s[0] > 0 && s[1] > 0, ValueError, "random_resized_crop: empty image ",
+                   s.to_string());
+    auto rng = sample_rng(ws, i);
+    return random_resized_crop_window(s[0], s[1], area_[0], area_[1], aspect_[0], aspect_[1],
+                                      attempts_, rng);
+  }
+
   kernels::Filter filter_ = kernels::Filter::kLinear;
   bool antialias_ = true;
   int64_t out_h_ = 0, out_w_ = 0;
@@ -163,6 +179,66 @@ class RandomResizedCrop final : public Operator {
   int attempts_ = 10;
   ScratchSet scratch_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+kernels::ResampleGpuParams identity_params(const Batch& in) {
+  kernels::ResampleGpuParams p;
+  p.channels = p.out_channels = in.size() ? int32_t(in.shape(0)[2]) : 0;
+  for (int c = 0; c < kernels::kResampleMaxChannels; ++c) p.inv_std[c] = 1.f;
+  return p;
+}
+
+void check_channels(const Batch& in, const std::string& op) {
+  for (int i = 1; i < in.size(); ++i)
+    STOKER_ENFORCE(in.shape(i)[2] == in.shape(0)[2], ValueError, op,
+                   " (gpu): every sample needs the same channel count; sample 0 has ",
+                   in.shape(0)[2], ", sample ", i, " has ", in.shape(i)[2]);
+}
+
+class ResizeGpu final : public Resize {
+ public:
+  using Resize::Resize;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    std::vector<TensorShape> shapes;
+    auto rois = plan(ws, in, shapes);
+    check_channels(in, "resize");
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+    std::vector<ResamplePlan> plans(rois.size());
+    for (size_t i = 0; i < rois.size(); ++i) {
+      const auto& s = in.shape(int(i));
+      plans[i].roi = rois[i] ? *rois[i] : kernels::ResizeRoi{0, double(s[0]), 0, double(s[1])};
+      plans[i].filter = filter_;
+      plans[i].antialias = antialias_;
+    }
+    run_resample_gpu(*this, ws, in, out, plans, identity_params(in));
+  }
+};
+
+class RandomResizedCropGpu final : public RandomResizedCrop {
+ public:
+  using RandomResizedCrop::RandomResizedCrop;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    std::vector<ResamplePlan> plans(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      shapes.push_back(
+          TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels});
+      auto w = window(ws, in, i);
+      auto& p = plans[size_t(i)];
+      p.view = w;  // crop-then-resize, as the CPU kernel: the filter sees only the window
+      p.roi = {0, double(w.height), 0, double(w.width)};
+      p.filter = filter_;
+      p.antialias = antialias_;
+    }
+    check_channels(in, "random_resized_crop");
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+    run_resample_gpu(*this, ws, in, out, plans, identity_params(in));
+  }
+};
+#endif
 
 std::vector<ArgSchema> interp_args() {
   return {{"interp_type", ArgType::kString,
@@ -221,6 +297,7 @@ OpSchema resize_schema() {
                {"roi_relative", ArgType::kBool,
                 "roi_start/roi_end as fractions of the extents instead of pixels.", false}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
+      .make_gpu = STOKER_GPU_FACTORY(ResizeGpu),
   };
   for (auto& a : interp_args()) s.args.push_back(a);
   return s;
@@ -243,6 +320,7 @@ OpSchema random_resized_crop_schema() {
                 std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
                {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); },
+      .make_gpu = STOKER_GPU_FACTORY(RandomResizedCropGpu),
   };
   for (auto& a : interp_args()) s.args.push_back(a);
   return s;

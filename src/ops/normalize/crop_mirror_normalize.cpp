@@ -2,11 +2,12 @@
 
 #include "stoker/kernels/normalize/crop_mirror_normalize_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
+#include "stoker/ops/geometry/resample_gpu_plan.hpp"
 
 namespace stoker::ops {
 namespace {
 
-class CropMirrorNormalize final : public Operator {
+class CropMirrorNormalize : public Operator {
  public:
   explicit CropMirrorNormalize(const OpSpec& spec) : Operator(spec) {
     out_dtype_ = dtype_from_name(spec.arg<std::string>("dtype"));
@@ -26,22 +27,8 @@ class CropMirrorNormalize final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<CropWindow> windows(static_cast<size_t>(n));
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for_each_sample(ws, n, [&](int i, int) {
-      auto s = image_shape(in, i, "crop_mirror_normalize");
-      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
-      CropWindow win = w ? *w : CropWindow{0, 0, s.height, s.width};
-      check_window_inside(win, s.height, s.width, "crop_mirror_normalize");
-      for (auto* v : {&mean_, &std_})
-        STOKER_ENFORCE(v->size() == 1 || int64_t(v->size()) == s.channels, ValueError,
-                       "crop_mirror_normalize: mean and std need 1 or ", s.channels,
-                       " values (one per channel), got ", v->size());
-      int64_t oc = pad_ ? std::max<int64_t>(4, s.channels) : s.channels;
-      windows[size_t(i)] = win;
-      shapes[size_t(i)] = layout_ == "CHW" ? TensorShape{oc, win.height, win.width}
-                                           : TensorShape{win.height, win.width, oc};
-    });
+    std::vector<TensorShape> shapes;
+    auto windows = plan(ws, in, shapes);
     Batch& out = add_output(ws, out_dtype_, std::move(shapes), layout_);
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
@@ -69,13 +56,78 @@ class CropMirrorNormalize final : public Operator {
     });
   }
 
- private:
+ protected:
+  // The crop window of every sample and the output shapes.
+  std::vector<CropWindow> plan(Workspace& ws, const Batch& in,
+                               std::vector<TensorShape>& shapes) const {
+    const int n = in.size();
+    std::vector<CropWindow> windows(static_cast<size_t>(n));
+    shapes.assign(size_t(n), TensorShape{});
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "crop_mirror_normalize");
+      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
+      CropWindow win = w ? *w : CropWindow{0, 0, s.height, s.width};
+      check_window_inside(win, s.height, s.width, "crop_mirror_normalize");
+      for (auto* v : {&mean_, &std_})
+        STOKER_ENFORCE(v->size() == 1 || int64_t(v->size()) == s.channels, ValueError,
+                       "crop_mirror_normalize: mean and std need 1 or ", s.channels,
+                       " values (one per channel), got ", v->size());
+      int64_t oc = pad_ ? std::max<int64_t>(4, s.channels) : s.channels;
+      windows[size_t(i)] = win;
+      shapes[size_t(i)] = layout_ == "CHW" ? TensorShape{oc, win.height, win.width}
+                                           : TensorShape{win.height, win.width, oc};
+    });
+    return windows;
+  }
+
   DType out_dtype_ = DType::kF32;
   std::string layout_;
   std::vector<double> mean_, std_;
   double scale_ = 1, shift_ = 0;
   bool pad_ = false;
 };
+
+#ifdef STOKER_HAVE_CUDA
+class CropMirrorNormalizeGpu final : public CropMirrorNormalize {
+ public:
+  using CropMirrorNormalize::CropMirrorNormalize;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    auto windows = plan(ws, in, shapes);
+    Batch& out = add_output(ws, out_dtype_, std::move(shapes), layout_);
+    if (n == 0) return;
+    STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kF32 ||
+                       in.dtype() == DType::kU16 || in.dtype() == DType::kI16,
+                   TypeError, "crop_mirror_normalize (gpu): unsupported input dtype ",
+                   dtype_name(in.dtype()), " (uint8, uint16, int16, float32)");
+    kernels::ResampleGpuParams p;
+    p.channels = int32_t(in.shape(0)[2]);
+    for (int i = 1; i < n; ++i)
+      STOKER_ENFORCE(in.shape(i)[2] == p.channels, ValueError,
+                     "crop_mirror_normalize (gpu): every sample needs the same channel count");
+    STOKER_ENFORCE(p.channels <= kernels::kResampleMaxChannels, ValueError,
+                   "crop_mirror_normalize (gpu): at most ", kernels::kResampleMaxChannels,
+                   " channels");
+    p.out_channels = pad_ ? std::max<int32_t>(4, p.channels) : p.channels;
+    p.planar = layout_ == "CHW";
+    for (int c = 0; c < p.channels; ++c) {
+      p.mean[c] = float(mean_[mean_.size() == 1 ? 0 : size_t(c)]);
+      p.inv_std[c] = float(scale_ / std_[std_.size() == 1 ? 0 : size_t(c)]);
+    }
+    p.shift = float(shift_);
+    std::vector<ResamplePlan> plans(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      auto& pl = plans[size_t(i)];
+      pl.copy = true;
+      pl.copy_y = windows[size_t(i)].y, pl.copy_x = windows[size_t(i)].x;
+      pl.mirror_x = scalar_arg(ws, "mirror", i) != 0;
+    }
+    run_resample_gpu(*this, ws, in, out, plans, p);
+  }
+};
+#endif
 
 }  // namespace
 
@@ -103,6 +155,7 @@ OpSchema crop_mirror_normalize_schema() {
                {"output_layout", ArgType::kString, "'CHW' or 'HWC'.", std::string("CHW")},
                {"pad_output", ArgType::kBool, "Pad channels with zeros up to 4.", false}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<CropMirrorNormalize>(sp); },
+      .make_gpu = STOKER_GPU_FACTORY(CropMirrorNormalizeGpu),
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
   return s;

@@ -1,0 +1,125 @@
+#include "stoker/ops/geometry/resample_gpu_plan.hpp"
+
+#include <cstring>
+
+#ifdef STOKER_HAVE_CUDA  // the kernel exists only in CUDA builds
+
+namespace stoker::ops {
+namespace {
+
+// One axis of a sample: first tap, tap count, weights (support per entry).
+struct AxisTable {
+  std::vector<int32_t> first, count;
+  std::vector<float> weights;
+  int32_t support = 1;
+};
+
+AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int64_t out_size) {
+  AxisTable t;
+  if (p.copy) {  // an integer window: one tap, none outside the input (fill)
+    const int64_t start = vertical ? p.copy_y : p.copy_x;
+    for (int64_t i = 0; i < out_size; ++i) {
+      const int64_t src = start + i;
+      const bool inside = src >= 0 && src < in_size;
+      t.first.push_back(int32_t(inside ? src : 0));
+      t.count.push_back(inside ? 1 : 0);
+      t.weights.push_back(1.f);
+    }
+    return t;
+  }
+  const double lo = vertical ? p.roi.y0 : p.roi.x0, hi = vertical ? p.roi.y1 : p.roi.x1;
+  auto w = kernels::resample_weights(in_size, out_size, p.filter, p.antialias, lo, hi);
+  t.support = w.support;
+  t.first.assign(w.first.begin(), w.first.end());
+  t.count.assign(w.count.begin(), w.count.end());
+  t.weights = std::move(w.weights);
+  return t;
+}
+
+size_t align(size_t v) { return (v + 255) / 256 * 256; }
+
+}  // namespace
+
+void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch& out,
+                      const std::vector<ResamplePlan>& plans, kernels::ResampleGpuParams params) {
+  const int n = in.size();
+  const std::string& name = op.spec().schema->name;
+  STOKER_ENFORCE(in.memory() == MemoryKind::kDevice, InternalError, name,
+                 ": the gpu backend got a CPU batch");
+  STOKER_ENFORCE(params.channels <= kernels::kResampleMaxChannels, ValueError, name,
+                 " on the GPU supports up to ", kernels::kResampleMaxChannels, " channels, got ",
+                 params.channels);
+  if (n == 0) return;
+  // Tables of every sample (a few hundred weights each: built here, on the GPU stage's thread,
+  // not on the pool, which the CPU stage keeps busy), then packed.
+  std::vector<AxisTable> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
+  std::vector<kernels::ResampleGpuSample> desc(static_cast<size_t>(n));
+  int64_t max_h = 0, max_w = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto& os = out.shape(i);
+    const int64_t oh = params.planar ? os[1] : os[0], ow = params.planar ? os[2] : os[1];
+    max_h = std::max(max_h, oh), max_w = std::max(max_w, ow);
+  }
+  for (int i = 0; i < n; ++i) {
+    const auto& is = in.shape(i);
+    const auto& os = out.shape(i);
+    const int64_t oh = params.planar ? os[1] : os[0], ow = params.planar ? os[2] : os[1];
+    const auto& p = plans[size_t(i)];
+    const CropWindow v = p.view ? *p.view : CropWindow{0, 0, is[0], is[1]};
+    STOKER_ASSERT(v.y >= 0 && v.x >= 0 && v.y + v.height <= is[0] && v.x + v.width <= is[1]);
+    ys[size_t(i)] = axis_table(p, true, v.height, oh);
+    xs[size_t(i)] = axis_table(p, false, v.width, ow);
+    auto& d = desc[size_t(i)];
+    d.in = static_cast<const uint8_t*>(in.data(i)) +
+           (v.y * is[1] + v.x) * is[2] * int64_t(dtype_size(in.dtype()));
+    d.in_h = v.height, d.in_w = v.width, d.in_stride = is[1] * is[2];
+    d.out = out.data(i);
+    d.out_h = int32_t(oh), d.out_w = int32_t(ow);
+    d.mirror_x = p.mirror_x, d.mirror_y = p.mirror_y;
+  }
+  size_t entries = 0, weights = 0;
+  for (int i = 0; i < n; ++i) {
+    auto& d = desc[size_t(i)];
+    d.x_entry = int64_t(entries), entries += xs[size_t(i)].first.size();
+    d.y_entry = int64_t(entries), entries += ys[size_t(i)].first.size();
+    d.x_weight = int64_t(weights), weights += xs[size_t(i)].weights.size();
+    d.y_weight = int64_t(weights), weights += ys[size_t(i)].weights.size();
+    d.support_x = xs[size_t(i)].support, d.support_y = ys[size_t(i)].support;
+  }
+  // One block: [descriptors][first][count][weights], each 256-byte aligned.
+  const size_t off_first = align(sizeof(kernels::ResampleGpuSample) * size_t(n));
+  const size_t off_count = off_first + align(entries * 4);
+  const size_t off_weights = off_count + align(entries * 4);
+  const size_t total = off_weights + align(weights * 4);
+  auto staging = ws.pinned_pool->acquire(total);
+  auto* h = static_cast<uint8_t*>(staging->data());
+  std::memcpy(h, desc.data(), sizeof(kernels::ResampleGpuSample) * size_t(n));
+  auto put = [&](size_t off, const auto& v, int64_t at) {
+    std::memcpy(h + off + size_t(at) * 4, v.data(), v.size() * 4);
+  };
+  for (int i = 0; i < n; ++i) {
+    const auto& d = desc[size_t(i)];
+    put(off_first, xs[size_t(i)].first, d.x_entry), put(off_first, ys[size_t(i)].first, d.y_entry);
+    put(off_count, xs[size_t(i)].count, d.x_entry), put(off_count, ys[size_t(i)].count, d.y_entry);
+    put(off_weights, xs[size_t(i)].weights, d.x_weight);
+    put(off_weights, ys[size_t(i)].weights, d.y_weight);
+  }
+  auto device = ws.device_pool->acquire_on(total, ws.stream);
+  copy_to_device_async(device->data(), h, total, ws.stream);
+  staging->record_stream(ws.stream);
+  auto* d = static_cast<uint8_t*>(device->data());
+  kernels::ResampleGpuTables tables{reinterpret_cast<const int32_t*>(d + off_first),
+                                    reinterpret_cast<const int32_t*>(d + off_count),
+                                    reinterpret_cast<const float*>(d + off_weights)};
+  params.in_type = in.dtype();
+  params.out_type = out.dtype();
+  cuda_check(kernels::resample_gpu(reinterpret_cast<const kernels::ResampleGpuSample*>(d), n, max_h,
+                                   max_w, params, tables, ws.stream),
+             name + " (gpu): launching the resampling kernel");
+  // `device` goes back to the pool now: only work on this stream can reuse it, after the
+  // kernel (stream order).
+}
+
+}  // namespace stoker::ops
+
+#endif  // STOKER_HAVE_CUDA
