@@ -33,6 +33,25 @@ timeout 900 ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 300 \
   > "$OUT/ctest.log" 2>&1 || status=1
 tail -15 "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
 grep -E "Skipped|Not Run" "$OUT/ctest.log" | head -20 | tee -a "$OUT/summary.txt"
+log "compute-sanitizer (memcheck, racecheck) over the GPU tests"
+if command -v compute-sanitizer > /dev/null 2>&1 || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck; do
+    for t in "$BUILD/src/kernels/stoker_kernels_gpu_test" "$BUILD/src/core/stoker_core_test"; do
+      timeout 600 "$CS" --tool "$tool" --error-exitcode 3 "$t" \
+        --gtest_filter='*Gpu*:MemoryPool.*' >> "$OUT/sanitizer.log" 2>&1 \
+        || { status=1; echo "$tool FAILED on $t" | tee -a "$OUT/summary.txt"; }
+    done
+  done
+  PYTHONPATH="$PWD/$BUILD/python" timeout 900 "$CS" --error-exitcode 3 \
+    python3 -m pytest python/tests/test_gpu.py -q -o addopts="" -p no:cacheprovider \
+    -k "not torch" >> "$OUT/sanitizer.log" 2>&1 \
+    || { status=1; echo "memcheck FAILED on test_gpu.py" | tee -a "$OUT/summary.txt"; }
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | sort | uniq -c \
+    | tee -a "$OUT/summary.txt"
+else
+  log "compute-sanitizer not found: skipped"
+fi
 log "Python tests"
 PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
   -o addopts="" -p no:cacheprovider > "$OUT/pytest.log" 2>&1 || status=1

@@ -83,7 +83,10 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   spec.schema = ops::find_op_schema(op);
   std::string where = node.defined_at.empty() ? "" : " (defined at " + node.defined_at + ")";
   STOKER_ENFORCE(spec.schema != nullptr, ValueError, "unknown operator '", op, "'", where);
-  spec.instance = impl_->user_nodes++;
+  // Copies to the device draw nothing and take no instance number: adding `.gpu()` never
+  // changes another operator's random stream.
+  spec.instance = op == "copy_to_device" ? (int64_t(1) << 40) + int64_t(impl_->graph.nodes.size())
+                                         : impl_->user_nodes++;
   spec.batch_size = impl_->options.batch_size;
   spec.defined_at = node.defined_at;
   spec.backend = parse_backend(node.device, op + where);

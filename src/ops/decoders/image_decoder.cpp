@@ -10,6 +10,7 @@
 #include "stoker/kernels/color/color_cpu.hpp"
 #include "stoker/kernels/geometry/orient_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
+#include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -338,6 +339,8 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
       .outputs = {"images"},
       .args = decoder_args(),
       .make_cpu = [window](const OpSpec& sp) { return std::make_unique<ImageDecoder>(sp, window); },
+      // device="mixed": decoded on the CPU threads, then copied to the device (nvJPEG next).
+      .make_mixed = [](const OpSpec& sp) { return std::make_unique<CpuThenUpload>(sp); },
   };
   for (auto& a : extra) s.args.push_back(std::move(a));
   return s;

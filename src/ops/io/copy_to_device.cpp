@@ -2,43 +2,75 @@
 
 #include <cstring>
 
-#include "stoker/ops/operator.hpp"
-
 namespace stoker::ops {
-namespace {
 
 // The samples are gathered into one pinned staging buffer (in parallel: this is the CPU's part
 // of the copy) and sent with one asynchronous copy on the stage's stream; the staging buffer
-// is recycled only after that copy (its stream is recorded on it). The output is contiguous.
+// is recycled only after that copy (its stream is recorded on it).
+void upload_batch(Workspace& ws, const Batch& in, Batch& out) {
+  const int n = in.size();
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    offsets.push_back(total);
+    total += in.sample(i).num_bytes();
+  }
+  if (total == 0) return;
+  auto staging = ws.pinned_pool->acquire(total);  // waits for its previous copy, if any
+  auto* p = static_cast<uint8_t*>(staging->data());
+  ws.pool->parallel_for(n, [&](int64_t i, int) {
+    if (size_t bytes = in.sample(int(i)).num_bytes())
+      std::memcpy(p + offsets[size_t(i)], in.data(int(i)), bytes);
+  });
+  if (out.is_contiguous()) {
+    copy_to_device_async(out.data(0), p, total, ws.stream);
+  } else {
+    for (int i = 0; i < n; ++i)
+      copy_to_device_async(out.data(i), p + offsets[size_t(i)], in.sample(i).num_bytes(),
+                           ws.stream);
+  }
+  staging->record_stream(ws.stream);
+}
+
+namespace {
+
 class CopyToDevice final : public Operator {
  public:
   using Operator::Operator;
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    const int n = in.size();
     std::vector<TensorShape> shapes;
-    std::vector<size_t> offsets;
-    size_t total = 0;
-    for (int i = 0; i < n; ++i) {
-      shapes.push_back(in.shape(i));
-      offsets.push_back(total);
-      total += in.sample(i).num_bytes();
-    }
+    for (int i = 0; i < in.size(); ++i) shapes.push_back(in.shape(i));
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
-    if (total == 0) return;
-    auto staging = ws.pinned_pool->acquire(total);  // waits for its previous copy, if any
-    auto* p = static_cast<uint8_t*>(staging->data());
-    for_each_sample(ws, n, [&](int i, int) {
-      if (size_t bytes = in.sample(i).num_bytes())
-        std::memcpy(p + offsets[size_t(i)], in.data(i), bytes);
-    });
-    copy_to_device_async(out.data(0), p, total, ws.stream);
-    staging->record_stream(ws.stream);
+    upload_batch(ws, in, out);
   }
 };
 
+OpSpec as_cpu(OpSpec spec) {
+  spec.backend = Backend::kCpu;
+  return spec;
+}
+
 }  // namespace
+
+CpuThenUpload::CpuThenUpload(const OpSpec& spec)
+    : Operator(spec), cpu_(spec.schema->make_cpu(as_cpu(spec))) {}
+
+void CpuThenUpload::run(Workspace& ws) {
+  Workspace host = ws;  // the same inputs, pools and threads; outputs of its own, on the host
+  host.outputs.clear();
+  host.outputs.reserve(size_t(spec_.num_outputs));
+  host.stream = nullptr;
+  host.serial = false;
+  cpu_->run(host);
+  for (auto& b : host.outputs) {
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < b.size(); ++i) shapes.push_back(b.shape(i));
+    Batch& out = add_output(ws, b.dtype(), std::move(shapes), b.layout(), &b);
+    upload_batch(ws, b, out);
+  }
+}
 
 OpSchema copy_to_device_schema() {
   return {

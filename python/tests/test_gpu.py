@@ -1,0 +1,208 @@
+"""GPU backends against their CPU twins (the same pipeline with device="cpu"): ragged batches, odd
+sizes, per-sample arguments; device outputs through DLPack into torch with stream ordering;
+STOKER_FORCE_CPU and device_id=None. GPU tests skip (with a message) without a CUDA device."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import _stoker, fn, types
+
+needs_gpu = pytest.mark.skipif(not _stoker.cuda_available(),
+                               reason="no CUDA device: GPU test skipped")
+
+
+def _images(seed, n=5, channels=3, dtype=np.uint8):
+    """A ragged batch of odd-sized images."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        h, w = rng.integers(7, 90), rng.integers(5, 120)
+        if dtype == np.uint8:
+            out.append(rng.integers(0, 256, (h, w, channels), dtype=np.uint8))
+        else:
+            out.append(rng.uniform(0, 255, (h, w, channels)).astype(dtype))
+    return out
+
+
+def _run_twins(build, images, iterations=1, **pipe_kwargs):
+    """Runs `build(data, device)` on the CPU and on the GPU over the same images; returns the
+    pairs of host arrays, iteration by iteration."""
+    results = {}
+    for device in ("cpu", "gpu"):
+        pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=7,
+                               device_id=0 if device == "gpu" else None, **pipe_kwargs)
+        with pipe:
+            data = fn.external_source(lambda: images, layout="HWC")
+            outs = build(data, device)
+            pipe.set_outputs(*(outs if isinstance(outs, tuple) else (outs,)))
+        got = []
+        for _ in range(iterations):
+            batches = pipe.run()
+            assert all(b.device == device for b in batches)
+            got.append([[s.numpy().copy() for s in b.as_cpu()] for b in batches])
+        results[device] = got
+    return results["cpu"], results["gpu"]
+
+
+def _assert_twins(cpu, gpu, atol):
+    for it_cpu, it_gpu in zip(cpu, gpu):
+        for out_cpu, out_gpu in zip(it_cpu, it_gpu):
+            for i, (a, b) in enumerate(zip(out_cpu, out_gpu)):
+                assert a.shape == b.shape and a.dtype == b.dtype, (i, a.shape, b.shape)
+                np.testing.assert_allclose(b.astype(np.float64), a.astype(np.float64),
+                                           atol=atol, rtol=1e-4, err_msg=f"sample {i}")
+
+
+@needs_gpu
+@pytest.mark.parametrize("interp", [types.INTERP_NN, types.INTERP_LINEAR, types.INTERP_CUBIC,
+                                    types.INTERP_LANCZOS3, types.INTERP_TRIANGULAR,
+                                    types.INTERP_GAUSSIAN])
+def test_resize_matches_cpu(interp):
+    images = _images(1)
+
+    def build(data, device):
+        per_sample = fn.random.uniform(range=(10, 70))
+        return (fn.resize(data, device=device, size=(33, 47), interp_type=interp),
+                fn.resize(data, device=device, resize_x=per_sample, interp_type=interp),
+                fn.resize(data, device=device, resize_shorter=21, interp_type=interp,
+                          dtype=types.FLOAT),
+                fn.resize(data, device=device, roi_start=(2.5, 20), roi_end=(6, 3), size=(9, 14),
+                          interp_type=interp))
+    cpu, gpu = _run_twins(build, images)
+    _assert_twins(cpu, gpu, atol=1)  # uint8: within one level; float within 1 (of 255)
+
+
+@needs_gpu
+def test_random_resized_crop_flip_crop_and_normalize_match_cpu():
+    images = _images(2)
+    floats = _images(3, dtype=np.float32)
+
+    def build(data, device):
+        coin = fn.random.coin_flip()
+        rrc = fn.random_resized_crop(data, device=device, size=(24, 31))
+        return (rrc,
+                fn.flip(data, device=device, horizontal=coin, vertical=1 - coin),
+                fn.crop(data, device=device, crop=(20, 30), crop_pos_x=0.3,
+                        out_of_bounds_policy="pad", fill_values=(7, 8, 9)),
+                fn.crop_mirror_normalize(data, device=device, crop=(5, 4), mirror=coin,
+                                         mean=(10, 20, 30), std=(2, 3, 4), dtype=types.FLOAT16,
+                                         output_layout="CHW", pad_output=True),
+                fn.crop_mirror_normalize(rrc, device=device, mean=(127,), std=(64,),
+                                         dtype=types.INT8, output_layout="HWC", scale=30,
+                                         shift=3))
+    cpu, gpu = _run_twins(build, images, iterations=2)
+    _assert_twins(cpu, gpu, atol=1)
+    cpu, gpu = _run_twins(lambda d, dev: fn.flip(fn.crop_mirror_normalize(
+        d, device=dev, crop=(6, 5), output_layout="CHW"), device=dev, vertical=1), floats)
+    _assert_twins(cpu, gpu, atol=1e-3)
+
+
+@needs_gpu
+def test_mixed_decoder_and_gpu_chain_match_cpu(jpeg_folder):
+    def run(device):
+        pipe = stoker.Pipeline(batch_size=6, num_threads=2, seed=3,
+                               device_id=0 if device != "cpu" else None)
+        with pipe:
+            jpegs, labels = fn.readers.file(file_root=jpeg_folder, random_shuffle=True)
+            dec = "mixed" if device != "cpu" else "cpu"
+            images = fn.decoders.image_random_crop(jpegs, device=dec)
+            images = fn.resize(images, device=device, size=(32, 32))
+            out = fn.crop_mirror_normalize(images, device=device, dtype=types.FLOAT16,
+                                           mirror=fn.random.coin_flip(),
+                                           mean=(0.485 * 255, 0.456 * 255, 0.406 * 255),
+                                           std=(0.229 * 255, 0.224 * 255, 0.225 * 255))
+            pipe.set_outputs(out, labels)
+        got = []
+        for _ in range(3):
+            o, l = pipe.run()
+            assert o.device == ("gpu" if device != "cpu" else "cpu") and l.device == "cpu"
+            got.append((o.as_cpu().as_array().astype(np.float32), l.as_array().copy()))
+        return got
+    for (a, la), (b, lb) in zip(run("cpu"), run("gpu")):
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_allclose(b, a, atol=2e-2)
+
+
+@needs_gpu
+def test_dlpack_into_torch_waits_and_recycles_safely():
+    """Many iterations into recycled device buffers while torch reads them on its own stream:
+    every batch torch sees equals the CPU pipeline's (no buffer reused too early)."""
+    torch = pytest.importorskip("torch")
+    images = [np.full((40, 60, 3), k, np.uint8) for k in range(8)]
+
+    def build(pipe, device):
+        with pipe:
+            data = fn.external_source(lambda: images, layout="HWC")
+            bright = fn.random.uniform(range=(0, 50))  # a CPU output beside the GPU one
+            out = fn.resize(data, device=device, size=(300, 400))
+            pipe.set_outputs(out, bright)
+    cpu = stoker.Pipeline(batch_size=8, num_threads=2, seed=5)
+    gpu = stoker.Pipeline(batch_size=8, num_threads=2, seed=5, device_id=0,
+                          prefetch_queue_depth={"cpu_size": 3, "gpu_size": 3})
+    build(cpu, "cpu")
+    build(gpu, "gpu")
+    side = torch.cuda.Stream()
+    held = []
+    for it in range(30):
+        (ref, _), (out, _) = cpu.run(), gpu.run()
+        with torch.cuda.stream(side):
+            t = torch.from_dlpack(out)  # waits for the batch on `side`
+            total = (t.float() * 1.0).sum(dim=(1, 2, 3))  # a reader on torch's stream
+        held.append((t, total, ref.as_array().astype(np.float64).sum(axis=(1, 2, 3))))
+        if len(held) > 4:  # torch drops tensors while its kernels may still read them
+            t, total, expect = held.pop(0)
+            side.synchronize()
+            np.testing.assert_allclose(total.cpu().numpy(), expect, rtol=1e-6)
+            del t
+    stats = gpu.memory_stats()
+    assert stats["device"]["reused"] > 0 and stats["pinned"]["reused"] > 0
+
+
+def test_gpu_operators_need_a_device_id():
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0)
+    with pipe:
+        data = fn.external_source(lambda: [np.zeros((4, 4, 3), np.uint8)], layout="HWC")
+        pipe.set_outputs(fn.resize(data, device="gpu", size=(2, 2)))
+    with pytest.raises(ValueError, match=r"runs on the '(mixed|gpu)' backend, but the pipeline "
+                                         r"has no GPU \(device_id=None\)"):
+        pipe.run()
+
+
+def test_gpu_to_cpu_edges_are_refused():
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0, device_id=0)
+    with pipe:
+        data = fn.external_source(lambda: [np.zeros((4, 4, 3), np.uint8)], layout="HWC")
+        pipe.set_outputs(fn.flip(fn.resize(data.gpu(), device="gpu", size=(2, 2))))
+    with pytest.raises(ValueError, match="on the GPU, but a 'cpu' operator takes CPU data"):
+        pipe.build()
+
+
+def test_force_cpu_runs_gpu_pipelines_on_the_cpu():
+    """STOKER_FORCE_CPU=1: the same definition, every operator on its CPU backend, the same
+    numbers as a CPU pipeline (random draws included)."""
+    code = r"""
+import numpy as np, stoker
+from stoker import fn
+def run(device, device_id):
+    pipe = stoker.Pipeline(batch_size=3, num_threads=1, seed=11, device_id=device_id)
+    imgs = [np.arange(20 * 30 * 3, dtype=np.uint8).reshape(20, 30, 3) + k for k in range(3)]
+    with pipe:
+        d = fn.external_source(lambda: imgs, layout="HWC")
+        d = d.gpu() if device == "gpu" else d
+        pipe.set_outputs(fn.random_resized_crop(d, device=device, size=(9, 9)))
+    (o,) = pipe.run()
+    assert o.device == "cpu"
+    return o.as_array()
+np.testing.assert_array_equal(run("gpu", 0), run("cpu", None))
+print("ok")
+"""
+    env = dict(os.environ, STOKER_FORCE_CPU="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
