@@ -290,13 +290,16 @@ class Pipeline:
                   external=None):
         if self._native is not None:
             raise RuntimeError("the pipeline is already built; define operators before build()")
+        # References first: an expression among them becomes its own node now, before this
+        # node's index is taken.
+        refs = [self._ref(x, op) for x in inputs]
+        arg_refs = {k: self._ref(v, op) for k, v in arg_inputs.items()}
         index = len(self._nodes)
         if name is None:
             name = f"{op}_{index}"
         self._nodes.append({
             "op": op, "name": name, "device": device, "defined_at": _caller_location(),
-            "inputs": [self._ref(x, op) for x in inputs], "args": args,
-            "arg_inputs": {k: self._ref(v, op) for k, v in arg_inputs.items()},
+            "inputs": refs, "args": args, "arg_inputs": arg_refs,
         })
         if external is not None:
             self._external[name] = external

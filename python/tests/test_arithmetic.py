@@ -61,3 +61,18 @@ def test_errors():
         _run(lambda x: [x + "1"], [np.ones(2, np.float32)])
     with pytest.raises(TypeError, match="has no truth value"):
         _run(lambda x: [x if x else x], [np.ones(2, np.float32)])
+
+
+def test_an_expression_as_an_argument_leaves_the_operator_its_own_output():
+    """Regression: an expression first used as a per-sample argument becomes a node while the
+    operator is being added; the operator's output must still be its own (not the
+    expression's)."""
+    imgs = [np.arange(12, dtype=np.uint8).reshape(2, 2, 3)]
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0)
+    with pipe:
+        data = fn.external_source(lambda: imgs, layout="HWC")
+        coin = fn.random.coin_flip(probability=0.0)
+        flipped = fn.flip(data, horizontal=1 - coin, vertical=coin)
+        pipe.set_outputs(flipped)
+    (out,) = pipe.run()
+    np.testing.assert_array_equal(out[0].numpy(), imgs[0][:, ::-1])

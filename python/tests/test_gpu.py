@@ -43,7 +43,7 @@ def _run_twins(build, images, iterations=1, **pipe_kwargs):
         got = []
         for _ in range(iterations):
             batches = pipe.run()
-            assert all(b.device == device for b in batches)
+            assert [b.device for b in batches] == [device] * len(batches), device
             got.append([[s.numpy().copy() for s in b.as_cpu()] for b in batches])
         results[device] = got
     return results["cpu"], results["gpu"]
