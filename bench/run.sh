@@ -9,6 +9,12 @@ OUT=${OUT:-$PWD/bench_out}
 BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/$BUILD/python"
+if python3 -c "import sys, stoker._stoker as s; sys.exit(0 if s.cuda_available() else 1)"; then
+  echo "== GPU training feed (decode -> RRC -> flip -> normalize, fp16 NCHW) vs torch DataLoader"
+  python3 bench/gpu_pipeline.py ${GPU_BENCH_ARGS:-} > "$OUT/gpu_pipeline.md"
+  cat "$OUT/gpu_pipeline.md"
+fi
+[[ -n "${BENCH_GPU_ONLY:-}" ]] && exit 0
 echo "== readers: 1 GiB per format from the page cache"
 python3 bench/readers.py --gb "${READERS_GB:-1.0}" --dir "${BENCH_DIR:-/tmp/stoker-bench-readers}" \
   --json "$OUT/readers.json"

@@ -26,3 +26,29 @@ if(NOT STOKER_CUDA STREQUAL "OFF")
     set(STOKER_CUDA_SUMMARY "(nvcc not found)")
   endif()
 endif()
+
+# nvJPEG: only its header is needed at build time; the library is loaded at run time
+# (codecs/nvjpeg), so one build serves machines with and without it. The header comes with the
+# CUDA toolkit on the GPU machine, or from PyPI's nvidia-nvjpeg package (scripts/setup).
+set(STOKER_HAVE_NVJPEG OFF)
+if(STOKER_HAVE_CUDA)
+  set(_stoker_nvjpeg_hints ${CUDAToolkit_INCLUDE_DIRS})
+  find_program(_stoker_python NAMES python3 python)
+  if(Python_EXECUTABLE)
+    set(_stoker_python ${Python_EXECUTABLE})
+  endif()
+  if(_stoker_python)
+    execute_process(
+      COMMAND ${_stoker_python} -c
+              "import nvidia, os; print(';'.join(os.path.join(p, d, 'include') for p in nvidia.__path__ for d in ('cu13', 'cu12', 'nvjpeg')))"
+      OUTPUT_VARIABLE _stoker_py_nvjpeg OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    list(APPEND _stoker_nvjpeg_hints ${_stoker_py_nvjpeg})
+  endif()
+  find_path(STOKER_NVJPEG_INCLUDE_DIR nvjpeg.h HINTS ${_stoker_nvjpeg_hints})
+  if(STOKER_NVJPEG_INCLUDE_DIR)
+    set(STOKER_HAVE_NVJPEG ON)
+    string(APPEND STOKER_CUDA_SUMMARY ", nvjpeg.h in ${STOKER_NVJPEG_INCLUDE_DIR}")
+  else()
+    string(APPEND STOKER_CUDA_SUMMARY ", no nvjpeg.h (mixed decoders use the CPU)")
+  endif()
+endif()

@@ -117,6 +117,8 @@ class Pipeline {
   std::string checkpoint() const;
 
   ErrorStats error_stats() const;
+  // The counters of operator `name` (Operator::stats()); ValueError when unknown.
+  std::map<std::string, double> operator_stats(const std::string& name) const;
   // Incidents (skipped samples) since the last call.
   std::vector<std::string> take_incidents();
 

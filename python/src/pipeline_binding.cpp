@@ -148,6 +148,7 @@ void bind_pipeline(nb::module_& m) {
       .def("feed_end", &Pipeline::feed_end)
       .def("checkpoint", &Pipeline::checkpoint)
       .def("take_incidents", &Pipeline::take_incidents)
+      .def("operator_stats", &Pipeline::operator_stats)
       .def("error_stats",
            [](const Pipeline& p) {
              auto s = p.error_stats();

@@ -206,3 +206,102 @@ print("ok")
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+def _decode_pipe(jpeg_folder, device, batch=8, window="image", **kwargs):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=3, seed=9,
+                           device_id=0 if device == "mixed" else None)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=jpeg_folder)
+        decoder = getattr(fn.decoders, window)
+        pipe.set_outputs(decoder(jpegs, device=device, name="dec", **kwargs))
+    return pipe
+
+
+def _decoded(pipe, iterations=3):
+    out = []
+    for _ in range(iterations):
+        (b,) = pipe.run()
+        out.extend(s.numpy().astype(np.int16) for s in b.as_cpu())
+    return out
+
+
+@needs_gpu
+@pytest.mark.parametrize("window", ["image", "image_random_crop", "image_crop"])
+def test_mixed_decoder_matches_cpu_within_decoder_differences(jpeg_folder, window):
+    kwargs = {"crop": (40, 50), "crop_pos_x": 0.7} if window == "image_crop" else {}
+    cpu = _decoded(_decode_pipe(jpeg_folder, "cpu", window=window, **kwargs))
+    mixed_pipe = _decode_pipe(jpeg_folder, "mixed", window=window, hw_decoder_load=1.0, **kwargs)
+    mixed = _decoded(mixed_pipe)
+    stats = mixed_pipe.operator_stats("dec")
+    worst = 0
+    for a, b in zip(cpu, mixed):
+        assert a.shape == b.shape
+        diff = np.abs(a - b)
+        assert diff.mean() <= 2.0, diff.mean()
+        worst = max(worst, int(diff.max()))
+    if stats["hw_available"]:
+        assert stats["hw_images"] > 0 and worst > 0  # really decoded by the engines
+    # The engines' IDCT and chroma upsampling differ from libjpeg-turbo's: at sharp chroma
+    # edges single pixels differ more (synthetic images are full of them).
+    assert worst <= 96, worst
+
+
+@needs_gpu
+def test_mixed_decoder_cpu_share_and_auto_split(jpeg_folder):
+    cpu = _decoded(_decode_pipe(jpeg_folder, "cpu"), iterations=6)
+    none = _decode_pipe(jpeg_folder, "mixed", hw_decoder_load=0.0)
+    for a, b in zip(cpu, _decoded(none, iterations=6)):
+        np.testing.assert_array_equal(a, b)  # all on the CPU: libjpeg-turbo's pixels
+    assert none.operator_stats("dec")["hw_images"] == 0
+    auto = _decode_pipe(jpeg_folder, "mixed")
+    _decoded(auto, iterations=6)
+    s = auto.operator_stats("dec")
+    assert s["hw_images"] + s["cpu_images"] == 48
+    if s["hw_available"]:
+        assert 0 < s["hw_load"] <= 1 and s["hw_images"] > 0 and s["cpu_images"] > 0
+
+
+@needs_gpu
+def test_disable_nvjpeg_falls_back_to_the_cpu(jpeg_folder):
+    code = f"""
+import numpy as np, stoker
+from stoker import fn
+pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=1, device_id=0)
+with pipe:
+    jpegs, _ = fn.readers.file(file_root={jpeg_folder!r})
+    pipe.set_outputs(fn.decoders.image(jpegs, device="mixed", name="dec", hw_decoder_load=1.0))
+(b,) = pipe.run()
+s = pipe.operator_stats("dec")
+assert b.device == "gpu" and s["hw_available"] == 0 and s["cpu_images"] == 4, s
+print("ok")
+"""
+    env = dict(os.environ, STOKER_DISABLE_NVJPEG="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+@needs_gpu
+def test_hardware_decodes_into_recycled_buffers_while_torch_reads(jpeg_folder):
+    """The stream-ordering test: many hardware-decoded batches into recycled device buffers
+    while torch reads earlier ones on its own stream; every batch equals the CPU decode within
+    the decoders' difference (corruption would show as large differences)."""
+    torch = pytest.importorskip("torch")
+    cpu = _decode_pipe(jpeg_folder, "cpu", window="image_crop", crop=(48, 48))
+    gpu = _decode_pipe(jpeg_folder, "mixed", window="image_crop", crop=(48, 48),
+                       hw_decoder_load=1.0)
+    side = torch.cuda.Stream()
+    held = []
+    for _ in range(40):
+        (ref,), (out,) = cpu.run(), gpu.run()
+        with torch.cuda.stream(side):
+            t = torch.from_dlpack(out)
+            s = t.float().mean(dim=(1, 2, 3))
+        held.append((t, s, ref.as_array().astype(np.float64).mean(axis=(1, 2, 3))))
+        if len(held) > 5:
+            t, s, expect = held.pop(0)
+            side.synchronize()
+            np.testing.assert_allclose(s.cpu().numpy(), expect, atol=2.0)
+    assert gpu.memory_stats()["device"]["reused"] > 0

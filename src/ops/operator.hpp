@@ -100,6 +100,9 @@ class Operator {
     throw ValueError(spec_.describe() + " has no state to restore (got '" + state + "')");
   }
   const OpSpec& spec() const { return spec_; }
+  // Counters an operator keeps about its work (e.g. how a mixed decoder split its batches),
+  // for pipe.operator_stats(name). Called from the consumer's thread: must be thread-safe.
+  virtual std::map<std::string, double> stats() const { return {}; }
 
  protected:
   // Runs fn(sample, thread) for every sample on the pool. An error is rethrown (same kind) with

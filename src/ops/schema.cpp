@@ -127,6 +127,10 @@ ArgValue coerce_arg(const OpSchema& schema, const ArgSchema& arg, ArgValue value
       return fail();
     case ArgType::kString:
       if (auto* s = std::get_if<std::string>(&value)) return *s;
+      // A number where a string is expected ("auto" or a fraction, e.g. hw_decoder_load): kept
+      // as its shortest exact text for the operator to parse.
+      if (auto* d = std::get_if<double>(&value)) return format_arg_value(*d);
+      if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
       return fail();
     case ArgType::kDType:
       if (auto* s = std::get_if<std::string>(&value)) {

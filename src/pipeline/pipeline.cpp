@@ -214,6 +214,13 @@ ErrorStats Pipeline::error_stats() const {
   return {s.skipped, s.recent};
 }
 
+std::map<std::string, double> Pipeline::operator_stats(const std::string& name) const {
+  int n = impl_->find_node(name);
+  STOKER_ENFORCE(n >= 0, ValueError, "no operator named '", name,
+                 "' in the pipeline (pruned operators are removed)");
+  return impl_->executor->op(n).stats();
+}
+
 std::vector<std::string> Pipeline::take_incidents() { return impl_->executor->take_incidents(); }
 
 std::string Pipeline::checkpoint() const { return impl_->executor->checkpoint().to_text(); }

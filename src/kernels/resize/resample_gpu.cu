@@ -13,10 +13,6 @@ template <typename T>
 __device__ __forceinline__ float load(const T* p) {
   return float(*p);
 }
-template <>
-__device__ __forceinline__ float load<__half>(const __half* p) {
-  return __half2float(*p);
-}
 
 // Round half away from zero and saturate (NaN -> 0), as convert_sat on the host.
 template <typename T>

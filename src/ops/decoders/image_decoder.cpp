@@ -1,16 +1,18 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <type_traits>
 
 #include "stoker/codecs/decoder.hpp"
+#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/codecs/exif.hpp"
 #include "stoker/kernels/color/color_cpu.hpp"
 #include "stoker/kernels/geometry/orient_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
-#include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -27,7 +29,7 @@ bool is_ycbcr(std::string s) {
   return s == "YCBCR";
 }
 
-class ImageDecoder final : public Operator {
+class ImageDecoder : public Operator {
  public:
   ImageDecoder(const OpSpec& spec, Window window)
       : Operator(spec),
@@ -51,6 +53,24 @@ class ImageDecoder final : public Operator {
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    Plan plan = make_plan(ws, in);
+    Batch& out = add_output(ws, dtype_, std::move(plan.shapes), "HWC");
+    for_each_sample(ws, in.size(),
+                    [&](int i, int thread) { decode_host(in, plan, i, thread, out.data(i)); });
+  }
+
+ protected:
+  // What the header pass finds for every sample: the image, the window to decode (in the
+  // oriented image), the DCT scale, the output shape.
+  struct Plan {
+    std::vector<codecs::ImageInfo> infos;
+    std::vector<CropWindow> windows;
+    std::vector<int> scales;
+    std::vector<TensorShape> shapes;
+  };
+
+  // Reads every header (in parallel), choosing windows and output shapes.
+  Plan make_plan(Workspace& ws, const Batch& in) {
     STOKER_ENFORCE(in.dtype() == DType::kU8, TypeError, spec_.schema->name,
                    ": expected encoded bytes (uint8), got ", dtype_name(in.dtype()));
     const int n = in.size();
@@ -61,49 +81,51 @@ class ImageDecoder final : public Operator {
         scratch_.emplace_back();
       }
     }
-    // Setup: every header (in parallel) sizes the outputs; then one contiguous batch is
-    // allocated and every image decoded straight into it.
-    std::vector<codecs::ImageInfo> infos(static_cast<size_t>(n));
-    std::vector<CropWindow> windows(static_cast<size_t>(n));
-    std::vector<int> scales(static_cast<size_t>(n), 1);
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    Plan p;
+    p.infos.resize(size_t(n));
+    p.windows.resize(size_t(n));
+    p.scales.assign(size_t(n), 1);
+    p.shapes.resize(size_t(n));
     for_each_sample(ws, n, [&](int i, int thread) {
       auto view = in.sample(i);
       STOKER_ENFORCE(view.shape.ndim() == 1, ValueError,
                      "expected encoded bytes (a 1-D tensor), got shape ", view.shape.to_string());
-      auto& info = infos[size_t(i)];
+      auto& info = p.infos[size_t(i)];
       info = decoders_[size_t(thread)]->info(static_cast<const uint8_t*>(view.data),
                                              size_t(view.shape[0]), format_, limits_);
       if (!adjust_orientation_) info.orientation = 1;
       const bool swap = codecs::orientation_swaps_axes(info.orientation);
       const int64_t h = swap ? info.width : info.height, w = swap ? info.height : info.width;
-      auto& win = windows[size_t(i)];
+      auto& win = p.windows[size_t(i)];
       win = window(ws, i, h, w);
       if (info.format == codecs::ImageFormat::kJpeg && info.orientation == 1)
-        scales[size_t(i)] = downscale(win);
-      shapes[size_t(i)] = TensorShape{win.height, win.width, int64_t(info.channels)};
+        p.scales[size_t(i)] = downscale(win);
+      p.shapes[size_t(i)] = TensorShape{win.height, win.width, int64_t(info.channels)};
     });
-    Batch& out = add_output(ws, dtype_, std::move(shapes), "HWC");
-    for_each_sample(ws, n, [&](int i, int thread) {
-      const auto& info = infos[size_t(i)];
-      const auto& win = windows[size_t(i)];
-      const int64_t samples = win.height * win.width * info.channels;
-      // 8-bit results go straight into the output unless it is wider; 16-bit PNGs keep their
-      // precision when the output is wider.
-      const int bytes = dtype_ != DType::kU8 && info.bit_depth == 16 ? 2 : 1;
-      auto& sc = scratch_[size_t(thread)];
-      auto* dst = static_cast<uint8_t*>(out.data(i));
-      if (dtype_ != DType::kU8) {
-        sc.window.resize(size_t(samples * bytes));
-        dst = sc.window.data();
-      }
-      decode_window(*decoders_[size_t(thread)], in.sample(i), info, win, scales[size_t(i)], bytes,
-                    sc, dst);
-      finish(dst, bytes, samples, out.data(i));
-    });
+    return p;
   }
 
- private:
+  // Decodes sample i into host memory `out` (its output shape, in dtype_), on pool thread
+  // `thread`.
+  void decode_host(const Batch& in, const Plan& p, int i, int thread, void* out) {
+    const auto& info = p.infos[size_t(i)];
+    const auto& win = p.windows[size_t(i)];
+    const int64_t samples = win.height * win.width * info.channels;
+    // 8-bit results go straight into the output unless it is wider; 16-bit PNGs keep their
+    // precision when the output is wider.
+    const int bytes = dtype_ != DType::kU8 && info.bit_depth == 16 ? 2 : 1;
+    auto& sc = scratch_[size_t(thread)];
+    auto* dst = static_cast<uint8_t*>(out);
+    if (dtype_ != DType::kU8) {
+      sc.window.resize(size_t(samples * bytes));
+      dst = sc.window.data();
+    }
+    decode_window(*decoders_[size_t(thread)], in.sample(i), info, win, p.scales[size_t(i)], bytes,
+                  sc, dst);
+    finish(dst, bytes, samples, out);
+  }
+
+ protected:
   struct Scratch {
     std::vector<uint8_t> stored, turned;  // the whole image as stored and re-oriented
     std::vector<uint8_t> window;          // the window, when the output needs converting
@@ -259,6 +281,151 @@ class ImageDecoder final : public Operator {
   std::vector<Scratch> scratch_;                            // one per pool thread
 };
 
+#ifdef STOKER_HAVE_CUDA
+// device="mixed": each batch is split between the GPU's hardware JPEG decoder (nvJPEG's
+// batched hardware backend, windows decoded as regions of interest) and the CPU threads
+// (libjpeg-turbo and the other codecs, then one copy to the device). The hardware takes baseline
+// JPEGs it reports as supported, for RGB/BGR uint8 output without EXIF rotation or DCT scaling;
+// everything else, and any batch the hardware fails, goes to the CPU. hw_decoder_load is the
+// fraction of the batch offered to the hardware, or "auto": measured rates of both sides set it
+// so that they finish together.
+class ImageDecoderMixed final : public ImageDecoder {
+ public:
+  ImageDecoderMixed(const OpSpec& spec, Window window) : ImageDecoder(spec, window) {
+    const auto load = spec.arg<std::string>("hw_decoder_load");
+    if (load == "auto") {
+      auto_ = true;
+    } else {
+      char* end = nullptr;
+      load_ = std::strtod(load.c_str(), &end);
+      STOKER_ENFORCE(end && *end == 0 && load_ >= 0 && load_ <= 1, ValueError, spec.schema->name,
+                     ": hw_decoder_load must be 'auto' or a fraction in [0, 1], got '", load,
+                     "'");
+    }
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    Plan plan = make_plan(ws, in);
+    Batch& out = add_output(ws, dtype_, plan.shapes, "HWC");
+    if (n == 0) return;
+    if (!hw_tried_) {
+      hw_tried_ = true;
+      if (codecs::nvjpeg_hardware_available(ws.device_id, &hw_why_))
+        hw_ = std::make_unique<codecs::NvjpegHardwareDecoder>(ws.device_id);
+    }
+    // Which samples the hardware can take (checked in parallel, one nvJPEG probe per thread).
+    std::vector<codecs::NvjpegHardwareDecoder::Job> jobs(static_cast<size_t>(n));
+    std::vector<char> eligible(static_cast<size_t>(n), 0);
+    const bool colour = format_ == codecs::ColorFormat::kRGB || format_ == codecs::ColorFormat::kBGR;
+    if (hw_ && dtype_ == DType::kU8 && !ycbcr_ && colour) {
+      hw_->reserve_slots(ws.pool->num_threads());
+      for_each_sample(ws, n, [&](int i, int thread) {
+        const auto& info = plan.infos[size_t(i)];
+        const auto& w = plan.windows[size_t(i)];
+        if (info.format != codecs::ImageFormat::kJpeg || info.orientation != 1 ||
+            plan.scales[size_t(i)] != 1 || info.channels != 3)
+          return;
+        auto view = in.sample(i);
+        auto& j = jobs[size_t(i)];
+        j = {static_cast<const uint8_t*>(view.data), size_t(view.shape[0]), w.y, w.x, w.height,
+             w.width, static_cast<uint8_t*>(out.data(i)), w.width * 3};
+        eligible[size_t(i)] = hw_->supports(j, thread);
+      });
+    }
+    // The split: the first `take` eligible samples go to the hardware.
+    const double load = auto_ ? auto_load_ : load_;
+    int take = int(std::lround(load * n)), hw_count = 0;
+    std::vector<char> on_hw(static_cast<size_t>(n), 0);
+    std::vector<codecs::NvjpegHardwareDecoder::Job> hw_jobs;
+    for (int i = 0; i < n && hw_count < take; ++i)
+      if (eligible[size_t(i)]) on_hw[size_t(i)] = 1, hw_jobs.push_back(jobs[size_t(i)]), ++hw_count;
+    const auto t0 = std::chrono::steady_clock::now();
+    bool hw_ok = !hw_jobs.empty();
+    if (hw_ok) {
+      try {
+        hw_->decode(hw_jobs, format_ == codecs::ColorFormat::kBGR, ws.stream);
+        hw_done_.record(ws.stream);
+      } catch (const RuntimeError&) {  // the engines refused the batch: the CPU decodes it
+        hw_ok = false;
+        std::fill(on_hw.begin(), on_hw.end(), 0);
+        hw_fallbacks_ += 1;
+      }
+    }
+    const int cpu_count = n - (hw_ok ? hw_count : 0);
+    decode_on_cpu(ws, in, plan, on_hw, out);
+    const double t_cpu = seconds_since(t0);
+    if (hw_ok && auto_) {
+      hw_done_.synchronize();  // only to measure: the next batch is planned meanwhile anyway
+      balance(hw_count, seconds_since(t0), cpu_count, t_cpu);
+    }
+    std::lock_guard lock(stats_mutex_);
+    hw_images_ += hw_ok ? hw_count : 0;
+    cpu_images_ += cpu_count;
+  }
+
+  std::map<std::string, double> stats() const override {
+    std::lock_guard lock(stats_mutex_);
+    return {{"hw_images", double(hw_images_)},
+            {"cpu_images", double(cpu_images_)},
+            {"hw_load", auto_ ? auto_load_ : load_},
+            {"hw_available", hw_ ? 1.0 : 0.0},
+            {"hw_batch_fallbacks", double(hw_fallbacks_)}};
+  }
+
+ private:
+  static double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+
+  // The samples not on the hardware: decoded on the pool into pinned staging, then copied.
+  void decode_on_cpu(Workspace& ws, const Batch& in, const Plan& plan,
+                     const std::vector<char>& on_hw, Batch& out) {
+    const int n = in.size();
+    std::vector<size_t> offset(static_cast<size_t>(n), 0);
+    size_t total = 0;
+    for (int i = 0; i < n; ++i) {
+      offset[size_t(i)] = total;
+      if (!on_hw[size_t(i)]) total += out.sample(i).num_bytes();
+    }
+    if (total == 0) return;
+    auto staging = ws.pinned_pool->acquire(total);
+    auto* base = static_cast<uint8_t*>(staging->data());
+    for_each_sample(ws, n, [&](int i, int thread) {
+      if (!on_hw[size_t(i)]) decode_host(in, plan, i, thread, base + offset[size_t(i)]);
+    });
+    for (int i = 0; i < n; ++i)
+      if (!on_hw[size_t(i)])
+        copy_to_device_async(out.data(i), base + offset[size_t(i)], out.sample(i).num_bytes(),
+                             ws.stream);
+    staging->record_stream(ws.stream);
+  }
+
+  // "auto": the hardware's share that makes both sides finish together, from this batch's
+  // rates, smoothed over batches.
+  void balance(int hw_n, double t_hw, int cpu_n, double t_cpu) {
+    if (hw_n > 0 && t_hw > 0) hw_rate_ = 0.7 * hw_rate_ + 0.3 * (hw_n / t_hw);
+    if (cpu_n > 0 && t_cpu > 0) cpu_rate_ = 0.7 * cpu_rate_ + 0.3 * (cpu_n / t_cpu);
+    if (hw_rate_ > 0 && cpu_rate_ > 0) {
+      std::lock_guard lock(stats_mutex_);
+      auto_load_ = std::clamp(hw_rate_ / (hw_rate_ + cpu_rate_), 0.05, 1.0);
+    }
+  }
+
+  bool auto_ = false;
+  double load_ = 1.0;
+  double auto_load_ = 0.8;  // until measured: both sides get work, so both get measured
+  double hw_rate_ = 0, cpu_rate_ = 0;
+  bool hw_tried_ = false;
+  std::string hw_why_;
+  std::unique_ptr<codecs::NvjpegHardwareDecoder> hw_;
+  CudaEvent hw_done_;
+  mutable std::mutex stats_mutex_;
+  int64_t hw_images_ = 0, cpu_images_ = 0, hw_fallbacks_ = 0;
+};
+#endif
+
 class PeekImageShape final : public Operator {
  public:
   explicit PeekImageShape(const OpSpec& spec)
@@ -339,10 +506,22 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
       .outputs = {"images"},
       .args = decoder_args(),
       .make_cpu = [window](const OpSpec& sp) { return std::make_unique<ImageDecoder>(sp, window); },
-      // device="mixed": decoded on the CPU threads, then copied to the device (nvJPEG next).
-      .make_mixed = [](const OpSpec& sp) { return std::make_unique<CpuThenUpload>(sp); },
+#ifdef STOKER_HAVE_CUDA
+      .make_mixed = [window](const OpSpec& sp) {
+        return std::make_unique<ImageDecoderMixed>(sp, window);
+      },
+#endif
   };
   for (auto& a : extra) s.args.push_back(std::move(a));
+  s.args.push_back(
+      {"hw_decoder_load", ArgType::kString,
+       "device='mixed': the fraction of each batch offered to the GPU's hardware JPEG decoder "
+       "(0 to 1), or 'auto' (default): the split that makes the hardware and the CPU threads "
+       "finish together, from measured rates. JPEGs the hardware cannot take (progressive, "
+       "CMYK, EXIF-rotated, other output types) and other formats decode on the CPU. Hardware "
+       "decoding uses its own IDCT and chroma upsampling: pixels differ slightly from "
+       "libjpeg-turbo's (mean absolute difference about 1 level).",
+       std::string("auto")});
   return s;
 }
 
