@@ -5,7 +5,9 @@ engines + CPU threads; GPU resize and crop_mirror_normalize) against a torch Dat
 
     PYTHONPATH=build-gpu/python python3 bench/gpu_pipeline.py [--images DIR] [--count N]
 
-Without --images, --count synthetic ImageNet-like JPEGs (500x375 mostly, photo-like content,
+--images: a folder of JPEGs, listed repeatedly up to --count entries (scripts/make_bench_jpegs.py
+makes 127 ImageNet-like 500x375 ones, 85 KB on average, from the shared photos). Without it,
+--count synthetic JPEGs (500x375 mostly, photo-like content,
 quality 90) are written to a temporary folder first (the GPU machine has no dataset). Each
 measurement: a warm-up, then --repeats timed passes of --iters batches; the median. The
 consumer synchronises torch's stream on every batch (what a training step would wait for).
@@ -116,6 +118,7 @@ def main():
     tmp = None
     if args.images:
         files = sorted(glob.glob(os.path.join(args.images, "**", "*.jp*g"), recursive=True))
+        files = (files * (args.count // len(files) + 1))[:max(args.count, len(files))]
     else:
         from stoker.datasets import make_jpeg_folder
         tmp = tempfile.mkdtemp(prefix="stoker-gpu-bench-")
@@ -125,7 +128,7 @@ def main():
     for f in files:  # into the page cache
         with open(f, "rb") as fh:
             fh.read()
-    print(f"# GPU training feed: {len(files)} JPEGs, mean {np.mean(sizes) / 1024:.0f} KB, "
+    print(f"# GPU training feed: {len(set(files))} distinct JPEGs ({len(files)} per epoch), mean {np.mean(sizes) / 1024:.0f} KB, "
           f"batch {args.batch}, {args.threads} threads; {torch.cuda.get_device_name()}, "
           f"torch {torch.__version__}, python {sys.version.split()[0]}")
     print()

@@ -186,12 +186,6 @@ class _ExternalSource:
             raise TypeError(f"external_source '{name}': source must be a callable or an "
                             f"iterable, got {type(source).__name__}")
 
-    def operator_stats(self, name):
-        """Counters of operator `name` (e.g. a mixed decoder's split between the hardware
-        decoder and the CPU: hw_images, cpu_images, hw_load)."""
-        self.build()
-        return self._native.operator_stats(name)
-
     def reset(self):
         self._iterator = None
         self.exhausted = False
@@ -374,6 +368,12 @@ class Pipeline:
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
                                   stacklevel=2)
         return tuple(Batch(o) for o in outputs)
+
+    def operator_stats(self, name):
+        """Counters of operator `name` (e.g. a mixed decoder's split between the hardware
+        decoder and the CPU: hw_images, cpu_images, hw_load)."""
+        self.build()
+        return self._native.operator_stats(name)
 
     def reset(self):
         """Starts the next epoch of external sources (after StopIteration)."""
