@@ -78,11 +78,17 @@ class _Files:
         return self.t(img), 0
 
 
+def _one_thread(_):
+    import torch
+    torch.set_num_threads(1)  # one process per core: no oversubscription inside the workers
+
+
 def torch_rate(files, args):
     import torch
     loader = torch.utils.data.DataLoader(_Files(files), batch_size=args.batch, shuffle=True,
                                          num_workers=args.workers, pin_memory=True,
-                                         persistent_workers=True, prefetch_factor=4)
+                                         persistent_workers=True, prefetch_factor=4,
+                                         worker_init_fn=_one_thread)
 
     def batches():
         while True:
@@ -137,7 +143,9 @@ def main():
     for load in ("auto", 1.0, 0.0):
         rate, s = stoker_rate(files, args, load)
         split = (f"{int(s['hw_images'])} hw / {int(s['cpu_images'])} cpu, load "
-                 f"{s['hw_load']:.2f}")
+                 f"{s['hw_load']:.2f}; decoder thread: headers {s['seconds_headers']:.1f} s, hw "
+                 f"submit {s['seconds_hw_submit']:.1f} s, cpu {s['seconds_cpu_decode']:.1f} s of "
+                 f"{s['seconds_total']:.1f} s")
         print(f"| stoker mixed(hw_decoder_load={load}) -> resize -> crop_mirror_normalize "
               f"(fp16 NCHW) | {rate:,.0f} | {split} |", flush=True)
     if not args.skip_torch:

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "stoker/codecs/image_format.hpp"
 
@@ -20,6 +21,10 @@ struct ImageInfo {
   int channels = 0;     // of the output for the requested ColorFormat
   int orientation = 1;  // EXIF orientation (JPEG), 1..8; the decoder does not apply it
   int bit_depth = 8;    // 16 for 16-bit PNGs, which decode16() decodes at full precision
+  // JPEG only: what hardware decoders care about.
+  bool jpeg_baseline_huffman = false;  // sequential (not progressive), Huffman-coded
+  int jpeg_components = 0;
+  std::string jpeg_subsampling;  // see JpegInfo
 };
 
 class Decoder {

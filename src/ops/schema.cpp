@@ -127,10 +127,11 @@ ArgValue coerce_arg(const OpSchema& schema, const ArgSchema& arg, ArgValue value
       return fail();
     case ArgType::kString:
       if (auto* s = std::get_if<std::string>(&value)) return *s;
-      // A number where a string is expected ("auto" or a fraction, e.g. hw_decoder_load): kept
-      // as its shortest exact text for the operator to parse.
-      if (auto* d = std::get_if<double>(&value)) return format_arg_value(*d);
-      if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+      // Arguments that are "auto" or a number (hw_decoder_load) keep a number as its text.
+      if (arg.number_as_string) {
+        if (auto* d = std::get_if<double>(&value)) return format_arg_value(*d);
+        if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
+      }
       return fail();
     case ArgType::kDType:
       if (auto* s = std::get_if<std::string>(&value)) {

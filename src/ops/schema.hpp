@@ -26,8 +26,9 @@ struct ArgSchema {
   ArgType type = ArgType::kInt;
   std::string doc;
   std::optional<ArgValue> default_value;  // none: required, unless `optional`
-  bool per_sample = false;  // a per-sample tensor (another operator's output) may be given
-  bool optional = false;    // may be left unset with no default ("None")
+  bool per_sample = false;        // a per-sample tensor (another operator's output) may be given
+  bool optional = false;          // may be left unset with no default ("None")
+  bool number_as_string = false;  // a string argument that also takes a number ("auto" or 0.7)
 };
 
 enum class Backend { kCpu, kMixed, kGpu };

@@ -200,8 +200,22 @@ JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLi
                        ")");
     throw ValueError(std::string("invalid JPEG: ") + s.err.message);
   }
-  JpegInfo info{s.cinfo.image_height, s.cinfo.image_width, s.cinfo.num_components,
-                bool(s.cinfo.progressive_mode)};
+  JpegInfo info{s.cinfo.image_height,           s.cinfo.image_width,      s.cinfo.num_components,
+                bool(s.cinfo.progressive_mode), bool(s.cinfo.arith_code), {}};
+  if (info.components == 3) {
+    const auto* c = s.cinfo.comp_info;
+    const bool chroma_1x1 = c[1].h_samp_factor == 1 && c[1].v_samp_factor == 1 &&
+                            c[2].h_samp_factor == 1 && c[2].v_samp_factor == 1;
+    const int h = c[0].h_samp_factor, v = c[0].v_samp_factor;
+    info.subsampling = !chroma_1x1        ? "other"
+                       : h == 1 && v == 1 ? "444"
+                       : h == 2 && v == 1 ? "422"
+                       : h == 2 && v == 2 ? "420"
+                       : h == 1 && v == 2 ? "440"
+                       : h == 4 && v == 1 ? "411"
+                       : h == 4 && v == 2 ? "410"
+                                          : "other";
+  }
   jpeg_abort_decompress(&s.cinfo);
   STOKER_ENFORCE(info.height * info.width <= limits.max_pixels, ValueError, "JPEG of ", info.width,
                  "x", info.height, " = ", info.height * info.width, " pixels exceeds the limit of ",

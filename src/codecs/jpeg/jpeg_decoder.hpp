@@ -17,6 +17,10 @@ struct JpegInfo {
   int64_t width = 0;
   int components = 0;  // in the file: 1 (gray), 3 (YCbCr/RGB) or 4 (CMYK/YCCK)
   bool progressive = false;
+  bool arithmetic = false;  // arithmetic instead of Huffman entropy coding
+  // Chroma subsampling of 3-component files: "444", "422", "420", "440", "411", "410" or
+  // "other" (empty for other component counts).
+  std::string subsampling;
 };
 
 struct JpegLimits {

@@ -47,7 +47,8 @@ const Api& api() {
     for (const char* name : {"libnvjpeg.so.13", "libnvjpeg.so.12", "libnvjpeg.so"})
       if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
     if (!lib) {
-      r.error = "libnvjpeg not found (" + std::string(dlerror() ? dlerror() : "dlopen failed") + ")";
+      r.error =
+          "libnvjpeg not found (" + std::string(dlerror() ? dlerror() : "dlopen failed") + ")";
       return r;
     }
     bool ok = true;
@@ -119,8 +120,8 @@ nvjpegHandle_t shared_handle(int device, std::string* why) {
     if (error.empty()) {
       try {
         DeviceGuard guard(device);
-        nvjpegStatus_t s = api().create_ex(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr,
-                                           NVJPEG_FLAGS_DEFAULT, &h);
+        nvjpegStatus_t s =
+            api().create_ex(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &h);
         if (s != NVJPEG_STATUS_SUCCESS) {
           error = "no hardware decoder: " + status_name(s);
           h = nullptr;
@@ -148,6 +149,8 @@ struct NvjpegHardwareDecoder::State {
   // supports() probes, one per calling thread: a stream parser and decode parameters.
   std::vector<std::pair<nvjpegJpegStream_t, nvjpegDecodeParams_t>> probes;
   std::vector<nvjpegDecodeParams_t> params;  // one per job slot, grown as needed
+  int initialized_n = -1;                    // the batch size and format the state is set up
+  bool initialized_bgr = false;              // for (re-initialised only when they change)
   ~State() {
     for (auto p : params) api().params_destroy(p);
     for (auto [st, pa] : probes) api().stream_destroy(st), api().params_destroy(pa);
@@ -159,8 +162,8 @@ NvjpegHardwareDecoder::NvjpegHardwareDecoder(int device) : state_(std::make_uniq
   std::string why;
   state_->device = device;
   state_->handle = shared_handle(device, &why);
-  STOKER_ENFORCE(state_->handle != nullptr, RuntimeError, "nvJPEG hardware decoder unavailable: ",
-                 why);
+  STOKER_ENFORCE(state_->handle != nullptr, RuntimeError,
+                 "nvJPEG hardware decoder unavailable: ", why);
   check(api().state_create(state_->handle, &state_->state), "creating a decoding state");
 }
 
@@ -190,8 +193,7 @@ void set_window(nvjpegDecodeParams_t p, const NvjpegHardwareDecoder::Job& j, boo
 bool NvjpegHardwareDecoder::supports(const Job& job, int slot) {
   STOKER_ASSERT(slot >= 0 && slot < int(state_->probes.size()), "slot ", slot, " not reserved");
   auto [stream, params] = state_->probes[size_t(slot)];
-  if (api().stream_parse(state_->handle, job.data, job.size, 0, 0, stream) !=
-      NVJPEG_STATUS_SUCCESS)
+  if (api().stream_parse(state_->handle, job.data, job.size, 0, 0, stream) != NVJPEG_STATUS_SUCCESS)
     return false;
   set_window(params, job, false);
   int unsupported = 1;
@@ -221,12 +223,18 @@ void NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, Strea
     out[i].pitch[0] = static_cast<unsigned int>(jobs[i].pitch);
     set_window(state_->params[i], jobs[i], bgr);
   }
-  check(api().batched_init(state_->handle, state_->state, int(n), 1,
-                           bgr ? NVJPEG_OUTPUT_BGRI : NVJPEG_OUTPUT_RGBI),
-        "initialising a batch");
-  check(api().batched_ex(state_->handle, state_->state, data.data(), lengths.data(), out.data(),
-                         state_->params.data(), cudaStream_t(stream)),
-        "decoding a batch");
+  if (state_->initialized_n != int(n) || state_->initialized_bgr != bgr) {
+    state_->initialized_n = -1;
+    check(api().batched_init(state_->handle, state_->state, int(n), 1,
+                             bgr ? NVJPEG_OUTPUT_BGRI : NVJPEG_OUTPUT_RGBI),
+          "initialising a batch");
+    state_->initialized_n = int(n), state_->initialized_bgr = bgr;
+  }
+  const nvjpegStatus_t st =
+      api().batched_ex(state_->handle, state_->state, data.data(), lengths.data(), out.data(),
+                       state_->params.data(), cudaStream_t(stream));
+  if (st != NVJPEG_STATUS_SUCCESS) state_->initialized_n = -1;  // nvJPEG: re-init after a failure
+  check(st, "decoding a batch");
 }
 
 #else  // built without nvjpeg.h

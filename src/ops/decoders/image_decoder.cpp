@@ -8,8 +8,8 @@
 #include <type_traits>
 
 #include "stoker/codecs/decoder.hpp"
-#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/codecs/exif.hpp"
+#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/kernels/color/color_cpu.hpp"
 #include "stoker/kernels/geometry/orient_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
@@ -299,40 +299,50 @@ class ImageDecoderMixed final : public ImageDecoder {
       char* end = nullptr;
       load_ = std::strtod(load.c_str(), &end);
       STOKER_ENFORCE(end && *end == 0 && load_ >= 0 && load_ <= 1, ValueError, spec.schema->name,
-                     ": hw_decoder_load must be 'auto' or a fraction in [0, 1], got '", load,
-                     "'");
+                     ": hw_decoder_load must be 'auto' or a fraction in [0, 1], got '", load, "'");
     }
   }
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
+    const auto t_start = std::chrono::steady_clock::now();
     Plan plan = make_plan(ws, in);
     Batch& out = add_output(ws, dtype_, plan.shapes, "HWC");
     if (n == 0) return;
+    const double t_plan = seconds_since(t_start);
     if (!hw_tried_) {
       hw_tried_ = true;
       if (codecs::nvjpeg_hardware_available(ws.device_id, &hw_why_))
         hw_ = std::make_unique<codecs::NvjpegHardwareDecoder>(ws.device_id);
     }
-    // Which samples the hardware can take (checked in parallel, one nvJPEG probe per thread).
+    // Which samples the hardware can take, from the headers already read: baseline Huffman
+    // 3-component JPEGs without 4:1:x chroma, shown as stored, not DCT-scaled. (nvJPEG's own
+    // check would parse every stream again; a batch the engines still refuse goes to the CPU.)
     std::vector<codecs::NvjpegHardwareDecoder::Job> jobs(static_cast<size_t>(n));
     std::vector<char> eligible(static_cast<size_t>(n), 0);
-    const bool colour = format_ == codecs::ColorFormat::kRGB || format_ == codecs::ColorFormat::kBGR;
+    const bool colour =
+        format_ == codecs::ColorFormat::kRGB || format_ == codecs::ColorFormat::kBGR;
     if (hw_ && dtype_ == DType::kU8 && !ycbcr_ && colour) {
-      hw_->reserve_slots(ws.pool->num_threads());
-      for_each_sample(ws, n, [&](int i, int thread) {
+      for (int i = 0; i < n; ++i) {
         const auto& info = plan.infos[size_t(i)];
         const auto& w = plan.windows[size_t(i)];
+        const auto& sub = info.jpeg_subsampling;
         if (info.format != codecs::ImageFormat::kJpeg || info.orientation != 1 ||
-            plan.scales[size_t(i)] != 1 || info.channels != 3)
-          return;
+            plan.scales[size_t(i)] != 1 || info.channels != 3 || !info.jpeg_baseline_huffman ||
+            info.jpeg_components != 3 || sub == "411" || sub == "410" || sub == "other")
+          continue;
         auto view = in.sample(i);
-        auto& j = jobs[size_t(i)];
-        j = {static_cast<const uint8_t*>(view.data), size_t(view.shape[0]), w.y, w.x, w.height,
-             w.width, static_cast<uint8_t*>(out.data(i)), w.width * 3};
-        eligible[size_t(i)] = hw_->supports(j, thread);
-      });
+        jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
+                           size_t(view.shape[0]),
+                           w.y,
+                           w.x,
+                           w.height,
+                           w.width,
+                           static_cast<uint8_t*>(out.data(i)),
+                           w.width * 3};
+        eligible[size_t(i)] = 1;
+      }
     }
     // The split: the first `take` eligible samples go to the hardware.
     const double load = auto_ ? auto_load_ : load_;
@@ -353,6 +363,7 @@ class ImageDecoderMixed final : public ImageDecoder {
         hw_fallbacks_ += 1;
       }
     }
+    const double t_submit = seconds_since(t0);
     const int cpu_count = n - (hw_ok ? hw_count : 0);
     decode_on_cpu(ws, in, plan, on_hw, out);
     const double t_cpu = seconds_since(t0);
@@ -363,6 +374,8 @@ class ImageDecoderMixed final : public ImageDecoder {
     std::lock_guard lock(stats_mutex_);
     hw_images_ += hw_ok ? hw_count : 0;
     cpu_images_ += cpu_count;
+    seconds_plan_ += t_plan, seconds_hw_submit_ += t_submit, seconds_cpu_ += t_cpu - t_submit;
+    seconds_total_ += seconds_since(t_start);
   }
 
   std::map<std::string, double> stats() const override {
@@ -371,7 +384,12 @@ class ImageDecoderMixed final : public ImageDecoder {
             {"cpu_images", double(cpu_images_)},
             {"hw_load", auto_ ? auto_load_ : load_},
             {"hw_available", hw_ ? 1.0 : 0.0},
-            {"hw_batch_fallbacks", double(hw_fallbacks_)}};
+            {"hw_batch_fallbacks", double(hw_fallbacks_)},
+            // Where the GPU stage's thread spent its time in this operator (seconds).
+            {"seconds_headers", seconds_plan_},
+            {"seconds_hw_submit", seconds_hw_submit_},
+            {"seconds_cpu_decode", seconds_cpu_},
+            {"seconds_total", seconds_total_}};
   }
 
  private:
@@ -423,6 +441,7 @@ class ImageDecoderMixed final : public ImageDecoder {
   CudaEvent hw_done_;
   mutable std::mutex stats_mutex_;
   int64_t hw_images_ = 0, cpu_images_ = 0, hw_fallbacks_ = 0;
+  double seconds_plan_ = 0, seconds_hw_submit_ = 0, seconds_cpu_ = 0, seconds_total_ = 0;
 };
 #endif
 
@@ -507,9 +526,8 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
       .args = decoder_args(),
       .make_cpu = [window](const OpSpec& sp) { return std::make_unique<ImageDecoder>(sp, window); },
 #ifdef STOKER_HAVE_CUDA
-      .make_mixed = [window](const OpSpec& sp) {
-        return std::make_unique<ImageDecoderMixed>(sp, window);
-      },
+      .make_mixed =
+          [window](const OpSpec& sp) { return std::make_unique<ImageDecoderMixed>(sp, window); },
 #endif
   };
   for (auto& a : extra) s.args.push_back(std::move(a));
@@ -521,7 +539,7 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
        "CMYK, EXIF-rotated, other output types) and other formats decode on the CPU. Hardware "
        "decoding uses its own IDCT and chroma upsampling: pixels differ slightly from "
        "libjpeg-turbo's (mean absolute difference about 1 level).",
-       std::string("auto")});
+       std::string("auto"), false, false, /*number_as_string=*/true});
   return s;
 }
 
