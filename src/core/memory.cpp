@@ -209,7 +209,11 @@ MemoryPool::~MemoryPool() { trim(); }
 std::shared_ptr<Buffer> MemoryPool::acquire(size_t bytes) { return acquire_impl(bytes, nullptr); }
 
 std::shared_ptr<Buffer> MemoryPool::acquire_on(size_t bytes, StreamHandle stream) {
-  return acquire_impl(bytes, &stream);
+  auto b = acquire_impl(bytes, &stream);
+  // The block belongs to `stream` until released: reuse by another stream waits for that
+  // stream's work (its own stream's order needs no event, but one is cheap and uniform).
+  b->record_stream(stream);
+  return b;
 }
 
 std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandle* stream) {

@@ -64,7 +64,7 @@ class MemoryPool {
   // Stream order: a buffer that streams used (Buffer::record_stream) is reused only after the
   // work those streams had queued when it was released. acquire() (for use by the host) waits
   // for that work; acquire_on(stream) makes `stream` wait for it on the device instead, so the
-  // host never blocks.
+  // host never blocks, and records `stream` on the new buffer (work queued there uses it).
   std::shared_ptr<Buffer> acquire(size_t bytes);
   std::shared_ptr<Buffer> acquire_on(size_t bytes, StreamHandle stream);
   // Releases all cached (free) blocks to the allocator.

@@ -7,10 +7,15 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       options_(options),
       host_pool_(make_host_allocator(), options.host_memory_budget),
       thread_pool_(options.num_threads) {
-  for (size_t n = 0; n < graph_.nodes.size(); ++n)
-    if (graph_.nodes[n].backend != ops::Backend::kCpu) gpu_nodes_.push_back(n);
-  if (!gpu_nodes_.empty()) {
-    const auto& first = graph_.nodes[gpu_nodes_[0]];
+  std::vector<size_t> mixed, gpu;
+  for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    if (graph_.nodes[n].backend == ops::Backend::kMixed) mixed.push_back(n);
+    if (graph_.nodes[n].backend == ops::Backend::kGpu) gpu.push_back(n);
+  }
+  for (auto* nodes : {&mixed, &gpu})
+    if (!nodes->empty()) stages_.emplace_back().nodes = std::move(*nodes);
+  if (!stages_.empty()) {
+    const auto& first = graph_.nodes[stages_[0].nodes[0]];
     STOKER_ENFORCE(options.device_id >= 0, ValueError, first.describe(), " runs on the '",
                    ops::backend_name(first.backend),
                    "' backend, but the pipeline has no GPU (device_id=None); give device_id, or "
@@ -18,7 +23,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     STOKER_ENFORCE(options.device_id < cuda_device_count(), RuntimeError, first.describe(),
                    " needs CUDA device ", options.device_id, ", but ", cuda_device_count(),
                    " device(s) are visible", cuda_device_count() ? "" : " (no GPU or driver)");
-    stream_ = std::make_unique<CudaStream>(options.device_id);
+    for (auto& st : stages_) st.stream = std::make_unique<CudaStream>(options.device_id);
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
@@ -38,7 +43,8 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
   if (!options.checkpoint.empty()) restore(options.checkpoint);
   delivered_ = snapshot();
   producer_ = std::thread([this] { producer_loop(); });
-  if (!gpu_nodes_.empty()) gpu_thread_ = std::thread([this] { gpu_loop(); });
+  for (size_t k = 0; k < stages_.size(); ++k)
+    stages_[k].thread = std::thread([this, k] { device_loop(k); });
 }
 
 Executor::~Executor() {
@@ -52,8 +58,9 @@ Executor::~Executor() {
     if (auto* feed = dynamic_cast<ops::InputFeed*>(op.get())) feed->cancel();
   }
   producer_.join();
-  if (gpu_thread_.joinable()) gpu_thread_.join();
-  if (stream_) stream_->synchronize();  // no kernel may still use what is freed below
+  for (auto& st : stages_) st.thread.join();
+  // No kernel may still use what is freed below.
+  for (auto& st : stages_) st.stream->synchronize();
   // Operators go before the pools they allocate from: readers' I/O threads still load.
   ops_.clear();
 }
@@ -116,7 +123,7 @@ Executor::Result Executor::run_iteration() {
   result.iteration = iteration_;
   ++iteration_;
   result.after = snapshot();
-  if (gpu_nodes_.empty()) {
+  if (stages_.empty()) {
     for (auto& o : graph_.outputs)
       result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
   } else {
@@ -125,21 +132,31 @@ Executor::Result Executor::run_iteration() {
   return result;
 }
 
-void Executor::run_gpu_stage(Result& r) {
+void Executor::run_device_stage(size_t stage, Result& r) {
   DeviceGuard guard(options_.device_id);
+  auto& st = stages_[stage];
+  const StreamHandle stream = st.stream->get();
+  if (r.ready) r.ready->wait_on(stream);  // the previous device stage's work on this iteration
   auto& values = r.values;
-  for (size_t n : gpu_nodes_) {
+  for (size_t n : st.nodes) {
     const auto& spec = graph_.nodes[n];
     ops::Workspace ws;
     ws.outputs.reserve(size_t(spec.num_outputs));
-    for (auto& in : spec.inputs) ws.inputs.push_back(&values[size_t(in.node)][size_t(in.output)]);
+    for (auto& in : spec.inputs) {
+      const Batch& b = values[size_t(in.node)][size_t(in.output)];
+      // Another stage's device output, read on this stream: its memory is recycled only after.
+      if (b.memory() == MemoryKind::kDevice &&
+          graph_.nodes[size_t(in.node)].backend != spec.backend)
+        b.record_stream(stream);
+      ws.inputs.push_back(&b);
+    }
     for (auto& [name, in] : spec.arg_inputs)
       ws.arg_inputs[name] = &values[size_t(in.node)][size_t(in.output)];
     ws.pool = &thread_pool_;
     ws.host_pool = &host_pool_;
     ws.device_pool = device_pool_.get();
     ws.pinned_pool = pinned_pool_.get();
-    ws.stream = stream_->get();
+    ws.stream = stream;
     ws.device_id = options_.device_id;
     ws.serial = spec.backend == ops::Backend::kGpu;
     ws.batch_size = options_.batch_size;
@@ -157,12 +174,20 @@ void Executor::run_gpu_stage(Result& r) {
     }
     values[n] = std::move(ws.outputs);
   }
-  // One event marks the whole iteration's GPU work; device outputs carry it to the consumer.
+  // One event marks this stage's work on the iteration: the next stage waits on it; after the
+  // last stage, device outputs carry it to the consumer.
   auto ready = std::make_shared<CudaEvent>();
-  ready->record(stream_->get());
+  ready->record(stream);
+  r.ready = ready;
+  if (stage + 1 < stages_.size()) return;
   for (auto& o : graph_.outputs) {
     Batch b = values[size_t(o.node)][size_t(o.output)];
-    if (b.memory() == MemoryKind::kDevice) b.set_ready_event(ready);
+    if (b.memory() == MemoryKind::kDevice) {
+      // Outputs of an earlier stage are complete by this event too (stream order + waits).
+      b.set_ready_event(ready);
+      if (graph_.nodes[size_t(o.node)].backend != graph_.nodes[st.nodes[0]].backend)
+        b.record_stream(stream);
+    }
     r.outputs.push_back(std::move(b));
   }
   values.clear();
@@ -270,8 +295,8 @@ bool Executor::deliver(Result r, std::deque<Result>& to) {
 }
 
 void Executor::producer_loop() {
-  // With a GPU stage, the CPU stage feeds gpu_input_; otherwise the consumer's queue.
-  auto& out = gpu_nodes_.empty() ? queue_ : gpu_input_;
+  // With device stages, the CPU stage feeds the first one; otherwise the consumer's queue.
+  auto& out = stages_.empty() ? queue_ : stages_[0].input;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -284,27 +309,30 @@ void Executor::producer_loop() {
   }
 }
 
-void Executor::gpu_loop() {
+void Executor::device_loop(size_t stage) {
+  auto& in = stages_[stage].input;
+  const bool last = stage + 1 == stages_.size();
+  auto& out = last ? queue_ : stages_[stage + 1].input;
+  // Between device stages one iteration may wait; the consumer's queue holds gpu_queue_depth.
+  const int depth = last ? options_.gpu_queue_depth : 1;
   for (;;) {
     Result r;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] {
-        return stop_ || (!gpu_input_.empty() && int(queue_.size()) < options_.gpu_queue_depth);
-      });
+      changed_.wait(lock, [&] { return stop_ || (!in.empty() && int(out.size()) < depth); });
       if (stop_) return;
-      r = std::move(gpu_input_.front());
-      gpu_input_.pop_front();
+      r = std::move(in.front());
+      in.pop_front();
     }
-    changed_.notify_all();  // the CPU stage may run ahead again
+    changed_.notify_all();  // the stage before may run ahead again
     if (!r.error && !r.end_of_data) {
       try {
-        run_gpu_stage(r);
+        run_device_stage(stage, r);
       } catch (...) {
         r.error = std::current_exception();
       }
     }
-    if (!deliver(std::move(r), queue_)) return;
+    if (!deliver(std::move(r), out)) return;
   }
 }
 

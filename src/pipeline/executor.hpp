@@ -1,9 +1,11 @@
-// Executor: runs a validated graph in two stages. The CPU stage (a producer thread) runs the
-// cpu operators of each iteration in graph order, samples in parallel on the thread pool, up
-// to `prefetch_queue_depth` iterations ahead. When the graph has mixed or gpu operators, a
-// second thread runs them on the pipeline's CUDA stream as the CPU stage hands iterations over,
-// without waiting for the GPU: the outputs carry an event that consumers wait on, and up to
-// `gpu_queue_depth` finished iterations wait for the consumer.
+// Executor: runs a validated graph in up to three pipelined stages, each on its own thread. The
+// CPU stage runs the cpu operators of each iteration in graph order, samples in parallel on the
+// thread pool, up to `prefetch_queue_depth` iterations ahead. The mixed stage (decoders, copies
+// to the device) and the gpu stage (kernels) each have their own CUDA stream; an iteration
+// moves on with an event, so the mixed stage decodes iteration i+1 while the gpu stage plans
+// and launches the kernels of iteration i, and nothing waits for the GPU on the host. Device
+// outputs carry the last event for the consumer; up to `gpu_queue_depth` finished iterations
+// wait for it. (Data flows CPU -> mixed -> gpu only, so the stage order is always valid.)
 #pragma once
 
 #include <condition_variable>
@@ -55,7 +57,7 @@ class Executor {
   PoolStats host_stats() const { return host_pool_.stats(); }
   PoolStats device_stats() const { return device_pool_ ? device_pool_->stats() : PoolStats{}; }
   PoolStats pinned_stats() const { return pinned_pool_ ? pinned_pool_->stats() : PoolStats{}; }
-  bool has_gpu_stage() const { return !gpu_nodes_.empty(); }
+  bool has_gpu_stage() const { return !stages_.empty(); }
   // The state after the last batch pop() returned (before the first: the starting state).
   Checkpoint checkpoint() const;
   ErrorStats error_stats() const;
@@ -68,15 +70,23 @@ class Executor {
     std::vector<Batch> outputs;
     bool end_of_data = false;
     std::exception_ptr error;
-    // Between the stages: every node's values (GPU nodes' still empty) and the iteration.
+    // Between the stages: every node's values (later stages' still empty), the iteration and
+    // the event after the previous device stage's work.
     std::vector<std::vector<Batch>> values;
     int64_t iteration = 0;
+    std::shared_ptr<CudaEvent> ready;
+  };
+  struct DeviceStage {
+    std::vector<size_t> nodes;
+    std::unique_ptr<CudaStream> stream;
+    std::deque<Result> input;
+    std::thread thread;
   };
   void producer_loop();
-  void gpu_loop();
+  void device_loop(size_t stage);
   Result run_iteration();
-  // The mixed and gpu nodes of one iteration, on the stream; fills r.outputs.
-  void run_gpu_stage(Result& r);
+  // One device stage's nodes for one iteration, on its stream; the last stage fills r.outputs.
+  void run_device_stage(size_t stage, Result& r);
   // Hands a finished result to the consumer (or, from the CPU stage, to the GPU stage).
   bool deliver(Result r, std::deque<Result>& to);
   // Runs nodes [0, count) for `batch` samples (replacement round `round`). With
@@ -93,8 +103,7 @@ class Executor {
   std::vector<std::unique_ptr<ops::Operator>> ops_;
   MemoryPool host_pool_;
   ThreadPool thread_pool_;
-  std::vector<size_t> gpu_nodes_;  // mixed and gpu nodes, in graph order
-  std::unique_ptr<CudaStream> stream_;
+  std::vector<DeviceStage> stages_;  // mixed, then gpu (those the graph has)
   std::unique_ptr<MemoryPool> device_pool_, pinned_pool_;
   int64_t iteration_ = 0;
 
@@ -105,14 +114,12 @@ class Executor {
   int64_t skipped_ = 0;
   std::vector<std::string> recent_, incidents_;
   std::condition_variable changed_;
-  std::deque<Result> queue_;      // finished iterations for the consumer
-  std::deque<Result> gpu_input_;  // CPU-stage iterations waiting for the GPU stage
+  std::deque<Result> queue_;  // finished iterations for the consumer
   bool started_ = false;
   bool stop_ = false;
   bool failed_ = false;  // the producer stopped after an error
   std::string failure_;
   std::thread producer_;
-  std::thread gpu_thread_;
 };
 
 }  // namespace stoker::pipeline
