@@ -100,6 +100,10 @@ class Pipeline {
   // iteration (operator, sample, source in the message). After an error the pipeline stays
   // stopped and every later run() throws RuntimeError.
   std::vector<Batch> run();
+  // Stops the pipeline now: threads joined, device work finished, operators destroyed (what
+  // the destructor does). Later calls to run() throw RuntimeError. Python calls it at exit,
+  // before other libraries tear CUDA down.
+  void close();
 
   // Feeds external source `name` (its batch must hold batch_size samples).
   void feed_input(const std::string& name, Batch batch);

@@ -138,6 +138,7 @@ void bind_pipeline(nb::module_& m) {
                   nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
                   nb::arg("checkpoint"), nb::arg("on_error"))
       .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
+      .def("close", &Pipeline::close, nb::call_guard<nb::gil_scoped_release>())
       .def("feed_input",
            [](Pipeline& p, const std::string& name, nb::handle data, const std::string& layout) {
              Batch b = batch_from_arrays(data, "external_source '" + name + "'");

@@ -3,10 +3,12 @@ with ``@pipeline_def``) record operator nodes; ``build()`` hands the graph to th
 which validates it (errors name the operator and the line that defined it), prunes unused
 nodes and starts the executor."""
 
+import atexit
 import functools
 import inspect
 import os
 import threading
+import weakref
 import warnings
 
 from stoker import _stoker
@@ -229,6 +231,26 @@ class SampleInfo:
         self.epoch_idx = epoch_idx
 
 
+_live = weakref.WeakSet()
+_exit_hook = False
+
+
+def _close_at_exit(pipe):
+    """Pipelines still alive at interpreter exit are closed by an atexit hook, registered when
+    the first one is built: atexit runs hooks last-registered-first, so this one runs before
+    those of libraries imported earlier (torch), while CUDA is intact."""
+    global _exit_hook
+    _live.add(pipe)
+    if not _exit_hook:
+        atexit.register(_close_all)
+        _exit_hook = True
+
+
+def _close_all():
+    for pipe in list(_live):
+        pipe.close()
+
+
 class Pipeline:
     """A data pipeline: a graph of operators run on a pool of `num_threads` threads, with
     `prefetch_queue_depth` batches prepared ahead of the consumer.
@@ -328,6 +350,7 @@ class Pipeline:
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
+        _close_at_exit(self)
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
             self.num_threads, self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
@@ -368,6 +391,12 @@ class Pipeline:
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
                                   stacklevel=2)
         return tuple(Batch(o) for o in outputs)
+
+    def close(self):
+        """Stops the pipeline: its threads, its device work and its operators end now. Batches
+        already returned stay valid. Later run() calls raise RuntimeError."""
+        if self._native is not None:
+            self._native.close()
 
     def operator_stats(self, name):
         """Counters of operator `name` (e.g. a mixed decoder's split between the hardware

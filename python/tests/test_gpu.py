@@ -306,3 +306,29 @@ def test_hardware_decodes_into_recycled_buffers_while_torch_reads(jpeg_folder):
             side.synchronize()
             np.testing.assert_allclose(s.cpu().numpy(), expect, atol=2.0)
     assert gpu.memory_stats()["device"]["reused"] > 0
+
+
+@needs_gpu
+@pytest.mark.parametrize("disable_nvjpeg", ["0", "1"])
+def test_exit_with_live_pipelines_and_torch_is_clean(jpeg_folder, disable_nvjpeg):
+    """Regression: a GPU pipeline alive at interpreter exit, with torch loaded, segfaulted in
+    cuEventRecord during finalisation; pipelines are now closed by an atexit hook."""
+    pytest.importorskip("torch")
+    code = f"""
+import torch, stoker
+from stoker import fn
+torch.zeros(1).cuda()
+pipe = stoker.Pipeline(batch_size=8, num_threads=2, seed=0, device_id=0)
+with pipe:
+    jpegs, _ = fn.readers.file(file_root={jpeg_folder!r})
+    images = fn.decoders.image_random_crop(jpegs, device="mixed")
+    pipe.set_outputs(fn.resize(images, device="gpu", size=[64, 64]))
+for _ in range(3):
+    (out,) = pipe.run()
+print("ok")
+"""
+    env = dict(os.environ, STOKER_DISABLE_NVJPEG=disable_nvjpeg)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
+    assert r.stdout.strip() == "ok"

@@ -210,3 +210,15 @@ def test_pipeline_def_overrides_and_seed():
     r = p([2], seed=-1)
     r.build()
     assert r.seed >= 0
+
+
+def test_close_stops_the_pipeline_and_keeps_returned_batches():
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1, seed=0)
+    with pipe:
+        pipe.set_outputs(fn.random.uniform(range=(0, 1)))
+    (out,) = pipe.run()
+    pipe.close()
+    assert out.as_array().shape == (2,)  # still readable
+    with pytest.raises(RuntimeError, match="the pipeline was closed"):
+        pipe.run()
+    pipe.close()  # twice is fine

@@ -1,5 +1,6 @@
 #include "stoker/core/memory.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -136,6 +137,7 @@ struct PoolState {
   mutable std::mutex mutex;
   std::multimap<size_t, FreeBlock> free_blocks;  // block size -> block
   std::vector<std::unique_ptr<CudaEvent>> spare_events;
+  std::vector<StreamHandle> forgotten;  // destroyed streams (MemoryPool::forget_stream)
   PoolStats stats;
 
   void release_free_locked() {
@@ -150,6 +152,7 @@ struct PoolState {
     FreeBlock b{p, {}};
     std::lock_guard lock(mutex);
     for (StreamHandle s : streams) {
+      if (std::find(forgotten.begin(), forgotten.end(), s) != forgotten.end()) continue;
       std::unique_ptr<CudaEvent> e;
       if (!spare_events.empty()) {
         e = std::move(spare_events.back());
@@ -242,6 +245,11 @@ std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandl
   st.bytes_in_use += block;
   if (st.bytes_in_use > st.peak_bytes_in_use) st.peak_bytes_in_use = st.bytes_in_use;
   return std::make_shared<Buffer>(p, bytes, state_->allocator->kind(), state_, block);
+}
+
+void MemoryPool::forget_stream(StreamHandle stream) {
+  std::lock_guard lock(state_->mutex);
+  state_->forgotten.push_back(stream);
 }
 
 void MemoryPool::trim() {

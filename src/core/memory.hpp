@@ -71,6 +71,9 @@ class MemoryPool {
   void trim();
   PoolStats stats() const;
   MemoryKind kind() const;
+  // `stream` is about to be destroyed and has no work left (its owner synchronised it):
+  // buffers released later no longer record events on it.
+  void forget_stream(StreamHandle stream);
   void set_budget(size_t bytes);
 
  private:

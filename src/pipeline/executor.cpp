@@ -59,8 +59,13 @@ Executor::~Executor() {
   }
   producer_.join();
   for (auto& st : stages_) st.thread.join();
-  // No kernel may still use what is freed below.
-  for (auto& st : stages_) st.stream->synchronize();
+  // No kernel may still use what is freed below, and buffers that outlive this executor (held
+  // by the consumer) must not record events on its streams once they are gone.
+  for (auto& st : stages_) {
+    st.stream->synchronize();
+    device_pool_->forget_stream(st.stream->get());
+    pinned_pool_->forget_stream(st.stream->get());
+  }
   // Operators go before the pools they allocate from: readers' I/O threads still load.
   ops_.clear();
 }

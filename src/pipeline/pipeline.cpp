@@ -130,15 +130,20 @@ struct Pipeline::Impl {
   PipelineOptions options;
   std::unique_ptr<pipeline::Executor> executor;
 
+  pipeline::Executor& exec() const {
+    STOKER_ENFORCE(executor != nullptr, RuntimeError, "the pipeline was closed");
+    return *executor;
+  }
+
   int find_node(const std::string& name) const {
-    const auto& nodes = executor->graph().nodes;
+    const auto& nodes = exec().graph().nodes;
     for (size_t i = 0; i < nodes.size(); ++i)
       if (nodes[i].name == name) return int(i);
     return -1;
   }
   ops::InputFeed& feed(const std::string& name) {
     int n = find_node(name);
-    auto* f = n < 0 ? nullptr : dynamic_cast<ops::InputFeed*>(&executor->op(n));
+    auto* f = n < 0 ? nullptr : dynamic_cast<ops::InputFeed*>(&exec().op(n));
     STOKER_ENFORCE(f != nullptr, ValueError, "no external source named '", name,
                    "' in the pipeline");
     return *f;
@@ -168,7 +173,9 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Pipeline::~Pipeline() = default;
 
-std::vector<Batch> Pipeline::run() { return impl_->executor->pop(); }
+std::vector<Batch> Pipeline::run() { return impl_->exec().pop(); }
+
+void Pipeline::close() { impl_->executor.reset(); }
 
 void Pipeline::feed_input(const std::string& name, Batch batch) {
   impl_->feed(name).feed(std::move(batch));
@@ -178,18 +185,18 @@ void Pipeline::feed_end(const std::string& name) { impl_->feed(name).feed_end();
 
 std::vector<std::string> Pipeline::external_source_names() const {
   std::vector<std::string> names;
-  const auto& g = impl_->executor->graph();
+  const auto& g = impl_->exec().graph();
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (dynamic_cast<const ops::InputFeed*>(&impl_->executor->op(int(i))))
+    if (dynamic_cast<const ops::InputFeed*>(&impl_->exec().op(int(i))))
       names.push_back(g.nodes[i].name);
   return names;
 }
 
 std::vector<std::string> Pipeline::reader_names() const {
   std::vector<std::string> names;
-  const auto& g = impl_->executor->graph();
+  const auto& g = impl_->exec().graph();
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (impl_->executor->op(int(i)).reader_meta()) names.push_back(g.nodes[i].name);
+    if (impl_->exec().op(int(i)).reader_meta()) names.push_back(g.nodes[i].name);
   return names;
 }
 
@@ -204,13 +211,13 @@ ReaderMeta Pipeline::reader_meta(const std::string& name) const {
   int n = impl_->find_node(chosen);
   STOKER_ENFORCE(n >= 0, ValueError, "no operator named '", chosen,
                  "' in the pipeline (pruned operators are removed)");
-  auto meta = impl_->executor->op(n).reader_meta();
+  auto meta = impl_->exec().op(n).reader_meta();
   STOKER_ENFORCE(meta.has_value(), ValueError, "operator '", chosen, "' is not a reader");
   return *meta;
 }
 
 ErrorStats Pipeline::error_stats() const {
-  auto s = impl_->executor->error_stats();
+  auto s = impl_->exec().error_stats();
   return {s.skipped, s.recent};
 }
 
@@ -218,19 +225,18 @@ std::map<std::string, double> Pipeline::operator_stats(const std::string& name) 
   int n = impl_->find_node(name);
   STOKER_ENFORCE(n >= 0, ValueError, "no operator named '", name,
                  "' in the pipeline (pruned operators are removed)");
-  return impl_->executor->op(n).stats();
+  return impl_->exec().op(n).stats();
 }
 
-std::vector<std::string> Pipeline::take_incidents() { return impl_->executor->take_incidents(); }
+std::vector<std::string> Pipeline::take_incidents() { return impl_->exec().take_incidents(); }
 
-std::string Pipeline::checkpoint() const { return impl_->executor->checkpoint().to_text(); }
+std::string Pipeline::checkpoint() const { return impl_->exec().checkpoint().to_text(); }
 
 const PipelineOptions& Pipeline::options() const { return impl_->options; }
 uint64_t Pipeline::seed() const { return uint64_t(impl_->options.seed); }
-int Pipeline::num_outputs() const { return int(impl_->executor->graph().outputs.size()); }
+int Pipeline::num_outputs() const { return int(impl_->exec().graph().outputs.size()); }
 MemoryStats Pipeline::memory_stats() const {
-  return {impl_->executor->host_stats(), impl_->executor->device_stats(),
-          impl_->executor->pinned_stats()};
+  return {impl_->exec().host_stats(), impl_->exec().device_stats(), impl_->exec().pinned_stats()};
 }
 
 }  // namespace stoker
