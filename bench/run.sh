@@ -10,7 +10,11 @@ BUILD=${BUILD:-build-gpu}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/$BUILD/python"
 if python3 -c "import sys, stoker._stoker as s; sys.exit(0 if s.cuda_available() else 1)"; then
+  echo "== the fused augmentation kernel alone"
+  "$BUILD/bench/stoker_bench_resample_gpu" | tee "$OUT/resample_gpu.txt"
   echo "== GPU training feed (decode -> RRC -> flip -> normalize, fp16 NCHW) vs torch DataLoader"
+  BENCH_JPEGS=${BENCH_JPEGS:-.carry/bench-jpegs}
+  [[ -d "$BENCH_JPEGS" ]] && GPU_BENCH_ARGS="--images $BENCH_JPEGS ${GPU_BENCH_ARGS:-}"
   python3 bench/gpu_pipeline.py ${GPU_BENCH_ARGS:-} > "$OUT/gpu_pipeline.md"
   cat "$OUT/gpu_pipeline.md"
 fi

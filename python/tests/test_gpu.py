@@ -332,3 +332,63 @@ print("ok")
                        timeout=120)
     assert r.returncode == 0, (r.returncode, r.stderr[-2000:])
     assert r.stdout.strip() == "ok"
+
+
+def _fusion_chain(data, device):
+    coin = fn.random.coin_flip()
+    rrc = fn.random_resized_crop(data, device=device, size=(40, 36), name="rrc")
+    a = fn.crop_mirror_normalize(rrc, device=device, mirror=coin, mean=(120, 110, 100),
+                                 std=(60, 61, 62), dtype=types.FLOAT16, output_layout="CHW",
+                                 name="cmn1")
+    big = fn.resize(data, device=device, size=(50, 60), interp_type=types.INTERP_CUBIC,
+                    name="big")
+    b = fn.crop_mirror_normalize(big, device=device, crop=(30, 41), crop_pos_x=0.8, mirror=coin,
+                                 dtype=types.FLOAT, output_layout="HWC", pad_output=True,
+                                 name="cmn2")
+    return a, b
+
+
+@needs_gpu
+def test_fused_resampling_matches_the_cpu_chain():
+    """resize/random_resized_crop + crop_mirror_normalize on the GPU run as one kernel that
+    rounds the intermediate as the unfused chain stores it: the CPU chain's result up to one
+    level of the intermediate (float summation order at rounding ties), divided by std."""
+    images = _images(11)
+    cpu, gpu = _run_twins(_fusion_chain, images, iterations=2)
+    _assert_twins(cpu, gpu, atol=1.0 / 60 + 2e-3)
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1, seed=0, device_id=0)
+    with pipe:
+        data = fn.external_source(lambda: images[:2], layout="HWC")
+        pipe.set_outputs(*_fusion_chain(data, "gpu"))
+    pipe.build()
+    for fused_away in ("rrc", "big"):
+        with pytest.raises(ValueError, match=f"no operator named '{fused_away}'"):
+            pipe.operator_stats(fused_away)
+
+
+@needs_gpu
+def test_fusion_can_be_disabled_and_gives_the_same_result():
+    code = """
+import numpy as np, stoker, sys
+sys.path.insert(0, %r)
+from test_gpu import _fusion_chain, _images
+from stoker import fn
+images = _images(11)
+pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=7, device_id=0)
+with pipe:
+    data = fn.external_source(lambda: images, layout="HWC")
+    pipe.set_outputs(*_fusion_chain(data, "gpu"))
+outs = [[s.numpy().astype(np.float32) for s in b.as_cpu()] for b in pipe.run()]
+np.save(sys.argv[1], np.array([np.concatenate([o.ravel() for o in out]) for out in outs],
+                              dtype=object), allow_pickle=True)
+""" % os.path.dirname(__file__)
+    results = []
+    for disable in ("0", "1"):
+        path = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"stoker_fusion_{disable}.npy")
+        env = dict(os.environ, STOKER_DISABLE_FUSION=disable)
+        r = subprocess.run([sys.executable, "-c", code, path], env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]
+        results.append(np.load(path, allow_pickle=True))
+    for fused, separate in zip(*results):
+        np.testing.assert_allclose(fused, separate, atol=1.0 / 60 + 2e-3)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct OpSpec {
   std::map<std::string, ArgValue, std::less<>> args;  // given (converted) constants
   std::vector<InputRef> inputs;
   std::map<std::string, InputRef, std::less<>> arg_inputs;  // per-sample argument tensors
+  // Set by the graph's fusion pass: this operator also does the work of `fused_first`, whose
+  // input it now takes; that operator's per-sample arguments are in arg_inputs under
+  // "fused:<name>".
+  std::shared_ptr<const OpSpec> fused_first;
 
   // "decoders.image (defined at train.py:12)"
   std::string describe() const;

@@ -125,6 +125,11 @@ class Operator {
   }
 
  public:
+  // add_output for helpers outside the class (run_step of the GPU resampling).
+  Batch& add_output_for(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
+                        TensorLayout layout) const {
+    return add_output(ws, dtype, std::move(shapes), std::move(layout));
+  }
   // A scalar argument for sample i: the per-sample tensor when one is bound, else the constant.
   double scalar_arg(const Workspace& ws, std::string_view name, int i) const;
   // A list argument for sample i (a per-sample 1-D tensor, or the constant list).

@@ -111,18 +111,10 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
   }
 }
 
-Graph prune(const Graph& g) {
-  std::vector<bool> keep(g.nodes.size(), false);
-  std::vector<int> stack;
-  for (auto& o : g.outputs) stack.push_back(o.node);
-  while (!stack.empty()) {
-    int n = stack.back();
-    stack.pop_back();
-    if (keep[size_t(n)]) continue;
-    keep[size_t(n)] = true;
-    for (auto& r : g.nodes[size_t(n)].inputs) stack.push_back(r.node);
-    for (auto& [_, r] : g.nodes[size_t(n)].arg_inputs) stack.push_back(r.node);
-  }
+namespace {
+// `g` without the nodes not in `keep`, re-indexed, order kept (references to dropped nodes
+// must not remain).
+Graph keep_nodes(const Graph& g, const std::vector<bool>& keep) {
   std::vector<int> remap(g.nodes.size(), -1);
   Graph out;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -136,6 +128,48 @@ Graph prune(const Graph& g) {
   }
   for (auto o : g.outputs) out.outputs.push_back({remap[size_t(o.node)], o.output});
   return out;
+}
+}  // namespace
+
+Graph fuse(const Graph& g) {
+  Graph out = g;
+  std::vector<int> uses(g.nodes.size(), 0);
+  for (const auto& n : g.nodes) {
+    for (const auto& r : n.inputs) ++uses[size_t(r.node)];
+    for (const auto& [_, r] : n.arg_inputs) ++uses[size_t(r.node)];
+  }
+  for (const auto& o : g.outputs) ++uses[size_t(o.node)];
+  std::vector<bool> keep(g.nodes.size(), true);
+  for (auto& b : out.nodes) {
+    if (b.backend != ops::Backend::kGpu || b.schema->name != "crop_mirror_normalize" ||
+        b.inputs.size() != 1 || b.inputs[0].output != 0)
+      continue;
+    const size_t ai = size_t(b.inputs[0].node);
+    const auto& a = out.nodes[ai];
+    if (a.backend != ops::Backend::kGpu || uses[ai] != 1 || a.fused_first ||
+        (a.schema->name != "resize" && a.schema->name != "random_resized_crop"))
+      continue;
+    b.fused_first = std::make_shared<ops::OpSpec>(a);
+    b.inputs[0] = a.inputs[0];
+    for (const auto& [name, r] : a.arg_inputs) b.arg_inputs["fused:" + name] = r;
+    keep[ai] = false;
+  }
+  return keep_nodes(out, keep);
+}
+
+Graph prune(const Graph& g) {
+  std::vector<bool> keep(g.nodes.size(), false);
+  std::vector<int> stack;
+  for (auto& o : g.outputs) stack.push_back(o.node);
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (keep[size_t(n)]) continue;
+    keep[size_t(n)] = true;
+    for (auto& r : g.nodes[size_t(n)].inputs) stack.push_back(r.node);
+    for (auto& [_, r] : g.nodes[size_t(n)].arg_inputs) stack.push_back(r.node);
+  }
+  return keep_nodes(g, keep);
 }
 
 }  // namespace stoker::pipeline

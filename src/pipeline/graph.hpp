@@ -23,6 +23,12 @@ void validate_node(const Graph& g, ops::OpSpec& node);
 // numbers (random streams) are preserved.
 Graph prune(const Graph& g);
 
+// The graph with GPU augmentation chains fused: a gpu crop_mirror_normalize whose input is a
+// gpu resize or random_resized_crop used by nothing else takes over that operator's work
+// (OpSpec::fused_first) and its input, so the pair runs as one kernel that never writes the
+// intermediate image. Instance numbers (random streams) are kept.
+Graph fuse(const Graph& g);
+
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(const std::string& a, const std::string& b);
 

@@ -166,7 +166,11 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.device_memory_budget = impl->options.device_memory_budget;
   eo.checkpoint = impl->options.checkpoint;
   eo.skip_bad_samples = impl->options.on_error == "skip";
-  impl->executor = std::make_unique<pipeline::Executor>(pipeline::prune(impl_->graph), eo);
+  // STOKER_DISABLE_FUSION=1 keeps every operator separate (to compare the two paths).
+  const char* no_fusion = std::getenv("STOKER_DISABLE_FUSION");
+  pipeline::Graph graph = pipeline::prune(impl_->graph);
+  if (!(no_fusion && *no_fusion && std::string(no_fusion) != "0")) graph = pipeline::fuse(graph);
+  impl->executor = std::make_unique<pipeline::Executor>(std::move(graph), eo);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }
 

@@ -93,7 +93,9 @@ __global__ void resample_kernel(const ResampleGpuSample* __restrict__ samples, R
       float v = 0.f;
       if (ch < C) {
         const int k = min(ch, kResampleMaxChannels - 1);
-        v = outside ? p.fill[k] : (acc[c] - p.mean[k]) * p.inv_std[k] + p.shift;
+        float a = acc[c];
+        if (p.mid_round) a = fminf(fmaxf(roundf(a), p.mid_lo), p.mid_hi);
+        v = outside ? p.fill[k] : (a - p.mean[k]) * p.inv_std[k] + p.shift;
       }
       const int64_t o = p.planar ? int64_t(ch) * plane + int64_t(y) * s.out_w + x
                                  : (int64_t(y) * s.out_w + x) * OC + ch;

@@ -8,7 +8,8 @@
 //
 // Output pixel (x, y) of sample s: with sx = mirror_x ? out_w-1-x : x (and sy likewise),
 //   h_k = sum_j wx[sx][j] * in[fy[sy]+k][fx[sx]+j][c],  v = sum_k wy[sy][k] * h_k,
-//   out = convert((v - mean[c]) * inv_std[c] + shift)
+//   out = convert((v' - mean[c]) * inv_std[c] + shift), v' = v, or v rounded and clamped to
+//   an intermediate integer type (mid_round: what a fused chain's unfused twin stores)
 // where a row or column with no taps (count 0: outside the image, crop padding) gives fill[c]
 // instead (not normalised), and channels from `channels` to `out_channels` are 0. convert
 // rounds half away from zero and saturates for integers, RNE for float16.
@@ -42,6 +43,10 @@ struct ResampleGpuParams {
   float inv_std[kResampleMaxChannels] = {};
   float fill[kResampleMaxChannels] = {};
   float shift = 0.f;
+  // Fused chains: the resampled value is first rounded and clamped to [mid_lo, mid_hi], as the
+  // unfused chain stores its intermediate image (uint8: 0..255), so fusion changes nothing.
+  int32_t mid_round = 0;
+  float mid_lo = 0.f, mid_hi = 0.f;
 };
 
 struct ResampleGpuTables {  // device pointers

@@ -28,11 +28,18 @@ AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int6
     return t;
   }
   const double lo = vertical ? p.roi.y0 : p.roi.x0, hi = vertical ? p.roi.y1 : p.roi.x1;
-  auto w = kernels::resample_weights(in_size, out_size, p.filter, p.antialias, lo, hi);
+  // Fused with a crop: the weights of the whole resampled extent, then the window's entries.
+  const int64_t full =
+      (vertical ? p.full_h : p.full_w) > 0 ? (vertical ? p.full_h : p.full_w) : out_size;
+  const int64_t off =
+      (vertical ? p.full_h : p.full_w) > 0 ? (vertical ? p.offset_y : p.offset_x) : 0;
+  STOKER_ASSERT(off >= 0 && off + out_size <= full, "fused window outside the resampled image");
+  auto w = kernels::resample_weights(in_size, full, p.filter, p.antialias, lo, hi);
   t.support = w.support;
-  t.first.assign(w.first.begin(), w.first.end());
-  t.count.assign(w.count.begin(), w.count.end());
-  t.weights = std::move(w.weights);
+  t.first.assign(w.first.begin() + off, w.first.begin() + off + out_size);
+  t.count.assign(w.count.begin() + off, w.count.begin() + off + out_size);
+  t.weights.assign(w.weights.begin() + off * w.support,
+                   w.weights.begin() + (off + out_size) * w.support);
   return t;
 }
 
@@ -118,6 +125,81 @@ void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch&
              name + " (gpu): launching the resampling kernel");
   // `device` goes back to the pool now: only work on this stream can reuse it, after the
   // kernel (stream order).
+}
+
+void run_step(Operator& op, ResamplingStep& step, Workspace& ws) {
+  const Batch& in = ws.input(0);
+  auto o = step.plan_step(ws, in);
+  Batch& out = op.add_output_for(ws, o.dtype, std::move(o.shapes), o.layout);
+  run_resample_gpu(op, ws, in, out, o.plans, o.params);
+}
+
+namespace {
+
+// Two steps in one launch: the first (resize or random_resized_crop) resamples, the second
+// (crop_mirror_normalize) takes a window of that, mirrors, normalises, lays out and casts. The
+// intermediate image is never written: the second step's window selects entries of the first
+// step's filter tables; its values are rounded to the intermediate's dtype in registers, so
+// the result is the unfused chain's.
+class FusedResampling final : public Operator {
+ public:
+  explicit FusedResampling(const OpSpec& spec) : Operator(spec) {
+    OpSpec second = spec;
+    second.fused_first.reset();
+    second_op_ = spec.schema->make_gpu(second);
+    first_op_ = spec.fused_first->schema->make_gpu(*spec.fused_first);
+    first_ = dynamic_cast<ResamplingStep*>(first_op_.get());
+    second_ = dynamic_cast<ResamplingStep*>(second_op_.get());
+    STOKER_ASSERT(first_ && second_, "fused operators must be resampling steps");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    // The first step sees its own per-sample arguments ("fused:<name>").
+    Workspace first_ws = ws;
+    first_ws.arg_inputs.clear();
+    for (auto& [name, b] : ws.arg_inputs)
+      if (name.rfind("fused:", 0) == 0) first_ws.arg_inputs[name.substr(6)] = b;
+    auto a = first_->plan_step(first_ws, in);
+    // The second step plans over the first's output shapes (no data).
+    Batch mid = Batch::with_samples(n, a.dtype, a.layout, MemoryKind::kDevice);
+    for (int i = 0; i < n; ++i) mid.set_sample(i, nullptr, nullptr, a.shapes[size_t(i)]);
+    mid.copy_source_info(in);
+    Workspace second_ws = ws;
+    second_ws.inputs = {&mid};
+    auto b = second_->plan_step(second_ws, mid);
+    for (int i = 0; i < n; ++i) {
+      auto& p = a.plans[size_t(i)];
+      const auto& q = b.plans[size_t(i)];
+      STOKER_ASSERT(q.copy && !p.copy && !p.mirror_x && !p.mirror_y, "unexpected fusion");
+      const auto& full = a.shapes[size_t(i)];
+      p.full_h = full[0], p.full_w = full[1];
+      p.offset_y = q.copy_y, p.offset_x = q.copy_x;
+      p.mirror_x = q.mirror_x, p.mirror_y = q.mirror_y;
+    }
+    // The intermediate's dtype as the unfused chain stores it: integers round and saturate.
+    if (a.dtype != DType::kF32) {
+      b.params.mid_round = 1;
+      b.params.mid_lo = a.dtype == DType::kU8 ? 0.f : a.dtype == DType::kU16 ? 0.f : -32768.f;
+      b.params.mid_hi = a.dtype == DType::kU8 ? 255.f : a.dtype == DType::kU16 ? 65535.f : 32767.f;
+      STOKER_ASSERT(a.dtype == DType::kU8 || a.dtype == DType::kU16 || a.dtype == DType::kI16,
+                    "fused intermediate dtype ", dtype_name(a.dtype));
+    }
+    Batch& out = add_output(ws, b.dtype, std::move(b.shapes), b.layout);
+    run_resample_gpu(*this, ws, in, out, a.plans, b.params);
+  }
+
+ private:
+  std::unique_ptr<Operator> first_op_, second_op_;
+  ResamplingStep* first_ = nullptr;
+  ResamplingStep* second_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Operator> make_fused_resampling(const OpSpec& spec) {
+  return std::make_unique<FusedResampling>(spec);
 }
 
 }  // namespace stoker::ops

@@ -27,7 +27,33 @@ struct ResamplePlan {
   // The kernel sees only this window of the input, as if it were the whole image (crop-then-
   // resize: filter taps never reach outside it). Empty: the whole input.
   std::optional<CropWindow> view;
+  // Fusion: the resampling makes a full_h x full_w image of which the output is the window at
+  // (offset_y, offset_x). full_h 0: the output is the whole resampled image.
+  int64_t full_h = 0, full_w = 0, offset_y = 0, offset_x = 0;
 };
+
+// A gpu operator that is one resampling pass (resize, random_resized_crop, crop_mirror_normalize):
+// it can describe its work as plans, so that two of them fuse into one kernel launch.
+class ResamplingStep {
+ public:
+  virtual ~ResamplingStep() = default;
+  struct Output {
+    std::vector<ResamplePlan> plans;
+    std::vector<TensorShape> shapes;
+    DType dtype = DType::kU8;
+    TensorLayout layout;
+    kernels::ResampleGpuParams params;
+  };
+  // The plans for `in` (shapes only are read: the samples may have no data).
+  virtual Output plan_step(Workspace& ws, const Batch& in) = 0;
+};
+
+// Runs a step: allocates its output and launches the kernel.
+void run_step(Operator& op, ResamplingStep& step, Workspace& ws);
+
+// The gpu operator for `spec` with spec.fused_first set: the first step (resize or
+// random_resized_crop) and this one (crop_mirror_normalize) in one launch.
+std::unique_ptr<Operator> make_fused_resampling(const OpSpec& spec);
 
 // Runs the kernel from HWC sample i of `in` (on the device) into sample i of `out` (allocated,
 // its shapes giving the output extents: HWC or, with params.planar, CHW). params.channels and

@@ -195,47 +195,51 @@ void check_channels(const Batch& in, const std::string& op) {
                    in.shape(0)[2], ", sample ", i, " has ", in.shape(i)[2]);
 }
 
-class ResizeGpu final : public Resize {
+class ResizeGpu final : public Resize, public ResamplingStep {
  public:
   using Resize::Resize;
-  void run(Workspace& ws) override {
-    const Batch& in = ws.input(0);
-    std::vector<TensorShape> shapes;
-    auto rois = plan(ws, in, shapes);
+  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  Output plan_step(Workspace& ws, const Batch& in) override {
+    Output o;
+    auto rois = plan(ws, in, o.shapes);
     check_channels(in, "resize");
-    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
-    std::vector<ResamplePlan> plans(rois.size());
+    o.plans.resize(rois.size());
     for (size_t i = 0; i < rois.size(); ++i) {
       const auto& s = in.shape(int(i));
-      plans[i].roi = rois[i] ? *rois[i] : kernels::ResizeRoi{0, double(s[0]), 0, double(s[1])};
-      plans[i].filter = filter_;
-      plans[i].antialias = antialias_;
+      o.plans[i].roi = rois[i] ? *rois[i] : kernels::ResizeRoi{0, double(s[0]), 0, double(s[1])};
+      o.plans[i].filter = filter_;
+      o.plans[i].antialias = antialias_;
     }
-    run_resample_gpu(*this, ws, in, out, plans, identity_params(in));
+    o.dtype = output_dtype(spec_, in.dtype());
+    o.layout = "HWC";
+    o.params = identity_params(in);
+    return o;
   }
 };
 
-class RandomResizedCropGpu final : public RandomResizedCrop {
+class RandomResizedCropGpu final : public RandomResizedCrop, public ResamplingStep {
  public:
   using RandomResizedCrop::RandomResizedCrop;
-  void run(Workspace& ws) override {
-    const Batch& in = ws.input(0);
+  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  Output plan_step(Workspace& ws, const Batch& in) override {
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    std::vector<ResamplePlan> plans(static_cast<size_t>(n));
+    Output o;
+    o.plans.resize(size_t(n));
     for (int i = 0; i < n; ++i) {
-      shapes.push_back(
+      o.shapes.push_back(
           TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels});
       auto w = window(ws, in, i);
-      auto& p = plans[size_t(i)];
+      auto& p = o.plans[size_t(i)];
       p.view = w;  // crop-then-resize, as the CPU kernel: the filter sees only the window
       p.roi = {0, double(w.height), 0, double(w.width)};
       p.filter = filter_;
       p.antialias = antialias_;
     }
     check_channels(in, "random_resized_crop");
-    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
-    run_resample_gpu(*this, ws, in, out, plans, identity_params(in));
+    o.dtype = output_dtype(spec_, in.dtype());
+    o.layout = "HWC";
+    o.params = identity_params(in);
+    return o;
   }
 };
 #endif

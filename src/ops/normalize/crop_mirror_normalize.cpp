@@ -88,21 +88,22 @@ class CropMirrorNormalize : public Operator {
 };
 
 #ifdef STOKER_HAVE_CUDA
-class CropMirrorNormalizeGpu final : public CropMirrorNormalize {
+class CropMirrorNormalizeGpu final : public CropMirrorNormalize, public ResamplingStep {
  public:
   using CropMirrorNormalize::CropMirrorNormalize;
-  void run(Workspace& ws) override {
-    const Batch& in = ws.input(0);
+  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  Output plan_step(Workspace& ws, const Batch& in) override {
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    auto windows = plan(ws, in, shapes);
-    Batch& out = add_output(ws, out_dtype_, std::move(shapes), layout_);
-    if (n == 0) return;
+    Output o;
+    auto windows = plan(ws, in, o.shapes);
+    o.dtype = out_dtype_;
+    o.layout = layout_;
+    if (n == 0) return o;
     STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kF32 ||
                        in.dtype() == DType::kU16 || in.dtype() == DType::kI16,
                    TypeError, "crop_mirror_normalize (gpu): unsupported input dtype ",
                    dtype_name(in.dtype()), " (uint8, uint16, int16, float32)");
-    kernels::ResampleGpuParams p;
+    auto& p = o.params;
     p.channels = int32_t(in.shape(0)[2]);
     for (int i = 1; i < n; ++i)
       STOKER_ENFORCE(in.shape(i)[2] == p.channels, ValueError,
@@ -117,14 +118,14 @@ class CropMirrorNormalizeGpu final : public CropMirrorNormalize {
       p.inv_std[c] = float(scale_ / std_[std_.size() == 1 ? 0 : size_t(c)]);
     }
     p.shift = float(shift_);
-    std::vector<ResamplePlan> plans(static_cast<size_t>(n));
+    o.plans.resize(size_t(n));
     for (int i = 0; i < n; ++i) {
-      auto& pl = plans[size_t(i)];
+      auto& pl = o.plans[size_t(i)];
       pl.copy = true;
       pl.copy_y = windows[size_t(i)].y, pl.copy_x = windows[size_t(i)].x;
       pl.mirror_x = scalar_arg(ws, "mirror", i) != 0;
     }
-    run_resample_gpu(*this, ws, in, out, plans, p);
+    return o;
   }
 };
 #endif
@@ -155,7 +156,12 @@ OpSchema crop_mirror_normalize_schema() {
                {"output_layout", ArgType::kString, "'CHW' or 'HWC'.", std::string("CHW")},
                {"pad_output", ArgType::kBool, "Pad channels with zeros up to 4.", false}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<CropMirrorNormalize>(sp); },
-      .make_gpu = STOKER_GPU_FACTORY(CropMirrorNormalizeGpu),
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& sp) -> std::unique_ptr<Operator> {
+        if (sp.fused_first) return make_fused_resampling(sp);  // resize/RRC + this, one launch
+        return std::make_unique<CropMirrorNormalizeGpu>(sp);
+      },
+#endif
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
   return s;

@@ -1,0 +1,64 @@
+// The graph passes on hand-made graphs (no device needed): fusion of GPU resampling chains.
+#include "stoker/pipeline/graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include "stoker/ops/registry.hpp"
+
+namespace stoker::pipeline {
+namespace {
+
+ops::OpSpec node(const std::string& op, ops::Backend b, std::vector<ops::InputRef> inputs,
+                 int64_t instance) {
+  ops::OpSpec s;
+  s.schema = ops::find_op_schema(op);
+  s.name = op + "_" + std::to_string(instance);
+  s.instance = instance;
+  s.backend = b;
+  s.num_outputs = 1;
+  s.inputs = std::move(inputs);
+  return s;
+}
+
+// external_source -> copy_to_device -> random_resized_crop (gpu) -> crop_mirror_normalize (gpu)
+Graph chain(bool rrc_is_an_output) {
+  Graph g;
+  g.nodes.push_back(node("external_source", ops::Backend::kCpu, {}, 0));
+  g.nodes.push_back(node("random.coin_flip", ops::Backend::kCpu, {}, 1));
+  g.nodes.push_back(node("copy_to_device", ops::Backend::kMixed, {{0, 0}}, 1 << 20));
+  g.nodes.push_back(node("random_resized_crop", ops::Backend::kGpu, {{2, 0}}, 2));
+  g.nodes.back().arg_inputs["num_attempts_dummy"] = {1, 0};
+  g.nodes.push_back(node("crop_mirror_normalize", ops::Backend::kGpu, {{3, 0}}, 3));
+  g.nodes.back().arg_inputs["mirror"] = {1, 0};
+  g.outputs = {{4, 0}};
+  if (rrc_is_an_output) g.outputs.push_back({3, 0});
+  return g;
+}
+
+TEST(Fusion, ResizeIntoCropMirrorNormalizeBecomesOneNode) {
+  Graph f = fuse(chain(false));
+  ASSERT_EQ(f.nodes.size(), 4u);
+  const auto& cmn = f.nodes[3];
+  EXPECT_EQ(cmn.schema->name, "crop_mirror_normalize");
+  ASSERT_TRUE(cmn.fused_first);
+  EXPECT_EQ(cmn.fused_first->schema->name, "random_resized_crop");
+  EXPECT_EQ(cmn.fused_first->instance, 2);  // its random stream is kept
+  EXPECT_EQ(cmn.instance, 3);
+  EXPECT_EQ(cmn.inputs[0].node, 2);  // the copy to the device, re-indexed
+  EXPECT_EQ(cmn.arg_inputs.at("mirror").node, 1);
+  EXPECT_EQ(cmn.arg_inputs.at("fused:num_attempts_dummy").node, 1);
+  ASSERT_EQ(f.outputs.size(), 1u);
+  EXPECT_EQ(f.outputs[0].node, 3);
+}
+
+TEST(Fusion, AnIntermediateUsedElsewhereOrOnTheCpuIsKept) {
+  Graph f = fuse(chain(true));  // the crop is also an output: nothing to fuse
+  EXPECT_EQ(f.nodes.size(), 5u);
+  EXPECT_FALSE(f.nodes[4].fused_first);
+  Graph cpu = chain(false);
+  cpu.nodes[3].backend = cpu.nodes[4].backend = ops::Backend::kCpu;
+  EXPECT_EQ(fuse(cpu).nodes.size(), 5u);  // CPU operators are not fused
+}
+
+}  // namespace
+}  // namespace stoker::pipeline
