@@ -24,11 +24,7 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
       }
     }
   };
-  if (ws.serial) {
-    for (int i = 0; i < n; ++i) body(i, 0);
-  } else {
-    ws.pool->parallel_for(n, body);
-  }
+  ws.pool->parallel_for(n, body);
 }
 
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,

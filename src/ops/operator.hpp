@@ -48,9 +48,6 @@ struct Workspace {
   MemoryPool* device_pool = nullptr;
   MemoryPool* pinned_pool = nullptr;
   int device_id = -1;
-  // Run for_each_sample on the calling thread: gpu operators plan on the GPU stage's thread
-  // and leave the pool to the CPU stage.
-  bool serial = false;
   int batch_size = 0;
   int64_t iteration = 0;
   uint64_t seed = 0;

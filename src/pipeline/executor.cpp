@@ -23,7 +23,11 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     STOKER_ENFORCE(options.device_id < cuda_device_count(), RuntimeError, first.describe(),
                    " needs CUDA device ", options.device_id, ", but ", cuda_device_count(),
                    " device(s) are visible", cuda_device_count() ? "" : " (no GPU or driver)");
-    for (auto& st : stages_) st.stream = std::make_unique<CudaStream>(options.device_id);
+    for (auto& st : stages_) {
+      st.stream = std::make_unique<CudaStream>(options.device_id);
+      if (graph_.nodes[st.nodes[0]].backend == ops::Backend::kGpu)
+        st.pool = std::make_unique<ThreadPool>(std::min(4, options.num_threads));
+    }
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
@@ -157,13 +161,12 @@ void Executor::run_device_stage(size_t stage, Result& r) {
     }
     for (auto& [name, in] : spec.arg_inputs)
       ws.arg_inputs[name] = &values[size_t(in.node)][size_t(in.output)];
-    ws.pool = &thread_pool_;
+    ws.pool = st.pool ? st.pool.get() : &thread_pool_;
     ws.host_pool = &host_pool_;
     ws.device_pool = device_pool_.get();
     ws.pinned_pool = pinned_pool_.get();
     ws.stream = stream;
     ws.device_id = options_.device_id;
-    ws.serial = spec.backend == ops::Backend::kGpu;
     ws.batch_size = options_.batch_size;
     ws.iteration = r.iteration;
     ws.seed = options_.seed;

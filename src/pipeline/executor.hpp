@@ -79,6 +79,9 @@ class Executor {
   struct DeviceStage {
     std::vector<size_t> nodes;
     std::unique_ptr<CudaStream> stream;
+    // The gpu stage plans (filter tables, windows) on a few threads of its own, so it never
+    // waits for the pool the CPU and mixed stages keep busy. Null: the pipeline's pool.
+    std::unique_ptr<ThreadPool> pool;
     std::deque<Result> input;
     std::thread thread;
   };

@@ -11,6 +11,7 @@ namespace stoker::kernels {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+constexpr int64_t kMaxTaps = 64;  // on the stack; wider (extreme downscales) on the heap
 
 double filter_radius(Filter f) {
   switch (f) {
@@ -106,18 +107,22 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
     // Taps go straight into this output's row of the table (support entries, asserted
     // above), so any downscale factor fits: no fixed-size scratch. Two passes keep the
     // normalisation in double.
-    auto tap = [&](int64_t j) {
-      return filter_value(filter, (double(j) + 0.5 - centre) / stretch);
-    };
+    // Each tap is evaluated once (kept in double until normalised).
+    double taps[kMaxTaps];
+    double* tap = hi - lo + 1 <= kMaxTaps ? taps : nullptr;
+    std::vector<double> big;
+    if (!tap) big.resize(size_t(hi - lo + 1)), tap = big.data();
     double sum = 0;
-    for (int64_t j = lo; j <= hi; ++j) sum += tap(j);
+    for (int64_t j = lo; j <= hi; ++j)
+      sum += tap[j - lo] = filter_value(filter, (double(j) + 0.5 - centre) / stretch);
     float* out = &w.weights[size_t(i) * size_t(w.support)];
     if (sum == 0) {  // every tap at a zero of the filter (only far outside the image)
       w.first[size_t(i)] = std::clamp<int64_t>(int64_t(std::floor(centre)), 0, in_size - 1);
       out[0] = 1.f;
       continue;
     }
-    for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap(j) / sum);
+    const double inv = 1.0 / sum;
+    for (int64_t j = lo; j <= hi; ++j) out[j - lo] = float(tap[j - lo] * inv);
     w.first[size_t(i)] = lo;
     w.count[size_t(i)] = int(hi - lo + 1);
   }

@@ -57,8 +57,7 @@ void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch&
                  " on the GPU supports up to ", kernels::kResampleMaxChannels, " channels, got ",
                  params.channels);
   if (n == 0) return;
-  // Tables of every sample (a few hundred weights each: built here, on the GPU stage's thread,
-  // not on the pool, which the CPU stage keeps busy), then packed.
+  // Tables of every sample, built in parallel (the gpu stage's own threads), then packed.
   std::vector<AxisTable> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
   std::vector<kernels::ResampleGpuSample> desc(static_cast<size_t>(n));
   int64_t max_h = 0, max_w = 0;
@@ -67,7 +66,8 @@ void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch&
     const int64_t oh = params.planar ? os[1] : os[0], ow = params.planar ? os[2] : os[1];
     max_h = std::max(max_h, oh), max_w = std::max(max_w, ow);
   }
-  for (int i = 0; i < n; ++i) {
+  ws.pool->parallel_for(n, [&](int64_t k, int) {
+    const int i = int(k);
     const auto& is = in.shape(i);
     const auto& os = out.shape(i);
     const int64_t oh = params.planar ? os[1] : os[0], ow = params.planar ? os[2] : os[1];
@@ -83,7 +83,7 @@ void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch&
     d.out = out.data(i);
     d.out_h = int32_t(oh), d.out_w = int32_t(ow);
     d.mirror_x = p.mirror_x, d.mirror_y = p.mirror_y;
-  }
+  });
   size_t entries = 0, weights = 0;
   for (int i = 0; i < n; ++i) {
     auto& d = desc[size_t(i)];

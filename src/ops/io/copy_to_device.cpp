@@ -62,7 +62,6 @@ void CpuThenUpload::run(Workspace& ws) {
   host.outputs.clear();
   host.outputs.reserve(size_t(spec_.num_outputs));
   host.stream = nullptr;
-  host.serial = false;
   cpu_->run(host);
   for (auto& b : host.outputs) {
     std::vector<TensorShape> shapes;
