@@ -119,6 +119,7 @@ def main():
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--skip-torch", action="store_true")
+    p.add_argument("--loads", default="auto,1.0,0.0", help="hw_decoder_load values to run")
     args = p.parse_args()
     import torch
     tmp = None
@@ -140,7 +141,7 @@ def main():
     print()
     print("| pipeline | images/s | decoder split |")
     print("|---|---:|---|")
-    for load in ("auto", 1.0, 0.0):
+    for load in [x if x == "auto" else float(x) for x in args.loads.split(",")]:
         rate, s = stoker_rate(files, args, load)
         split = (f"{int(s['hw_images'])} hw / {int(s['cpu_images'])} cpu, load "
                  f"{s['hw_load']:.2f}; decoder thread: headers {s['seconds_headers']:.1f} s, hw "

@@ -1,6 +1,19 @@
 #include "stoker/pipeline/executor.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace stoker::pipeline {
+
+namespace {
+// Threads of the gpu stage's planning pool: STOKER_GPU_PLAN_THREADS, else 2 (measured on the
+// H100 host: more competes with the CPU decoders for the cores), at most num_threads.
+int gpu_planning_threads(int num_threads) {
+  const char* v = std::getenv("STOKER_GPU_PLAN_THREADS");
+  const int n = v && *v ? std::atoi(v) : 2;
+  return std::clamp(n, 1, std::max(1, num_threads));
+}
+}  // namespace
 
 Executor::Executor(Graph graph, const ExecutorOptions& options)
     : graph_(std::move(graph)),
@@ -26,7 +39,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     for (auto& st : stages_) {
       st.stream = std::make_unique<CudaStream>(options.device_id);
       if (graph_.nodes[st.nodes[0]].backend == ops::Backend::kGpu)
-        st.pool = std::make_unique<ThreadPool>(std::min(4, options.num_threads));
+        st.pool = std::make_unique<ThreadPool>(gpu_planning_threads(options.num_threads));
     }
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
