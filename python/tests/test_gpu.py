@@ -392,3 +392,26 @@ np.save(sys.argv[1], np.array([np.concatenate([o.ravel() for o in out]) for out 
         results.append(np.load(path, allow_pickle=True))
     for fused, separate in zip(*results):
         np.testing.assert_allclose(fused, separate, atol=1.0 / 60 + 2e-3)
+
+
+@needs_gpu
+def test_colour_operators_match_cpu():
+    images = _images(21)
+    floats = [a.astype(np.float32) / 255 for a in _images(22)]
+
+    def build(data, device):
+        u = fn.random.uniform(range=(0.5, 1.5))
+        h = fn.random.uniform(range=(-40, 40))
+        return (fn.brightness_contrast(data, device=device, brightness=u, contrast=1.3,
+                                       brightness_shift=0.05),
+                fn.brightness(data, device=device, brightness=u, dtype=types.FLOAT16),
+                fn.contrast(data, device=device, contrast=u, contrast_center=100),
+                fn.hue(data, device=device, hue=h),
+                fn.saturation(data, device=device, saturation=u),
+                fn.hsv(data, device=device, hue=h, saturation=u, value=0.9),
+                fn.color_twist(data, device=device, hue=h, saturation=u, brightness=1.1,
+                               contrast=0.8, dtype=types.FLOAT))
+    cpu, gpu = _run_twins(build, images, iterations=2)
+    _assert_twins(cpu, gpu, atol=1)  # uint8: one level (float summation order at .5)
+    cpu, gpu = _run_twins(build, floats)
+    _assert_twins(cpu, gpu, atol=2e-3)  # float16 output: its rounding

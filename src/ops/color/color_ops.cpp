@@ -1,10 +1,14 @@
 #include "stoker/ops/color/color_ops.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
 #include "stoker/kernels/color/color_cpu.hpp"
+#include "stoker/kernels/color/color_gpu.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -26,65 +30,125 @@ double half_range(DType d, const std::string& what) {
 
 enum class Kind { kBrightness, kContrast, kBrightnessContrast, kHsv, kHue, kSaturation, kTwist };
 
-class ColorOp final : public Operator {
+class ColorOp : public Operator {
  public:
   ColorOp(const OpSpec& spec, Kind kind) : Operator(spec), kind_(kind) {}
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    const DType out_dtype =
-        spec_.has_arg("dtype") ? dtype_from_name(spec_.arg<std::string>("dtype")) : in.dtype();
-    const bool matrix = kind_ >= Kind::kHsv;
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      shapes[size_t(i)] = in.shape(i);
-      if (matrix)
-        STOKER_ENFORCE(in.shape(i).ndim() >= 1 && in.shape(i)[in.shape(i).ndim() - 1] == 3,
-                       ValueError, spec_.schema->name,
-                       ": expects RGB data (3 channels, channels last), got shape ",
-                       in.shape(i).to_string(), " for sample ", i);
-    }
-    Batch& out = add_output(ws, out_dtype, std::move(shapes), in.layout());
-    const double center_default = half_range(in.dtype(), spec_.schema->name + " input");
-    const double range = type_max(out_dtype, spec_.schema->name + " output");
+    Batch& out = add_output(ws, out_dtype(in), shapes(in), in.layout());
     for_each_sample(ws, n, [&](int i, int) {
-      auto arg = [&](const char* name, double fallback) {
-        return spec_.schema->find_arg(name) ? scalar_arg(ws, name, i) : fallback;
-      };
-      const double b = arg("brightness", 1), shift = arg("brightness_shift", 0);
-      const double k = arg("contrast", 1);
-      const double c = spec_.has_arg("contrast_center") || ws.arg_inputs.count("contrast_center")
-                           ? scalar_arg(ws, "contrast_center", i)
-                           : center_default;
+      const Map map = sample_map(ws, in, out.dtype(), i);
       const int64_t elems = in.shape(i).volume();
       visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kI32, DType::kF16,
                   DType::kF32>(in.dtype(), spec_.schema->name + " input", [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
         visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kI32, DType::kF16,
-                    DType::kF32>(out_dtype, spec_.schema->name + " output", [&](auto out_tag) {
+                    DType::kF32>(out.dtype(), spec_.schema->name + " output", [&](auto out_tag) {
           using Out = typename decltype(out_tag)::type;
           const In* src = in.data_as<const In>(i);
           Out* dst = out.data_as<Out>(i);
-          if (!matrix) {
-            // shift*range + b*(c + k*(x - c)) = (b*k) x + (shift*range + b*c*(1 - k))
-            kernels::affine_cpu(src, elems, float(b * k), float(shift * range + b * c * (1 - k)),
-                                dst);
-            return;
-          }
-          auto m = kernels::hsv_matrix(arg("hue", 0), arg("saturation", 1), arg("value", 1));
-          for (auto& row : m)
-            for (auto& v : row) v *= b * k;
-          const double o = b * c * (1 - k);
-          kernels::color_matrix_cpu(src, elems / 3, m, {o, o, o}, dst);
+          if (!matrix())
+            kernels::affine_cpu(src, elems, map.gain, map.bias, dst);
+          else
+            kernels::color_matrix_cpu(src, elems / 3, map.m, map.offset, dst);
         });
       });
     });
   }
 
+ protected:
+  // Sample i's map: out = in * gain + bias (affine kinds) or out = m * rgb + offset.
+  struct Map {
+    float gain = 1, bias = 0;
+    kernels::Mat3 m{};
+    std::array<double, 3> offset{0, 0, 0};
+  };
+
+  bool matrix() const { return kind_ >= Kind::kHsv; }
+  DType out_dtype(const Batch& in) const {
+    return spec_.has_arg("dtype") ? dtype_from_name(spec_.arg<std::string>("dtype")) : in.dtype();
+  }
+  std::vector<TensorShape> shapes(const Batch& in) const {
+    std::vector<TensorShape> out(static_cast<size_t>(in.size()));
+    for (int i = 0; i < in.size(); ++i) {
+      out[size_t(i)] = in.shape(i);
+      if (matrix())
+        STOKER_ENFORCE(in.shape(i).ndim() >= 1 && in.shape(i)[in.shape(i).ndim() - 1] == 3,
+                       ValueError, spec_.schema->name,
+                       ": expects RGB data (3 channels, channels last), got shape ",
+                       in.shape(i).to_string(), " for sample ", i);
+    }
+    return out;
+  }
+  Map sample_map(const Workspace& ws, const Batch& in, DType out_dtype, int i) const {
+    auto arg = [&](const char* name, double fallback) {
+      return spec_.schema->find_arg(name) ? scalar_arg(ws, name, i) : fallback;
+    };
+    const double b = arg("brightness", 1), shift = arg("brightness_shift", 0);
+    const double k = arg("contrast", 1);
+    const double c = spec_.has_arg("contrast_center") || ws.arg_inputs.count("contrast_center")
+                         ? scalar_arg(ws, "contrast_center", i)
+                         : half_range(in.dtype(), spec_.schema->name + " input");
+    const double range = type_max(out_dtype, spec_.schema->name + " output");
+    Map map;
+    // shift*range + b*(c + k*(x - c)) = (b*k) x + (shift*range + b*c*(1 - k))
+    map.gain = float(b * k);
+    map.bias = float(shift * range + b * c * (1 - k));
+    if (matrix()) {
+      map.m = kernels::hsv_matrix(arg("hue", 0), arg("saturation", 1), arg("value", 1));
+      for (auto& row : map.m)
+        for (auto& v : row) v *= b * k;
+      const double o = b * c * (1 - k);
+      map.offset = {o, o, o};
+    }
+    return map;
+  }
+
  private:
   Kind kind_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: the same maps, one launch per batch (uint8/float16/float32 in and out).
+class ColorOpGpu final : public ColorOp {
+ public:
+  using ColorOp::ColorOp;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    Batch& out = add_output(ws, out_dtype(in), shapes(in), in.layout());
+    for (DType d : {in.dtype(), out.dtype()})
+      STOKER_ENFORCE(d == DType::kU8 || d == DType::kF16 || d == DType::kF32, TypeError,
+                     spec_.schema->name, " (gpu): unsupported dtype ", dtype_name(d),
+                     " (uint8, float16, float32)");
+    if (n == 0) return;
+    std::vector<kernels::ColorGpuSample> desc(static_cast<size_t>(n));
+    int64_t most = 0;
+    for_each_sample(ws, n, [&](int i, int) {
+      const Map map = sample_map(ws, in, out.dtype(), i);
+      auto& d = desc[size_t(i)];
+      d.in = in.data(i), d.out = out.data(i), d.elements = in.shape(i).volume();
+      d.gain = map.gain, d.bias = map.bias;
+      for (int r = 0; r < 3; ++r) {
+        d.offset[r] = float(map.offset[size_t(r)]);
+        for (int c = 0; c < 3; ++c) d.m[3 * r + c] = float(map.m[size_t(r)][size_t(c)]);
+      }
+    });
+    for (const auto& d : desc) most = std::max(most, d.elements);
+    const size_t bytes = desc.size() * sizeof(kernels::ColorGpuSample);
+    auto staging = ws.pinned_pool->acquire(bytes);
+    std::memcpy(staging->data(), desc.data(), bytes);
+    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+    staging->record_stream(ws.stream);
+    cuda_check(kernels::color_gpu(static_cast<const kernels::ColorGpuSample*>(device->data()), n,
+                                  most, matrix(), in.dtype(), out.dtype(), ws.stream),
+               spec_.schema->name + " (gpu): launching the kernel");
+  }
+};
+#endif
 
 ArgSchema per_sample(std::string name, std::string doc, double fallback) {
   ArgSchema a{std::move(name), ArgType::kFloat, std::move(doc), fallback};
@@ -110,6 +174,9 @@ OpSchema color_schema(std::string name, std::string doc, Kind kind, std::vector<
       .outputs = {"output"},
       .args = std::move(args),
       .make_cpu = [kind](const OpSpec& s) { return std::make_unique<ColorOp>(s, kind); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [kind](const OpSpec& s) { return std::make_unique<ColorOpGpu>(s, kind); },
+#endif
   };
 }
 
