@@ -415,3 +415,22 @@ def test_colour_operators_match_cpu():
     _assert_twins(cpu, gpu, atol=1)  # uint8: one level (float summation order at .5)
     cpu, gpu = _run_twins(build, floats)
     _assert_twins(cpu, gpu, atol=2e-3)  # float16 output: its rounding
+
+
+@needs_gpu
+def test_data_movement_operators_match_cpu():
+    images = _images(31)
+    floats = _images(32, dtype=np.float32)
+
+    def build(data, device):
+        other = fn.flip(data, device=device, horizontal=1)
+        return (fn.transpose(data, device=device, perm=(2, 0, 1)),
+                fn.pad(data, device=device, axes=(0, 1), align=(8, 16), fill_value=7),
+                fn.pad(data, device=device, shape=(-1, 130, 4), axes=(0, 1, 2), fill_value=-1),
+                fn.cat(data, other, data, device=device, axis=2),
+                fn.cat(data, other, device=device, axis=0),
+                fn.stack(data, other, device=device, axis=1),
+                fn.reshape(data, device=device, shape=(-1,)))
+    for imgs in (images, floats):
+        cpu, gpu = _run_twins(build, imgs)
+        _assert_twins(cpu, gpu, atol=0)

@@ -1,9 +1,11 @@
 #include "stoker/ops/tensor/tensor_ops.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "stoker/kernels/geometry/slice_cpu.hpp"
+#include "stoker/kernels/tensor/copy_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -44,7 +46,7 @@ class Cast final : public Operator {
   DType dtype_;
 };
 
-class Transpose final : public Operator {
+class Transpose : public Operator {
  public:
   explicit Transpose(const OpSpec& spec) : Operator(spec) {
     for (auto p : spec.arg<std::vector<int64_t>>("perm")) perm_.push_back(int(p));
@@ -57,6 +59,16 @@ class Transpose final : public Operator {
   }
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    Batch& out = add_output(ws, in.dtype(), shapes(in), layout(in));
+    const size_t es = dtype_size(in.dtype());
+    for_each_sample(ws, in.size(), [&](int i, int) {
+      kernels::transpose_cpu(static_cast<const uint8_t*>(in.sample(i).data), dims_of(in.shape(i)),
+                             perm_, es, static_cast<uint8_t*>(out.sample(i).data));
+    });
+  }
+
+ protected:
+  std::vector<TensorShape> shapes(const Batch& in) const {
     std::vector<TensorShape> shapes;
     for (int i = 0; i < in.size(); ++i) {
       STOKER_ENFORCE(in.shape(i).ndim() == int(perm_.size()), ValueError, "transpose: perm has ",
@@ -65,21 +77,18 @@ class Transpose final : public Operator {
       for (int p : perm_) d.push_back(in.shape(i)[p]);
       shapes.emplace_back(d);
     }
+    return shapes;
+  }
+  std::string layout(const Batch& in) const {
     std::string layout;
     if (spec_.has_arg("output_layout")) {
       layout = spec_.arg<std::string>("output_layout");
     } else if (spec_.arg<bool>("transpose_layout") && in.layout().str().size() == perm_.size()) {
       for (int p : perm_) layout += in.layout().str()[size_t(p)];
     }
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), layout);
-    const size_t es = dtype_size(in.dtype());
-    for_each_sample(ws, in.size(), [&](int i, int) {
-      kernels::transpose_cpu(static_cast<const uint8_t*>(in.sample(i).data), dims_of(in.shape(i)),
-                             perm_, es, static_cast<uint8_t*>(out.sample(i).data));
-    });
+    return layout;
   }
 
- private:
   std::vector<int> perm_;
 };
 
@@ -96,7 +105,7 @@ class Reshape final : public Operator {
     const bool rel = spec_.has_arg("rel_shape");
     const bool given = rel || spec_.has_arg("shape") || ws.arg_inputs.count("shape");
     STOKER_ENFORCE(given, ValueError, "reshape: give `shape` or `rel_shape`");
-    ws.outputs.push_back(Batch::with_samples(n, in.dtype(), layout_for(in)));
+    ws.outputs.push_back(Batch::with_samples(n, in.dtype(), layout_for(in), in.memory()));
     Batch& out = ws.outputs.back();
     out.copy_source_info(in);
     for (int i = 0; i < n; ++i) {
@@ -147,16 +156,41 @@ class Reshape final : public Operator {
   }
 };
 
-class Pad final : public Operator {
+class Pad : public Operator {
  public:
   explicit Pad(const OpSpec& spec) : Operator(spec) {}
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    if (n == 0) {
-      add_output(ws, in.dtype(), {}, in.layout());
-      return;
-    }
+    auto shapes = plan(in);
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    if (n == 0) return;
+    const int nd = in.shape(0).ndim();
+    const size_t es = dtype_size(in.dtype());
+    const uint64_t fill = fill_bytes(in.dtype());
+    for_each_sample(ws, n, [&](int i, int) {
+      kernels::slice_cpu(static_cast<const uint8_t*>(in.sample(i).data), dims_of(in.shape(i)), es,
+                         std::vector<int64_t>(size_t(nd), 0), dims_of(shapes[size_t(i)]),
+                         reinterpret_cast<const uint8_t*>(&fill),
+                         static_cast<uint8_t*>(out.sample(i).data));
+    });
+  }
+
+ protected:
+  // fill_value in the data's type, as bytes (little-endian in the low bytes).
+  uint64_t fill_bytes(DType d) const {
+    uint64_t bytes = 0;
+    visit_numeric(d, "pad", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v = kernels::cast_value<T>(spec_.arg<double>("fill_value"));
+      std::memcpy(&bytes, &v, sizeof(T));
+    });
+    return bytes;
+  }
+
+  std::vector<TensorShape> plan(const Batch& in) const {
+    const int n = in.size();
+    if (n == 0) return {};
     const int nd = in.shape(0).ndim();
     for (int i = 0; i < n; ++i)
       STOKER_ENFORCE(in.shape(i).ndim() == nd, ValueError, "pad: samples have different ranks (",
@@ -194,27 +228,45 @@ class Pad final : public Operator {
       }
       shapes.emplace_back(d);
     }
-    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
-    const size_t es = dtype_size(in.dtype());
-    std::vector<uint8_t> fill(es);
-    visit_numeric(in.dtype(), "pad", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T v = kernels::cast_value<T>(spec_.arg<double>("fill_value"));
-      std::memcpy(fill.data(), &v, es);
-    });
-    for_each_sample(ws, n, [&](int i, int) {
-      kernels::slice_cpu(static_cast<const uint8_t*>(in.sample(i).data), dims_of(in.shape(i)), es,
-                         std::vector<int64_t>(size_t(nd), 0), dims_of(shapes[size_t(i)]),
-                         fill.data(), static_cast<uint8_t*>(out.sample(i).data));
-    });
+    return shapes;
   }
 };
 
 // cat (stack = false) joins the inputs along an existing axis; stack along a new one.
-class Join final : public Operator {
+class Join : public Operator {
  public:
   Join(const OpSpec& spec, bool stack) : Operator(spec), stack_(stack) {}
   void run(Workspace& ws) override {
+    const Batch& first = ws.input(0);
+    const int n = first.size();
+    const size_t k_inputs = ws.inputs.size();
+    const int64_t axis = spec_.arg<int64_t>("axis");
+    std::string layout;
+    auto shapes = plan(ws, layout);
+    Batch& out = add_output(ws, first.dtype(), shapes, layout);
+    const size_t es = dtype_size(first.dtype());
+    for_each_sample(ws, n, [&](int i, int) {
+      // Every input is `outer` blocks; block b of the output is block b of each input in turn.
+      const auto& s0 = first.shape(i);
+      int64_t outer = 1;
+      for (int a = 0; a < int(axis); ++a) outer *= s0[a];
+      auto* dst = static_cast<uint8_t*>(out.sample(i).data);
+      for (int64_t b = 0; b < outer; ++b) {
+        for (size_t k = 0; k < k_inputs; ++k) {
+          const Batch& src = ws.input(int(k));
+          const size_t block = size_t(src.shape(i).volume() / std::max<int64_t>(outer, 1)) * es;
+          if (block == 0) continue;
+          std::memcpy(dst, static_cast<const uint8_t*>(src.sample(i).data) + size_t(b) * block,
+                      block);
+          dst += block;
+        }
+      }
+    });
+  }
+
+ protected:
+  // Output shapes (and `layout`); validates dtypes, counts and shapes.
+  std::vector<TensorShape> plan(const Workspace& ws, std::string& layout) const {
     const auto& name = spec_.schema->name;
     const Batch& first = ws.input(0);
     const int n = first.size();
@@ -250,35 +302,125 @@ class Join final : public Operator {
         d[size_t(axis)] = joined;
       shapes.emplace_back(d);
     }
-    std::string layout = first.layout().str();
+    layout = first.layout().str();
     if (stack_ && !layout.empty())
       layout = spec_.has_arg("axis_name")
                    ? layout.insert(size_t(axis), spec_.arg<std::string>("axis_name"))
                    : std::string();
-    Batch& out = add_output(ws, first.dtype(), shapes, layout);
-    const size_t es = dtype_size(first.dtype());
-    for_each_sample(ws, n, [&](int i, int) {
-      // Every input is `outer` blocks; block b of the output is block b of each input in turn.
-      const auto& s0 = first.shape(i);
-      int64_t outer = 1;
-      for (int a = 0; a < int(axis); ++a) outer *= s0[a];
-      auto* dst = static_cast<uint8_t*>(out.sample(i).data);
-      for (int64_t b = 0; b < outer; ++b) {
-        for (size_t k = 0; k < k_inputs; ++k) {
-          const Batch& src = ws.input(int(k));
-          const size_t block = size_t(src.shape(i).volume() / std::max<int64_t>(outer, 1)) * es;
-          if (block == 0) continue;
-          std::memcpy(dst, static_cast<const uint8_t*>(src.sample(i).data) + size_t(b) * block,
-                      block);
-          dst += block;
-        }
-      }
-    });
+    return shapes;
   }
 
- private:
   bool stack_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// GPU backends of the data-movement operators: one strided-copy launch per batch
+// (kernels/tensor/copy_gpu), descriptors planned here.
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> st(dims.size(), 1);
+  for (size_t k = dims.size(); k-- > 1;) st[k - 1] = st[k] * dims[k];
+  return st;
+}
+
+kernels::StridedCopyGpu copy_desc(const void* in, void* out, const std::vector<int64_t>& shape,
+                                  const std::vector<int64_t>& out_stride,
+                                  const std::vector<int64_t>& in_stride,
+                                  const std::vector<int64_t>& in_shape, const std::string& op) {
+  STOKER_ENFORCE(shape.size() <= size_t(kernels::kCopyMaxDims), ValueError, op, " (gpu): at most ",
+                 kernels::kCopyMaxDims, " dimensions, got ", shape.size());
+  kernels::StridedCopyGpu d;
+  d.in = in, d.out = out, d.ndim = int32_t(shape.size()), d.count = 1;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    d.shape[k] = shape[k], d.out_stride[k] = out_stride[k], d.in_stride[k] = in_stride[k];
+    d.in_shape[k] = in_shape[k], d.count *= shape[k];
+  }
+  return d;
+}
+
+void run_copies(const Operator& op, Workspace& ws, const std::vector<kernels::StridedCopyGpu>& d,
+                size_t element_size, uint64_t fill) {
+  if (d.empty()) return;
+  int64_t most = 0;
+  for (const auto& c : d) most = std::max(most, c.count);
+  const size_t bytes = d.size() * sizeof(kernels::StridedCopyGpu);
+  auto staging = ws.pinned_pool->acquire(bytes);
+  std::memcpy(staging->data(), d.data(), bytes);
+  auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+  copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+  staging->record_stream(ws.stream);
+  cuda_check(kernels::strided_copy_gpu(static_cast<const kernels::StridedCopyGpu*>(device->data()),
+                                       int(d.size()), most, int(element_size), fill, ws.stream),
+             op.spec().schema->name + " (gpu): launching the copy kernel");
+}
+
+class TransposeGpu final : public Transpose {
+ public:
+  using Transpose::Transpose;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    Batch& out = add_output(ws, in.dtype(), shapes(in), layout(in));
+    std::vector<kernels::StridedCopyGpu> d;
+    for (int i = 0; i < in.size(); ++i) {
+      const auto od = dims_of(out.shape(i));
+      const auto ist = dense_strides(dims_of(in.shape(i)));
+      std::vector<int64_t> in_stride;
+      for (int p : perm_) in_stride.push_back(ist[size_t(p)]);
+      d.push_back(
+          copy_desc(in.data(i), out.data(i), od, dense_strides(od), in_stride, od, "transpose"));
+    }
+    run_copies(*this, ws, d, dtype_size(in.dtype()), 0);
+  }
+};
+
+class PadGpu final : public Pad {
+ public:
+  using Pad::Pad;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    auto shapes = plan(in);
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    std::vector<kernels::StridedCopyGpu> d;
+    for (int i = 0; i < in.size(); ++i) {
+      const auto od = dims_of(out.shape(i)), id = dims_of(in.shape(i));
+      d.push_back(
+          copy_desc(in.data(i), out.data(i), od, dense_strides(od), dense_strides(id), id, "pad"));
+    }
+    run_copies(*this, ws, d, dtype_size(in.dtype()), fill_bytes(in.dtype()));
+  }
+};
+
+class JoinGpu final : public Join {
+ public:
+  using Join::Join;
+  void run(Workspace& ws) override {
+    const Batch& first = ws.input(0);
+    std::string layout;
+    auto shapes = plan(ws, layout);
+    Batch& out = add_output(ws, first.dtype(), shapes, layout);
+    const int64_t axis = spec_.arg<int64_t>("axis");
+    const size_t es = dtype_size(first.dtype());
+    std::vector<kernels::StridedCopyGpu> d;
+    for (int i = 0; i < first.size(); ++i) {
+      const auto od = dims_of(out.shape(i));
+      const auto ost = dense_strides(od);
+      int64_t offset = 0;  // along the axis
+      for (size_t k = 0; k < ws.inputs.size(); ++k) {
+        const Batch& src = ws.input(int(k));
+        auto id = dims_of(src.shape(i));
+        auto ist = dense_strides(id);
+        if (stack_) {  // the new axis has extent 1 in each input
+          id.insert(id.begin() + axis, 1);
+          ist.insert(ist.begin() + axis, 0);
+        }
+        auto* dst = static_cast<uint8_t*>(out.data(i)) + size_t(offset * ost[size_t(axis)]) * es;
+        d.push_back(copy_desc(src.data(i), dst, id, ost, ist, id, spec_.schema->name));
+        offset += id[size_t(axis)];
+      }
+    }
+    run_copies(*this, ws, d, es, 0);
+  }
+};
+#endif
 
 }  // namespace
 
@@ -309,6 +451,9 @@ OpSchema transpose_schema() {
                {"transpose_layout", ArgType::kBool, "Permute the layout's letters.", true},
                out_layout},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Transpose>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<TransposeGpu>(s); },
+#endif
   };
 }
 
@@ -337,6 +482,8 @@ OpSchema reshape_schema() {
       .outputs = {"output"},
       .args = {shape, rel, layout},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Reshape>(s); },
+      // No data moves: the same operator views device memory as well.
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<Reshape>(s); },
   };
 }
 
@@ -356,6 +503,9 @@ OpSchema pad_schema() {
                 std::vector<int64_t>{}},
                {"fill_value", ArgType::kFloat, "Value of the padding.", 0.0}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Pad>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<PadGpu>(s); },
+#endif
   };
 }
 
@@ -368,6 +518,9 @@ OpSchema cat_schema() {
       .outputs = {"output"},
       .args = {{"axis", ArgType::kInt, "The axis to join along.", int64_t{0}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Join>(s, false); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<JoinGpu>(s, false); },
+#endif
   };
 }
 
@@ -382,6 +535,9 @@ OpSchema stack_schema() {
       .outputs = {"output"},
       .args = {{"axis", ArgType::kInt, "Position of the new axis.", int64_t{0}}, axis_name},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Join>(s, true); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<JoinGpu>(s, true); },
+#endif
   };
 }
 

@@ -1,0 +1,64 @@
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "stoker/kernels/tensor/copy_gpu.hpp"
+
+namespace stoker::kernels {
+namespace {
+
+template <typename T>
+__global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies, T fill) {
+  const StridedCopyGpu& c = copies[blockIdx.y];
+  const T* in = static_cast<const T*>(c.in);
+  T* out = static_cast<T*>(c.out);
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < c.count; i += step) {
+    int64_t rest = i, o = 0, src = 0;
+    bool inside = true;
+    for (int k = c.ndim - 1; k >= 0; --k) {  // the last axis varies fastest
+      const int64_t idx = rest % c.shape[k];
+      rest /= c.shape[k];
+      const int64_t at = c.in_start[k] + idx;
+      inside = inside && at >= 0 && at < c.in_shape[k];
+      o += idx * c.out_stride[k];
+      src += at * c.in_stride[k];
+    }
+    out[o] = inside ? in[src] : fill;
+  }
+}
+
+template <typename T>
+int launch(const StridedCopyGpu* copies, int n, int64_t max_count, uint64_t fill,
+           cudaStream_t stream) {
+  const int block = 256;
+  const dim3 grid(unsigned(std::min<int64_t>((max_count + block - 1) / block, 2048)), unsigned(n));
+  T f;
+  static_assert(sizeof(T) <= sizeof(uint64_t));
+  __builtin_memcpy(&f, &fill, sizeof(T));
+  strided_copy_kernel<T><<<grid, block, 0, stream>>>(copies, f);
+  return int(cudaGetLastError());
+}
+
+}  // namespace
+
+int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
+                     uint64_t fill, StreamHandle stream) {
+  if (n == 0 || max_count == 0) return 0;
+  if (n > 65535) return int(cudaErrorInvalidConfiguration);
+  auto s = cudaStream_t(stream);
+  switch (element_size) {
+    case 1:
+      return launch<uint8_t>(copies, n, max_count, fill, s);
+    case 2:
+      return launch<uint16_t>(copies, n, max_count, fill, s);
+    case 4:
+      return launch<uint32_t>(copies, n, max_count, fill, s);
+    case 8:
+      return launch<uint64_t>(copies, n, max_count, fill, s);
+    default:
+      return int(cudaErrorInvalidValue);
+  }
+}
+
+}  // namespace stoker::kernels
