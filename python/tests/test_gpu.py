@@ -434,3 +434,35 @@ def test_data_movement_operators_match_cpu():
     for imgs in (images, floats):
         cpu, gpu = _run_twins(build, imgs)
         _assert_twins(cpu, gpu, atol=0)
+
+
+@needs_gpu
+def test_colour_space_conversion_and_cast_match_cpu():
+    images = _images(41)
+    floats = [a.astype(np.float32) / 255 for a in _images(42)]
+
+    def build(data, device):
+        outs = []
+        for src, dst in [("RGB", "BGR"), ("RGB", "YCbCr"), ("RGB", "GRAY"), ("BGR", "YCbCr")]:
+            outs.append(fn.color_space_conversion(data, device=device, image_type=src,
+                                                  output_type=dst))
+        gray = fn.color_space_conversion(data, device=device, image_type="RGB",
+                                         output_type="GRAY")
+        outs.append(fn.color_space_conversion(gray, device=device, image_type="GRAY",
+                                              output_type="RGB"))
+        ycc = fn.color_space_conversion(data, device=device, image_type="RGB",
+                                        output_type="YCbCr")
+        outs.append(fn.color_space_conversion(ycc, device=device, image_type="YCbCr",
+                                              output_type="RGB"))
+        half = fn.cast(data, device=device, dtype=types.FLOAT16)
+        outs += [half, fn.cast(half, device=device, dtype=types.FLOAT)]
+        return tuple(outs)
+    cpu, gpu = _run_twins(build, images)
+    _assert_twins(cpu, gpu, atol=1)
+    cpu, gpu = _run_twins(lambda d, dev: build(d, dev)[:6], floats)
+    _assert_twins(cpu, gpu, atol=1e-5)
+    # float32 0-255 with fractions (and beyond the range) to uint8: rounding and saturation.
+    wide = [(a.astype(np.float32) - 40) * 1.37 for a in _images(43, dtype=np.float32)]
+    cpu, gpu = _run_twins(lambda d, dev: (fn.cast(d, device=dev, dtype=types.UINT8),
+                                          fn.cast(d, device=dev, dtype=types.FLOAT16)), wide)
+    _assert_twins(cpu, gpu, atol=0)

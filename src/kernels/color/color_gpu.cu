@@ -35,13 +35,14 @@ __global__ void color_kernel(const ColorGpuSample* __restrict__ samples) {
   Out* out = static_cast<Out*>(s.out);
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
   if constexpr (kMatrix) {
-    const int64_t pixels = s.elements / 3;
+    const int ic = s.in_channels, oc = s.out_channels;
+    const int64_t pixels = s.elements / ic;
     for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < pixels; p += stride) {
-      const float r = to_f(in[3 * p]), g = to_f(in[3 * p + 1]), b = to_f(in[3 * p + 2]);
-#pragma unroll
-      for (int c = 0; c < 3; ++c)
-        out[3 * p + c] = from_f<Out>(s.m[3 * c] * r + s.m[3 * c + 1] * g + s.m[3 * c + 2] * b +
-                                     s.offset[c]);
+      const In* px = in + ic * p;
+      const float r = to_f(px[0]), g = ic == 3 ? to_f(px[1]) : r, b = ic == 3 ? to_f(px[2]) : r;
+      for (int c = 0; c < oc; ++c)
+        out[oc * p + c] = from_f<Out>(s.m[3 * c] * r + s.m[3 * c + 1] * g + s.m[3 * c + 2] * b +
+                                      s.offset[c]);
     }
   } else {
     for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < s.elements; e += stride)
@@ -53,7 +54,7 @@ template <typename In, typename Out>
 int launch(const ColorGpuSample* samples, int n, int64_t max_elements, bool matrix,
            cudaStream_t stream) {
   const int block = 256;
-  const int64_t work = matrix ? max_elements / 3 : max_elements;
+  const int64_t work = max_elements;  // an upper bound of the pixels too
   const dim3 grid(unsigned(std::min<int64_t>((work + block - 1) / block, 1024)), unsigned(n));
   if (matrix)
     color_kernel<In, Out, true><<<grid, block, 0, stream>>>(samples);

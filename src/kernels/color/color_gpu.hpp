@@ -14,9 +14,10 @@ namespace stoker::kernels {
 struct ColorGpuSample {
   const void* in = nullptr;
   void* out = nullptr;
-  int64_t elements = 0;                      // affine: every element; matrix: 3 per pixel
-  float gain = 1, bias = 0;                  // affine
-  float m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};  // matrix, row-major
+  int64_t elements = 0;                       // of the input (matrix: in_channels per pixel)
+  int32_t in_channels = 3, out_channels = 3;  // matrix: 1 (gray, repeated) or 3; 1 out: row 0
+  float gain = 1, bias = 0;                   // affine
+  float m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};   // matrix, row-major
   float offset[3] = {0, 0, 0};
 };
 

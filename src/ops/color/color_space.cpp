@@ -1,8 +1,11 @@
 // color_space_conversion (CPU): RGB, BGR, GRAY and YCbCr (ITU-R BT.601, studio range).
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 
 #include "stoker/kernels/color/color_cpu.hpp"
+#include "stoker/kernels/color/color_gpu.hpp"
 #include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -28,7 +31,7 @@ int channels(Space s) { return s == Space::kGray ? 1 : 3; }
 const kernels::Mat3& kToYCbCr = kernels::rgb_to_ycbcr_bt601();
 using kernels::kYCbCrOffset;
 
-class ColorSpaceConversion final : public Operator {
+class ColorSpaceConversion : public Operator {
  public:
   explicit ColorSpaceConversion(const OpSpec& spec)
       : Operator(spec),
@@ -38,28 +41,9 @@ class ColorSpaceConversion final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) {
-      auto s = image_shape(in, i, "color_space_conversion");
-      STOKER_ENFORCE(s.channels == channels(from_), ValueError,
-                     "color_space_conversion: image_type needs ", channels(from_),
-                     " channels, sample ", i, " has ", s.channels);
-      shapes.push_back(TensorShape{s.height, s.width, int64_t(channels(to_))});
-    }
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
-    // One affine map: input -> RGB -> output, in 8-bit units (float images are scaled by 255
-    // around it, so YCbCr offsets stay in their 0-1 places).
-    kernels::Mat3 to_rgb{}, from_rgb{};
-    std::array<double, 3> off_in{0, 0, 0}, off_out{0, 0, 0};
-    to_rgb = matrix_to_rgb(from_, off_in);
-    from_rgb = matrix_from_rgb(to_, off_out);
-    // out = F (T (x + off_in)) + off_out, T = to_rgb (with off_in folded as x - offset).
-    kernels::Mat3 m = kernels::mat_mul(from_rgb, to_rgb);
+    Batch& out = add_output(ws, in.dtype(), shapes(in), in.layout());
     std::array<double, 3> off{};
-    for (int r = 0; r < 3; ++r) {
-      off[size_t(r)] = off_out[size_t(r)];
-      for (int k = 0; k < 3; ++k) off[size_t(r)] += m[size_t(r)][size_t(k)] * off_in[size_t(k)];
-    }
+    const kernels::Mat3 m = affine(off);
     const bool is_f = is_float(in.dtype());
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
@@ -83,7 +67,34 @@ class ColorSpaceConversion final : public Operator {
     });
   }
 
- private:
+ protected:
+  std::vector<TensorShape> shapes(const Batch& in) const {
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < in.size(); ++i) {
+      auto s = image_shape(in, i, "color_space_conversion");
+      STOKER_ENFORCE(s.channels == channels(from_), ValueError,
+                     "color_space_conversion: image_type needs ", channels(from_),
+                     " channels, sample ", i, " has ", s.channels);
+      shapes.push_back(TensorShape{s.height, s.width, int64_t(channels(to_))});
+    }
+    return shapes;
+  }
+
+  // One affine map, out = m x + off: input -> RGB -> output, in 8-bit units (float images are
+  // scaled by 255 around it, so YCbCr offsets stay in their 0-1 places).
+  kernels::Mat3 affine(std::array<double, 3>& off) const {
+    std::array<double, 3> off_in{0, 0, 0}, off_out{0, 0, 0};
+    const kernels::Mat3 to_rgb = matrix_to_rgb(from_, off_in);
+    const kernels::Mat3 from_rgb = matrix_from_rgb(to_, off_out);
+    // out = F (T (x + off_in)) + off_out, T = to_rgb (with off_in folded as x - offset).
+    kernels::Mat3 m = kernels::mat_mul(from_rgb, to_rgb);
+    for (int r = 0; r < 3; ++r) {
+      off[size_t(r)] = off_out[size_t(r)];
+      for (int k = 0; k < 3; ++k) off[size_t(r)] += m[size_t(r)][size_t(k)] * off_in[size_t(k)];
+    }
+    return m;
+  }
+
   // x (in space s) to RGB: RGB = M (x - offset); `offset` receives -offset (added to x).
   static kernels::Mat3 matrix_to_rgb(Space s, std::array<double, 3>& add) {
     switch (s) {
@@ -116,6 +127,47 @@ class ColorSpaceConversion final : public Operator {
   Space from_, to_;
 };
 
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: the same affine map on every pixel, one launch per batch (uint8, float32).
+class ColorSpaceConversionGpu final : public ColorSpaceConversion {
+ public:
+  using ColorSpaceConversion::ColorSpaceConversion;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    Batch& out = add_output(ws, in.dtype(), shapes(in), in.layout());
+    STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kF32, TypeError,
+                   "color_space_conversion (gpu): unsupported dtype ", dtype_name(in.dtype()),
+                   " (uint8, float32)");
+    if (n == 0) return;
+    std::array<double, 3> off{};
+    const kernels::Mat3 m = affine(off);
+    const double scale = is_float(in.dtype()) ? 255.0 : 1.0;  // offsets are in 8-bit units
+    std::vector<kernels::ColorGpuSample> desc(static_cast<size_t>(n));
+    int64_t most = 0;
+    for (int i = 0; i < n; ++i) {
+      auto& d = desc[size_t(i)];
+      d.in = in.data(i), d.out = out.data(i), d.elements = in.shape(i).volume();
+      d.in_channels = channels(from_), d.out_channels = channels(to_);
+      for (int r = 0; r < 3; ++r) {
+        d.offset[r] = float(off[size_t(r)] / scale);
+        for (int c = 0; c < 3; ++c) d.m[3 * r + c] = float(m[size_t(r)][size_t(c)]);
+      }
+      most = std::max(most, d.elements);
+    }
+    const size_t bytes = desc.size() * sizeof(kernels::ColorGpuSample);
+    auto staging = ws.pinned_pool->acquire(bytes);
+    std::memcpy(staging->data(), desc.data(), bytes);
+    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+    staging->record_stream(ws.stream);
+    cuda_check(kernels::color_gpu(static_cast<const kernels::ColorGpuSample*>(device->data()), n,
+                                  most, true, in.dtype(), out.dtype(), ws.stream),
+               "color_space_conversion (gpu): launching the kernel");
+  }
+};
+#endif
+
 }  // namespace
 
 OpSchema color_space_conversion_schema() {
@@ -133,6 +185,9 @@ OpSchema color_space_conversion_schema() {
       .args = {{"image_type", ArgType::kString, "Colour space of the input."},
                {"output_type", ArgType::kString, "Colour space of the output."}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<ColorSpaceConversion>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<ColorSpaceConversionGpu>(s); },
+#endif
   };
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "stoker/kernels/color/color_gpu.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
 #include "stoker/kernels/tensor/copy_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
@@ -22,7 +23,7 @@ void visit_numeric(DType d, const std::string& what, F&& f) {
               DType::kF64>(d, what, std::forward<F>(f));
 }
 
-class Cast final : public Operator {
+class Cast : public Operator {
  public:
   explicit Cast(const OpSpec& spec)
       : Operator(spec), dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
@@ -42,7 +43,7 @@ class Cast final : public Operator {
     });
   }
 
- private:
+ protected:
   DType dtype_;
 };
 
@@ -353,6 +354,41 @@ void run_copies(const Operator& op, Workspace& ws, const std::vector<kernels::St
              op.spec().schema->name + " (gpu): launching the copy kernel");
 }
 
+// cast between uint8, float16 and float32 (the colour kernel's affine map with gain 1: the same
+// rounding and saturation as the CPU's cast).
+class CastGpu final : public Cast {
+ public:
+  using Cast::Cast;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    Batch& out = add_output(ws, dtype_, std::move(shapes), in.layout());
+    for (DType d : {in.dtype(), dtype_})
+      STOKER_ENFORCE(d == DType::kU8 || d == DType::kF16 || d == DType::kF32, TypeError,
+                     "cast (gpu): unsupported dtype ", dtype_name(d),
+                     " (uint8, float16, float32 on the GPU)");
+    if (n == 0) return;
+    std::vector<kernels::ColorGpuSample> desc(static_cast<size_t>(n));
+    int64_t most = 0;
+    for (int i = 0; i < n; ++i) {
+      desc[size_t(i)].in = in.data(i), desc[size_t(i)].out = out.data(i);
+      desc[size_t(i)].elements = in.shape(i).volume();
+      most = std::max(most, desc[size_t(i)].elements);
+    }
+    const size_t bytes = desc.size() * sizeof(kernels::ColorGpuSample);
+    auto staging = ws.pinned_pool->acquire(bytes);
+    std::memcpy(staging->data(), desc.data(), bytes);
+    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+    staging->record_stream(ws.stream);
+    cuda_check(kernels::color_gpu(static_cast<const kernels::ColorGpuSample*>(device->data()), n,
+                                  most, false, in.dtype(), dtype_, ws.stream),
+               "cast (gpu): launching the kernel");
+  }
+};
+
 class TransposeGpu final : public Transpose {
  public:
   using Transpose::Transpose;
@@ -434,6 +470,9 @@ OpSchema cast_schema() {
       .outputs = {"output"},
       .args = {{"dtype", ArgType::kDType, "The output dtype."}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Cast>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<CastGpu>(s); },
+#endif
   };
 }
 
