@@ -466,3 +466,24 @@ def test_colour_space_conversion_and_cast_match_cpu():
     cpu, gpu = _run_twins(lambda d, dev: (fn.cast(d, device=dev, dtype=types.UINT8),
                                           fn.cast(d, device=dev, dtype=types.FLOAT16)), wide)
     _assert_twins(cpu, gpu, atol=0)
+
+
+@needs_gpu
+def test_warp_affine_and_rotate_match_cpu():
+    images = _images(51)
+    floats = _images(52, dtype=np.float32)
+
+    def build(data, device):
+        angle = fn.random.uniform(range=(-180, 180))
+        return (fn.rotate(data, device=device, angle=angle),
+                fn.rotate(data, device=device, angle=angle, keep_size=True, fill_value=(9, 8, 7),
+                          interp_type=types.INTERP_NN),
+                fn.rotate(data, device=device, angle=90.0),
+                fn.warp_affine(data, device=device, matrix=(0.9, 0.2, 3.5, -0.1, 1.1, -2.0),
+                               size=(31, 45)),
+                fn.warp_affine(data, device=device, matrix=(1.3, 0, 0, 0, 0.7, 0),
+                               inverse_map=False, fill_value=0))
+    cpu, gpu = _run_twins(build, images, iterations=2)
+    _assert_twins(cpu, gpu, atol=1)  # bilinear in float: one level at rounding ties
+    cpu, gpu = _run_twins(build, floats)
+    _assert_twins(cpu, gpu, atol=1e-3)

@@ -2,8 +2,10 @@
 // centres (kernels/geometry/warp_affine_cpu.hpp).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "stoker/kernels/geometry/warp_affine_cpu.hpp"
+#include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/operator.hpp"
@@ -20,7 +22,7 @@ bool parse_linear(const OpSpec& spec) {
   return f == kernels::Filter::kLinear;
 }
 
-class Warp final : public Operator {
+class Warp : public Operator {
  public:
   Warp(const OpSpec& spec, bool rotate)
       : Operator(spec), rotate_(rotate), linear_(parse_linear(spec)) {
@@ -30,24 +32,9 @@ class Warp final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<kernels::Affine> maps(static_cast<size_t>(n));
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    std::vector<TensorShape> shapes;
+    auto maps = plan(ws, in, shapes);
     const auto& name = spec_.schema->name;
-    for_each_sample(ws, n, [&](int i, int) {
-      auto s = image_shape(in, i, name);
-      int64_t oh = s.height, ow = s.width;
-      if (spec_.has_arg("size") || ws.arg_inputs.count("size")) {
-        auto size = list_arg(ws, "size", i);
-        STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError, name,
-                       ": size must be [height, width] of positive values");
-        oh = int64_t(size[0]), ow = int64_t(size[1]);
-      } else if (rotate_ && !spec_.arg<bool>("keep_size")) {
-        fit_rotated(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow);
-      }
-      shapes[size_t(i)] = TensorShape{oh, ow, s.channels};
-      maps[size_t(i)] =
-          rotate_ ? rotation(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow) : matrix(ws, i);
-    });
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
     std::vector<float> fill(fill_.begin(), fill_.end());
     for_each_sample(ws, n, [&](int i, int) {
@@ -65,7 +52,32 @@ class Warp final : public Operator {
     });
   }
 
- private:
+ protected:
+  // Every sample's map (output centre -> input point) and output shape.
+  std::vector<kernels::Affine> plan(Workspace& ws, const Batch& in,
+                                    std::vector<TensorShape>& shapes) const {
+    const int n = in.size();
+    std::vector<kernels::Affine> maps(static_cast<size_t>(n));
+    shapes.assign(size_t(n), TensorShape{});
+    const auto& name = spec_.schema->name;
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, name);
+      int64_t oh = s.height, ow = s.width;
+      if (spec_.has_arg("size") || ws.arg_inputs.count("size")) {
+        auto size = list_arg(ws, "size", i);
+        STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError, name,
+                       ": size must be [height, width] of positive values");
+        oh = int64_t(size[0]), ow = int64_t(size[1]);
+      } else if (rotate_ && !spec_.arg<bool>("keep_size")) {
+        fit_rotated(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow);
+      }
+      shapes[size_t(i)] = TensorShape{oh, ow, s.channels};
+      maps[size_t(i)] =
+          rotate_ ? rotation(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow) : matrix(ws, i);
+    });
+    return maps;
+  }
+
   // The bounding box of the rotated image, rounded up (1e-6 of slack, so that quarter turns
   // give exactly the swapped extents).
   static void fit_rotated(double angle, int64_t h, int64_t w, int64_t& oh, int64_t& ow) {
@@ -99,6 +111,55 @@ class Warp final : public Operator {
   std::vector<double> fill_;
 };
 
+#ifdef STOKER_HAVE_CUDA
+class WarpGpu final : public Warp {
+ public:
+  using Warp::Warp;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    const auto& name = spec_.schema->name;
+    std::vector<TensorShape> shapes;
+    auto maps = plan(ws, in, shapes);
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
+    if (n == 0) return;
+    const int64_t C = in.shape(0)[2];
+    for (int i = 1; i < n; ++i)
+      STOKER_ENFORCE(in.shape(i)[2] == C, ValueError, name,
+                     " (gpu): every sample needs the same channel count");
+    STOKER_ENFORCE(fill_.empty() || fill_.size() == 1 || int64_t(fill_.size()) == C, ValueError,
+                   name, ": fill_value needs 1 or ", C, " values, got ", fill_.size());
+    STOKER_ENFORCE(fill_.empty() || C <= kernels::kWarpMaxChannels, ValueError, name,
+                   " (gpu): fill_value with more than ", kernels::kWarpMaxChannels, " channels");
+    std::vector<float> fill;
+    for (int64_t c = 0; c < C && !fill_.empty(); ++c)
+      fill.push_back(float(fill_[fill_.size() == 1 ? 0 : size_t(c)]));
+    std::vector<kernels::WarpGpuSample> desc(static_cast<size_t>(n));
+    int64_t oh = 0, ow = 0;
+    for (int i = 0; i < n; ++i) {
+      auto& d = desc[size_t(i)];
+      d.in = in.data(i), d.out = out.data(i);
+      d.h = in.shape(i)[0], d.w = in.shape(i)[1], d.oh = out.shape(i)[0], d.ow = out.shape(i)[1];
+      for (int k = 0; k < 6; ++k) d.m[k] = maps[size_t(i)][size_t(k)];
+      oh = std::max(oh, d.oh), ow = std::max(ow, d.ow);
+    }
+    const size_t bytes = desc.size() * sizeof(kernels::WarpGpuSample);
+    auto staging = ws.pinned_pool->acquire(bytes);
+    std::memcpy(staging->data(), desc.data(), bytes);
+    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+    staging->record_stream(ws.stream);
+    STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kI16 ||
+                       in.dtype() == DType::kU16 || in.dtype() == DType::kF32,
+                   TypeError, name, " (gpu): unsupported dtype ", dtype_name(in.dtype()));
+    cuda_check(kernels::warp_affine_gpu(
+                   static_cast<const kernels::WarpGpuSample*>(device->data()), n, oh, ow, int(C),
+                   linear_, fill.empty() ? nullptr : fill.data(), in.dtype(), ws.stream),
+               name + " (gpu): launching the kernel");
+  }
+};
+#endif
+
 std::vector<ArgSchema> warp_args() {
   return {{"size", ArgType::kIntList, "Output [height, width] (default: see above).", std::nullopt,
            true, true},
@@ -129,6 +190,9 @@ OpSchema warp_affine_schema() {
                 true},
                {"inverse_map", ArgType::kBool, "The matrix maps output to input.", true}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Warp>(sp, false); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& sp) { return std::make_unique<WarpGpu>(sp, false); },
+#endif
   };
   for (auto& a : warp_args()) s.args.push_back(a);
   return s;
@@ -148,6 +212,9 @@ OpSchema rotate_schema() {
       .args = {{"angle", ArgType::kFloat, "Degrees, counter-clockwise.", std::nullopt, true},
                {"keep_size", ArgType::kBool, "Keep the input's size.", false}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Warp>(sp, true); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& sp) { return std::make_unique<WarpGpu>(sp, true); },
+#endif
   };
   for (auto& a : warp_args()) s.args.push_back(a);
   return s;

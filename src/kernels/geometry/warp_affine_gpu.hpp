@@ -1,0 +1,27 @@
+// Affine warps on the GPU, one launch per ragged batch, with warp_affine_cpu.hpp's conventions
+// (pixel centres at +0.5, bilinear or nearest, fill value or clamped borders, rounding half
+// away from zero and saturation for integers).
+#pragma once
+
+#include <cstdint>
+
+#include "stoker/core/cuda.hpp"
+#include "stoker/core/dtype.hpp"
+
+namespace stoker::kernels {
+
+constexpr int kWarpMaxChannels = 16;
+
+struct WarpGpuSample {
+  const void* in = nullptr;
+  void* out = nullptr;
+  int64_t h = 0, w = 0, oh = 0, ow = 0;
+  double m[6] = {1, 0, 0, 0, 1, 0};  // output centre -> input point (double, as the CPU)
+};
+
+// `samples`: device array; every sample has `channels` channels (<= kWarpMaxChannels when
+// `fill` is used). `fill`: one value per channel, or nullptr to clamp. Types: u8, i16, u16, f32.
+int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t max_oh, int64_t max_ow,
+                    int channels, bool linear, const float* fill, DType type, StreamHandle stream);
+
+}  // namespace stoker::kernels
