@@ -487,3 +487,30 @@ def test_warp_affine_and_rotate_match_cpu():
     _assert_twins(cpu, gpu, atol=1)  # bilinear in float: one level at rounding ties
     cpu, gpu = _run_twins(build, floats)
     _assert_twins(cpu, gpu, atol=1e-3)
+
+
+@needs_gpu
+def test_gaussian_blur_matches_cpu():
+    images = _images(61)
+    gray = [a[..., 0] for a in _images(62)]  # HW samples
+    floats = _images(63, dtype=np.float32)
+
+    def build(data, device):
+        sigma = fn.random.uniform(range=(0.3, 3.0))
+        return (fn.gaussian_blur(data, device=device, sigma=sigma),
+                fn.gaussian_blur(data, device=device, window_size=(7, 3)),
+                fn.gaussian_blur(data, device=device, sigma=(2.0, 0.7), dtype=types.FLOAT))
+    for imgs, tol in ((images, 1), (floats, 1e-3)):
+        cpu, gpu = _run_twins(build, imgs)
+        _assert_twins(cpu, gpu, atol=tol)
+    pipes = {}
+    for device in ("cpu", "gpu"):
+        pipe = stoker.Pipeline(batch_size=len(gray), num_threads=2, seed=1,
+                               device_id=0 if device == "gpu" else None)
+        with pipe:
+            data = fn.external_source(lambda: gray, layout="HW")
+            pipe.set_outputs(fn.gaussian_blur(data, device=device, sigma=1.5))
+        (b,) = pipe.run()
+        pipes[device] = [s.numpy().astype(np.int16) for s in b.as_cpu()]
+    for a, b in zip(pipes["cpu"], pipes["gpu"]):
+        assert np.abs(a - b).max() <= 1

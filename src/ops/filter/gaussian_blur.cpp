@@ -1,15 +1,18 @@
 #include "stoker/ops/filter/gaussian_blur.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <mutex>
 
 #include "stoker/kernels/filter/gaussian_blur_cpu.hpp"
+#include "stoker/kernels/filter/gaussian_blur_gpu.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
 
-class GaussianBlur final : public Operator {
+class GaussianBlur : public Operator {
  public:
   explicit GaussianBlur(const OpSpec& spec) : Operator(spec) {}
 
@@ -53,7 +56,7 @@ class GaussianBlur final : public Operator {
     });
   }
 
- private:
+ protected:
   // One value for both axes or [height, width].
   std::array<double, 2> per_axis(const Workspace& ws, const char* name, int i) const {
     auto v = list_arg(ws, name, i);
@@ -65,6 +68,82 @@ class GaussianBlur final : public Operator {
   std::mutex mutex_;
   std::vector<std::vector<float>> scratch_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: the windows of every sample and the descriptors go up in one copy; the
+// horizontal pass writes float scratch from the device pool, the vertical pass the output.
+class GaussianBlurGpu final : public GaussianBlur {
+ public:
+  using GaussianBlur::GaussianBlur;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    const DType out_dtype =
+        spec_.has_arg("dtype") ? dtype_from_name(spec_.arg<std::string>("dtype")) : in.dtype();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) {
+      STOKER_ENFORCE(in.shape(i).ndim() == 2 || in.shape(i).ndim() == 3, ValueError,
+                     "gaussian_blur: expects HW or HWC samples, got shape ",
+                     in.shape(i).to_string(), " for sample ", i);
+      shapes.push_back(in.shape(i));
+    }
+    Batch& out = add_output(ws, out_dtype, std::move(shapes), in.layout());
+    for (DType d : {in.dtype(), out_dtype})
+      STOKER_ENFORCE(d == DType::kU8 || d == DType::kI16 || d == DType::kU16 || d == DType::kF32,
+                     TypeError, "gaussian_blur (gpu): unsupported dtype ", dtype_name(d));
+    if (n == 0) return;
+    std::vector<std::vector<float>> kx(static_cast<size_t>(n)), ky(static_cast<size_t>(n));
+    std::vector<kernels::BlurGpuSample> desc(static_cast<size_t>(n));
+    size_t taps = 0, scratch = 0;
+    int64_t max_h = 0, max_row = 0;
+    for_each_sample(ws, n, [&](int i, int) {
+      auto sigma = per_axis(ws, "sigma", i);
+      auto window = per_axis(ws, "window_size", i);
+      STOKER_ENFORCE(sigma[0] > 0 || window[0] > 0, ValueError,
+                     "gaussian_blur: give sigma or window_size");
+      ky[size_t(i)] = kernels::gaussian_window(sigma[0], int64_t(window[0]));
+      kx[size_t(i)] = kernels::gaussian_window(sigma[1], int64_t(window[1]));
+    });
+    std::vector<size_t> tap_at(static_cast<size_t>(n)), scratch_at(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const auto& s = in.shape(i);
+      auto& d = desc[size_t(i)];
+      d.in = in.data(i), d.out = out.data(i);
+      d.h = s[0], d.w = s[1], d.c = s.ndim() == 3 ? s[2] : 1;
+      d.rx = int32_t(kx[size_t(i)].size() / 2), d.ry = int32_t(ky[size_t(i)].size() / 2);
+      tap_at[size_t(i)] = taps, taps += kx[size_t(i)].size() + ky[size_t(i)].size();
+      scratch_at[size_t(i)] = scratch, scratch += size_t(d.h * d.w * d.c);
+      max_h = std::max(max_h, d.h), max_row = std::max(max_row, d.w * d.c);
+    }
+    const size_t desc_bytes = (desc.size() * sizeof(kernels::BlurGpuSample) + 255) / 256 * 256;
+    const size_t total = desc_bytes + taps * 4;
+    auto device = ws.device_pool->acquire_on(total, ws.stream);
+    auto work = ws.device_pool->acquire_on(std::max<size_t>(scratch, 1) * 4, ws.stream);
+    auto* dev = static_cast<uint8_t*>(device->data());
+    auto* taps_dev = reinterpret_cast<float*>(dev + desc_bytes);
+    for (int i = 0; i < n; ++i) {
+      auto& d = desc[size_t(i)];
+      d.kx = taps_dev + tap_at[size_t(i)];
+      d.ky = d.kx + kx[size_t(i)].size();
+      d.scratch = static_cast<float*>(work->data()) + scratch_at[size_t(i)];
+    }
+    auto staging = ws.pinned_pool->acquire(total);
+    auto* h = static_cast<uint8_t*>(staging->data());
+    std::memcpy(h, desc.data(), desc.size() * sizeof(kernels::BlurGpuSample));
+    auto* taps_host = reinterpret_cast<float*>(h + desc_bytes);
+    for (int i = 0; i < n; ++i) {
+      std::memcpy(taps_host + tap_at[size_t(i)], kx[size_t(i)].data(), kx[size_t(i)].size() * 4);
+      std::memcpy(taps_host + tap_at[size_t(i)] + kx[size_t(i)].size(), ky[size_t(i)].data(),
+                  ky[size_t(i)].size() * 4);
+    }
+    copy_to_device_async(dev, h, total, ws.stream);
+    staging->record_stream(ws.stream);
+    cuda_check(kernels::gaussian_blur_gpu(reinterpret_cast<const kernels::BlurGpuSample*>(dev), n,
+                                          max_h, max_row, in.dtype(), out_dtype, ws.stream),
+               "gaussian_blur (gpu): launching the kernels");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -91,6 +170,9 @@ OpSchema gaussian_blur_schema() {
                 "Odd window: one value or [h, w] (0: from sigma).", std::vector<int64_t>{0}, true},
                dtype},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<GaussianBlur>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<GaussianBlurGpu>(s); },
+#endif
   };
 }
 
