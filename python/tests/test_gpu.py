@@ -514,3 +514,21 @@ def test_gaussian_blur_matches_cpu():
         pipes[device] = [s.numpy().astype(np.int16) for s in b.as_cpu()]
     for a, b in zip(pipes["cpu"], pipes["gpu"]):
         assert np.abs(a - b).max() <= 1
+
+
+@needs_gpu
+def test_erase_and_paste_match_cpu():
+    images = _images(71)
+    floats = _images(72, dtype=np.float32)
+
+    def build(data, device):
+        ratio = fn.random.uniform(range=(1.0, 2.0))
+        return (fn.erase(data, device=device, anchor=(2, 3, 10, 1), shape=(5, 40, 3, 3),
+                         fill_value=(1, 2, 3)),
+                fn.erase(data, device=device, anchor=(0.5, 0.5), shape=(0.3, 0.2),
+                         normalized=True, centered_anchor=True, fill_value=0),
+                fn.paste(data, device=device, ratio=ratio, paste_x=0.25, paste_y=0.9,
+                         fill_value=(5, 6, 7)))
+    for imgs in (images, floats):
+        cpu, gpu = _run_twins(build, imgs)
+        _assert_twins(cpu, gpu, atol=0)

@@ -8,8 +8,9 @@ namespace stoker::kernels {
 namespace {
 
 template <typename T>
-__global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies, T fill) {
+__global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies) {
   const StridedCopyGpu& c = copies[blockIdx.y];
+  const T fill = T(c.fill);  // the low bytes (little-endian)
   const T* in = static_cast<const T*>(c.in);
   T* out = static_cast<T*>(c.out);
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
@@ -29,33 +30,29 @@ __global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies, T
 }
 
 template <typename T>
-int launch(const StridedCopyGpu* copies, int n, int64_t max_count, uint64_t fill,
-           cudaStream_t stream) {
+int launch(const StridedCopyGpu* copies, int n, int64_t max_count, cudaStream_t stream) {
   const int block = 256;
   const dim3 grid(unsigned(std::min<int64_t>((max_count + block - 1) / block, 2048)), unsigned(n));
-  T f;
-  static_assert(sizeof(T) <= sizeof(uint64_t));
-  __builtin_memcpy(&f, &fill, sizeof(T));
-  strided_copy_kernel<T><<<grid, block, 0, stream>>>(copies, f);
+  strided_copy_kernel<T><<<grid, block, 0, stream>>>(copies);
   return int(cudaGetLastError());
 }
 
 }  // namespace
 
 int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
-                     uint64_t fill, StreamHandle stream) {
+                     StreamHandle stream) {
   if (n == 0 || max_count == 0) return 0;
   if (n > 65535) return int(cudaErrorInvalidConfiguration);
   auto s = cudaStream_t(stream);
   switch (element_size) {
     case 1:
-      return launch<uint8_t>(copies, n, max_count, fill, s);
+      return launch<uint8_t>(copies, n, max_count, s);
     case 2:
-      return launch<uint16_t>(copies, n, max_count, fill, s);
+      return launch<uint16_t>(copies, n, max_count, s);
     case 4:
-      return launch<uint32_t>(copies, n, max_count, fill, s);
+      return launch<uint32_t>(copies, n, max_count, s);
     case 8:
-      return launch<uint64_t>(copies, n, max_count, fill, s);
+      return launch<uint64_t>(copies, n, max_count, s);
     default:
       return int(cudaErrorInvalidValue);
   }

@@ -1,8 +1,8 @@
 // An N-D strided copy on the GPU, one launch per batch of descriptors: what transpose, pad,
 // cat and stack do to bytes. For every index i of a descriptor's iteration space,
 //   out[sum_k i_k * out_stride_k] = in[sum_k (in_start_k + i_k) * in_stride_k]
-// when 0 <= in_start_k + i_k < in_shape_k on every axis, else the fill value. Strides are in
-// elements; elements are 1, 2, 4 or 8 bytes.
+// when 0 <= in_start_k + i_k < in_shape_k on every axis, else the descriptor's fill value
+// (its low element-size bytes). Strides are in elements; elements are 1, 2, 4 or 8 bytes.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +23,11 @@ struct StridedCopyGpu {
   int64_t in_stride[kCopyMaxDims] = {};
   int64_t in_start[kCopyMaxDims] = {};
   int64_t in_shape[kCopyMaxDims] = {};
+  uint64_t fill = 0;
 };
 
-// `copies`: a device array of n descriptors; `fill` holds the fill value's bytes.
+// `copies`: a device array of n descriptors.
 int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
-                     uint64_t fill, StreamHandle stream);
+                     StreamHandle stream);
 
 }  // namespace stoker::kernels

@@ -1,4 +1,5 @@
 // erase (CPU): fills rectangular regions of HWC images.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -6,11 +7,12 @@
 #include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/operator.hpp"
+#include "stoker/ops/tensor/copy_gpu_plan.hpp"
 
 namespace stoker::ops {
 namespace {
 
-class Erase final : public Operator {
+class Erase : public Operator {
  public:
   explicit Erase(const OpSpec& spec)
       : Operator(spec),
@@ -28,36 +30,14 @@ class Erase final : public Operator {
     std::vector<TensorShape> shapes;
     for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
-    const bool norm_a = spec_.arg<bool>("normalized_anchor") || spec_.arg<bool>("normalized");
-    const bool norm_s = spec_.arg<bool>("normalized_shape") || spec_.arg<bool>("normalized");
-    const bool centered = spec_.arg<bool>("centered_anchor");
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "erase");
       const size_t es = dtype_size(in.dtype());
       std::memcpy(out.sample(i).data, in.sample(i).data,
                   size_t(s.height * s.width * s.channels) * es);
-      auto anchor = list_arg(ws, "anchor", i), shape = list_arg(ws, "shape", i);
-      const size_t k = axes_.size();
-      STOKER_ENFORCE(anchor.size() == shape.size() && !anchor.empty() && anchor.size() % k == 0,
-                     ValueError,
-                     "erase: anchor and shape need the same number of values, a "
-                     "multiple of the ",
-                     k, " axes (one group per region); got ", anchor.size(), " and ", shape.size());
       auto fill = fill_pixel(in.dtype(), s.channels, fill_, "erase");
       auto* data = static_cast<uint8_t*>(out.sample(i).data);
-      for (size_t r = 0; r < anchor.size() / k; ++r) {
-        int64_t lo[2] = {0, 0}, hi[2] = {s.height, s.width};
-        for (size_t j = 0; j < k; ++j) {
-          const int64_t a = axes_[j];
-          const double extent = double(a == 0 ? s.height : s.width);
-          const double len = norm_s ? shape[r * k + j] * extent : shape[r * k + j];
-          double start = norm_a ? anchor[r * k + j] * extent : anchor[r * k + j];
-          if (centered) start -= len / 2;
-          lo[a] = std::llround(start);
-          hi[a] = std::llround(start + len);
-        }
-        const int64_t y0 = std::max<int64_t>(0, lo[0]), y1 = std::min(s.height, hi[0]);
-        const int64_t x0 = std::max<int64_t>(0, lo[1]), x1 = std::min(s.width, hi[1]);
+      for (const auto& [y0, y1, x0, x1] : regions(ws, i, s)) {
         for (int64_t y = y0; y < y1; ++y)
           for (int64_t x = x0; x < x1; ++x)
             std::memcpy(data + size_t((y * s.width + x) * s.channels) * es, fill.data(),
@@ -66,10 +46,81 @@ class Erase final : public Operator {
     });
   }
 
- private:
+ protected:
+  struct Region {
+    int64_t y0, y1, x0, x1;  // clipped to the image
+  };
+  // Sample i's regions (anchor/shape groups, pixels or fractions, maybe centred), clipped.
+  std::vector<Region> regions(const Workspace& ws, int i, const ImageShape& s) const {
+    const bool norm_a = spec_.arg<bool>("normalized_anchor") || spec_.arg<bool>("normalized");
+    const bool norm_s = spec_.arg<bool>("normalized_shape") || spec_.arg<bool>("normalized");
+    const bool centered = spec_.arg<bool>("centered_anchor");
+    auto anchor = list_arg(ws, "anchor", i), shape = list_arg(ws, "shape", i);
+    const size_t k = axes_.size();
+    STOKER_ENFORCE(anchor.size() == shape.size() && !anchor.empty() && anchor.size() % k == 0,
+                   ValueError,
+                   "erase: anchor and shape need the same number of values, a "
+                   "multiple of the ",
+                   k, " axes (one group per region); got ", anchor.size(), " and ", shape.size());
+    std::vector<Region> out;
+    for (size_t r = 0; r < anchor.size() / k; ++r) {
+      int64_t lo[2] = {0, 0}, hi[2] = {s.height, s.width};
+      for (size_t j = 0; j < k; ++j) {
+        const int64_t a = axes_[j];
+        const double extent = double(a == 0 ? s.height : s.width);
+        const double len = norm_s ? shape[r * k + j] * extent : shape[r * k + j];
+        double start = norm_a ? anchor[r * k + j] * extent : anchor[r * k + j];
+        if (centered) start -= len / 2;
+        lo[a] = std::llround(start);
+        hi[a] = std::llround(start + len);
+      }
+      out.push_back({std::max<int64_t>(0, lo[0]), std::min(s.height, hi[0]),
+                     std::max<int64_t>(0, lo[1]), std::min(s.width, hi[1])});
+    }
+    return out;
+  }
+
   std::vector<int64_t> axes_;
   std::vector<double> fill_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: one launch copies every sample, a second fills every region (a descriptor
+// per region and channel, reading nothing).
+class EraseGpu final : public Erase {
+ public:
+  using Erase::Erase;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    const size_t es = dtype_size(in.dtype());
+    std::vector<kernels::StridedCopyGpu> copies, fills;
+    for (int i = 0; i < n; ++i) {
+      auto s = image_shape(in, i, "erase");
+      const int64_t count = s.height * s.width * s.channels;
+      copies.push_back(copy_desc(in.data(i), out.data(i), {count}, {1}, {1}, {count}, "erase"));
+      auto fill = fill_pixel(in.dtype(), s.channels, fill_, "erase");
+      for (const auto& r : regions(ws, i, s)) {
+        if (r.y1 <= r.y0 || r.x1 <= r.x0) continue;
+        for (int64_t c = 0; c < s.channels; ++c) {
+          uint64_t bits = 0;
+          std::memcpy(&bits, fill.data() + size_t(c) * es, es);
+          auto* at = static_cast<uint8_t*>(out.data(i)) +
+                     size_t((r.y0 * s.width + r.x0) * s.channels + c) * es;
+          fills.push_back(copy_desc(nullptr, at, {r.y1 - r.y0, r.x1 - r.x0},
+                                    {s.width * s.channels, s.channels}, {0, 0}, {0, 0}, "erase", {},
+                                    bits));
+        }
+      }
+    }
+    run_copies(*this, ws, copies, es);
+    run_copies(*this, ws, fills, es);  // after the copies: same stream
+  }
+};
+#endif
 
 }  // namespace
 
@@ -96,6 +147,9 @@ OpSchema erase_schema() {
                {"normalized_shape", ArgType::kBool, "Shape as fractions.", false},
                {"centered_anchor", ArgType::kBool, "The anchor is the region's centre.", false}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Erase>(sp); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& sp) { return std::make_unique<EraseGpu>(sp); },
+#endif
   };
 }
 

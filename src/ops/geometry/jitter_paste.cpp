@@ -6,6 +6,7 @@
 #include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/operator.hpp"
+#include "stoker/ops/tensor/copy_gpu_plan.hpp"
 
 namespace stoker::ops {
 namespace {
@@ -48,29 +49,14 @@ class Jitter final : public Operator {
   }
 };
 
-class Paste final : public Operator {
+class Paste : public Operator {
  public:
   explicit Paste(const OpSpec& spec) : Operator(spec) {}
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
     std::vector<TensorShape> shapes;
-    std::vector<std::pair<int64_t, int64_t>> at(static_cast<size_t>(n));
-    const double min_canvas = spec_.arg<double>("min_canvas_size");
-    for (int i = 0; i < n; ++i) {
-      auto s = image_shape(in, i, "paste");
-      const double ratio = scalar_arg(ws, "ratio", i);
-      STOKER_ENFORCE(ratio >= 1, ValueError, "paste: ratio must be >= 1, got ", ratio);
-      const int64_t side = int64_t(
-          std::max<double>(min_canvas, std::llround(ratio * double(std::max(s.height, s.width)))));
-      const int64_t oh = std::max(side, s.height), ow = std::max(side, s.width);
-      const double px = scalar_arg(ws, "paste_x", i), py = scalar_arg(ws, "paste_y", i);
-      STOKER_ENFORCE(px >= 0 && px <= 1 && py >= 0 && py <= 1, ValueError,
-                     "paste: paste_x and paste_y must be in [0, 1]");
-      at[size_t(i)] = {std::llround(py * double(oh - s.height)),
-                       std::llround(px * double(ow - s.width))};
-      shapes.push_back(TensorShape{oh, ow, s.channels});
-    }
+    auto at = plan(ws, in, shapes);
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
@@ -87,7 +73,64 @@ class Paste final : public Operator {
                     size_t(s[1]) * px);
     });
   }
+
+ protected:
+  // Canvas shapes and where each image goes (y, x).
+  std::vector<std::pair<int64_t, int64_t>> plan(const Workspace& ws, const Batch& in,
+                                                std::vector<TensorShape>& shapes) const {
+    const int n = in.size();
+    std::vector<std::pair<int64_t, int64_t>> at(static_cast<size_t>(n));
+    const double min_canvas = spec_.arg<double>("min_canvas_size");
+    for (int i = 0; i < n; ++i) {
+      auto s = image_shape(in, i, "paste");
+      const double ratio = scalar_arg(ws, "ratio", i);
+      STOKER_ENFORCE(ratio >= 1, ValueError, "paste: ratio must be >= 1, got ", ratio);
+      const int64_t side = int64_t(
+          std::max<double>(min_canvas, std::llround(ratio * double(std::max(s.height, s.width)))));
+      const int64_t oh = std::max(side, s.height), ow = std::max(side, s.width);
+      const double px = scalar_arg(ws, "paste_x", i), py = scalar_arg(ws, "paste_y", i);
+      STOKER_ENFORCE(px >= 0 && px <= 1 && py >= 0 && py <= 1, ValueError,
+                     "paste: paste_x and paste_y must be in [0, 1]");
+      at[size_t(i)] = {std::llround(py * double(oh - s.height)),
+                       std::llround(px * double(ow - s.width))};
+      shapes.push_back(TensorShape{oh, ow, s.channels});
+    }
+    return at;
+  }
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: one descriptor per sample and channel reads the image shifted to its place
+// and writes the channel's fill value around it; one launch.
+class PasteGpu final : public Paste {
+ public:
+  using Paste::Paste;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    std::vector<TensorShape> shapes;
+    auto at = plan(ws, in, shapes);
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    const size_t es = dtype_size(in.dtype());
+    std::vector<kernels::StridedCopyGpu> d;
+    for (int i = 0; i < in.size(); ++i) {
+      const auto& s = in.shape(i);
+      const auto& o = out.shape(i);
+      auto fill =
+          fill_pixel(in.dtype(), s[2], spec_.arg<std::vector<double>>("fill_value"), "paste");
+      const auto [y0, x0] = at[size_t(i)];
+      for (int64_t c = 0; c < s[2]; ++c) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, fill.data() + size_t(c) * es, es);
+        d.push_back(copy_desc(static_cast<const uint8_t*>(in.data(i)) + size_t(c) * es,
+                              static_cast<uint8_t*>(out.data(i)) + size_t(c) * es, {o[0], o[1]},
+                              {o[1] * o[2], o[2]}, {s[1] * s[2], s[2]}, {s[0], s[1]}, "paste",
+                              {-y0, -x0}, bits));
+      }
+    }
+    run_copies(*this, ws, d, es);
+  }
+};
+#endif
 
 }  // namespace
 
@@ -126,6 +169,9 @@ OpSchema paste_schema() {
                {"fill_value", ArgType::kFloatList, "One value or per channel.",
                 std::vector<double>{0.0}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Paste>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<PasteGpu>(s); },
+#endif
   };
 }
 

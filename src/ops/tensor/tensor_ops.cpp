@@ -6,9 +6,9 @@
 
 #include "stoker/kernels/color/color_gpu.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
-#include "stoker/kernels/tensor/copy_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
+#include "stoker/ops/tensor/copy_gpu_plan.hpp"
 
 namespace stoker::ops {
 namespace {
@@ -317,43 +317,6 @@ class Join : public Operator {
 #ifdef STOKER_HAVE_CUDA
 // GPU backends of the data-movement operators: one strided-copy launch per batch
 // (kernels/tensor/copy_gpu), descriptors planned here.
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> st(dims.size(), 1);
-  for (size_t k = dims.size(); k-- > 1;) st[k - 1] = st[k] * dims[k];
-  return st;
-}
-
-kernels::StridedCopyGpu copy_desc(const void* in, void* out, const std::vector<int64_t>& shape,
-                                  const std::vector<int64_t>& out_stride,
-                                  const std::vector<int64_t>& in_stride,
-                                  const std::vector<int64_t>& in_shape, const std::string& op) {
-  STOKER_ENFORCE(shape.size() <= size_t(kernels::kCopyMaxDims), ValueError, op, " (gpu): at most ",
-                 kernels::kCopyMaxDims, " dimensions, got ", shape.size());
-  kernels::StridedCopyGpu d;
-  d.in = in, d.out = out, d.ndim = int32_t(shape.size()), d.count = 1;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    d.shape[k] = shape[k], d.out_stride[k] = out_stride[k], d.in_stride[k] = in_stride[k];
-    d.in_shape[k] = in_shape[k], d.count *= shape[k];
-  }
-  return d;
-}
-
-void run_copies(const Operator& op, Workspace& ws, const std::vector<kernels::StridedCopyGpu>& d,
-                size_t element_size, uint64_t fill) {
-  if (d.empty()) return;
-  int64_t most = 0;
-  for (const auto& c : d) most = std::max(most, c.count);
-  const size_t bytes = d.size() * sizeof(kernels::StridedCopyGpu);
-  auto staging = ws.pinned_pool->acquire(bytes);
-  std::memcpy(staging->data(), d.data(), bytes);
-  auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-  copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-  staging->record_stream(ws.stream);
-  cuda_check(kernels::strided_copy_gpu(static_cast<const kernels::StridedCopyGpu*>(device->data()),
-                                       int(d.size()), most, int(element_size), fill, ws.stream),
-             op.spec().schema->name + " (gpu): launching the copy kernel");
-}
-
 // cast between uint8, float16 and float32 (the colour kernel's affine map with gain 1: the same
 // rounding and saturation as the CPU's cast).
 class CastGpu final : public Cast {
@@ -404,7 +367,7 @@ class TransposeGpu final : public Transpose {
       d.push_back(
           copy_desc(in.data(i), out.data(i), od, dense_strides(od), in_stride, od, "transpose"));
     }
-    run_copies(*this, ws, d, dtype_size(in.dtype()), 0);
+    run_copies(*this, ws, d, dtype_size(in.dtype()));
   }
 };
 
@@ -418,10 +381,10 @@ class PadGpu final : public Pad {
     std::vector<kernels::StridedCopyGpu> d;
     for (int i = 0; i < in.size(); ++i) {
       const auto od = dims_of(out.shape(i)), id = dims_of(in.shape(i));
-      d.push_back(
-          copy_desc(in.data(i), out.data(i), od, dense_strides(od), dense_strides(id), id, "pad"));
+      d.push_back(copy_desc(in.data(i), out.data(i), od, dense_strides(od), dense_strides(id), id,
+                            "pad", {}, fill_bytes(in.dtype())));
     }
-    run_copies(*this, ws, d, dtype_size(in.dtype()), fill_bytes(in.dtype()));
+    run_copies(*this, ws, d, dtype_size(in.dtype()));
   }
 };
 
@@ -453,7 +416,7 @@ class JoinGpu final : public Join {
         offset += id[size_t(axis)];
       }
     }
-    run_copies(*this, ws, d, es, 0);
+    run_copies(*this, ws, d, es);
   }
 };
 #endif

@@ -1,0 +1,49 @@
+#include "stoker/ops/tensor/copy_gpu_plan.hpp"
+
+#ifdef STOKER_HAVE_CUDA
+#include <algorithm>
+#include <cstring>
+
+namespace stoker::ops {
+
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> st(dims.size(), 1);
+  for (size_t k = dims.size(); k-- > 1;) st[k - 1] = st[k] * dims[k];
+  return st;
+}
+
+kernels::StridedCopyGpu copy_desc(const void* in, void* out, const std::vector<int64_t>& shape,
+                                  const std::vector<int64_t>& out_stride,
+                                  const std::vector<int64_t>& in_stride,
+                                  const std::vector<int64_t>& in_shape, const std::string& op,
+                                  const std::vector<int64_t>& in_start, uint64_t fill) {
+  STOKER_ENFORCE(shape.size() <= size_t(kernels::kCopyMaxDims), ValueError, op, " (gpu): at most ",
+                 kernels::kCopyMaxDims, " dimensions, got ", shape.size());
+  kernels::StridedCopyGpu d;
+  d.in = in, d.out = out, d.ndim = int32_t(shape.size()), d.count = 1, d.fill = fill;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    d.shape[k] = shape[k], d.out_stride[k] = out_stride[k], d.in_stride[k] = in_stride[k];
+    d.in_shape[k] = in_shape[k], d.count *= shape[k];
+    d.in_start[k] = in_start.empty() ? 0 : in_start[k];
+  }
+  return d;
+}
+
+void run_copies(const Operator& op, Workspace& ws, const std::vector<kernels::StridedCopyGpu>& d,
+                size_t element_size) {
+  if (d.empty()) return;
+  int64_t most = 0;
+  for (const auto& c : d) most = std::max(most, c.count);
+  const size_t bytes = d.size() * sizeof(kernels::StridedCopyGpu);
+  auto staging = ws.pinned_pool->acquire(bytes);
+  std::memcpy(staging->data(), d.data(), bytes);
+  auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+  copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+  staging->record_stream(ws.stream);
+  cuda_check(kernels::strided_copy_gpu(static_cast<const kernels::StridedCopyGpu*>(device->data()),
+                                       int(d.size()), most, int(element_size), ws.stream),
+             op.spec().schema->name + " (gpu): launching the copy kernel");
+}
+
+}  // namespace stoker::ops
+#endif  // STOKER_HAVE_CUDA
