@@ -532,3 +532,18 @@ def test_erase_and_paste_match_cpu():
     for imgs in (images, floats):
         cpu, gpu = _run_twins(build, imgs)
         _assert_twins(cpu, gpu, atol=0)
+
+
+@needs_gpu
+def test_jitter_matches_cpu_exactly():
+    """The offsets come from the same per-sample Philox streams as on the CPU."""
+    images = _images(81)
+    floats = _images(82, dtype=np.float32)
+
+    def build(data, device):
+        return (fn.jitter(data, device=device, nDegree=5, mask=fn.random.coin_flip(),
+                          fill_value=(3, 4, 5)),
+                fn.jitter(data, device=device, nDegree=2))
+    for imgs in (images, floats):
+        cpu, gpu = _run_twins(build, imgs, iterations=2)
+        _assert_twins(cpu, gpu, atol=0)

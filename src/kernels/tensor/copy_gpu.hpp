@@ -30,4 +30,19 @@ struct StridedCopyGpu {
 int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
                      StreamHandle stream);
 
+// Pixel gathers (jitter): output pixel p of an h x w image with `pixel_bytes` bytes per pixel
+// takes input pixel (y + dy, x + dx) where (dy, dx) = offsets[2p], offsets[2p + 1], or the fill
+// pixel when that lies outside the image.
+constexpr int kGatherMaxPixelBytes = 64;
+struct GatherGpuSample {
+  const void* in = nullptr;
+  void* out = nullptr;
+  const int8_t* offsets = nullptr;  // device: 2 per pixel
+  int64_t h = 0, w = 0;
+  int32_t pixel_bytes = 0;
+  uint8_t fill[kGatherMaxPixelBytes] = {};
+};
+int gather_pixels_gpu(const GatherGpuSample* samples, int n, int64_t max_pixels,
+                      StreamHandle stream);
+
 }  // namespace stoker::kernels

@@ -1,4 +1,5 @@
 // jitter and paste (CPU).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -11,7 +12,7 @@
 namespace stoker::ops {
 namespace {
 
-class Jitter final : public Operator {
+class Jitter : public Operator {
  public:
   explicit Jitter(const OpSpec& spec) : Operator(spec) {}
   void run(Workspace& ws) override {
@@ -100,8 +101,74 @@ class Paste : public Operator {
 };
 
 #ifdef STOKER_HAVE_CUDA
-// The gpu backend: one descriptor per sample and channel reads the image shifted to its place
-// and writes the channel's fill value around it; one launch.
+// The gpu backend of jitter: the offsets are drawn on the host exactly as the CPU draws them
+// (one Philox stream per sample, rejection sampling, so the draws are sequential) and go up as
+// two bytes per pixel; one launch gathers every pixel.
+class JitterGpu final : public Jitter {
+ public:
+  using Jitter::Jitter;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
+    const int64_t degree = spec_.arg<int64_t>("nDegree");
+    STOKER_ENFORCE(degree >= 1, ValueError, "jitter: nDegree must be >= 1, got ", degree);
+    STOKER_ENFORCE(degree / 2 <= 127, ValueError, "jitter (gpu): nDegree / 2 must be <= 127, got ",
+                   degree / 2);
+    if (n == 0) return;
+    std::vector<size_t> at(static_cast<size_t>(n));
+    size_t total = 0;
+    int64_t most = 0;
+    for (int i = 0; i < n; ++i) {
+      auto s = image_shape(in, i, "jitter");
+      STOKER_ENFORCE(s.channels * int64_t(dtype_size(in.dtype())) <= kernels::kGatherMaxPixelBytes,
+                     ValueError, "jitter (gpu): pixels of at most ", kernels::kGatherMaxPixelBytes,
+                     " bytes");
+      at[size_t(i)] = total, total += size_t(2 * s.height * s.width);
+      most = std::max(most, s.height * s.width);
+    }
+    const size_t desc_bytes = (size_t(n) * sizeof(kernels::GatherGpuSample) + 255) / 256 * 256;
+    auto staging = ws.pinned_pool->acquire(desc_bytes + total);
+    auto device = ws.device_pool->acquire_on(desc_bytes + total, ws.stream);
+    auto* h = static_cast<uint8_t*>(staging->data());
+    auto* d = static_cast<uint8_t*>(device->data());
+    auto* desc = reinterpret_cast<kernels::GatherGpuSample*>(h);
+    const int64_t half = degree / 2;
+    const uint32_t span = uint32_t(2 * half + 1);
+    for_each_sample(ws, n, [&](int i, int) {
+      auto s = image_shape(in, i, "jitter");
+      auto fill = fill_pixel(in.dtype(), s.channels, spec_.arg<std::vector<double>>("fill_value"),
+                             "jitter");
+      kernels::GatherGpuSample g;
+      g.in = in.data(i), g.out = out.data(i), g.h = s.height, g.w = s.width;
+      g.pixel_bytes = int32_t(fill.size());
+      std::memcpy(g.fill, fill.data(), fill.size());
+      g.offsets = reinterpret_cast<const int8_t*>(d + desc_bytes + at[size_t(i)]);
+      auto* off = reinterpret_cast<int8_t*>(h + desc_bytes + at[size_t(i)]);
+      const int64_t pixels = s.height * s.width;
+      if (scalar_arg(ws, "mask", i) == 0) {
+        std::memset(off, 0, size_t(2 * pixels));
+      } else {
+        auto rng = sample_rng(ws, i);
+        for (int64_t p = 0; p < pixels; ++p) {
+          off[2 * p] = int8_t(int64_t(rng.below(span)) - half);
+          off[2 * p + 1] = int8_t(int64_t(rng.below(span)) - half);
+        }
+      }
+      std::memcpy(&desc[i], &g, sizeof g);
+    });
+    copy_to_device_async(d, h, desc_bytes + total, ws.stream);
+    staging->record_stream(ws.stream);
+    cuda_check(kernels::gather_pixels_gpu(reinterpret_cast<const kernels::GatherGpuSample*>(d), n,
+                                          most, ws.stream),
+               "jitter (gpu): launching the kernel");
+  }
+};
+
+// The gpu backend of paste: one descriptor per sample and channel reads the image shifted to its
+// place and writes the channel's fill value around it; one launch.
 class PasteGpu final : public Paste {
  public:
   using Paste::Paste;
@@ -149,6 +216,9 @@ OpSchema jitter_schema() {
                 std::vector<double>{0.0}},
                {"mask", ArgType::kInt, "0 leaves the sample alone.", int64_t{1}, true}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Jitter>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<JitterGpu>(s); },
+#endif
   };
 }
 
