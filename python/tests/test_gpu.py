@@ -547,3 +547,21 @@ def test_jitter_matches_cpu_exactly():
     for imgs in (images, floats):
         cpu, gpu = _run_twins(build, imgs, iterations=2)
         _assert_twins(cpu, gpu, atol=0)
+
+
+@needs_gpu
+def test_normalize_matches_cpu():
+    images = _images(91)
+    floats = _images(92, dtype=np.float32)
+
+    def build(data, device):
+        m = fn.random.uniform(range=(100, 150))
+        return (fn.normalize(data, device=device),
+                fn.normalize(data, device=device, axes=(0, 1)),
+                fn.normalize(data, device=device, axes=(0, 1), batch=True, ddof=1),
+                fn.normalize(data, device=device, mean=m, stddev=40.0, dtype=types.FLOAT16),
+                fn.normalize(data, device=device, axes=(1,), scale=32, shift=128,
+                             dtype=types.UINT8, epsilon=1.0))
+    for imgs in (images, floats):
+        cpu, gpu = _run_twins(build, imgs)
+        _assert_twins(cpu, gpu, atol=1e-3 if imgs is floats else 1)

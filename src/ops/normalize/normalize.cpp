@@ -1,7 +1,11 @@
 #include "stoker/ops/normalize/normalize.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
+#include "stoker/kernels/memory/fill_gpu.hpp"
+#include "stoker/kernels/normalize/normalize_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -40,7 +44,7 @@ struct Reducer {
   }
 };
 
-class Normalize final : public Operator {
+class Normalize : public Operator {
  public:
   explicit Normalize(const OpSpec& spec)
       : Operator(spec),
@@ -132,12 +136,97 @@ class Normalize final : public Operator {
     });
   }
 
- private:
+ protected:
   static std::vector<double> values(const Batch& b, int i) { return sample_as_doubles(b, i); }
 
   std::vector<int64_t> axes_;
   DType dtype_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend (kernels/normalize/normalize_gpu): the same statistics and formula, three
+// launches per batch; group slots for the sums live in one zeroed device buffer.
+class NormalizeGpu final : public Normalize {
+ public:
+  using Normalize::Normalize;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < n; ++i) {
+      for (auto a : axes_)
+        STOKER_ENFORCE(a >= 0 && a < in.shape(i).ndim(), ValueError, "normalize: axis ", a,
+                       " of a ", in.shape(i).ndim(), "-D sample");
+      STOKER_ENFORCE(in.shape(i).ndim() <= kernels::kNormalizeMaxDims, ValueError,
+                     "normalize (gpu): at most ", kernels::kNormalizeMaxDims, " dimensions");
+      shapes.push_back(in.shape(i));
+    }
+    Batch& out = add_output(ws, dtype_, shapes, in.layout());
+    if (n == 0) return;
+    const bool batch = spec_.arg<bool>("batch");
+    const bool given_mean = spec_.has_arg("mean") || ws.arg_inputs.count("mean");
+    const bool given_std = spec_.has_arg("stddev") || ws.arg_inputs.count("stddev");
+    std::vector<kernels::NormalizeGpuSample> desc(static_cast<size_t>(n));
+    std::vector<size_t> slot(static_cast<size_t>(n), 0);
+    size_t slots = 0;
+    double batch_count = 0;
+    for (int i = 0; i < n; ++i) {
+      Reducer r(in.shape(i), axes_);
+      auto& d = desc[size_t(i)];
+      d.in = in.data(i), d.out = out.data(i), d.elements = in.shape(i).volume();
+      d.ndim = int32_t(in.shape(i).ndim());
+      for (int k = 0; k < d.ndim; ++k) {
+        d.shape[k] = r.shape[size_t(k)], d.stride[k] = r.stride[size_t(k)];
+        d.rstride[k] = r.reduced[size_t(k)] ? 0 : r.rstride[size_t(k)];
+      }
+      d.count = r.groups ? double(d.elements / r.groups) : 0.0;
+      batch_count += d.count;
+      if (batch) {
+        STOKER_ENFORCE(i == 0 || size_t(r.groups) == slots, ValueError,
+                       "normalize: batch=True needs samples that agree on the non-reduced axes");
+        slots = size_t(r.groups);
+      } else {
+        slot[size_t(i)] = slots, slots += size_t(r.groups);
+      }
+      d.has_mean = given_mean, d.has_stddev = given_std;
+      if (given_mean) d.mean = scalar_arg(ws, "mean", i);
+      if (given_std) d.stddev = scalar_arg(ws, "stddev", i);
+    }
+    STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kU16 ||
+                       in.dtype() == DType::kI16 || in.dtype() == DType::kI32 ||
+                       in.dtype() == DType::kF16 || in.dtype() == DType::kF32,
+                   TypeError, "normalize (gpu): unsupported input dtype ", dtype_name(in.dtype()));
+    auto stats =
+        ws.device_pool->acquire_on(std::max<size_t>(slots, 1) * 2 * sizeof(double), ws.stream);
+    auto* sums = static_cast<double*>(stats->data());
+    cuda_check(kernels::fill_bytes_gpu(sums, std::max<size_t>(slots, 1) * 2 * sizeof(double), 0,
+                                       ws.stream),
+               "normalize (gpu): clearing the statistics");
+    for (int i = 0; i < n; ++i) {
+      auto& d = desc[size_t(i)];
+      d.sum = sums + slot[size_t(i)];
+      d.sq = sums + std::max<size_t>(slots, 1) + slot[size_t(i)];
+      if (batch) d.count = batch_count;
+    }
+    const size_t bytes = desc.size() * sizeof(kernels::NormalizeGpuSample);
+    auto staging = ws.pinned_pool->acquire(bytes);
+    std::memcpy(staging->data(), desc.data(), bytes);
+    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+    staging->record_stream(ws.stream);
+    kernels::NormalizeGpuParams p;
+    p.epsilon = spec_.arg<double>("epsilon"), p.scale = spec_.arg<double>("scale");
+    p.shift = spec_.arg<double>("shift"), p.ddof = spec_.arg<int64_t>("ddof");
+    p.in_type = in.dtype(), p.out_type = dtype_;
+    int64_t most = 0;
+    for (const auto& d : desc) most = std::max(most, d.elements);
+    cuda_check(
+        kernels::normalize_gpu(static_cast<const kernels::NormalizeGpuSample*>(device->data()), n,
+                               most, p, ws.stream),
+        "normalize (gpu): launching the kernels");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -168,6 +257,9 @@ OpSchema normalize_schema() {
                {"ddof", ArgType::kInt, "Delta degrees of freedom of the variance.", int64_t{0}},
                {"dtype", ArgType::kDType, "Output dtype.", std::string("float32")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Normalize>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<NormalizeGpu>(s); },
+#endif
   };
 }
 
