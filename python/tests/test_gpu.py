@@ -564,4 +564,4 @@ def test_normalize_matches_cpu():
                              dtype=types.UINT8, epsilon=1.0))
     for imgs in (images, floats):
         cpu, gpu = _run_twins(build, imgs)
-        _assert_twins(cpu, gpu, atol=1e-3 if imgs is floats else 1)
+        _assert_twins(cpu, gpu, atol=4e-3 if imgs is floats else 1)  # float16: an ulp
