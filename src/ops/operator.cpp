@@ -1,5 +1,7 @@
 #include "stoker/ops/operator.hpp"
 
+#include <cstring>
+
 namespace stoker::ops {
 
 void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
@@ -40,6 +42,15 @@ Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape>
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
   if (sources) ws.outputs.back().copy_source_info(*sources);
   return ws.outputs.back();
+}
+
+std::shared_ptr<Buffer> upload_bytes(Workspace& ws, const void* data, size_t bytes) {
+  auto staging = ws.pinned_pool->acquire(bytes);  // waits for its previous copy, if any
+  std::memcpy(staging->data(), data, bytes);
+  auto device = ws.device_pool->acquire_on(bytes, ws.stream);
+  copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
+  staging->record_stream(ws.stream);
+  return device;
 }
 
 std::vector<double> sample_as_doubles(const Batch& b, int i) {

@@ -136,6 +136,15 @@ class Operator {
   OpSpec spec_;
 };
 
+// Device operators: a copy of `items` in device memory for work on ws.stream, through pinned
+// staging and one asynchronous copy (descriptor arrays for kernels). The buffer is recycled
+// only after that stream's work, so it may be released as soon as the kernel is enqueued.
+std::shared_ptr<Buffer> upload_bytes(Workspace& ws, const void* data, size_t bytes);
+template <typename T>
+std::shared_ptr<Buffer> upload(Workspace& ws, const std::vector<T>& items) {
+  return upload_bytes(ws, items.data(), items.size() * sizeof(T));
+}
+
 // Reads sample i of `b` (any numeric dtype, any shape) as doubles.
 std::vector<double> sample_as_doubles(const Batch& b, int i);
 

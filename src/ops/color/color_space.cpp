@@ -155,12 +155,7 @@ class ColorSpaceConversionGpu final : public ColorSpaceConversion {
       }
       most = std::max(most, d.elements);
     }
-    const size_t bytes = desc.size() * sizeof(kernels::ColorGpuSample);
-    auto staging = ws.pinned_pool->acquire(bytes);
-    std::memcpy(staging->data(), desc.data(), bytes);
-    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-    staging->record_stream(ws.stream);
+    auto device = upload(ws, desc);
     cuda_check(kernels::color_gpu(static_cast<const kernels::ColorGpuSample*>(device->data()), n,
                                   most, true, in.dtype(), out.dtype(), ws.stream),
                "color_space_conversion (gpu): launching the kernel");

@@ -19,16 +19,8 @@ class GaussianBlur : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    const DType out_dtype =
-        spec_.has_arg("dtype") ? dtype_from_name(spec_.arg<std::string>("dtype")) : in.dtype();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) {
-      STOKER_ENFORCE(in.shape(i).ndim() == 2 || in.shape(i).ndim() == 3, ValueError,
-                     "gaussian_blur: expects HW or HWC samples, got shape ",
-                     in.shape(i).to_string(), " for sample ", i);
-      shapes.push_back(in.shape(i));
-    }
-    Batch& out = add_output(ws, out_dtype, std::move(shapes), in.layout());
+    const DType out_dtype = output_dtype(in);
+    Batch& out = add_output(ws, out_dtype, shapes(in), in.layout());
     {
       std::lock_guard lock(mutex_);
       if (int(scratch_.size()) < ws.pool->num_threads())
@@ -57,6 +49,20 @@ class GaussianBlur : public Operator {
   }
 
  protected:
+  DType output_dtype(const Batch& in) const {
+    return spec_.has_arg("dtype") ? dtype_from_name(spec_.arg<std::string>("dtype")) : in.dtype();
+  }
+  static std::vector<TensorShape> shapes(const Batch& in) {
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < in.size(); ++i) {
+      STOKER_ENFORCE(in.shape(i).ndim() == 2 || in.shape(i).ndim() == 3, ValueError,
+                     "gaussian_blur: expects HW or HWC samples, got shape ",
+                     in.shape(i).to_string(), " for sample ", i);
+      shapes.push_back(in.shape(i));
+    }
+    return shapes;
+  }
+
   // One value for both axes or [height, width].
   std::array<double, 2> per_axis(const Workspace& ws, const char* name, int i) const {
     auto v = list_arg(ws, name, i);
@@ -78,16 +84,8 @@ class GaussianBlurGpu final : public GaussianBlur {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    const DType out_dtype =
-        spec_.has_arg("dtype") ? dtype_from_name(spec_.arg<std::string>("dtype")) : in.dtype();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) {
-      STOKER_ENFORCE(in.shape(i).ndim() == 2 || in.shape(i).ndim() == 3, ValueError,
-                     "gaussian_blur: expects HW or HWC samples, got shape ",
-                     in.shape(i).to_string(), " for sample ", i);
-      shapes.push_back(in.shape(i));
-    }
-    Batch& out = add_output(ws, out_dtype, std::move(shapes), in.layout());
+    const DType out_dtype = output_dtype(in);
+    Batch& out = add_output(ws, out_dtype, shapes(in), in.layout());
     for (DType d : {in.dtype(), out_dtype})
       STOKER_ENFORCE(d == DType::kU8 || d == DType::kI16 || d == DType::kU16 || d == DType::kF32,
                      TypeError, "gaussian_blur (gpu): unsupported dtype ", dtype_name(d));

@@ -192,12 +192,7 @@ class FlipGpu final : public Flip {
       d.vertical = scalar_arg(ws, "vertical", i) != 0;
       rows = std::max(rows, d.planes * d.h), row_elems = std::max(row_elems, d.w * d.channels);
     }
-    const size_t bytes = desc.size() * sizeof(kernels::FlipGpuSample);
-    auto staging = ws.pinned_pool->acquire(bytes);
-    std::memcpy(staging->data(), desc.data(), bytes);
-    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-    staging->record_stream(ws.stream);
+    auto device = upload(ws, desc);
     cuda_check(kernels::flip_gpu(static_cast<const kernels::FlipGpuSample*>(device->data()), n,
                                  rows, row_elems, int(dtype_size(in.dtype())), ws.stream),
                "flip (gpu): launching the kernel");

@@ -143,12 +143,7 @@ class WarpGpu final : public Warp {
       for (int k = 0; k < 6; ++k) d.m[k] = maps[size_t(i)][size_t(k)];
       oh = std::max(oh, d.oh), ow = std::max(ow, d.ow);
     }
-    const size_t bytes = desc.size() * sizeof(kernels::WarpGpuSample);
-    auto staging = ws.pinned_pool->acquire(bytes);
-    std::memcpy(staging->data(), desc.data(), bytes);
-    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-    staging->record_stream(ws.stream);
+    auto device = upload(ws, desc);
     STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kI16 ||
                        in.dtype() == DType::kU16 || in.dtype() == DType::kF32,
                    TypeError, name, " (gpu): unsupported dtype ", dtype_name(in.dtype()));

@@ -208,12 +208,7 @@ class NormalizeGpu final : public Normalize {
       d.sq = sums + std::max<size_t>(slots, 1) + slot[size_t(i)];
       if (batch) d.count = batch_count;
     }
-    const size_t bytes = desc.size() * sizeof(kernels::NormalizeGpuSample);
-    auto staging = ws.pinned_pool->acquire(bytes);
-    std::memcpy(staging->data(), desc.data(), bytes);
-    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-    staging->record_stream(ws.stream);
+    auto device = upload(ws, desc);
     kernels::NormalizeGpuParams p;
     p.epsilon = spec_.arg<double>("epsilon"), p.scale = spec_.arg<double>("scale");
     p.shift = spec_.arg<double>("shift"), p.ddof = spec_.arg<int64_t>("ddof");

@@ -34,12 +34,7 @@ void run_copies(const Operator& op, Workspace& ws, const std::vector<kernels::St
   if (d.empty()) return;
   int64_t most = 0;
   for (const auto& c : d) most = std::max(most, c.count);
-  const size_t bytes = d.size() * sizeof(kernels::StridedCopyGpu);
-  auto staging = ws.pinned_pool->acquire(bytes);
-  std::memcpy(staging->data(), d.data(), bytes);
-  auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-  copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-  staging->record_stream(ws.stream);
+  auto device = upload(ws, d);
   cuda_check(kernels::strided_copy_gpu(static_cast<const kernels::StridedCopyGpu*>(device->data()),
                                        int(d.size()), most, int(element_size), ws.stream),
              op.spec().schema->name + " (gpu): launching the copy kernel");

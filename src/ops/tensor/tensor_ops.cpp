@@ -340,12 +340,7 @@ class CastGpu final : public Cast {
       desc[size_t(i)].elements = in.shape(i).volume();
       most = std::max(most, desc[size_t(i)].elements);
     }
-    const size_t bytes = desc.size() * sizeof(kernels::ColorGpuSample);
-    auto staging = ws.pinned_pool->acquire(bytes);
-    std::memcpy(staging->data(), desc.data(), bytes);
-    auto device = ws.device_pool->acquire_on(bytes, ws.stream);
-    copy_to_device_async(device->data(), staging->data(), bytes, ws.stream);
-    staging->record_stream(ws.stream);
+    auto device = upload(ws, desc);
     cuda_check(kernels::color_gpu(static_cast<const kernels::ColorGpuSample*>(device->data()), n,
                                   most, false, in.dtype(), dtype_, ws.stream),
                "cast (gpu): launching the kernel");
