@@ -31,8 +31,10 @@ fi
 log "C++ tests"
 timeout 900 ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 300 \
   > "$OUT/ctest.log" 2>&1 || status=1
-tail -15 "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
-grep -E "Skipped|Not Run" "$OUT/ctest.log" | head -20 | tee -a "$OUT/summary.txt"
+grep -E "tests passed|tests failed" "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
+grep -E "\(Failed\)|\(Timeout\)|SEGFAULT" "$OUT/ctest.log" | tee -a "$OUT/summary.txt"
+echo "skipped (they need ../shared, liblmdb or protobuf): $(grep -c '(Skipped)' "$OUT/ctest.log")" \
+  | tee -a "$OUT/summary.txt"
 log "compute-sanitizer (memcheck, racecheck) over the GPU tests"
 if command -v compute-sanitizer > /dev/null 2>&1 || [[ -x /usr/local/cuda/bin/compute-sanitizer ]]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
@@ -55,7 +57,8 @@ fi
 log "Python tests"
 PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
   -o addopts="" -p no:cacheprovider > "$OUT/pytest.log" 2>&1 || status=1
-tail -15 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
+grep -E "^(FAILED|ERROR) " "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
+tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
 if [[ "${1:-}" == "--bench" ]]; then
   if [[ -x bench/run.sh ]]; then
     log "benchmarks"; timeout 600 bench/run.sh > "$OUT/bench.log" 2>&1 || status=1
