@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <map>
 
@@ -83,6 +84,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     std::vector<codecs::NvjpegHardwareDecoder::Job> hw_jobs;
     for (int i = 0; i < n && hw_count < take; ++i)
       if (eligible[size_t(i)]) on_hw[size_t(i)] = 1, hw_jobs.push_back(jobs[size_t(i)]), ++hw_count;
+    // The hardware share's streams are gathered into pinned memory first (in parallel), so
+    // nvJPEG's copies to the device are DMA, not staged by the driver.
+    std::shared_ptr<Buffer> pinned_streams;
+    if (!hw_jobs.empty() && pinned_bitstreams()) pinned_streams = gather_pinned(ws, hw_jobs);
     // The CPU share decodes on the pool while this thread submits the hardware share (nvJPEG's
     // hardware call holds its thread while the engines work): both sides run at once.
     const auto t0 = std::chrono::steady_clock::now();
@@ -104,6 +109,7 @@ class ImageDecoderMixed final : public ImageDecoder {
         hw_fallbacks_ += 1;
       }
       t_hw = seconds_since(t0);
+      if (pinned_streams) pinned_streams->record_stream(ws.stream);
     }
     const double t_cpu = cpu_done.get();
     upload(ws, cpu_part, on_cpu, out);
@@ -135,6 +141,31 @@ class ImageDecoderMixed final : public ImageDecoder {
  private:
   static double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  }
+
+  // STOKER_NVJPEG_PINNED=0 hands nvJPEG the streams where they are (pageable memory).
+  static bool pinned_bitstreams() {
+    static const bool on = [] {
+      const char* v = std::getenv("STOKER_NVJPEG_PINNED");
+      return !(v && std::string(v) == "0");
+    }();
+    return on;
+  }
+
+  // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
+  // at the copies.
+  static std::shared_ptr<Buffer> gather_pinned(Workspace& ws,
+                                               std::vector<codecs::NvjpegHardwareDecoder::Job>& jobs) {
+    std::vector<size_t> at(jobs.size());
+    size_t total = 0;
+    for (size_t k = 0; k < jobs.size(); ++k) at[k] = total, total += (jobs[k].size + 63) / 64 * 64;
+    auto buf = ws.pinned_pool->acquire(total);
+    auto* base = static_cast<uint8_t*>(buf->data());
+    ws.pool->parallel_for(int64_t(jobs.size()), [&](int64_t k, int) {
+      std::memcpy(base + at[size_t(k)], jobs[size_t(k)].data, jobs[size_t(k)].size);
+      jobs[size_t(k)].data = base + at[size_t(k)];
+    });
+    return buf;
   }
 
   // Samples decoded on the host: one pinned staging buffer, each sample at its offset.
