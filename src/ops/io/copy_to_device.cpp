@@ -47,29 +47,7 @@ class CopyToDevice final : public Operator {
   }
 };
 
-OpSpec as_cpu(OpSpec spec) {
-  spec.backend = Backend::kCpu;
-  return spec;
-}
-
 }  // namespace
-
-CpuThenUpload::CpuThenUpload(const OpSpec& spec)
-    : Operator(spec), cpu_(spec.schema->make_cpu(as_cpu(spec))) {}
-
-void CpuThenUpload::run(Workspace& ws) {
-  Workspace host = ws;  // the same inputs, pools and threads; outputs of its own, on the host
-  host.outputs.clear();
-  host.outputs.reserve(size_t(spec_.num_outputs));
-  host.stream = nullptr;
-  cpu_->run(host);
-  for (auto& b : host.outputs) {
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < b.size(); ++i) shapes.push_back(b.shape(i));
-    Batch& out = add_output(ws, b.dtype(), std::move(shapes), b.layout(), &b);
-    upload_batch(ws, b, out);
-  }
-}
 
 OpSchema copy_to_device_schema() {
   return {
