@@ -41,8 +41,8 @@ __global__ void color_kernel(const ColorGpuSample* __restrict__ samples) {
       const In* px = in + ic * p;
       const float r = to_f(px[0]), g = ic == 3 ? to_f(px[1]) : r, b = ic == 3 ? to_f(px[2]) : r;
       for (int c = 0; c < oc; ++c)
-        out[oc * p + c] = from_f<Out>(s.m[3 * c] * r + s.m[3 * c + 1] * g + s.m[3 * c + 2] * b +
-                                      s.offset[c]);
+        out[oc * p + c] =
+            from_f<Out>(s.m[3 * c] * r + s.m[3 * c + 1] * g + s.m[3 * c + 2] * b + s.offset[c]);
     }
   } else {
     for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < s.elements; e += stride)
@@ -64,8 +64,8 @@ int launch(const ColorGpuSample* samples, int n, int64_t max_elements, bool matr
 }
 
 template <typename In>
-int dispatch_out(const ColorGpuSample* samples, int n, int64_t max_elements, bool matrix,
-                 DType out, cudaStream_t stream) {
+int dispatch_out(const ColorGpuSample* samples, int n, int64_t max_elements, bool matrix, DType out,
+                 cudaStream_t stream) {
   switch (out) {
     case DType::kU8:
       return launch<In, uint8_t>(samples, n, max_elements, matrix, stream);

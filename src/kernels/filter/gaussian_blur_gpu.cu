@@ -54,7 +54,8 @@ __global__ void blur_columns(const BlurGpuSample* __restrict__ samples) {
   const int64_t row = s.w * s.c;
   if (e >= row || y >= s.h) return;
   float acc = 0.f;
-  for (int k = -s.ry; k <= s.ry; ++k) acc += s.ky[k + s.ry] * s.scratch[reflect101(y + k, s.h) * row + e];
+  for (int k = -s.ry; k <= s.ry; ++k)
+    acc += s.ky[k + s.ry] * s.scratch[reflect101(y + k, s.h) * row + e];
   static_cast<Out*>(s.out)[y * row + e] = store<Out>(acc);
 }
 
@@ -80,19 +81,33 @@ int gaussian_blur_gpu(const BlurGpuSample* samples, int n, int64_t max_h, int64_
   auto st = cudaStream_t(stream);
   int e = int(cudaErrorInvalidValue);
   switch (in_type) {
-    case DType::kU8: e = rows<uint8_t>(samples, grid, block, st); break;
-    case DType::kI16: e = rows<int16_t>(samples, grid, block, st); break;
-    case DType::kU16: e = rows<uint16_t>(samples, grid, block, st); break;
-    case DType::kF32: e = rows<float>(samples, grid, block, st); break;
-    default: break;
+    case DType::kU8:
+      e = rows<uint8_t>(samples, grid, block, st);
+      break;
+    case DType::kI16:
+      e = rows<int16_t>(samples, grid, block, st);
+      break;
+    case DType::kU16:
+      e = rows<uint16_t>(samples, grid, block, st);
+      break;
+    case DType::kF32:
+      e = rows<float>(samples, grid, block, st);
+      break;
+    default:
+      break;
   }
   if (e) return e;
   switch (out_type) {
-    case DType::kU8: return columns<uint8_t>(samples, grid, block, st);
-    case DType::kI16: return columns<int16_t>(samples, grid, block, st);
-    case DType::kU16: return columns<uint16_t>(samples, grid, block, st);
-    case DType::kF32: return columns<float>(samples, grid, block, st);
-    default: return int(cudaErrorInvalidValue);
+    case DType::kU8:
+      return columns<uint8_t>(samples, grid, block, st);
+    case DType::kI16:
+      return columns<int16_t>(samples, grid, block, st);
+    case DType::kU16:
+      return columns<uint16_t>(samples, grid, block, st);
+    case DType::kF32:
+      return columns<float>(samples, grid, block, st);
+    default:
+      return int(cudaErrorInvalidValue);
   }
 }
 

@@ -79,8 +79,7 @@ int launch(const WarpGpuSample* samples, int n, int64_t oh, int64_t ow, int C, b
 }  // namespace
 
 int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t max_oh, int64_t max_ow,
-                    int channels, bool linear, const float* fill, DType type,
-                    StreamHandle stream) {
+                    int channels, bool linear, const float* fill, DType type, StreamHandle stream) {
   if (n == 0 || max_oh == 0 || max_ow == 0) return 0;
   if (n > 65535 || (fill && channels > kWarpMaxChannels)) return int(cudaErrorInvalidValue);
   Fill f{};

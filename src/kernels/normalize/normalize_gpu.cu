@@ -91,13 +91,26 @@ int run_in(const NormalizeGpuSample* samples, int n, dim3 grid, const NormalizeG
   if (need_sum) sums_kernel<In><<<grid, block, 0, st>>>(samples, false);
   if (need_sq) sums_kernel<In><<<grid, block, 0, st>>>(samples, true);
   switch (p.out_type) {
-    case DType::kF32: apply_kernel<In, float><<<grid, block, 0, st>>>(samples, p); break;
-    case DType::kF16: apply_kernel<In, __half><<<grid, block, 0, st>>>(samples, p); break;
-    case DType::kU8: apply_kernel<In, uint8_t><<<grid, block, 0, st>>>(samples, p); break;
-    case DType::kI8: apply_kernel<In, int8_t><<<grid, block, 0, st>>>(samples, p); break;
-    case DType::kI16: apply_kernel<In, int16_t><<<grid, block, 0, st>>>(samples, p); break;
-    case DType::kI32: apply_kernel<In, int32_t><<<grid, block, 0, st>>>(samples, p); break;
-    default: return int(cudaErrorInvalidValue);
+    case DType::kF32:
+      apply_kernel<In, float><<<grid, block, 0, st>>>(samples, p);
+      break;
+    case DType::kF16:
+      apply_kernel<In, __half><<<grid, block, 0, st>>>(samples, p);
+      break;
+    case DType::kU8:
+      apply_kernel<In, uint8_t><<<grid, block, 0, st>>>(samples, p);
+      break;
+    case DType::kI8:
+      apply_kernel<In, int8_t><<<grid, block, 0, st>>>(samples, p);
+      break;
+    case DType::kI16:
+      apply_kernel<In, int16_t><<<grid, block, 0, st>>>(samples, p);
+      break;
+    case DType::kI32:
+      apply_kernel<In, int32_t><<<grid, block, 0, st>>>(samples, p);
+      break;
+    default:
+      return int(cudaErrorInvalidValue);
   }
   return int(cudaGetLastError());
 }
@@ -113,13 +126,20 @@ int normalize_gpu(const NormalizeGpuSample* samples, int n, int64_t max_elements
   const dim3 grid(unsigned(std::min<int64_t>((max_elements + 255) / 256, 1024)), unsigned(n));
   auto st = cudaStream_t(stream);
   switch (p.in_type) {
-    case DType::kU8: return run_in<uint8_t>(samples, n, grid, p, true, true, st);
-    case DType::kU16: return run_in<uint16_t>(samples, n, grid, p, true, true, st);
-    case DType::kI16: return run_in<int16_t>(samples, n, grid, p, true, true, st);
-    case DType::kI32: return run_in<int32_t>(samples, n, grid, p, true, true, st);
-    case DType::kF16: return run_in<__half>(samples, n, grid, p, true, true, st);
-    case DType::kF32: return run_in<float>(samples, n, grid, p, true, true, st);
-    default: return int(cudaErrorInvalidValue);
+    case DType::kU8:
+      return run_in<uint8_t>(samples, n, grid, p, true, true, st);
+    case DType::kU16:
+      return run_in<uint16_t>(samples, n, grid, p, true, true, st);
+    case DType::kI16:
+      return run_in<int16_t>(samples, n, grid, p, true, true, st);
+    case DType::kI32:
+      return run_in<int32_t>(samples, n, grid, p, true, true, st);
+    case DType::kF16:
+      return run_in<__half>(samples, n, grid, p, true, true, st);
+    case DType::kF32:
+      return run_in<float>(samples, n, grid, p, true, true, st);
+    default:
+      return int(cudaErrorInvalidValue);
   }
 }
 

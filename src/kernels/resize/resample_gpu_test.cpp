@@ -90,8 +90,8 @@ TEST(ResampleGpu, MatchesTheCpuResizeOnARaggedBatch) {
     p.in_type = DType::kU8, p.out_type = out_type;
     p.channels = p.out_channels = int32_t(C);
     for (auto& v : p.inv_std) v = 1.f;
-    ASSERT_EQ(resample_gpu(static_cast<const ResampleGpuSample*>(d_desc->data()),
-                           int(cases.size()), 300, 420, p, t, nullptr),
+    ASSERT_EQ(resample_gpu(static_cast<const ResampleGpuSample*>(d_desc->data()), int(cases.size()),
+                           300, 420, p, t, nullptr),
               0);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     for (size_t k = 0; k < cases.size(); ++k) {
@@ -147,12 +147,12 @@ TEST(ResampleGpu, CopyPlansNormaliseMirrorPadAndGoPlanar) {
   p.channels = 3, p.out_channels = 4, p.planar = 1, p.shift = 0.5f;
   const float mean[3] = {10, 20, 30}, inv[3] = {0.5f, 0.25f, 2.f}, fill[3] = {-1, -2, -3};
   for (int c = 0; c < 3; ++c) p.mean[c] = mean[c], p.inv_std[c] = inv[c], p.fill[c] = fill[c];
-  ASSERT_EQ(resample_gpu(static_cast<const ResampleGpuSample*>(dd->data()), 1, 4, 4, p,
-                         {static_cast<const int32_t*>(df->data()),
-                          static_cast<const int32_t*>(dc->data()),
-                          static_cast<const float*>(dw->data())},
-                         nullptr),
-            0);
+  ASSERT_EQ(
+      resample_gpu(static_cast<const ResampleGpuSample*>(dd->data()), 1, 4, 4, p,
+                   {static_cast<const int32_t*>(df->data()),
+                    static_cast<const int32_t*>(dc->data()), static_cast<const float*>(dw->data())},
+                   nullptr),
+      0);
   auto got = to_host<uint16_t>(out->data(), 64);
   for (int c = 0; c < 4; ++c)
     for (int y = 0; y < 4; ++y)
@@ -160,10 +160,9 @@ TEST(ResampleGpu, CopyPlansNormaliseMirrorPadAndGoPlanar) {
         const int sx = 3 + (3 - x), sy = 2 + y;  // mirrored
         float expect = 0.f;
         if (c < 3)
-          expect = (sx < W && sy < H) ? (float(img[size_t((sy * W + sx) * C + c)]) - mean[c]) *
-                                                inv[c] +
-                                            0.5f
-                                      : fill[c];
+          expect = (sx < W && sy < H)
+                       ? (float(img[size_t((sy * W + sx) * C + c)]) - mean[c]) * inv[c] + 0.5f
+                       : fill[c];
         __half_raw raw;
         raw.x = got[size_t((c * 4 + y) * 4 + x)];
         EXPECT_FLOAT_EQ(__half2float(__half(raw)), __half2float(__float2half_rn(expect)))
@@ -174,8 +173,8 @@ TEST(ResampleGpu, CopyPlansNormaliseMirrorPadAndGoPlanar) {
 TEST(FlipGpu, MatchesTheCpuFlipForHwcAndPlanes) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool device(make_device_allocator(0));
-  for (auto [planes, h, w, c] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 7, 9, 3},
-                                 {3, 5, 11, 1}}) {
+  for (auto [planes, h, w, c] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 7, 9, 3}, {3, 5, 11, 1}}) {
     for (int hv = 0; hv < 4; ++hv) {
       const bool hor = hv & 1, ver = hv & 2;
       const size_t n = size_t(planes * h * w * c);
@@ -186,9 +185,9 @@ TEST(FlipGpu, MatchesTheCpuFlipForHwcAndPlanes) {
       FlipGpuSample d{in->data(), out->data(), planes, h, w, c, hor, ver};
       auto dd = device.acquire(sizeof d);
       ASSERT_EQ(cudaMemcpy(dd->data(), &d, sizeof d, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(flip_gpu(static_cast<const FlipGpuSample*>(dd->data()), 1, planes * h, w * c, 2,
-                         nullptr),
-                0);
+      ASSERT_EQ(
+          flip_gpu(static_cast<const FlipGpuSample*>(dd->data()), 1, planes * h, w * c, 2, nullptr),
+          0);
       auto got = to_host<uint16_t>(out->data(), n);
       std::vector<uint16_t> ref(n);
       for (int64_t p = 0; p < planes; ++p)

@@ -59,8 +59,7 @@ int gather_pixels_gpu(const GatherGpuSample* samples, int n, int64_t max_pixels,
   if (n == 0 || max_pixels == 0) return 0;
   if (n > 65535) return int(cudaErrorInvalidConfiguration);
   const int block = 256;
-  const dim3 grid(unsigned(std::min<int64_t>((max_pixels + block - 1) / block, 2048)),
-                  unsigned(n));
+  const dim3 grid(unsigned(std::min<int64_t>((max_pixels + block - 1) / block, 2048)), unsigned(n));
   gather_kernel<<<grid, block, 0, cudaStream_t(stream)>>>(samples);
   return int(cudaGetLastError());
 }

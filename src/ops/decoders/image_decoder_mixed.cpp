@@ -154,8 +154,8 @@ class ImageDecoderMixed final : public ImageDecoder {
 
   // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
   // at the copies.
-  static std::shared_ptr<Buffer> gather_pinned(Workspace& ws,
-                                               std::vector<codecs::NvjpegHardwareDecoder::Job>& jobs) {
+  static std::shared_ptr<Buffer> gather_pinned(
+      Workspace& ws, std::vector<codecs::NvjpegHardwareDecoder::Job>& jobs) {
     std::vector<size_t> at(jobs.size());
     size_t total = 0;
     for (size_t k = 0; k < jobs.size(); ++k) at[k] = total, total += (jobs[k].size + 63) / 64 * 64;
