@@ -157,8 +157,12 @@ class _Expr(DataNode):
         if self._out is None:
             leaves = []
             expr = self._render(leaves)
+            # On the GPU when any operand is GPU data (CPU operands are copied there).
+            nodes = self._pipeline._nodes
+            device = "gpu" if any(nodes[k[0]]["device"] in ("gpu", "mixed")
+                                  for k, _ in leaves) else "cpu"
             self._out = self._pipeline._add_node("arithmetic", [a for _, a in leaves],
-                                                 {"expr": expr}, {}, None, "cpu", 1)
+                                                 {"expr": expr}, {}, None, device, 1)
         return self._out
 
 

@@ -565,3 +565,22 @@ def test_normalize_matches_cpu():
     for imgs in (images, floats):
         cpu, gpu = _run_twins(build, imgs)
         _assert_twins(cpu, gpu, atol=4e-3 if imgs is floats else 1)  # float16: an ulp
+
+
+@needs_gpu
+def test_arithmetic_on_gpu_values_runs_on_the_gpu_and_matches_cpu():
+    images = _images(101)
+    floats = _images(102, dtype=np.float32)
+
+    def build(data, device):
+        x = fn.flip(data, device=device, horizontal=0)  # GPU data when device == "gpu"
+        f = fn.cast(x, device=device, dtype=types.FLOAT)
+        return ((x - 128) * 0.5 + 3,
+                x // 7 + x % 5,
+                (x > 100) & (x < 200),
+                stoker.math.clamp(f / 255, 0.2, 0.8),
+                stoker.math.sqrt(f) * stoker.math.exp(f / 1000) - stoker.math.log(f + 1),
+                -x + abs(f - 100))
+    for imgs in (images, floats):
+        cpu, gpu = _run_twins(build, imgs, iterations=2)
+        _assert_twins(cpu, gpu, atol=1e-5)

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 
+#include "stoker/kernels/math/arithmetic_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -333,17 +334,43 @@ std::vector<double> evaluate(const Expr& e, const std::vector<std::vector<double
   return out;
 }
 
-class Arithmetic final : public Operator {
+class Arithmetic : public Operator {
  public:
   explicit Arithmetic(const OpSpec& spec)
       : Operator(spec), tree_(Parser(spec.arg<std::string>("expr")).parse()) {}
 
   void run(Workspace& ws) override {
     const int k = int(ws.inputs.size());
+    const Expr tree = typed_tree(ws);
+    const int n = ws.input(0).size();
+    Batch& out = add_output(ws, tree.type, shapes(ws), ws.input(0).layout());
+    for_each_sample(ws, n, [&](int i, int) {
+      const int64_t count = out.shape(i).volume();
+      std::vector<std::vector<double>> in(static_cast<size_t>(k));
+      for (int j = 0; j < k; ++j) in[size_t(j)] = sample_as_doubles(ws.input(j), i);
+      std::vector<double> result = evaluate(tree, in);
+      visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+                  DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+                  DType::kF64>(tree.type, "arithmetic output", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* o = out.data_as<T>(i);
+        for (int64_t p = 0; p < count; ++p)
+          o[p] = kernels::cast_value<T>(result[result.size() == 1 ? 0 : size_t(p)]);
+      });
+    });
+  }
+
+ protected:
+  Expr typed_tree(const Workspace& ws) const {
     std::vector<DType> types;
-    for (int j = 0; j < k; ++j) types.push_back(ws.input(j).dtype());
+    for (size_t j = 0; j < ws.inputs.size(); ++j) types.push_back(ws.input(int(j)).dtype());
     Expr tree = tree_;
     type_tree(tree, types);
+    return tree;
+  }
+
+  static std::vector<TensorShape> shapes(const Workspace& ws) {
+    const int k = int(ws.inputs.size());
     const int n = ws.input(0).size();
     std::vector<TensorShape> shapes;
     for (int i = 0; i < n; ++i) {
@@ -364,26 +391,82 @@ class Arithmetic final : public Operator {
       }
       shapes.push_back(shape);
     }
-    Batch& out = add_output(ws, tree.type, shapes, ws.input(0).layout());
-    for_each_sample(ws, n, [&](int i, int) {
-      const int64_t count = out.shape(i).volume();
-      std::vector<std::vector<double>> in(static_cast<size_t>(k));
-      for (int j = 0; j < k; ++j) in[size_t(j)] = sample_as_doubles(ws.input(j), i);
-      std::vector<double> result = evaluate(tree, in);
-      visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
-                  DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
-                  DType::kF64>(tree.type, "arithmetic output", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* o = out.data_as<T>(i);
-        for (int64_t p = 0; p < count; ++p)
-          o[p] = kernels::cast_value<T>(result[result.size() == 1 ? 0 : size_t(p)]);
-      });
-    });
+    return shapes;
+  }
+
+  Expr tree_;
+};
+
+#ifdef STOKER_HAVE_CUDA
+// The GPU kernel numbers the functions as this file does.
+static_assert(int(kernels::kArAdd) == int(kAdd) && int(kernels::kArGe) == int(kGe) &&
+              int(kernels::kArNeg) == int(kNeg) && int(kernels::kArCeil) == int(kCeil) &&
+              int(kernels::kArAtan2) == int(kAtan2));
+
+// The gpu backend: the typed tree becomes a postfix program interpreted per element
+// (kernels/math/arithmetic_gpu), one launch per batch.
+class ArithmeticGpu final : public Arithmetic {
+ public:
+  using Arithmetic::Arithmetic;
+  void run(Workspace& ws) override {
+    const int k = int(ws.inputs.size());
+    const Expr tree = typed_tree(ws);
+    const int n = ws.input(0).size();
+    Batch& out = add_output(ws, tree.type, shapes(ws), ws.input(0).layout());
+    STOKER_ENFORCE(k <= kernels::kArithMaxInputs, ValueError, "arithmetic (gpu): at most ",
+                   kernels::kArithMaxInputs, " operands, got ", k);
+    kernels::ArithProgram prog;
+    int depth = 0, most = 0;
+    compile(tree, prog, depth, most);
+    STOKER_ENFORCE(most <= kernels::kArithMaxStack, ValueError,
+                   "arithmetic (gpu): the expression is too deeply nested");
+    for (int j = 0; j < k; ++j) prog.input_type[j] = ws.input(j).dtype();
+    prog.out_type = tree.type;
+    if (n == 0) return;
+    std::vector<kernels::ArithGpuSample> desc(static_cast<size_t>(n));
+    int64_t largest = 0;
+    for (int i = 0; i < n; ++i) {
+      auto& d = desc[size_t(i)];
+      for (int j = 0; j < k; ++j) {
+        d.in[j] = ws.input(j).data(i);
+        d.in_count[j] = ws.input(j).shape(i).volume();
+      }
+      d.out = out.data(i), d.count = out.shape(i).volume();
+      largest = std::max(largest, d.count);
+    }
+    auto device = upload(ws, desc);
+    cuda_check(kernels::arithmetic_gpu(static_cast<const kernels::ArithGpuSample*>(device->data()),
+                                       n, largest, prog, ws.stream),
+               "arithmetic (gpu): launching the kernel");
   }
 
  private:
-  Expr tree_;
+  // Postfix code for `e`; tracks the stack depth.
+  static void compile(const Expr& e, kernels::ArithProgram& p, int& depth, int& most) {
+    STOKER_ENFORCE(p.length < kernels::kArithMaxProgram, ValueError,
+                   "arithmetic (gpu): the expression has more than ", kernels::kArithMaxProgram,
+                   " steps");
+    if (e.fn.empty()) {
+      kernels::ArithInstr ins;
+      if (e.input >= 0)
+        ins.op = -1, ins.arg = e.input;
+      else
+        ins.op = -2, ins.value = e.value;
+      p.code[p.length++] = ins;
+      most = std::max(most, ++depth);
+      return;
+    }
+    for (const auto& a : e.args) compile(a, p, depth, most);
+    STOKER_ENFORCE(p.length < kernels::kArithMaxProgram, ValueError,
+                   "arithmetic (gpu): the expression has more than ", kernels::kArithMaxProgram,
+                   " steps");
+    kernels::ArithInstr ins;
+    ins.op = e.code, ins.arity = int32_t(e.args.size()), ins.type = e.type;
+    p.code[p.length++] = ins;
+    depth -= ins.arity - 1;
+  }
 };
+#endif
 
 }  // namespace
 
@@ -404,6 +487,9 @@ OpSchema arithmetic_schema() {
       .outputs = {"output"},
       .args = {{"expr", ArgType::kString, "The expression in prefix form (see above)."}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Arithmetic>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<ArithmeticGpu>(s); },
+#endif
   };
 }
 

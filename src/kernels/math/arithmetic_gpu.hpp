@@ -1,0 +1,82 @@
+// Arithmetic expressions on the GPU: the expression as a postfix program, evaluated per element
+// in double with a small stack, each node's value converted to its type as the CPU operator
+// does (floats to the nearest value, to integers rounded half away from zero and saturated,
+// NaN to 0). One launch per batch.
+#pragma once
+
+#include <cstdint>
+
+#include "stoker/core/cuda.hpp"
+#include "stoker/core/dtype.hpp"
+
+namespace stoker::kernels {
+
+constexpr int kArithMaxInputs = 8;
+constexpr int kArithMaxProgram = 64;
+constexpr int kArithMaxStack = 16;
+
+// op >= 0: the function with that code (the CPU operator's list), popping `arity` values and
+// pushing the result converted to `type`; -1: push input `arg`; -2: push `value`.
+struct ArithInstr {
+  int32_t op = -2, arg = 0, arity = 0;
+  DType type = DType::kF64;
+  double value = 0;
+};
+
+struct ArithProgram {
+  ArithInstr code[kArithMaxProgram];
+  int32_t length = 0;
+  DType input_type[kArithMaxInputs] = {};
+  DType out_type = DType::kF32;
+};
+
+struct ArithGpuSample {
+  const void* in[kArithMaxInputs] = {};
+  int64_t in_count[kArithMaxInputs] = {};  // 1: broadcast
+  void* out = nullptr;
+  int64_t count = 0;
+};
+
+// Function codes, in the CPU operator's order (ops/math/arithmetic.cpp).
+enum ArithCode : int32_t {
+  kArAdd,
+  kArSub,
+  kArMul,
+  kArDiv,
+  kArFdiv,
+  kArMod,
+  kArPow,
+  kArMin,
+  kArMax,
+  kArEq,
+  kArNe,
+  kArLt,
+  kArLe,
+  kArGt,
+  kArGe,
+  kArAnd,
+  kArOr,
+  kArXor,
+  kArNeg,
+  kArAbs,
+  kArSqrt,
+  kArRsqrt,
+  kArExp,
+  kArLog,
+  kArLog2,
+  kArLog10,
+  kArSin,
+  kArCos,
+  kArTan,
+  kArFloor,
+  kArCeil,
+  kArClamp,
+  kArAtan2
+};
+
+// `samples`: device array. Integer division or modulo by zero gives 0 on the GPU (the CPU
+// operator raises); the program is checked on the host for constant divisors.
+int arithmetic_gpu(const ArithGpuSample* samples, int n, int64_t max_count,
+                   const ArithProgram& program, StreamHandle stream);
+
+}  // namespace stoker::kernels
