@@ -1,0 +1,141 @@
+// The strided-copy, colour and warp GPU kernels against the CPU kernels (which their own tests
+// check against references): odd sizes, padding with fill, a batch of several descriptors.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "stoker/core/memory.hpp"
+#include "stoker/kernels/color/color_cpu.hpp"
+#include "stoker/kernels/color/color_gpu.hpp"
+#include "stoker/kernels/geometry/slice_cpu.hpp"
+#include "stoker/kernels/geometry/warp_affine_cpu.hpp"
+#include "stoker/kernels/geometry/warp_affine_gpu.hpp"
+#include "stoker/kernels/tensor/copy_gpu.hpp"
+
+namespace stoker::kernels {
+namespace {
+
+template <typename T>
+std::shared_ptr<Buffer> to_device(MemoryPool& pool, const std::vector<T>& v) {
+  auto b = pool.acquire(std::max<size_t>(1, v.size() * sizeof(T)));
+  EXPECT_EQ(cudaMemcpy(b->data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice),
+            cudaSuccess);
+  return b;
+}
+
+template <typename T>
+std::vector<T> to_host(const void* d, size_t n) {
+  std::vector<T> h(n);
+  EXPECT_EQ(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  return h;
+}
+
+TEST(StridedCopyGpu, PaddingMatchesTheCpuSlice) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  // Two samples: 7x5x3 padded to 9x8x3 (fill 7), 4x11x3 padded to 6x12x3 (fill 7).
+  const std::vector<std::vector<int64_t>> ins = {{7, 5, 3}, {4, 11, 3}},
+                                          outs = {{9, 8, 3}, {6, 12, 3}};
+  std::vector<std::shared_ptr<Buffer>> keep;
+  std::vector<StridedCopyGpu> desc;
+  std::vector<std::vector<uint16_t>> srcs;
+  for (size_t s = 0; s < ins.size(); ++s) {
+    const auto& id = ins[s];
+    const auto& od = outs[s];
+    std::vector<uint16_t> src(size_t(id[0] * id[1] * id[2]));
+    for (size_t k = 0; k < src.size(); ++k) src[k] = uint16_t(k * 31 + s);
+    srcs.push_back(src);
+    keep.push_back(to_device(device, src));
+    auto out = device.acquire(size_t(od[0] * od[1] * od[2]) * 2);
+    keep.push_back(out);
+    StridedCopyGpu d;
+    d.in = keep[keep.size() - 2]->data(), d.out = out->data(), d.ndim = 3, d.count = 1, d.fill = 7;
+    for (int k = 0; k < 3; ++k) {
+      d.shape[k] = od[size_t(k)], d.in_shape[k] = id[size_t(k)], d.count *= od[size_t(k)];
+      d.out_stride[k] = k == 0 ? od[1] * od[2] : k == 1 ? od[2] : 1;
+      d.in_stride[k] = k == 0 ? id[1] * id[2] : k == 1 ? id[2] : 1;
+    }
+    desc.push_back(d);
+  }
+  auto dd = to_device(device, desc);
+  ASSERT_EQ(
+      strided_copy_gpu(static_cast<const StridedCopyGpu*>(dd->data()), 2, 9 * 8 * 3, 2, nullptr),
+      0);
+  for (size_t s = 0; s < ins.size(); ++s) {
+    const auto& od = outs[s];
+    const size_t n = size_t(od[0] * od[1] * od[2]);
+    auto got = to_host<uint16_t>(desc[s].out, n);
+    std::vector<uint16_t> ref(n);
+    const uint16_t fill = 7;
+    slice_cpu(reinterpret_cast<const uint8_t*>(srcs[s].data()), ins[s], 2, {0, 0, 0}, od,
+              reinterpret_cast<const uint8_t*>(&fill), reinterpret_cast<uint8_t*>(ref.data()));
+    EXPECT_EQ(got, ref) << "sample " << s;
+  }
+}
+
+TEST(ColorGpu, AffineAndMatrixMatchTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  std::mt19937 rng(5);
+  std::vector<uint8_t> img(size_t(13 * 17 * 3));
+  for (auto& v : img) v = uint8_t(rng() & 255);
+  auto in = to_device(device, img);
+  auto out = device.acquire(img.size() * 4);
+  const Mat3 m = hsv_matrix(25, 1.3, 0.9);
+  for (bool matrix : {false, true}) {
+    ColorGpuSample d;
+    d.in = in->data(), d.out = out->data(), d.elements = int64_t(img.size());
+    d.gain = 1.2f, d.bias = -9.5f;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) d.m[3 * r + c] = float(m[size_t(r)][size_t(c)]);
+    d.offset[0] = 3, d.offset[1] = -2, d.offset[2] = 0.5f;
+    std::vector<ColorGpuSample> descs{d};
+    auto dd = to_device(device, descs);
+    ASSERT_EQ(color_gpu(static_cast<const ColorGpuSample*>(dd->data()), 1, d.elements, matrix,
+                        DType::kU8, DType::kF32, nullptr),
+              0);
+    auto got = to_host<float>(out->data(), img.size());
+    std::vector<float> ref(img.size());
+    if (matrix)
+      color_matrix_cpu(img.data(), int64_t(img.size() / 3), m, {3, -2, 0.5}, ref.data());
+    else
+      affine_cpu(img.data(), int64_t(img.size()), 1.2f, -9.5f, ref.data());
+    for (size_t k = 0; k < ref.size(); ++k) ASSERT_NEAR(got[k], ref[k], 1e-3) << k;
+  }
+}
+
+TEST(WarpAffineGpu, MatchesTheCpuWithFillAndClamp) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  const int64_t H = 19, W = 23, C = 3, OH = 15, OW = 29;
+  std::vector<float> img(size_t(H * W * C));
+  for (size_t k = 0; k < img.size(); ++k) img[k] = float((k * 37) % 251);
+  auto in = to_device(device, img);
+  auto out = device.acquire(size_t(OH * OW * C) * 4);
+  const Affine m{0.8, 0.3, -2.5, -0.25, 1.1, 4.0};
+  for (bool linear : {true, false}) {
+    for (bool use_fill : {true, false}) {
+      WarpGpuSample d;
+      d.in = in->data(), d.out = out->data(), d.h = H, d.w = W, d.oh = OH, d.ow = OW;
+      for (int k = 0; k < 6; ++k) d.m[k] = m[size_t(k)];
+      std::vector<WarpGpuSample> descs{d};
+      auto dd = to_device(device, descs);
+      std::vector<float> fill{5, 6, 7};
+      ASSERT_EQ(warp_affine_gpu(static_cast<const WarpGpuSample*>(dd->data()), 1, OH, OW, int(C),
+                                linear, use_fill ? fill.data() : nullptr, DType::kF32, nullptr),
+                0);
+      auto got = to_host<float>(out->data(), size_t(OH * OW * C));
+      std::vector<float> ref(got.size());
+      warp_affine_cpu(img.data(), H, W, C, ref.data(), OH, OW, m, linear,
+                      use_fill ? &fill : nullptr);
+      for (size_t k = 0; k < ref.size(); ++k)
+        ASSERT_NEAR(got[k], ref[k], 1e-3) << k << (linear ? " linear" : " nn");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace stoker::kernels
