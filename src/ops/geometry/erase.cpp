@@ -106,8 +106,7 @@ class EraseGpu final : public Erase {
       for (const auto& r : regions(ws, i, s)) {
         if (r.y1 <= r.y0 || r.x1 <= r.x0) continue;
         for (int64_t c = 0; c < s.channels; ++c) {
-          uint64_t bits = 0;
-          std::memcpy(&bits, fill.data() + size_t(c) * es, es);
+          const uint64_t bits = fill_channel_bits(fill, c, es);
           auto* at = static_cast<uint8_t*>(out.data(i)) +
                      size_t((r.y0 * s.width + r.x0) * s.channels + c) * es;
           fills.push_back(copy_desc(nullptr, at, {r.y1 - r.y0, r.x1 - r.x0},

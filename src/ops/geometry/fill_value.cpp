@@ -24,4 +24,10 @@ std::vector<uint8_t> fill_pixel(DType d, int64_t channels, const std::vector<dou
   return px;
 }
 
+uint64_t fill_channel_bits(const std::vector<uint8_t>& pixel, int64_t c, size_t element_size) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, pixel.data() + size_t(c) * element_size, element_size);
+  return bits;
+}
+
 }  // namespace stoker::ops

@@ -14,4 +14,7 @@ namespace stoker::ops {
 std::vector<uint8_t> fill_pixel(DType dtype, int64_t channels, const std::vector<double>& fill,
                                 const std::string& op);
 
+// Channel c of such a pixel as the low bytes of a word (the GPU copy kernel's fill value).
+uint64_t fill_channel_bits(const std::vector<uint8_t>& pixel, int64_t c, size_t element_size);
+
 }  // namespace stoker::ops

@@ -15,14 +15,22 @@ namespace {
 class Jitter : public Operator {
  public:
   explicit Jitter(const OpSpec& spec) : Operator(spec) {}
+
+ protected:
+  int64_t checked_degree() const {
+    const int64_t degree = spec_.arg<int64_t>("nDegree");
+    STOKER_ENFORCE(degree >= 1, ValueError, "jitter: nDegree must be >= 1, got ", degree);
+    return degree;
+  }
+
+ public:
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
     std::vector<TensorShape> shapes;
     for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
-    const int64_t degree = spec_.arg<int64_t>("nDegree");
-    STOKER_ENFORCE(degree >= 1, ValueError, "jitter: nDegree must be >= 1, got ", degree);
+    const int64_t degree = checked_degree();
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "jitter");
       const size_t px = size_t(s.channels) * dtype_size(in.dtype());
@@ -113,8 +121,7 @@ class JitterGpu final : public Jitter {
     std::vector<TensorShape> shapes;
     for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
-    const int64_t degree = spec_.arg<int64_t>("nDegree");
-    STOKER_ENFORCE(degree >= 1, ValueError, "jitter: nDegree must be >= 1, got ", degree);
+    const int64_t degree = checked_degree();
     STOKER_ENFORCE(degree / 2 <= 127, ValueError, "jitter (gpu): nDegree / 2 must be <= 127, got ",
                    degree / 2);
     if (n == 0) return;
@@ -186,8 +193,7 @@ class PasteGpu final : public Paste {
           fill_pixel(in.dtype(), s[2], spec_.arg<std::vector<double>>("fill_value"), "paste");
       const auto [y0, x0] = at[size_t(i)];
       for (int64_t c = 0; c < s[2]; ++c) {
-        uint64_t bits = 0;
-        std::memcpy(&bits, fill.data() + size_t(c) * es, es);
+        const uint64_t bits = fill_channel_bits(fill, c, es);
         d.push_back(copy_desc(static_cast<const uint8_t*>(in.data(i)) + size_t(c) * es,
                               static_cast<uint8_t*>(out.data(i)) + size_t(c) * es, {o[0], o[1]},
                               {o[1] * o[2], o[2]}, {s[1] * s[2], s[2]}, {s[0], s[1]}, "paste",
