@@ -1,12 +1,13 @@
 """The ResNet-50 training feed on the GPU machine: decode -> random resized crop -> flip ->
 normalize -> fp16 NCHW, delivered to torch, images/s. stoker (mixed decoder: hardware JPEG
-engines + CPU threads; GPU resize and crop_mirror_normalize) against a torch DataLoader
-(PIL + torchvision, `--workers` processes) on the same files, in the same run.
+engines + CPU threads with nvJPEG's CUDA decoder or libjpeg-turbo; GPU resize and
+crop_mirror_normalize) in several decoder configurations against a torch DataLoader (PIL +
+torchvision, `--workers` processes) on the same files, in the same run.
 
     PYTHONPATH=build-gpu/python python3 bench/gpu_pipeline.py [--images DIR] [--count N]
 
 --images: a folder of JPEGs, listed repeatedly up to --count entries (scripts/make_bench_jpegs.py
-makes 127 ImageNet-like 500x375 ones, 85 KB on average, from the shared photos). Without it,
+makes 254 ImageNet-like ones, 111 KB on average, from the shared photos). Without it,
 --count synthetic JPEGs (500x375 mostly, photo-like content,
 quality 90) are written to a temporary folder first (the GPU machine has no dataset). Each
 measurement: a warm-up, then --repeats timed passes of --iters batches; the median. The
@@ -30,14 +31,15 @@ MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
 
-def stoker_rate(files, args, hw_load="auto"):
+def stoker_rate(files, args, hw_load="auto", cuda="auto", threshold=1000000):
     import torch
     pipe = stoker.Pipeline(batch_size=args.batch, num_threads=args.threads, seed=0, device_id=0,
                            prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
     with pipe:
         jpegs, labels = fn.readers.file(files=files, random_shuffle=True, name="reader")
         images = fn.decoders.image_random_crop(jpegs, device="mixed", name="decoder",
-                                               hw_decoder_load=hw_load)
+                                               hw_decoder_load=hw_load, cuda_decoder=cuda,
+                                               hybrid_huffman_threshold=threshold)
         images = fn.resize(images, device="gpu", size=[224, 224])
         out = fn.crop_mirror_normalize(images, device="gpu", mirror=fn.random.coin_flip(),
                                        mean=MEAN, std=STD, dtype=types.FLOAT16,
@@ -119,7 +121,9 @@ def main():
     p.add_argument("--iters", type=int, default=30)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--skip-torch", action="store_true")
-    p.add_argument("--loads", default="auto,1.0,0.0", help="hw_decoder_load values to run")
+    p.add_argument("--configs", default="auto/auto,1.0/off,auto/off,0.0/on,0.0/off",
+                   help="decoder configurations to run: hw_decoder_load/cuda_decoder[/"
+                   "hybrid_huffman_threshold], ...")
     args = p.parse_args()
     import torch
     tmp = None
@@ -141,14 +145,21 @@ def main():
     print()
     print("| pipeline | images/s | decoder split |")
     print("|---|---:|---|")
-    for load in [x if x == "auto" else float(x) for x in args.loads.split(",")]:
-        rate, s = stoker_rate(files, args, load)
-        split = (f"{int(s['hw_images'])} hw / {int(s['cpu_images'])} cpu, load "
-                 f"{s['hw_load']:.2f}; decoder thread: headers {s['seconds_headers']:.1f} s, hw "
-                 f"submit {s['seconds_hw_submit']:.1f} s, cpu {s['seconds_cpu_decode']:.1f} s of "
-                 f"{s['seconds_total']:.1f} s")
-        print(f"| stoker mixed(hw_decoder_load={load}) -> resize -> crop_mirror_normalize "
-              f"(fp16 NCHW) | {rate:,.0f} | {split} |", flush=True)
+    for config in args.configs.split(","):
+        load, cuda, *threshold = config.split("/")
+        load = load if load == "auto" else float(load)
+        threshold = int(threshold[0]) if threshold else 1000000
+        rate, s = stoker_rate(files, args, load, cuda, threshold)
+        split = (f"{int(s['hw_images'])} hw / {int(s['cuda_images'])} cuda / "
+                 f"{int(s['cpu_images'])} cpu, load {s['hw_load']:.2f}; thread ms per image: "
+                 f"cuda {s['thread_seconds_per_cuda_image'] * 1e3:.2f}, cpu "
+                 f"{s['thread_seconds_per_cpu_image'] * 1e3:.2f}; decoder thread: headers "
+                 f"{s['seconds_headers']:.2f} s, prepare {s['seconds_prepare']:.2f} s, hw submit "
+                 f"{s['seconds_hw_submit']:.2f} s, threads {s['seconds_threads']:.2f} s, finish "
+                 f"{s['seconds_finish']:.2f} s of {s['seconds_total']:.2f} s")
+        gpu_huffman = f", hybrid_huffman_threshold={threshold}" if threshold != 1000000 else ""
+        print(f"| stoker mixed(hw_decoder_load={load}, cuda_decoder={cuda}{gpu_huffman}) -> resize -> "
+              f"crop_mirror_normalize (fp16 NCHW) | {rate:,.0f} | {split} |", flush=True)
     if not args.skip_torch:
         rate = torch_rate(files, args)
         print(f"| torch DataLoader ({args.workers} workers, PIL + torchvision) | {rate:,.0f} | "

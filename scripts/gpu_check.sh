@@ -46,7 +46,7 @@ if command -v compute-sanitizer > /dev/null 2>&1 || [[ -x /usr/local/cuda/bin/co
     done
   done
   PYTHONPATH="$PWD/$BUILD/python" timeout 900 "$CS" --error-exitcode 3 \
-    python3 -m pytest python/tests/test_gpu.py -q -o addopts="" -p no:cacheprovider \
+    python3 -m pytest python/tests/test_gpu.py python/tests/test_gpu_decoders.py -q -o addopts="" -p no:cacheprovider \
     -k "not torch" >> "$OUT/sanitizer.log" 2>&1 \
     || { status=1; echo "memcheck FAILED on test_gpu.py" | tee -a "$OUT/summary.txt"; }
   grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log" | sort | uniq -c \

@@ -31,6 +31,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
       out.height = h.height, out.width = h.width, out.channels = jpeg_output_channels(fmt, h);
       out.orientation = jpeg_exif_orientation(data, size);
       out.jpeg_baseline_huffman = !h.progressive && !h.arithmetic;
+      out.jpeg_arithmetic = h.arithmetic;
       out.jpeg_components = h.components;
       out.jpeg_subsampling = std::move(h.subsampling);
       return out;

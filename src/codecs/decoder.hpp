@@ -23,6 +23,7 @@ struct ImageInfo {
   int bit_depth = 8;    // 16 for 16-bit PNGs, which decode16() decodes at full precision
   // JPEG only: what hardware decoders care about.
   bool jpeg_baseline_huffman = false;  // sequential (not progressive), Huffman-coded
+  bool jpeg_arithmetic = false;        // arithmetic-coded (rare; nvJPEG cannot decode it)
   int jpeg_components = 0;
   std::string jpeg_subsampling;  // see JpegInfo
 };

@@ -44,6 +44,13 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
+    pinned_outputs_.assign(graph_.nodes.size(), 0);
+    for (const auto& spec : graph_.nodes) {
+      if (spec.backend != ops::Backend::kMixed) continue;
+      for (const auto& in : spec.inputs)
+        if (graph_.nodes[size_t(in.node)].backend == ops::Backend::kCpu)
+          pinned_outputs_[size_t(in.node)] = 1;
+    }
   }
   for (auto& spec : graph_.nodes) {
     try {
@@ -227,7 +234,8 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     for (auto& [name, r] : spec.arg_inputs)
       ws.arg_inputs[name] = &values[size_t(r.node)][size_t(r.output)];
     ws.pool = &thread_pool_;
-    ws.host_pool = &host_pool_;
+    ws.host_pool =
+        !pinned_outputs_.empty() && pinned_outputs_[n] ? pinned_pool_.get() : &host_pool_;
     ws.batch_size = batch;
     ws.iteration = iteration_;
     ws.seed = options_.seed;

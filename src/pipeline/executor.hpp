@@ -108,6 +108,9 @@ class Executor {
   ThreadPool thread_pool_;
   std::vector<DeviceStage> stages_;  // mixed, then gpu (those the graph has)
   std::unique_ptr<MemoryPool> device_pool_, pinned_pool_;
+  // CPU nodes whose outputs a mixed operator reads: they allocate from the pinned pool, so the
+  // device reads them by DMA without a staging copy (nvJPEG's hardware decoder, transfers).
+  std::vector<char> pinned_outputs_;
   int64_t iteration_ = 0;
 
   static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements

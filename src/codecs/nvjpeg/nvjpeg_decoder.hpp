@@ -1,10 +1,11 @@
-// nvJPEG's hardware JPEG decoder (the GPU's NVJPG engines) behind a small interface without
-// nvJPEG types. libnvjpeg is loaded at run time (dlopen), so one build runs on machines with and
-// without it; STOKER_DISABLE_NVJPEG=1 turns it off (to test the fallbacks anywhere).
+// nvJPEG's decoders behind a small interface without nvJPEG types: the hardware decoder (the
+// GPU's NVJPG engines, batched) and the CUDA decoders (Huffman on a CPU thread or the GPU, the
+// rest in CUDA kernels). libnvjpeg is loaded at run time (dlopen), so one build runs on machines
+// with and without it; STOKER_DISABLE_NVJPEG=1 turns it off (to test the fallbacks anywhere).
 //
 // One nvJPEG handle per device is shared by every decoder (nvJPEG handles are thread-safe; two
 // hardware handles used from two threads were seen to hang on an H100); each decoder has its
-// own decoding state and must be used from one thread at a time.
+// own decoding states.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +21,17 @@ namespace stoker::codecs {
 // Whether the hardware decoder can be used on `device`; otherwise `why` says why not.
 bool nvjpeg_hardware_available(int device, std::string* why = nullptr);
 
+// One image to decode: a JPEG in host memory, the window of it to decode, and where the
+// interleaved 8-bit pixels go on the device.
+struct NvjpegJob {
+  const uint8_t* data = nullptr;  // the JPEG, in host memory
+  size_t size = 0;
+  int64_t y = 0, x = 0, h = 0, w = 0;  // the window to decode (the whole image or a part)
+  uint8_t* out = nullptr;              // device: h rows of w * 3 bytes, `pitch` apart
+  int64_t pitch = 0;
+};
+
+// The hardware decoder: the engines decode a batch; used from one thread at a time.
 class NvjpegHardwareDecoder {
  public:
   explicit NvjpegHardwareDecoder(int device);  // throws RuntimeError when unavailable
@@ -27,13 +39,7 @@ class NvjpegHardwareDecoder {
   NvjpegHardwareDecoder(const NvjpegHardwareDecoder&) = delete;
   NvjpegHardwareDecoder& operator=(const NvjpegHardwareDecoder&) = delete;
 
-  struct Job {
-    const uint8_t* data = nullptr;  // the JPEG, in host memory
-    size_t size = 0;
-    int64_t y = 0, x = 0, h = 0, w = 0;  // the window to decode (the whole image or a part)
-    uint8_t* out = nullptr;              // device: h rows of w * 3 bytes, `pitch` apart
-    int64_t pitch = 0;
-  };
+  using Job = NvjpegJob;
   // Prepares `slots` probes for supports(), one per thread that calls it.
   void reserve_slots(int slots);
   // Whether the engines can decode this stream's window (baseline, one scan, supported
@@ -43,6 +49,37 @@ class NvjpegHardwareDecoder {
   // Decodes every job to interleaved RGB (BGR when `bgr`), enqueued on `stream`. Throws
   // RuntimeError with nvJPEG's status when the batch fails (callers decode it elsewhere).
   void decode(const std::vector<Job>& jobs, bool bgr, StreamHandle stream);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Whether the CUDA decoders can be used on `device`; otherwise `why` says why not.
+bool nvjpeg_cuda_available(int device, std::string* why = nullptr);
+
+// The CUDA decoders, for many CPU threads at once: each thread decodes in its own slot (decoding
+// states, buffers and a CUDA stream). Images up to `gpu_huffman_threshold` pixels (and all
+// progressive ones) have their Huffman decode on the calling thread (nvJPEG's hybrid backend),
+// larger ones on the GPU (GPU-hybrid); inverse DCT, upsampling and colour conversion always run
+// on the GPU. Takes baseline and progressive 8-bit Huffman JPEGs that the hardware may refuse.
+class NvjpegCudaDecoder {
+ public:
+  NvjpegCudaDecoder(int device, int slots, int64_t gpu_huffman_threshold);  // throws RuntimeError
+  ~NvjpegCudaDecoder();
+  NvjpegCudaDecoder(const NvjpegCudaDecoder&) = delete;
+  NvjpegCudaDecoder& operator=(const NvjpegCudaDecoder&) = delete;
+
+  int slots() const;
+  // Starts a batch: the slots' work is ordered after the work queued on `stream` so far (for
+  // instance the allocation of the outputs).
+  void begin(StreamHandle stream);
+  // Decodes one job on `slot` (one thread per slot at a time) to RGB (BGR when `bgr`): the host
+  // part now, the GPU part queued on the slot's stream. Returns false, having written nothing,
+  // when nvJPEG cannot decode the stream (the caller decodes it elsewhere).
+  bool decode(const NvjpegJob& job, bool bgr, int slot);
+  // Makes `stream` wait for everything the slots queued since begin().
+  void end(StreamHandle stream);
 
  private:
   struct State;

@@ -103,10 +103,24 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
        "device='mixed': the fraction of each batch offered to the GPU's hardware JPEG decoder "
        "(0 to 1), or 'auto' (default): the split that makes the hardware and the CPU threads "
        "finish together, from measured rates. JPEGs the hardware cannot take (progressive, "
-       "CMYK, EXIF-rotated, other output types) and other formats decode on the CPU. Hardware "
-       "decoding uses its own IDCT and chroma upsampling: pixels differ slightly from "
-       "libjpeg-turbo's (mean absolute difference about 1 level).",
+       "4:1:1, EXIF-rotated, other output types) go to the threads, with the rest of the "
+       "batch. nvJPEG decodes with its own IDCT and chroma upsampling: pixels differ slightly "
+       "from libjpeg-turbo's (mean absolute difference about 1 level).",
        std::string("auto"), false, false, /*number_as_string=*/true});
+  s.args.push_back(
+      {"cuda_decoder", ArgType::kString,
+       "device='mixed': how the CPU threads decode their share of JPEGs (RGB/BGR uint8, shown "
+       "as stored): 'on' with nvJPEG's CUDA decoder (Huffman decoding on the thread, or on the "
+       "GPU above hybrid_huffman_threshold; the rest on the GPU), 'off' with libjpeg-turbo "
+       "then a copy to the GPU, or 'auto' (default): whichever costs a thread less per image, "
+       "measured while running. Streams nvJPEG refuses, CMYK, and other formats always decode "
+       "on the CPU.",
+       std::string("auto")});
+  s.args.push_back({"hybrid_huffman_threshold", ArgType::kInt,
+                    "device='mixed': JPEGs (other than progressive ones) whose decoded rows "
+                    "cover more pixels than this have their Huffman decoding done on the GPU "
+                    "when the CUDA decoder takes them, not on a CPU thread.",
+                    int64_t(1000000)});
   return s;
 }
 

@@ -1,4 +1,5 @@
-// device="mixed" image decoders: nvJPEG's hardware decoder and the CPU threads at once.
+// device="mixed" image decoders: nvJPEG's hardware decoder, its CUDA decoder and the CPU threads
+// at once.
 #include "stoker/ops/decoders/image_decoder_mixed.hpp"
 
 #ifdef STOKER_HAVE_CUDA
@@ -16,15 +17,20 @@ namespace stoker::ops::decoders_detail {
 namespace {
 
 // device="mixed": each batch is split between the GPU's hardware JPEG decoder (nvJPEG's
-// batched hardware backend, windows decoded as regions of interest) and the CPU threads
-// (libjpeg-turbo and the other codecs, then one copy to the device). The hardware takes baseline
-// JPEGs it reports as supported, for RGB/BGR uint8 output without EXIF rotation or DCT scaling;
-// everything else, and any batch the hardware fails, goes to the CPU. hw_decoder_load is the
-// fraction of the batch offered to the hardware, or "auto": measured rates of both sides set it
-// so that they finish together.
+// batched hardware backend, windows decoded as regions of interest) and the CPU threads. On the
+// threads, a JPEG goes to nvJPEG's CUDA decoder (Huffman on the thread, the rest on the GPU) or
+// to libjpeg-turbo (everything on the thread, then one copy to the device), whichever costs the
+// threads less per image (measured, or fixed by cuda_decoder); the other formats, and anything
+// nvJPEG refuses, decode with the CPU codecs. The hardware takes baseline JPEGs it reports as
+// supported, for RGB/BGR uint8 output without EXIF rotation or DCT scaling; a batch it fails goes
+// to the CPU. hw_decoder_load is the fraction of the batch offered to the hardware, or "auto":
+// measured rates of the hardware and the threads set it so that they finish together.
 class ImageDecoderMixed final : public ImageDecoder {
  public:
-  ImageDecoderMixed(const OpSpec& spec, Window window) : ImageDecoder(spec, window) {
+  ImageDecoderMixed(const OpSpec& spec, Window window)
+      : ImageDecoder(spec, window),
+        cuda_mode_(spec.arg<std::string>("cuda_decoder")),
+        gpu_huffman_threshold_(spec.arg<int64_t>("hybrid_huffman_threshold")) {
     const auto load = spec.arg<std::string>("hw_decoder_load");
     if (load == "auto") {
       auto_ = true;
@@ -34,6 +40,9 @@ class ImageDecoderMixed final : public ImageDecoder {
       STOKER_ENFORCE(end && *end == 0 && load_ >= 0 && load_ <= 1, ValueError, spec.schema->name,
                      ": hw_decoder_load must be 'auto' or a fraction in [0, 1], got '", load, "'");
     }
+    STOKER_ENFORCE(cuda_mode_ == "auto" || cuda_mode_ == "on" || cuda_mode_ == "off", ValueError,
+                   spec.schema->name, ": cuda_decoder must be 'auto', 'on' or 'off', got '",
+                   cuda_mode_, "'");
   }
 
   void run(Workspace& ws) override {
@@ -44,26 +53,23 @@ class ImageDecoderMixed final : public ImageDecoder {
     Batch& out = add_output(ws, dtype_, plan.shapes, "HWC");
     if (n == 0) return;
     const double t_plan = seconds_since(t_start);
-    if (!hw_tried_) {
-      hw_tried_ = true;
-      if (codecs::nvjpeg_hardware_available(ws.device_id, &hw_why_))
-        hw_ = std::make_unique<codecs::NvjpegHardwareDecoder>(ws.device_id);
-    }
-    // Which samples the hardware can take, from the headers already read: baseline Huffman
-    // 3-component JPEGs without 4:1:x chroma, shown as stored, not DCT-scaled. (nvJPEG's own
-    // check would parse every stream again; a batch the engines still refuse goes to the CPU.)
-    std::vector<codecs::NvjpegHardwareDecoder::Job> jobs(static_cast<size_t>(n));
-    std::vector<char> eligible(static_cast<size_t>(n), 0);
+    open_gpu_decoders(ws);
+    const auto t_split = std::chrono::steady_clock::now();
+    // Which samples nvJPEG may take, from the headers already read (nvJPEG's own check would
+    // parse every stream again; whatever it still refuses goes to the CPU).
+    std::vector<Job> jobs(static_cast<size_t>(n));
+    std::vector<Side> side(static_cast<size_t>(n), Side::kCpu);
+    std::vector<char> hw_ok_here(static_cast<size_t>(n), 0);
     const bool colour =
         format_ == codecs::ColorFormat::kRGB || format_ == codecs::ColorFormat::kBGR;
-    if (hw_ && dtype_ == DType::kU8 && !ycbcr_ && colour) {
+    if ((hw_ || cuda_) && dtype_ == DType::kU8 && !ycbcr_ && colour) {
       for (int i = 0; i < n; ++i) {
         const auto& info = plan.infos[size_t(i)];
         const auto& w = plan.windows[size_t(i)];
-        const auto& sub = info.jpeg_subsampling;
+        // 3-component Huffman JPEGs shown as stored, not DCT-scaled.
         if (info.format != codecs::ImageFormat::kJpeg || info.orientation != 1 ||
-            plan.scales[size_t(i)] != 1 || info.channels != 3 || !info.jpeg_baseline_huffman ||
-            info.jpeg_components != 3 || sub == "411" || sub == "410" || sub == "other")
+            plan.scales[size_t(i)] != 1 || info.channels != 3 || info.jpeg_components != 3 ||
+            info.jpeg_arithmetic)
           continue;
         auto view = in.sample(i);
         jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
@@ -74,28 +80,36 @@ class ImageDecoderMixed final : public ImageDecoder {
                            w.width,
                            static_cast<uint8_t*>(out.data(i)),
                            w.width * 3};
-        eligible[size_t(i)] = 1;
+        if (cuda_) side[size_t(i)] = Side::kCuda;  // unless the hardware takes it
+        // The engines: baseline only, without 4:1:x chroma.
+        const auto& sub = info.jpeg_subsampling;
+        hw_ok_here[size_t(i)] =
+            hw_ && info.jpeg_baseline_huffman && sub != "411" && sub != "410" && sub != "other";
       }
     }
-    // The split: the first `take` eligible samples go to the hardware.
+    // The split: the first `take` samples the hardware can take go to it.
     const double load = auto_ ? auto_load_ : load_;
-    int take = int(std::lround(load * n)), hw_count = 0;
-    std::vector<char> on_hw(static_cast<size_t>(n), 0);
-    std::vector<codecs::NvjpegHardwareDecoder::Job> hw_jobs;
-    for (int i = 0; i < n && hw_count < take; ++i)
-      if (eligible[size_t(i)]) on_hw[size_t(i)] = 1, hw_jobs.push_back(jobs[size_t(i)]), ++hw_count;
-    // The hardware share's streams are gathered into pinned memory first (in parallel), so
-    // nvJPEG's copies to the device are DMA, not staged by the driver.
+    const int take = int(std::lround(load * n));
+    std::vector<Job> hw_jobs;
+    for (int i = 0; i < n && int(hw_jobs.size()) < take; ++i)
+      if (hw_ok_here[size_t(i)]) side[size_t(i)] = Side::kHw, hw_jobs.push_back(jobs[size_t(i)]);
+    choose_thread_decoders(side);
+    // nvJPEG's copies of the hardware share's streams to the device are DMA only from pinned
+    // memory: the executor gives readers feeding this operator pinned buffers; other inputs
+    // are gathered into pinned memory first (in parallel), not staged by the driver.
     std::shared_ptr<Buffer> pinned_streams;
-    if (!hw_jobs.empty() && pinned_bitstreams()) pinned_streams = gather_pinned(ws, hw_jobs);
-    // The CPU share decodes on the pool while this thread submits the hardware share (nvJPEG's
-    // hardware call holds its thread while the engines work): both sides run at once.
+    const bool input_pinned = all_pinned(in);
+    if (!hw_jobs.empty() && !input_pinned && pinned_bitstreams())
+      pinned_streams = gather_pinned(ws, hw_jobs);
+    // The threads' share decodes on the pool while this thread submits the hardware share
+    // (nvJPEG's hardware call holds its thread while the engines work): both sides run at once.
+    const bool any_cuda = std::count(side.begin(), side.end(), Side::kCuda) > 0;
+    if (any_cuda) cuda_->begin(ws.stream);
+    const double t_prepare = seconds_since(t_split);
     const auto t0 = std::chrono::steady_clock::now();
-    std::vector<char> on_cpu(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) on_cpu[size_t(i)] = !on_hw[size_t(i)];
-    HostDecodes cpu_part;
-    auto cpu_done = std::async(std::launch::async, [&] {
-      cpu_part = decode_on_host(ws, in, plan, on_cpu, out);
+    ThreadDecodes threads;
+    auto threads_done = std::async(std::launch::async, [&] {
+      threads = decode_on_threads(ws, in, plan, side, jobs, out);
       return seconds_since(t0);
     });
     bool hw_ok = !hw_jobs.empty();
@@ -110,35 +124,60 @@ class ImageDecoderMixed final : public ImageDecoder {
       }
       t_hw = seconds_since(t0);
       if (pinned_streams) pinned_streams->record_stream(ws.stream);
+      if (input_pinned) in.record_stream(ws.stream);  // reused only after the engines' reads
     }
-    const double t_cpu = cpu_done.get();
-    upload(ws, cpu_part, on_cpu, out);
-    if (!hw_ok && !hw_jobs.empty())
-      upload(ws, decode_on_host(ws, in, plan, on_hw, out), on_hw, out);
-    const int cpu_count = n - (hw_ok ? hw_count : 0);
-    if (hw_ok && auto_) balance(hw_count, t_hw, n - hw_count, t_cpu);
+    const double t_threads = threads_done.get();
+    const auto t_join = std::chrono::steady_clock::now();
+    if (any_cuda) cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
+    upload(ws, threads, out);
+    const int hw_count = int(hw_jobs.size());
+    if (!hw_ok && hw_count > 0) {
+      std::vector<Side> on_hw(static_cast<size_t>(n), Side::kSkip);
+      for (int i = 0; i < n; ++i)
+        if (side[size_t(i)] == Side::kHw) on_hw[size_t(i)] = Side::kCpu;
+      upload(ws, decode_on_threads(ws, in, plan, on_hw, jobs, out), out);
+    }
+    if (hw_ok && auto_) balance(hw_count, t_hw, n - hw_count, t_threads);
+    if (batches_ != 2) learn_thread_costs(threads);  // not the batch that warmed nvJPEG up
+    const double t_finish = seconds_since(t_join);
     std::lock_guard lock(stats_mutex_);
+    seconds_prepare_ += t_prepare, seconds_finish_ += t_finish;
     hw_images_ += hw_ok ? hw_count : 0;
-    cpu_images_ += cpu_count;
-    seconds_plan_ += t_plan, seconds_hw_submit_ += t_hw, seconds_cpu_ += t_cpu;
+    cuda_images_ += threads.cuda_decoded;
+    cuda_fallbacks_ += threads.cuda_refused;
+    cpu_images_ += n - (hw_ok ? hw_count : 0) - threads.cuda_decoded;
+    seconds_plan_ += t_plan, seconds_hw_submit_ += t_hw, seconds_threads_ += t_threads;
     seconds_total_ += seconds_since(t_start);
   }
 
   std::map<std::string, double> stats() const override {
     std::lock_guard lock(stats_mutex_);
     return {{"hw_images", double(hw_images_)},
+            {"cuda_images", double(cuda_images_)},
             {"cpu_images", double(cpu_images_)},
             {"hw_load", auto_ ? auto_load_ : load_},
             {"hw_available", hw_ ? 1.0 : 0.0},
+            {"cuda_available", cuda_ ? 1.0 : 0.0},
             {"hw_batch_fallbacks", double(hw_fallbacks_)},
+            {"cuda_refused", double(cuda_fallbacks_)},
+            // Thread-seconds per image on the threads' two decoders (0: not measured yet).
+            {"thread_seconds_per_cuda_image", cuda_cost_},
+            {"thread_seconds_per_cpu_image", cpu_cost_},
             // Where the GPU stage's thread spent its time in this operator (seconds).
             {"seconds_headers", seconds_plan_},
+            {"seconds_prepare", seconds_prepare_},  // the split and the pinned gather
+            {"seconds_finish", seconds_finish_},    // uploads and refused samples
             {"seconds_hw_submit", seconds_hw_submit_},
-            {"seconds_cpu_decode", seconds_cpu_},
+            {"seconds_threads", seconds_threads_},
             {"seconds_total", seconds_total_}};
   }
 
  private:
+  using Job = codecs::NvjpegJob;
+  // Who decodes a sample: the engines, nvJPEG's CUDA decoder on a thread, the CPU codecs on a
+  // thread, or nobody in this pass.
+  enum class Side : char { kSkip, kCpu, kHw, kCuda };
+
   static double seconds_since(std::chrono::steady_clock::time_point t) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
   }
@@ -152,10 +191,41 @@ class ImageDecoderMixed final : public ImageDecoder {
     return on;
   }
 
+  // Opens nvJPEG's decoders on first use (they need the device, known only when running).
+  void open_gpu_decoders(Workspace& ws) {
+    if (gpu_tried_) return;
+    gpu_tried_ = true;
+    if (codecs::nvjpeg_hardware_available(ws.device_id, &hw_why_))
+      hw_ = std::make_unique<codecs::NvjpegHardwareDecoder>(ws.device_id);
+    if (cuda_mode_ != "off" && codecs::nvjpeg_cuda_available(ws.device_id, &cuda_why_))
+      cuda_ = std::make_unique<codecs::NvjpegCudaDecoder>(ws.device_id, ws.pool->num_threads(),
+                                                          gpu_huffman_threshold_);
+  }
+
+  // cuda_decoder="auto": the threads' JPEGs go to whichever decoder costs a thread less per
+  // image. Probe batches give every 4th of them to the CUDA decoder and the rest to the CPU:
+  // the 2nd batch (nvJPEG allocates its buffers then: not learned from), the 3rd, and every
+  // 64th after, so a losing decoder costs little and a change in the data is noticed.
+  void choose_thread_decoders(std::vector<Side>& side) {
+    if (!cuda_ || cuda_mode_ != "auto") return;
+    const int64_t b = batches_++;
+    const bool probe = b == 1 || b == 2 || (b > 2 && b % 64 == 0);
+    int k = 0;
+    for (auto& s : side) {
+      if (s != Side::kCuda) continue;
+      if (probe ? (k++ % 4 != 0) : !(cuda_cost_ > 0 && cuda_cost_ < cpu_cost_)) s = Side::kCpu;
+    }
+  }
+
+  static bool all_pinned(const Batch& in) {
+    for (int i = 0; i < in.size(); ++i)
+      if (!in.owner(i) || in.owner(i)->kind() != MemoryKind::kPinned) return false;
+    return true;
+  }
+
   // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
   // at the copies.
-  static std::shared_ptr<Buffer> gather_pinned(
-      Workspace& ws, std::vector<codecs::NvjpegHardwareDecoder::Job>& jobs) {
+  static std::shared_ptr<Buffer> gather_pinned(Workspace& ws, std::vector<Job>& jobs) {
     std::vector<size_t> at(jobs.size());
     size_t total = 0;
     for (size_t k = 0; k < jobs.size(); ++k) at[k] = total, total += (jobs[k].size + 63) / 64 * 64;
@@ -168,65 +238,115 @@ class ImageDecoderMixed final : public ImageDecoder {
     return buf;
   }
 
-  // Samples decoded on the host: one pinned staging buffer, each sample at its offset.
-  struct HostDecodes {
+  // What the threads did: samples decoded on the host sit in one pinned staging buffer (each
+  // at its offset, `staged`) for upload; the CUDA decoder wrote its samples on the device.
+  struct ThreadDecodes {
     std::shared_ptr<Buffer> staging;
     std::vector<size_t> offset;
+    std::vector<char> staged;
+    int cuda_decoded = 0, cuda_refused = 0;
+    double cpu_seconds = 0, cuda_seconds = 0;  // thread time, summed over samples
+    int cpu_timed = 0, cuda_timed = 0;
   };
 
-  // Decodes the samples with `which[i]` set on the pool into pinned staging.
-  HostDecodes decode_on_host(Workspace& ws, const Batch& in, const Plan& plan,
-                             const std::vector<char>& which, const Batch& out) {
+  // Decodes the samples with side kCpu or kCuda on the pool (kCuda ones nvJPEG refuses are
+  // decoded on the host instead).
+  ThreadDecodes decode_on_threads(Workspace& ws, const Batch& in, const Plan& plan,
+                                  const std::vector<Side>& side, const std::vector<Job>& jobs,
+                                  const Batch& out) {
     const int n = in.size();
-    HostDecodes d;
+    ThreadDecodes d;
     d.offset.assign(size_t(n), 0);
+    d.staged.assign(size_t(n), 0);
     size_t total = 0;
     for (int i = 0; i < n; ++i) {
       d.offset[size_t(i)] = total;
-      if (which[size_t(i)]) total += out.sample(i).num_bytes();
+      if (side[size_t(i)] == Side::kCpu || side[size_t(i)] == Side::kCuda)
+        total += out.sample(i).num_bytes();
     }
     if (total == 0) return d;
     d.staging = ws.pinned_pool->acquire(total);
     auto* base = static_cast<uint8_t*>(d.staging->data());
+    struct PerThread {
+      double cpu_s = 0, cuda_s = 0;
+      int cpu_n = 0, cuda_n = 0, refused = 0;
+    };
+    std::vector<PerThread> per(size_t(ws.pool->num_threads()));
+    const bool bgr = format_ == codecs::ColorFormat::kBGR;
     for_each_sample(ws, n, [&](int i, int thread) {
-      if (which[size_t(i)]) decode_host(in, plan, i, thread, base + d.offset[size_t(i)]);
+      const Side s = side[size_t(i)];
+      if (s != Side::kCpu && s != Side::kCuda) return;
+      auto& p = per[size_t(thread)];
+      const auto t = std::chrono::steady_clock::now();
+      if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread)) {
+        p.cuda_s += seconds_since(t), ++p.cuda_n;
+        return;
+      }
+      if (s == Side::kCuda) ++p.refused;
+      decode_host(in, plan, i, thread, base + d.offset[size_t(i)]);
+      d.staged[size_t(i)] = 1;  // distinct bytes per sample: no race
+      if (s == Side::kCpu) p.cpu_s += seconds_since(t), ++p.cpu_n;
     });
+    for (const auto& p : per) {
+      d.cpu_seconds += p.cpu_s, d.cuda_seconds += p.cuda_s;
+      d.cpu_timed += p.cpu_n, d.cuda_timed += p.cuda_n;
+      d.cuda_decoded += p.cuda_n, d.cuda_refused += p.refused;
+    }
     return d;
   }
 
   // Copies host-decoded samples to their places in `out`, on the stage's stream.
-  static void upload(Workspace& ws, const HostDecodes& d, const std::vector<char>& which,
-                     Batch& out) {
+  static void upload(Workspace& ws, const ThreadDecodes& d, Batch& out) {
     if (!d.staging) return;
     auto* base = static_cast<uint8_t*>(d.staging->data());
     for (int i = 0; i < out.size(); ++i)
-      if (which[size_t(i)])
+      if (d.staged[size_t(i)])
         copy_to_device_async(out.data(i), base + d.offset[size_t(i)], out.sample(i).num_bytes(),
                              ws.stream);
     d.staging->record_stream(ws.stream);
   }
 
+  // The threads' cost per image of each decoder, smoothed over batches.
+  void learn_thread_costs(const ThreadDecodes& d) {
+    auto learn = [](double& cost, double seconds, int count) {
+      if (count == 0) return;
+      const double c = seconds / count;
+      cost = cost <= 0 ? c : 0.7 * cost + 0.3 * c;
+    };
+    std::lock_guard lock(stats_mutex_);
+    learn(cpu_cost_, d.cpu_seconds, d.cpu_timed);
+    learn(cuda_cost_, d.cuda_seconds, d.cuda_timed);
+  }
+
   // "auto": the hardware's share that makes both sides finish together, from this batch's
   // rates, smoothed over batches.
-  void balance(int hw_n, double t_hw, int cpu_n, double t_cpu) {
+  void balance(int hw_n, double t_hw, int threads_n, double t_threads) {
     if (hw_n > 0 && t_hw > 0) hw_rate_ = 0.7 * hw_rate_ + 0.3 * (hw_n / t_hw);
-    if (cpu_n > 0 && t_cpu > 0) cpu_rate_ = 0.7 * cpu_rate_ + 0.3 * (cpu_n / t_cpu);
-    if (hw_rate_ > 0 && cpu_rate_ > 0) {
+    if (threads_n > 0 && t_threads > 0)
+      threads_rate_ = 0.7 * threads_rate_ + 0.3 * (threads_n / t_threads);
+    if (hw_rate_ > 0 && threads_rate_ > 0) {
       std::lock_guard lock(stats_mutex_);
-      auto_load_ = std::clamp(hw_rate_ / (hw_rate_ + cpu_rate_), 0.05, 1.0);
+      auto_load_ = std::clamp(hw_rate_ / (hw_rate_ + threads_rate_), 0.05, 1.0);
     }
   }
 
   bool auto_ = false;
   double load_ = 1.0;
   double auto_load_ = 0.8;  // until measured: both sides get work, so both get measured
-  double hw_rate_ = 0, cpu_rate_ = 0;
-  bool hw_tried_ = false;
-  std::string hw_why_;
+  double hw_rate_ = 0, threads_rate_ = 0;
+  std::string cuda_mode_;  // cuda_decoder: "auto", "on" or "off"
+  int64_t gpu_huffman_threshold_;
+  int64_t batches_ = 0;
+  bool gpu_tried_ = false;
+  std::string hw_why_, cuda_why_;
   std::unique_ptr<codecs::NvjpegHardwareDecoder> hw_;
+  std::unique_ptr<codecs::NvjpegCudaDecoder> cuda_;
   mutable std::mutex stats_mutex_;
-  int64_t hw_images_ = 0, cpu_images_ = 0, hw_fallbacks_ = 0;
-  double seconds_plan_ = 0, seconds_hw_submit_ = 0, seconds_cpu_ = 0, seconds_total_ = 0;
+  int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, hw_fallbacks_ = 0;
+  int64_t cuda_fallbacks_ = 0;
+  double cpu_cost_ = 0, cuda_cost_ = 0;
+  double seconds_plan_ = 0, seconds_hw_submit_ = 0, seconds_threads_ = 0, seconds_total_ = 0;
+  double seconds_prepare_ = 0, seconds_finish_ = 0;
 };
 
 }  // namespace

@@ -1,0 +1,180 @@
+"""device="mixed" decoders against the CPU decoder: nvJPEG's hardware decoder, its CUDA decoder
+(Huffman on a thread or on the GPU) and the CPU threads, alone and split by "auto"; streams the
+hardware cannot take; stream ordering into recycled buffers; the fallbacks. Skipped without a
+CUDA device."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import _stoker, fn
+from stoker.datasets import _image
+
+needs_gpu = pytest.mark.skipif(not _stoker.cuda_available(),
+                               reason="no CUDA device: GPU test skipped")
+
+# Each backend alone: hardware_only, cuda with CPU Huffman, cuda with GPU Huffman.
+BACKENDS = {
+    "hardware": dict(hw_decoder_load=1.0, cuda_decoder="off"),
+    "cuda": dict(hw_decoder_load=0.0, cuda_decoder="on"),
+    "cuda_gpu_huffman": dict(hw_decoder_load=0.0, cuda_decoder="on", hybrid_huffman_threshold=0),
+}
+STAT = {"hardware": "hw_images", "cuda": "cuda_images", "cuda_gpu_huffman": "cuda_images"}
+
+
+@pytest.fixture(scope="session")
+def mixed_folder(tmp_path_factory):
+    """JPEGs the engines can and cannot take (progressive, 4:4:4/4:2:2/4:2:0, grayscale, CMYK)
+    and a PNG, in odd sizes."""
+    PIL = pytest.importorskip("PIL.Image", reason="Pillow is needed to write the test images")
+    root = tmp_path_factory.mktemp("mixed") / "c"
+    root.mkdir()
+    rng = np.random.default_rng(3)
+    kinds = [dict(progressive=True, subsampling=2), dict(subsampling=0), dict(subsampling=1),
+             dict(subsampling=2), dict(progressive=True, subsampling=0), "gray", "cmyk", "png"]
+    for i, kind in enumerate(kinds * 2):
+        img = PIL.fromarray(_image(rng, int(rng.integers(61, 301)), int(rng.integers(57, 311))))
+        path = root / f"{i:02d}.jpg"
+        if kind == "gray":
+            img.convert("L").save(path, quality=90)
+        elif kind == "cmyk":
+            img.convert("CMYK").save(path, quality=90)
+        elif kind == "png":
+            img.save(root / f"{i:02d}.png")
+        else:
+            img.save(path, quality=90, **kind)
+    return str(root.parent)
+
+
+def _decode_pipe(folder, device, batch=8, window="image", **kwargs):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=3, seed=9,
+                           device_id=0 if device == "mixed" else None)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=folder)
+        decoder = getattr(fn.decoders, window)
+        pipe.set_outputs(decoder(jpegs, device=device, name="dec", **kwargs))
+    return pipe
+
+
+def _decoded(pipe, iterations=3):
+    out = []
+    for _ in range(iterations):
+        (b,) = pipe.run()
+        out.extend(s.numpy().astype(np.int16) for s in b.as_cpu())
+    return out
+
+
+def _assert_close_to_cpu(cpu, mixed):
+    """Within nvJPEG's difference from libjpeg-turbo (its own IDCT and chroma upsampling): mean
+    absolute difference <= 2 levels; single pixels at sharp chroma edges differ more."""
+    worst = 0
+    for a, b in zip(cpu, mixed, strict=True):
+        assert a.shape == b.shape
+        diff = np.abs(a - b)
+        assert diff.mean() <= 2.0, diff.mean()
+        worst = max(worst, int(diff.max()))
+    assert worst <= 96, worst
+    return worst
+
+
+@needs_gpu
+@pytest.mark.parametrize("backend", list(BACKENDS))
+@pytest.mark.parametrize("window", ["image", "image_random_crop", "image_crop"])
+def test_each_nvjpeg_backend_matches_cpu(jpeg_folder, window, backend):
+    kwargs = {"crop": (40, 50), "crop_pos_x": 0.7} if window == "image_crop" else {}
+    cpu = _decoded(_decode_pipe(jpeg_folder, "cpu", window=window, **kwargs))
+    mixed_pipe = _decode_pipe(jpeg_folder, "mixed", window=window, **BACKENDS[backend], **kwargs)
+    worst = _assert_close_to_cpu(cpu, _decoded(mixed_pipe))
+    s = mixed_pipe.operator_stats("dec")
+    available = s["hw_available"] if backend == "hardware" else s["cuda_available"]
+    if available:  # really decoded by nvJPEG: not libjpeg-turbo's pixels
+        assert s[STAT[backend]] > 0 and s["cuda_refused"] == 0 and worst > 0, s
+
+
+@needs_gpu
+@pytest.mark.parametrize("hw_decoder_load", ["auto", 0.0, 1.0])
+def test_streams_the_hardware_cannot_take_go_elsewhere(mixed_folder, hw_decoder_load):
+    cpu = _decoded(_decode_pipe(mixed_folder, "cpu"), iterations=4)
+    mixed_pipe = _decode_pipe(mixed_folder, "mixed", hw_decoder_load=hw_decoder_load,
+                              cuda_decoder="on")
+    _assert_close_to_cpu(cpu, _decoded(mixed_pipe, iterations=4))
+    s = mixed_pipe.operator_stats("dec")
+    assert s["hw_images"] + s["cuda_images"] + s["cpu_images"] >= 32
+    if s["cuda_available"]:  # progressive JPEGs: the CUDA decoder; gray, CMYK, PNG: the CPU
+        assert s["cuda_images"] > 0 and s["cpu_images"] > 0, s
+
+
+@needs_gpu
+def test_cpu_only_share_is_bit_exact_and_auto_uses_every_side(jpeg_folder):
+    cpu = _decoded(_decode_pipe(jpeg_folder, "cpu"), iterations=6)
+    none = _decode_pipe(jpeg_folder, "mixed", hw_decoder_load=0.0, cuda_decoder="off")
+    for a, b in zip(cpu, _decoded(none, iterations=6)):
+        np.testing.assert_array_equal(a, b)  # all on the CPU: libjpeg-turbo's pixels
+    s = none.operator_stats("dec")
+    assert s["hw_images"] == 0 and s["cuda_images"] == 0 and s["cuda_available"] == 0
+    auto = _decode_pipe(jpeg_folder, "mixed")
+    _assert_close_to_cpu(cpu, _decoded(auto, iterations=6))
+    s = auto.operator_stats("dec")
+    done = s["hw_images"] + s["cuda_images"] + s["cpu_images"]  # delivered and prefetched
+    assert done >= 48 and done % 8 == 0
+    if s["hw_available"]:
+        assert 0 < s["hw_load"] <= 1 and s["hw_images"] > 0, s
+    if s["cuda_available"]:  # the first batches measure both of the threads' decoders
+        assert s["thread_seconds_per_cuda_image"] > 0 and s["thread_seconds_per_cpu_image"] > 0
+
+
+@needs_gpu
+def test_bad_cuda_decoder_argument_is_refused(jpeg_folder):
+    with pytest.raises(ValueError, match="cuda_decoder must be 'auto', 'on' or 'off', got 'yes'"):
+        _decode_pipe(jpeg_folder, "mixed", cuda_decoder="yes").run()
+
+
+@needs_gpu
+def test_disable_nvjpeg_falls_back_to_the_cpu(jpeg_folder):
+    code = f"""
+import numpy as np, stoker
+from stoker import fn
+pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=1, device_id=0)
+with pipe:
+    jpegs, _ = fn.readers.file(file_root={jpeg_folder!r})
+    pipe.set_outputs(fn.decoders.image(jpegs, device="mixed", name="dec", hw_decoder_load=1.0))
+(b,) = pipe.run()
+s = pipe.operator_stats("dec")
+assert b.device == "gpu" and s["hw_available"] == 0 and s["cuda_available"] == 0, s
+assert s["cpu_images"] == 4, s
+print("ok")
+"""
+    env = dict(os.environ, STOKER_DISABLE_NVJPEG="1")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+@needs_gpu
+@pytest.mark.parametrize("backend", ["hardware", "cuda"])
+def test_decodes_into_recycled_buffers_while_torch_reads(jpeg_folder, backend):
+    """The stream-ordering test: many nvJPEG-decoded batches into recycled device buffers while
+    torch reads earlier ones on its own stream; every batch equals the CPU decode within the
+    decoders' difference (corruption would show as large differences)."""
+    torch = pytest.importorskip("torch")
+    cpu = _decode_pipe(jpeg_folder, "cpu", window="image_crop", crop=(48, 48))
+    gpu = _decode_pipe(jpeg_folder, "mixed", window="image_crop", crop=(48, 48),
+                       **BACKENDS[backend])
+    side = torch.cuda.Stream()
+    held = []
+    for _ in range(40):
+        (ref,), (out,) = cpu.run(), gpu.run()
+        with torch.cuda.stream(side):
+            t = torch.from_dlpack(out)
+            s = t.float().mean(dim=(1, 2, 3))
+        held.append((t, s, ref.as_array().astype(np.float64).mean(axis=(1, 2, 3))))
+        if len(held) > 5:
+            t, s, expect = held.pop(0)
+            side.synchronize()
+            np.testing.assert_allclose(s.cpu().numpy(), expect, atol=2.0)
+    assert gpu.memory_stats()["device"]["reused"] > 0

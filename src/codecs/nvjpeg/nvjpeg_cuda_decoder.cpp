@@ -1,0 +1,172 @@
+// nvJPEG's CUDA decoders through the decoupled API (see nvjpeg_decoder.hpp): per image, the host
+// phase on the calling thread, then the transfer and the device phase on its slot's stream.
+#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
+#include "stoker/core/error.hpp"
+
+#ifdef STOKER_HAVE_NVJPEG
+#include "stoker/codecs/nvjpeg/nvjpeg_api.hpp"
+#endif
+
+namespace stoker::codecs {
+
+#ifdef STOKER_HAVE_NVJPEG
+using nvjpeg_detail::api;
+using nvjpeg_detail::check;
+
+bool nvjpeg_cuda_available(int device, std::string* why) {
+  const auto& h = nvjpeg_detail::shared_handle(device);
+  if (why) *why = h.why;
+  return h.handle != nullptr;
+}
+
+namespace {
+constexpr int kHybrid = 0, kGpuHybrid = 1;  // Huffman on the host / on the GPU
+}
+
+struct NvjpegCudaDecoder::State {
+  // What one thread decodes with. The pinned buffer (the host phase's output, copied to the
+  // device by the transfer) alternates between two pages so the host phase of an image can
+  // run while the previous image's transfer may still read the other page.
+  struct Slot {
+    nvjpegJpegState_t states[2] = {};  // per backend (kHybrid, kGpuHybrid)
+    nvjpegJpegStream_t parsed = nullptr;
+    nvjpegDecodeParams_t params = nullptr;
+    nvjpegBufferPinned_t pinned[2] = {};
+    nvjpegBufferDevice_t device_buffer = nullptr;
+    std::unique_ptr<CudaStream> stream;
+    CudaEvent done;     // recorded after the slot's latest image
+    bool used = false;  // `done` has been recorded
+    int page = 0;
+  };
+  int device = 0;
+  nvjpegHandle_t handle = nullptr;
+  nvjpegJpegDecoder_t decoders[2] = {};
+  int64_t gpu_huffman_threshold = 0;
+  std::vector<std::unique_ptr<Slot>> slots;
+  std::unique_ptr<CudaEvent> begun;
+
+  ~State() {
+    const auto& a = api();
+    for (auto& s : slots) {
+      // nvJPEG objects may still be in use by queued work: let the slot's stream finish.
+      if (s->stream) s->stream->synchronize();
+      for (auto st : s->states)
+        if (st) a.state_destroy(st);
+      if (s->parsed) a.stream_destroy(s->parsed);
+      if (s->params) a.params_destroy(s->params);
+      for (auto p : s->pinned)
+        if (p) a.pinned_destroy(p);
+      if (s->device_buffer) a.device_destroy(s->device_buffer);
+    }
+    for (auto d : decoders)
+      if (d) a.decoder_destroy(d);
+  }
+};
+
+NvjpegCudaDecoder::NvjpegCudaDecoder(int device, int slots, int64_t gpu_huffman_threshold)
+    : state_(std::make_unique<State>()) {
+  std::string why;
+  STOKER_ENFORCE(nvjpeg_cuda_available(device, &why), RuntimeError,
+                 "nvJPEG CUDA decoder unavailable: ", why);
+  STOKER_ENFORCE(slots > 0, ValueError, "NvjpegCudaDecoder: slots must be positive, got ", slots);
+  const auto& a = api();
+  auto& st = *state_;
+  st.device = device;
+  st.handle = nvjpeg_detail::shared_handle(device).handle;
+  st.gpu_huffman_threshold = gpu_huffman_threshold;
+  DeviceGuard guard(device);
+  check(a.decoder_create(st.handle, NVJPEG_BACKEND_HYBRID, &st.decoders[kHybrid]),
+        "creating the hybrid decoder");
+  check(a.decoder_create(st.handle, NVJPEG_BACKEND_GPU_HYBRID, &st.decoders[kGpuHybrid]),
+        "creating the GPU-hybrid decoder");
+  st.begun = std::make_unique<CudaEvent>();
+  for (int k = 0; k < slots; ++k) {
+    auto s = std::make_unique<State::Slot>();
+    auto* slot = s.get();
+    st.slots.push_back(std::move(s));  // owned from here: the destructor frees what was made
+    for (int b : {kHybrid, kGpuHybrid})
+      check(a.decoder_state_create(st.handle, st.decoders[b], &slot->states[b]),
+            "creating a decoder state");
+    check(a.stream_create(st.handle, &slot->parsed), "creating a stream parser");
+    check(a.params_create(st.handle, &slot->params), "creating decode parameters");
+    for (auto& p : slot->pinned) check(a.pinned_create(st.handle, nullptr, &p), "pinned buffer");
+    check(a.device_create(st.handle, nullptr, &slot->device_buffer), "device buffer");
+    slot->stream = std::make_unique<CudaStream>(device);
+  }
+}
+
+NvjpegCudaDecoder::~NvjpegCudaDecoder() = default;
+
+int NvjpegCudaDecoder::slots() const { return int(state_->slots.size()); }
+
+void NvjpegCudaDecoder::begin(StreamHandle stream) {
+  DeviceGuard guard(state_->device);
+  state_->begun->record(stream);
+  for (auto& s : state_->slots) state_->begun->wait_on(s->stream->get());
+}
+
+void NvjpegCudaDecoder::end(StreamHandle stream) {
+  DeviceGuard guard(state_->device);
+  for (auto& s : state_->slots) {
+    if (!s->used) continue;
+    s->done.record(s->stream->get());
+    s->done.wait_on(stream);
+  }
+}
+
+bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
+  auto& st = *state_;
+  STOKER_ASSERT(slot >= 0 && slot < int(st.slots.size()), "slot ", slot, " out of range");
+  auto& s = *st.slots[size_t(slot)];
+  const auto& a = api();
+  DeviceGuard guard(st.device);  // pool threads may have another device current
+  if (a.stream_parse(st.handle, job.data, job.size, 0, 0, s.parsed) != NVJPEG_STATUS_SUCCESS)
+    return false;
+  nvjpegJpegEncoding_t encoding{};
+  if (a.stream_encoding(s.parsed, &encoding) != NVJPEG_STATUS_SUCCESS) return false;
+  // Huffman decoding on the GPU pays off for large images only (and cannot do progressive).
+  // The Huffman decode covers every row above the window's bottom, in full width.
+  const bool gpu_huffman = encoding != NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN &&
+                           (job.y + job.h) * job.w > st.gpu_huffman_threshold;
+  const int b = gpu_huffman ? kGpuHybrid : kHybrid;
+  nvjpeg_detail::set_window(s.params, job, bgr);
+  check(a.attach_pinned(s.states[b], s.pinned[s.page]), "attaching a pinned buffer");
+  s.page ^= 1;
+  if (a.decode_host(st.handle, st.decoders[b], s.states[b], s.params, s.parsed) !=
+      NVJPEG_STATUS_SUCCESS)
+    return false;
+  // The previous image's transfer must be done before the next host phase reuses its page:
+  // waiting here (after this host phase) keeps one image of GPU work overlapping the host.
+  if (s.used) s.done.synchronize();
+  check(a.attach_device(s.states[b], s.device_buffer), "attaching a device buffer");
+  const auto cuda = cudaStream_t(s.stream->get());
+  if (a.transfer(st.handle, st.decoders[b], s.states[b], s.parsed, cuda) != NVJPEG_STATUS_SUCCESS)
+    return false;
+  nvjpegImage_t out{};
+  out.channel[0] = job.out;
+  out.pitch[0] = static_cast<unsigned int>(job.pitch);
+  const nvjpegStatus_t status = a.decode_device(st.handle, st.decoders[b], s.states[b], &out, cuda);
+  s.done.record(s.stream->get());
+  s.used = true;
+  return status == NVJPEG_STATUS_SUCCESS;
+}
+
+#else  // built without nvjpeg.h
+
+bool nvjpeg_cuda_available(int, std::string* why) {
+  if (why) *why = "stoker was built without nvjpeg.h";
+  return false;
+}
+struct NvjpegCudaDecoder::State {};
+NvjpegCudaDecoder::NvjpegCudaDecoder(int, int, int64_t) {
+  throw RuntimeError("nvJPEG CUDA decoder unavailable: stoker was built without nvjpeg.h");
+}
+NvjpegCudaDecoder::~NvjpegCudaDecoder() = default;
+int NvjpegCudaDecoder::slots() const { return 0; }
+void NvjpegCudaDecoder::begin(StreamHandle) {}
+void NvjpegCudaDecoder::end(StreamHandle) {}
+bool NvjpegCudaDecoder::decode(const NvjpegJob&, bool, int) { return false; }
+
+#endif
+
+}  // namespace stoker::codecs
