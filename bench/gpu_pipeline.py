@@ -57,9 +57,18 @@ def stoker_rate(files, args, hw_load="auto", cuda="auto", threshold=1000000):
         return iters * args.batch / (time.perf_counter() - t0)
 
     one_pass(args.warmup)
+    before, t0 = pipe.stage_stats(), time.perf_counter()
     rates = [one_pass(args.iters) for _ in range(args.repeats)]
+    wall = time.perf_counter() - t0
     stats = pipe.operator_stats("decoder")
-    return statistics.median(rates), stats
+    # Each stage's share of the timed passes: busy / starved (waiting for the stage before) /
+    # blocked (waiting for room after); the bottleneck is busy and never starved.
+    stages = " · ".join(
+        f"{a['stage']} {100 * (a['busy'] - b['busy']) / wall:.0f}/"
+        f"{100 * (a['starved'] - b['starved']) / wall:.0f}/"
+        f"{100 * (a['blocked'] - b['blocked']) / wall:.0f}%"
+        for b, a in zip(before, pipe.stage_stats()))
+    return statistics.median(rates), stats, stages
 
 
 class _Files:
@@ -90,7 +99,10 @@ def torch_rate(files, args):
     loader = torch.utils.data.DataLoader(_Files(files), batch_size=args.batch, shuffle=True,
                                          num_workers=args.workers, pin_memory=True,
                                          persistent_workers=True, prefetch_factor=4,
-                                         worker_init_fn=_one_thread)
+                                         worker_init_fn=_one_thread,
+                                         # stoker's threads and CUDA are live in this process:
+                                         # forked workers crash, so they start fresh.
+                                         multiprocessing_context="spawn")
 
     def batches():
         while True:
@@ -145,18 +157,19 @@ def main():
     print()
     print("| pipeline | images/s | decoder split |")
     print("|---|---:|---|")
-    for config in args.configs.split(","):
+    for config in [c for c in args.configs.split(",") if c]:
         load, cuda, *threshold = config.split("/")
         load = load if load == "auto" else float(load)
         threshold = int(threshold[0]) if threshold else 1000000
-        rate, s = stoker_rate(files, args, load, cuda, threshold)
+        rate, s, stages = stoker_rate(files, args, load, cuda, threshold)
         split = (f"{int(s['hw_images'])} hw / {int(s['cuda_images'])} cuda / "
                  f"{int(s['cpu_images'])} cpu, load {s['hw_load']:.2f}; thread ms per image: "
                  f"cuda {s['thread_seconds_per_cuda_image'] * 1e3:.2f}, cpu "
                  f"{s['thread_seconds_per_cpu_image'] * 1e3:.2f}; decoder thread: headers "
                  f"{s['seconds_headers']:.2f} s, prepare {s['seconds_prepare']:.2f} s, hw submit "
                  f"{s['seconds_hw_submit']:.2f} s, threads {s['seconds_threads']:.2f} s, finish "
-                 f"{s['seconds_finish']:.2f} s of {s['seconds_total']:.2f} s")
+                 f"{s['seconds_finish']:.2f} s of {s['seconds_total']:.2f} s; stages "
+                 f"busy/starved/blocked: {stages}")
         gpu_huffman = f", hybrid_huffman_threshold={threshold}" if threshold != 1000000 else ""
         print(f"| stoker mixed(hw_decoder_load={load}, cuda_decoder={cuda}{gpu_huffman}) -> resize -> "
               f"crop_mirror_normalize (fp16 NCHW) | {rate:,.0f} | {split} |", flush=True)

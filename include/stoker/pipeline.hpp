@@ -125,6 +125,14 @@ class Pipeline {
   std::map<std::string, double> operator_stats(const std::string& name) const;
   // Incidents (skipped samples) since the last call.
   std::vector<std::string> take_incidents();
+  // Per stage ("cpu", "mixed", "gpu", then "consumer"): iterations and seconds busy, starved
+  // (waiting for the stage before) and blocked (waiting for room after), since the start.
+  struct StageTimes {
+    std::string name;
+    int64_t iterations = 0;
+    double busy = 0, starved = 0, blocked = 0;
+  };
+  std::vector<StageTimes> stage_stats() const;
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

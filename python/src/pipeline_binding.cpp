@@ -150,6 +150,20 @@ void bind_pipeline(nb::module_& m) {
       .def("checkpoint", &Pipeline::checkpoint)
       .def("take_incidents", &Pipeline::take_incidents)
       .def("operator_stats", &Pipeline::operator_stats)
+      .def("stage_stats",
+           [](const Pipeline& p) {
+             nb::list out;
+             for (const auto& s : p.stage_stats()) {
+               nb::dict d;
+               d["stage"] = s.name;
+               d["iterations"] = s.iterations;
+               d["busy"] = s.busy;
+               d["starved"] = s.starved;
+               d["blocked"] = s.blocked;
+               out.append(d);
+             }
+             return out;
+           })
       .def("error_stats",
            [](const Pipeline& p) {
              auto s = p.error_stats();

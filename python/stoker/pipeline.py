@@ -408,6 +408,14 @@ class Pipeline:
         self.build()
         return self._native.operator_stats(name)
 
+    def stage_stats(self):
+        """Where each stage's thread spent its time since the start, in seconds: a list of
+        {"stage", "iterations", "busy", "starved", "blocked"} for "cpu", "mixed", "gpu" (those
+        the pipeline has) and "consumer" (its "starved": waiting in run()). The stage with the
+        most busy time and the least starved time is the bottleneck."""
+        self.build()
+        return self._native.stage_stats()
+
     def reset(self):
         """Starts the next epoch of external sources (after StopIteration)."""
         if self._end_delivered or any(es.exhausted for es in self._external.values()):

@@ -368,6 +368,48 @@ def test_colour_space_conversion_and_cast_match_cpu():
     _assert_twins(cpu, gpu, atol=0)
 
 
+_CAST_TYPES = {np.bool_: types.BOOL, np.uint8: types.UINT8, np.uint16: types.UINT16,
+               np.uint32: types.UINT32, np.uint64: types.UINT64, np.int8: types.INT8,
+               np.int16: types.INT16, np.int32: types.INT32, np.int64: types.INT64,
+               np.float16: types.FLOAT16, np.float32: types.FLOAT, np.float64: types.FLOAT64}
+
+
+def _cast_inputs(np_type):
+    """Ragged 1-D samples of `np_type` with the values casts get wrong: extremes, halves,
+    NaN and infinities, values beyond every narrower type."""
+    if np_type == np.bool_:
+        values = np.array([0, 1, 1, 0, 1], np.bool_)
+    elif np.issubdtype(np_type, np.integer):
+        info = np.iinfo(np_type)
+        picks = [int(info.min), int(info.max), 0, 1, int(info.max) // 3, int(info.min) // 5, 127,
+                 128, 255, 256, 65535, 65536, 2**31 - 1, 2**53 + 1]
+        values = np.array([v for v in picks if info.min <= v <= info.max], np_type)
+    else:
+        with np.errstate(over="ignore"):
+            values = np.array([np.nan, np.inf, -np.inf, 0.5, -0.5, 1.5, 2.5, -2.5, 255.5, 256.4,
+                               -129.5, 65535.5, 1e5, -1e5, 2.0**31, -2.0**31 - 1, 2.0**63,
+                               -2.0**63, 2.0**64, 1e30, -1e30, 3.4e38, 1e-7], np.float64
+                              ).astype(np_type)
+    values = values.reshape(1, -1, 1)  # one row of pixels (the twins feed HWC)
+    return [values, values[:, ::-1].copy(), values[:, :3].copy()]
+
+
+@needs_gpu
+@pytest.mark.parametrize("np_in", list(_CAST_TYPES), ids=lambda t: np.dtype(t).name)
+def test_cast_every_dtype_pair_matches_cpu_exactly(np_in):
+    """The GPU cast follows the CPU's rules bit for bit: rounding half away from zero,
+    saturation, NaN to 0, float16 and bfloat16 rounding to nearest even."""
+    def build(data, device):
+        outs = tuple(fn.cast(data, device=device, dtype=t) for t in _CAST_TYPES.values())
+        bf16 = fn.cast(data, device=device, dtype=types.BFLOAT16)
+        return outs + (fn.cast(bf16, device=device, dtype=types.FLOAT),)
+    cpu, gpu = _run_twins(build, _cast_inputs(np_in))
+    for k, (out_cpu, out_gpu) in enumerate(zip(cpu[0], gpu[0])):
+        for a, b in zip(out_cpu, out_gpu):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(b, a, err_msg=f"output {k}")
+
+
 @needs_gpu
 def test_warp_affine_and_rotate_match_cpu():
     images = _images(51)

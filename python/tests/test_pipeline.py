@@ -222,3 +222,27 @@ def test_close_stops_the_pipeline_and_keeps_returned_batches():
     with pytest.raises(RuntimeError, match="the pipeline was closed"):
         pipe.run()
     pipe.close()  # twice is fine
+
+
+def test_stage_stats_add_up(jpeg_folder):
+    """Each stage's busy, starved and blocked time is within the wall time; the CPU stage ran at
+    least every delivered iteration; a slow consumer leaves the pipeline blocked, not starved."""
+    import time
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3, prefetch_queue_depth=2)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=jpeg_folder)
+        pipe.set_outputs(fn.decoders.image(jpegs))
+    t0 = time.perf_counter()
+    for _ in range(6):
+        pipe.run()
+        time.sleep(0.05)  # the consumer is the bottleneck
+    wall = time.perf_counter() - t0
+    stats = {s["stage"]: s for s in pipe.stage_stats()}
+    assert list(stats) == ["cpu", "consumer"]
+    cpu, consumer = stats["cpu"], stats["consumer"]
+    assert cpu["iterations"] >= 6 and consumer["iterations"] == 6
+    for s in stats.values():
+        assert 0 <= s["busy"] and 0 <= s["starved"] and 0 <= s["blocked"]
+        assert s["busy"] + s["starved"] + s["blocked"] <= wall + 0.01
+    assert cpu["busy"] > 0
+    assert cpu["blocked"] > 0.1  # waited for the sleeping consumer (5 sleeps of 50 ms at least)

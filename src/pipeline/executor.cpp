@@ -1,6 +1,7 @@
 #include "stoker/pipeline/executor.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 namespace stoker::pipeline {
@@ -25,8 +26,12 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     if (graph_.nodes[n].backend == ops::Backend::kMixed) mixed.push_back(n);
     if (graph_.nodes[n].backend == ops::Backend::kGpu) gpu.push_back(n);
   }
-  for (auto* nodes : {&mixed, &gpu})
-    if (!nodes->empty()) stages_.emplace_back().nodes = std::move(*nodes);
+  for (auto* nodes : {&mixed, &gpu}) {
+    if (nodes->empty()) continue;
+    auto& st = stages_.emplace_back();
+    st.nodes = std::move(*nodes);
+    st.stats.name = nodes == &mixed ? "mixed" : "gpu";
+  }
   if (!stages_.empty()) {
     const auto& first = graph_.nodes[stages_[0].nodes[0]];
     STOKER_ENFORCE(options.device_id >= 0, ValueError, first.describe(), " runs on the '",
@@ -299,6 +304,14 @@ ErrorStats Executor::error_stats() const {
   return {skipped_, recent_};
 }
 
+std::vector<StageStats> Executor::stage_stats() const {
+  std::lock_guard lock(mutex_);
+  std::vector<StageStats> out{cpu_stats_};
+  for (const auto& st : stages_) out.push_back(st.stats);
+  out.push_back(consumer_stats_);
+  return out;
+}
+
 std::vector<std::string> Executor::take_incidents() {
   std::lock_guard lock(mutex_);
   return std::exchange(incidents_, {});
@@ -323,18 +336,34 @@ bool Executor::deliver(Result r, std::deque<Result>& to) {
   return !failed;
 }
 
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+}  // namespace
+
 void Executor::producer_loop() {
   // With device stages, the CPU stage feeds the first one; otherwise the consumer's queue.
   auto& out = stages_.empty() ? queue_ : stages_[0].input;
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] {
-        return stop_ || (started_ && int(out.size()) < options_.prefetch_queue_depth);
-      });
+      auto t = Clock::now();
+      changed_.wait(lock, [&] { return stop_ || started_; });  // not started: not blocked
+      t = Clock::now();
+      changed_.wait(lock, [&] { return stop_ || int(out.size()) < options_.prefetch_queue_depth; });
+      cpu_stats_.blocked += seconds_since(t);
       if (stop_) return;
     }
-    if (!deliver(run_iteration(), out)) return;
+    const auto t = Clock::now();
+    Result r = run_iteration();
+    {
+      std::lock_guard lock(mutex_);
+      cpu_stats_.busy += seconds_since(t);
+      cpu_stats_.iterations += 1;
+    }
+    if (!deliver(std::move(r), out)) return;
   }
 }
 
@@ -346,20 +375,30 @@ void Executor::device_loop(size_t stage) {
   const int depth = last ? options_.gpu_queue_depth : 1;
   for (;;) {
     Result r;
+    auto& stats = stages_[stage].stats;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stop_ || (!in.empty() && int(out.size()) < depth); });
+      auto t = Clock::now();
+      changed_.wait(lock, [&] { return stop_ || !in.empty(); });
+      stats.starved += seconds_since(t);
+      t = Clock::now();
+      changed_.wait(lock, [&] { return stop_ || int(out.size()) < depth; });
+      stats.blocked += seconds_since(t);
       if (stop_) return;
       r = std::move(in.front());
       in.pop_front();
     }
     changed_.notify_all();  // the stage before may run ahead again
     if (!r.error && !r.end_of_data) {
+      const auto t = Clock::now();
       try {
         run_device_stage(stage, r);
       } catch (...) {
         r.error = std::current_exception();
       }
+      std::lock_guard lock(mutex_);
+      stats.busy += seconds_since(t);
+      stats.iterations += 1;
     }
     if (!deliver(std::move(r), out)) return;
   }
@@ -373,7 +412,10 @@ std::vector<Batch> Executor::pop() {
       started_ = true;
       changed_.notify_all();
     }
+    const auto t = Clock::now();
     changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
+    consumer_stats_.starved += seconds_since(t);
+    consumer_stats_.iterations += 1;
     if (queue_.empty()) {
       throw RuntimeError("the pipeline stopped after an earlier error: " + failure_);
     }

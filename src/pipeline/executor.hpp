@@ -42,6 +42,15 @@ struct ErrorStats {
   std::vector<std::string> recent;  // the last few incidents (operator, sample, source, error)
 };
 
+// Where one stage's thread spent its time since the start (seconds): running its operators,
+// waiting for an iteration from the stage before (starved), waiting for room in the queue after
+// it (blocked). The consumer's entry: waiting in pop() (starved) for `iterations` batches.
+struct StageStats {
+  std::string name;  // "cpu", "mixed", "gpu" or "consumer"
+  int64_t iterations = 0;
+  double busy = 0, starved = 0, blocked = 0;
+};
+
 class Executor {
  public:
   Executor(Graph graph, const ExecutorOptions& options);
@@ -61,6 +70,7 @@ class Executor {
   // The state after the last batch pop() returned (before the first: the starting state).
   Checkpoint checkpoint() const;
   ErrorStats error_stats() const;
+  std::vector<StageStats> stage_stats() const;
   // Incidents since the last call (for warnings in Python).
   std::vector<std::string> take_incidents();
 
@@ -84,6 +94,7 @@ class Executor {
     std::unique_ptr<ThreadPool> pool;
     std::deque<Result> input;
     std::thread thread;
+    StageStats stats;  // under mutex_
   };
   void producer_loop();
   void device_loop(size_t stage);
@@ -111,6 +122,7 @@ class Executor {
   // CPU nodes whose outputs a mixed operator reads: they allocate from the pinned pool, so the
   // device reads them by DMA without a staging copy (nvJPEG's hardware decoder, transfers).
   std::vector<char> pinned_outputs_;
+  StageStats cpu_stats_{"cpu"}, consumer_stats_{"consumer"};  // under mutex_
   int64_t iteration_ = 0;
 
   static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements

@@ -232,6 +232,13 @@ std::map<std::string, double> Pipeline::operator_stats(const std::string& name) 
   return impl_->exec().op(n).stats();
 }
 
+std::vector<Pipeline::StageTimes> Pipeline::stage_stats() const {
+  std::vector<StageTimes> out;
+  for (const auto& s : impl_->exec().stage_stats())
+    out.push_back({s.name, s.iterations, s.busy, s.starved, s.blocked});
+  return out;
+}
+
 std::vector<std::string> Pipeline::take_incidents() { return impl_->exec().take_incidents(); }
 
 std::string Pipeline::checkpoint() const { return impl_->exec().checkpoint().to_text(); }

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "stoker/kernels/color/color_gpu.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
+#include "stoker/kernels/tensor/cast_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
@@ -317,8 +317,7 @@ class Join : public Operator {
 #ifdef STOKER_HAVE_CUDA
 // GPU backends of the data-movement operators: one strided-copy launch per batch
 // (kernels/tensor/copy_gpu), descriptors planned here.
-// cast between uint8, float16 and float32 (the colour kernel's affine map with gain 1: the same
-// rounding and saturation as the CPU's cast).
+// cast between any numeric dtypes: one launch per batch, the CPU's rules (kernels/tensor/cast_gpu).
 class CastGpu final : public Cast {
  public:
   using Cast::Cast;
@@ -328,21 +327,16 @@ class CastGpu final : public Cast {
     std::vector<TensorShape> shapes;
     for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
     Batch& out = add_output(ws, dtype_, std::move(shapes), in.layout());
-    for (DType d : {in.dtype(), dtype_})
-      STOKER_ENFORCE(d == DType::kU8 || d == DType::kF16 || d == DType::kF32, TypeError,
-                     "cast (gpu): unsupported dtype ", dtype_name(d),
-                     " (uint8, float16, float32 on the GPU)");
     if (n == 0) return;
-    std::vector<kernels::ColorGpuSample> desc(static_cast<size_t>(n));
+    std::vector<kernels::CastGpuSample> desc(static_cast<size_t>(n));
     int64_t most = 0;
     for (int i = 0; i < n; ++i) {
-      desc[size_t(i)].in = in.data(i), desc[size_t(i)].out = out.data(i);
-      desc[size_t(i)].elements = in.shape(i).volume();
-      most = std::max(most, desc[size_t(i)].elements);
+      desc[size_t(i)] = {in.data(i), out.data(i), in.shape(i).volume()};
+      most = std::max(most, desc[size_t(i)].count);
     }
     auto device = upload(ws, desc);
-    cuda_check(kernels::color_gpu(static_cast<const kernels::ColorGpuSample*>(device->data()), n,
-                                  most, false, in.dtype(), dtype_, ws.stream),
+    cuda_check(kernels::cast_gpu(static_cast<const kernels::CastGpuSample*>(device->data()), n,
+                                 most, in.dtype(), dtype_, ws.stream),
                "cast (gpu): launching the kernel");
   }
 };

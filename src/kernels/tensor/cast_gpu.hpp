@@ -1,0 +1,23 @@
+// The numeric cast on the GPU, one launch per batch: every dtype to every dtype with
+// kernels::cast_value's rules (tensor_cpu.hpp): floats to the nearest representable value,
+// floats to integers rounded half away from zero, everything saturated, NaN to 0.
+#pragma once
+
+#include <cstdint>
+
+#include "stoker/core/cuda.hpp"
+#include "stoker/core/dtype.hpp"
+
+namespace stoker::kernels {
+
+struct CastGpuSample {
+  const void* in = nullptr;
+  void* out = nullptr;
+  int64_t count = 0;  // elements
+};
+
+// `samples`: a device array of n descriptors. Returns the CUDA error of the launch (0: none).
+int cast_gpu(const CastGpuSample* samples, int n, int64_t max_count, DType in, DType out,
+             StreamHandle stream);
+
+}  // namespace stoker::kernels
