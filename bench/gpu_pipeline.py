@@ -163,13 +163,14 @@ def main():
         threshold = int(threshold[0]) if threshold else 1000000
         rate, s, stages = stoker_rate(files, args, load, cuda, threshold)
         split = (f"{int(s['hw_images'])} hw / {int(s['cuda_images'])} cuda / "
-                 f"{int(s['cpu_images'])} cpu, load {s['hw_load']:.2f}; thread ms per image: "
-                 f"cuda {s['thread_seconds_per_cuda_image'] * 1e3:.2f}, cpu "
-                 f"{s['thread_seconds_per_cpu_image'] * 1e3:.2f}; decoder thread: headers "
-                 f"{s['seconds_headers']:.2f} s, prepare {s['seconds_prepare']:.2f} s, hw submit "
-                 f"{s['seconds_hw_submit']:.2f} s, threads {s['seconds_threads']:.2f} s, finish "
-                 f"{s['seconds_finish']:.2f} s of {s['seconds_total']:.2f} s; stages "
-                 f"busy/starved/blocked: {stages}")
+                 f"{int(s['cpu_images'])} cpu ({int(s['cpu_images_ahead'])} in the CPU stage), "
+                 f"load {s['hw_load']:.2f}; thread ms per image: cuda "
+                 f"{s['thread_seconds_per_cuda_image'] * 1e3:.2f}, cpu "
+                 f"{s['thread_seconds_per_cpu_image'] * 1e3:.2f}; CPU stage: headers "
+                 f"{s['seconds_headers']:.2f} s, decoding ahead {s['seconds_cpu_ahead']:.2f} s; "
+                 f"mixed stage: hw submit {s['seconds_hw_submit']:.2f} s, threads "
+                 f"{s['seconds_threads']:.2f} s, uploads {s['seconds_finish']:.2f} s of "
+                 f"{s['seconds_total']:.2f} s; stages busy/starved/blocked: {stages}")
         gpu_huffman = f", hybrid_huffman_threshold={threshold}" if threshold != 1000000 else ""
         print(f"| stoker mixed(hw_decoder_load={load}, cuda_decoder={cuda}{gpu_huffman}) -> resize -> "
               f"crop_mirror_normalize (fp16 NCHW) | {rate:,.0f} | {split} |", flush=True)

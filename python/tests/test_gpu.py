@@ -245,14 +245,31 @@ def _fusion_chain(data, device):
     b = fn.crop_mirror_normalize(big, device=device, crop=(30, 41), crop_pos_x=0.8, mirror=coin,
                                  dtype=types.FLOAT, output_layout="HWC", pad_output=True,
                                  name="cmn2")
-    return a, b
+    # Crops and flips between, a transpose and a cast after: all one kernel.
+    rrc3 = fn.random_resized_crop(data, device=device, size=(33, 47), name="rrc3")
+    flip3 = fn.flip(rrc3, device=device, horizontal=fn.random.coin_flip(),
+                    vertical=fn.random.coin_flip(), name="flip3")
+    crop3 = fn.crop(flip3, device=device, crop=(20, 25), crop_pos_x=0.3, crop_pos_y=0.9,
+                    name="crop3")
+    cmn3 = fn.crop_mirror_normalize(crop3, device=device, mirror=coin, mean=(120, 110, 100),
+                                    std=(60, 61, 62), output_layout="HWC", name="cmn3")
+    c = fn.cast(fn.transpose(cmn3, device=device, perm=[2, 0, 1], name="t3"), device=device,
+                dtype=types.FLOAT16, name="cast3")
+    big4 = fn.resize(data, device=device, size=(41, 29), name="big4")
+    crop4 = fn.crop(big4, device=device, crop=(30, 40), out_of_bounds_policy="trim",
+                    crop_pos_x=0.7, name="crop4")
+    flip4 = fn.flip(crop4, device=device, horizontal=1, name="flip4")
+    d = fn.crop_mirror_normalize(flip4, device=device, crop=(12, 10), crop_pos_y=0.2, mirror=coin,
+                                 mean=(120, 110, 100), std=(60, 61, 62), name="cmn4")
+    return a, b, c, d
 
 
 @needs_gpu
 def test_fused_resampling_matches_the_cpu_chain():
-    """resize/random_resized_crop + crop_mirror_normalize on the GPU run as one kernel that
-    rounds the intermediate as the unfused chain stores it: the CPU chain's result up to one
-    level of the intermediate (float summation order at rounding ties), divided by std."""
+    """resize/random_resized_crop (+ crops and flips) + crop_mirror_normalize (+ transpose and
+    cast) on the GPU run as one kernel that rounds the intermediate as the unfused chain stores
+    it: the CPU chain's result up to one level of the intermediate (float summation order at
+    rounding ties), divided by std."""
     images = _images(11)
     cpu, gpu = _run_twins(_fusion_chain, images, iterations=2)
     _assert_twins(cpu, gpu, atol=1.0 / 60 + 2e-3)
@@ -261,7 +278,8 @@ def test_fused_resampling_matches_the_cpu_chain():
         data = fn.external_source(lambda: images[:2], layout="HWC")
         pipe.set_outputs(*_fusion_chain(data, "gpu"))
     pipe.build()
-    for fused_away in ("rrc", "big"):
+    for fused_away in ("rrc", "big", "rrc3", "flip3", "crop3", "t3", "cast3", "big4", "crop4",
+                       "flip4"):
         with pytest.raises(ValueError, match=f"no operator named '{fused_away}'"):
             pipe.operator_stats(fused_away)
 

@@ -178,3 +178,35 @@ def test_decodes_into_recycled_buffers_while_torch_reads(jpeg_folder, backend):
             side.synchronize()
             np.testing.assert_allclose(s.cpu().numpy(), expect, atol=2.0)
     assert gpu.memory_stats()["device"]["reused"] > 0
+
+
+@needs_gpu
+@pytest.mark.parametrize("damage", ["not_an_image", "truncated"])
+def test_on_error_skip_replaces_bad_samples_of_mixed_decoders(tmp_path, jpeg_folder, damage):
+    """The mixed decoder's host work (headers, the CPU threads' share) runs in the CPU stage, so
+    on_error="skip" replaces what fails there, as for the CPU decoder. (A truncated JPEG given to
+    the engines fails in the mixed stage and raises: the CPU decodes its share here.)"""
+    import shutil
+    import warnings
+    root = tmp_path / "data"
+    shutil.copytree(jpeg_folder, root)
+    bad = sorted((root / "class_1").iterdir())[0]
+    data = bad.read_bytes()
+    bad.write_bytes(b"\xff\xd8\xff\xe0 this is not really a JPEG" if damage == "not_an_image"
+                    else data[: len(data) // 3])
+    pipe = stoker.Pipeline(batch_size=8, num_threads=2, seed=1, on_error="skip", device_id=0)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=str(root), stick_to_shard=True)
+        load = "auto" if damage == "not_an_image" else 0.0
+        images = fn.decoders.image(jpegs, device="mixed", hw_decoder_load=load, cuda_decoder="off")
+        pipe.set_outputs(fn.resize(images, device="gpu", size=(8, 8)), labels)
+    seen = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):  # one epoch of 23 good files, and one more
+            images, labels = pipe.run()
+            assert len(images) == 8
+            seen += [images.source_info(i) for i in range(8)]
+    assert str(bad) not in seen and len(set(seen)) == 23
+    assert any(f"source '{bad}'" in str(w.message) for w in caught)
+    assert pipe.error_stats()["skipped"] >= 1

@@ -28,10 +28,11 @@ struct OpSpec {
   std::map<std::string, ArgValue, std::less<>> args;  // given (converted) constants
   std::vector<InputRef> inputs;
   std::map<std::string, InputRef, std::less<>> arg_inputs;  // per-sample argument tensors
-  // Set by the graph's fusion pass: this operator also does the work of `fused_first`, whose
-  // input it now takes; that operator's per-sample arguments are in arg_inputs under
-  // "fused:<name>".
+  // Set by the graph's fusion pass: this operator also does the work of `fused_first` and then
+  // of `fused_middle` (in order), whose input it now takes; their per-sample arguments are in
+  // arg_inputs under "fused:<name>" (the first) and "fused<k>:<name>" (middle k, from 1).
   std::shared_ptr<const OpSpec> fused_first;
+  std::vector<std::shared_ptr<const OpSpec>> fused_middle;
 
   // "decoders.image (defined at train.py:12)"
   std::string describe() const;

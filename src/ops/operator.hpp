@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -56,6 +57,8 @@ struct Workspace {
   // Set when the pipeline skips bad samples: for_each_sample records ValueError/IOError of a
   // sample here (and leaves that sample alone afterwards) instead of throwing.
   SampleFailures* failures = nullptr;
+  // Mixed operators: what prepare_on_host() returned for this iteration (null: nothing).
+  std::shared_ptr<void> prepared;
 
   const Batch& input(int i) const { return *inputs.at(size_t(i)); }
   // Samples this iteration: the first input's count, or the batch size for sources.
@@ -97,6 +100,13 @@ class Operator {
     throw ValueError(spec_.describe() + " has no state to restore (got '" + state + "')");
   }
   const OpSpec& spec() const { return spec_; }
+  // Mixed operators whose inputs all come from the CPU stage may do their host work there, an
+  // iteration ahead of run() in the mixed stage: the executor calls this in the CPU stage with
+  // the inputs run() will get (and ws.failures under on_error="skip", as for cpu operators)
+  // and hands the result to run() as ws.prepared. run() must also work without it (null: the
+  // batch changed after, e.g. samples were replaced). Called from the CPU stage's thread while
+  // run() may run on another iteration: shared state needs locks.
+  virtual std::shared_ptr<void> prepare_on_host(Workspace&) { return nullptr; }
   // Counters an operator keeps about its work (e.g. how a mixed decoder split its batches),
   // for pipe.operator_stats(name). Called from the consumer's thread: must be thread-safe.
   virtual std::map<std::string, double> stats() const { return {}; }

@@ -146,7 +146,8 @@ Executor::Result Executor::run_iteration() {
   uint32_t round = 0;
   int64_t replaced = 0;
   try {
-    values = run_nodes(graph_.nodes.size(), options_.batch_size, round, replaced);
+    values = run_nodes(graph_.nodes.size(), options_.batch_size, round, replaced,
+                       stages_.empty() ? nullptr : &result.prepared);
   } catch (const EndOfData&) {
     result.end_of_data = true;
     return result;
@@ -195,6 +196,7 @@ void Executor::run_device_stage(size_t stage, Result& r) {
     ws.batch_size = options_.batch_size;
     ws.iteration = r.iteration;
     ws.seed = options_.seed;
+    if (n < r.prepared.size()) ws.prepared = std::move(r.prepared[n]);
     try {
       ops_[n]->run(ws);
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
@@ -226,13 +228,27 @@ void Executor::run_device_stage(size_t stage, Result& r) {
   values.clear();
 }
 
+bool Executor::prepares_on_host(size_t n) const {
+  const auto& spec = graph_.nodes[n];
+  if (spec.backend != ops::Backend::kMixed) return false;
+  for (const auto& in : spec.inputs)
+    if (graph_.nodes[size_t(in.node)].backend != ops::Backend::kCpu) return false;
+  for (const auto& [name, in] : spec.arg_inputs)
+    if (graph_.nodes[size_t(in.node)].backend != ops::Backend::kCpu) return false;
+  return true;
+}
+
 std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uint32_t& round,
-                                                    int64_t& replaced) {
+                                                    int64_t& replaced,
+                                                    std::vector<std::shared_ptr<void>>* prepared) {
   const uint32_t my_round = round;
   std::vector<std::vector<Batch>> values(count);
+  if (prepared) prepared->assign(count, nullptr);
   for (size_t n = 0; n < count; ++n) {
     const auto& spec = graph_.nodes[n];
-    if (spec.backend != ops::Backend::kCpu) continue;  // the GPU stage's (run_gpu_stage)
+    // The device stages' nodes run there (run_device_stage); mixed ones may prepare here.
+    const bool prepare = prepared && prepares_on_host(n);
+    if (spec.backend != ops::Backend::kCpu && !prepare) continue;
     ops::Workspace ws;
     ws.outputs.reserve(size_t(spec.num_outputs));  // add_output() references stay valid
     for (auto& r : spec.inputs) ws.inputs.push_back(&values[size_t(r.node)][size_t(r.output)]);
@@ -241,6 +257,8 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     ws.pool = &thread_pool_;
     ws.host_pool =
         !pinned_outputs_.empty() && pinned_outputs_[n] ? pinned_pool_.get() : &host_pool_;
+    ws.pinned_pool = pinned_pool_.get();
+    ws.device_id = options_.device_id;
     ws.batch_size = batch;
     ws.iteration = iteration_;
     ws.seed = options_.seed;
@@ -250,19 +268,24 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     const std::string context =
         "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration_) + ", ";
     try {
-      ops_[n]->run(ws);
-      STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
-                    ws.outputs.size(), " outputs");
+      if (prepare) {
+        (*prepared)[n] = ops_[n]->prepare_on_host(ws);
+      } else {
+        ops_[n]->run(ws);
+        STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
+                      ws.outputs.size(), " outputs");
+      }
     } catch (const EndOfData&) {
       throw;
     } catch (...) {
       rethrow_with_context(std::current_exception(), context);
     }
-    values[n] = std::move(ws.outputs);
+    if (!prepare) values[n] = std::move(ws.outputs);
     if (failures.empty()) continue;
 
     // on_error="skip": drop the failed samples from everything computed so far in this
-    // iteration and replace them with new ones, read by running nodes [0, n] again.
+    // iteration and replace them with new ones, read by running the nodes before this one
+    // (and this one, when it produced values) again.
     const auto& failed = failures.by_sample();
     for (size_t k = 0; k <= n; ++k) {
       if (dynamic_cast<ops::InputFeed*>(ops_[k].get())) {
@@ -279,11 +302,15 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     std::vector<int> keep;
     for (int i = 0; i < batch; ++i)
       if (!failed.count(i)) keep.push_back(i);
-    for (size_t k = 0; k <= n; ++k)
+    const size_t redo = prepare ? n : n + 1;  // a preparing node is prepared again below
+    for (size_t k = 0; k < redo; ++k)
       for (auto& b : values[k]) b = b.select(keep);
-    auto refill = run_nodes(n + 1, int(failed.size()), ++round, replaced);
-    for (size_t k = 0; k <= n; ++k)
+    auto refill = run_nodes(redo, int(failed.size()), ++round, replaced);
+    for (size_t k = 0; k < redo; ++k)
       for (size_t o = 0; o < values[k].size(); ++o) values[k][o].append(refill[k][o]);
+    if (prepared)
+      for (size_t k = 0; k <= n; ++k) (*prepared)[k] = nullptr;
+    if (prepare) --n;  // prepares the new batch
   }
   return values;
 }

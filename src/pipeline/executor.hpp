@@ -85,6 +85,7 @@ class Executor {
     std::vector<std::vector<Batch>> values;
     int64_t iteration = 0;
     std::shared_ptr<CudaEvent> ready;
+    std::vector<std::shared_ptr<void>> prepared;  // per node: prepare_on_host()'s result
   };
   struct DeviceStage {
     std::vector<size_t> nodes;
@@ -106,8 +107,13 @@ class Executor {
   // Runs nodes [0, count) for `batch` samples (replacement round `round`). With
   // skip_bad_samples, samples that fail with a data error are replaced by running the nodes
   // before and including the failing one again (recursively) for as many new samples.
+  // With `prepared` (the main pass), mixed nodes fed only by the CPU stage do their host work
+  // too (prepare_on_host); a replacement drops what earlier nodes prepared (their batch changed).
   std::vector<std::vector<Batch>> run_nodes(size_t count, int batch, uint32_t& round,
-                                            int64_t& replaced);
+                                            int64_t& replaced,
+                                            std::vector<std::shared_ptr<void>>* prepared = nullptr);
+  // Whether node n is a mixed node whose inputs all come from the CPU stage.
+  bool prepares_on_host(size_t n) const;
   void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
   Checkpoint snapshot() const;  // producer thread only (or before it starts)
   void restore(const std::string& text);

@@ -131,29 +131,102 @@ Graph keep_nodes(const Graph& g, const std::vector<bool>& keep) {
 }
 }  // namespace
 
-Graph fuse(const Graph& g) {
-  Graph out = g;
+namespace {
+
+std::vector<int> count_uses(const Graph& g) {
   std::vector<int> uses(g.nodes.size(), 0);
   for (const auto& n : g.nodes) {
     for (const auto& r : n.inputs) ++uses[size_t(r.node)];
     for (const auto& [_, r] : n.arg_inputs) ++uses[size_t(r.node)];
   }
   for (const auto& o : g.outputs) ++uses[size_t(o.node)];
-  std::vector<bool> keep(g.nodes.size(), true);
-  for (auto& b : out.nodes) {
-    if (b.backend != ops::Backend::kGpu || b.schema->name != "crop_mirror_normalize" ||
-        b.inputs.size() != 1 || b.inputs[0].output != 0)
-      continue;
-    const size_t ai = size_t(b.inputs[0].node);
-    const auto& a = out.nodes[ai];
-    if (a.backend != ops::Backend::kGpu || uses[ai] != 1 || a.fused_first ||
-        (a.schema->name != "resize" && a.schema->name != "random_resized_crop"))
-      continue;
-    b.fused_first = std::make_shared<ops::OpSpec>(a);
-    b.inputs[0] = a.inputs[0];
-    for (const auto& [name, r] : a.arg_inputs) b.arg_inputs["fused:" + name] = r;
-    keep[ai] = false;
+  return uses;
+}
+
+bool is_gpu(const ops::OpSpec& n, std::string_view name) {
+  return n.backend == ops::Backend::kGpu && n.schema->name == name && n.inputs.size() == 1 &&
+         n.inputs[0].output == 0 && !n.fused_first;
+}
+
+// A transpose or cast right after a float32 gpu crop_mirror_normalize `cmn` that its options
+// can do instead; writes them into `cmn`.
+bool absorb_after(ops::OpSpec& cmn, const ops::OpSpec& t) {
+  if (t.arg_inputs.size() || cmn.arg<std::string>("dtype") != "float32") return false;
+  if (t.schema->name == "transpose") {
+    const auto perm = t.arg<std::vector<int64_t>>("perm");
+    const auto layout = cmn.arg<std::string>("output_layout");
+    const bool to_chw = layout == "HWC" && perm == std::vector<int64_t>{2, 0, 1};
+    const bool to_hwc = layout == "CHW" && perm == std::vector<int64_t>{1, 2, 0};
+    if ((!to_chw && !to_hwc) || t.has_arg("output_layout") || !t.arg<bool>("transpose_layout"))
+      return false;
+    cmn.args["output_layout"] = std::string(to_chw ? "CHW" : "HWC");
+    return true;
   }
+  if (t.schema->name == "cast") {
+    const auto dtype = t.arg<std::string>("dtype");
+    if (dtype != "float16" && dtype != "float32" && dtype != "uint8" && dtype != "int8")
+      return false;
+    cmn.args["dtype"] = dtype;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Graph fuse(const Graph& g) {
+  Graph out = g;
+  std::vector<int> uses = count_uses(g);
+  std::vector<bool> keep(g.nodes.size(), true);
+  // Chains that end in a crop_mirror_normalize: walk back through crops and flips to a resize.
+  for (auto& b : out.nodes) {
+    if (!is_gpu(b, "crop_mirror_normalize")) continue;
+    std::vector<size_t> middle;  // nearest to b first
+    size_t at = size_t(b.inputs[0].node);
+    while (uses[at] == 1 && out.nodes[at].fused_middle.empty() &&
+           (is_gpu(out.nodes[at], "flip") ||
+            (is_gpu(out.nodes[at], "crop") &&
+             out.nodes[at].arg<std::string>("out_of_bounds_policy") != "pad"))) {
+      middle.push_back(at);
+      at = size_t(out.nodes[at].inputs[0].node);
+    }
+    const auto& a = out.nodes[at];
+    if (uses[at] != 1 || !(is_gpu(a, "resize") || is_gpu(a, "random_resized_crop"))) continue;
+    b.fused_first = std::make_shared<ops::OpSpec>(a);
+    for (const auto& [name, r] : a.arg_inputs) b.arg_inputs["fused:" + name] = r;
+    keep[at] = false;
+    for (size_t k = 0; k < middle.size(); ++k) {
+      const auto& m = out.nodes[middle[middle.size() - 1 - k]];  // in chain order
+      b.fused_middle.push_back(std::make_shared<ops::OpSpec>(m));
+      for (const auto& [name, r] : m.arg_inputs)
+        b.arg_inputs["fused" + std::to_string(k + 1) + ":" + name] = r;
+      keep[middle[middle.size() - 1 - k]] = false;
+    }
+    b.inputs[0] = a.inputs[0];
+  }
+  // A transpose or cast after a crop_mirror_normalize: its consumers read the latter instead.
+  std::vector<int> replaced(out.nodes.size(), -1);
+  for (size_t t = 0; t < out.nodes.size(); ++t) {
+    auto& tn = out.nodes[t];
+    if (tn.backend != ops::Backend::kGpu || tn.inputs.size() != 1 || tn.inputs[0].output != 0)
+      continue;
+    size_t c = size_t(tn.inputs[0].node);
+    while (replaced[c] >= 0) c = size_t(replaced[c]);  // a cast after an absorbed transpose
+    if (!keep[c] || uses[c] != 1 || out.nodes[c].backend != ops::Backend::kGpu ||
+        out.nodes[c].schema->name != "crop_mirror_normalize" || !absorb_after(out.nodes[c], tn))
+      continue;
+    keep[t] = false;
+    replaced[t] = int(c);
+    uses[c] = uses[t];  // a following cast may fold in too
+  }
+  auto redirect = [&](ops::InputRef& r) {
+    while (replaced[size_t(r.node)] >= 0) r.node = replaced[size_t(r.node)];
+  };
+  for (auto& n : out.nodes) {
+    for (auto& r : n.inputs) redirect(r);
+    for (auto& [_, r] : n.arg_inputs) redirect(r);
+  }
+  for (auto& o : out.outputs) redirect(o);
   return keep_nodes(out, keep);
 }
 

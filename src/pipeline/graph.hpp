@@ -23,10 +23,13 @@ void validate_node(const Graph& g, ops::OpSpec& node);
 // numbers (random streams) are preserved.
 Graph prune(const Graph& g);
 
-// The graph with GPU augmentation chains fused: a gpu crop_mirror_normalize whose input is a
-// gpu resize or random_resized_crop used by nothing else takes over that operator's work
-// (OpSpec::fused_first) and its input, so the pair runs as one kernel that never writes the
-// intermediate image. Instance numbers (random streams) are kept.
+// The graph with GPU augmentation chains fused into one kernel that never writes an
+// intermediate image: a gpu crop_mirror_normalize whose input comes, through any gpu crops
+// (without padding) and flips, from a gpu resize or random_resized_crop, each used by nothing
+// else, takes over their work (OpSpec::fused_first, fused_middle) and the resize's input. A
+// transpose between HWC and CHW, or a cast to float16/float32/uint8/int8, that only follows a
+// float32 crop_mirror_normalize becomes that operator's output_layout or dtype (the same
+// values: its rounding is the cast's). Instance numbers (random streams) are kept.
 Graph fuse(const Graph& g);
 
 // Levenshtein distance, for "did you mean" suggestions.

@@ -60,5 +60,63 @@ TEST(Fusion, AnIntermediateUsedElsewhereOrOnTheCpuIsKept) {
   EXPECT_EQ(fuse(cpu).nodes.size(), 5u);  // CPU operators are not fused
 }
 
+// external_source -> coin_flip; copy_to_device -> resize -> crop -> flip(horizontal=coin) ->
+// crop_mirror_normalize(HWC) -> transpose([2, 0, 1]) -> cast(float16)
+Graph long_chain(const std::string& crop_policy) {
+  Graph g;
+  g.nodes.push_back(node("external_source", ops::Backend::kCpu, {}, 0));
+  g.nodes.push_back(node("random.coin_flip", ops::Backend::kCpu, {}, 1));
+  g.nodes.push_back(node("copy_to_device", ops::Backend::kMixed, {{0, 0}}, 2));
+  g.nodes.push_back(node("resize", ops::Backend::kGpu, {{2, 0}}, 3));
+  g.nodes.push_back(node("crop", ops::Backend::kGpu, {{3, 0}}, 4));
+  g.nodes.back().args["out_of_bounds_policy"] = crop_policy;
+  g.nodes.push_back(node("flip", ops::Backend::kGpu, {{4, 0}}, 5));
+  g.nodes.back().arg_inputs["horizontal"] = {1, 0};
+  g.nodes.push_back(node("crop_mirror_normalize", ops::Backend::kGpu, {{5, 0}}, 6));
+  g.nodes.back().args["output_layout"] = std::string("HWC");
+  g.nodes.push_back(node("transpose", ops::Backend::kGpu, {{6, 0}}, 7));
+  g.nodes.back().args["perm"] = std::vector<int64_t>{2, 0, 1};
+  g.nodes.push_back(node("cast", ops::Backend::kGpu, {{7, 0}}, 8));
+  g.nodes.back().args["dtype"] = std::string("float16");
+  g.outputs = {{8, 0}, {1, 0}};
+  return g;
+}
+
+TEST(Fusion, CropsAndFlipsBetweenAndTransposeAndCastAfterJoinTheChain) {
+  Graph f = fuse(long_chain("error"));
+  ASSERT_EQ(f.nodes.size(), 4u);  // external_source, coin_flip, copy_to_device, the fused node
+  const auto& cmn = f.nodes[3];
+  ASSERT_EQ(cmn.schema->name, "crop_mirror_normalize");
+  ASSERT_TRUE(cmn.fused_first);
+  EXPECT_EQ(cmn.fused_first->schema->name, "resize");
+  ASSERT_EQ(cmn.fused_middle.size(), 2u);
+  EXPECT_EQ(cmn.fused_middle[0]->schema->name, "crop");
+  EXPECT_EQ(cmn.fused_middle[1]->schema->name, "flip");
+  EXPECT_EQ(cmn.fused_middle[1]->instance, 5);
+  EXPECT_EQ(cmn.arg_inputs.at("fused2:horizontal").node, 1);  // the flip's per-sample flag
+  EXPECT_EQ(cmn.inputs[0].node, 2);
+  EXPECT_EQ(cmn.arg<std::string>("output_layout"), "CHW");  // the transpose
+  EXPECT_EQ(cmn.arg<std::string>("dtype"), "float16");      // the cast
+  ASSERT_EQ(f.outputs.size(), 2u);
+  EXPECT_EQ(f.outputs[0].node, 3);
+  EXPECT_EQ(f.outputs[1].node, 1);
+}
+
+TEST(Fusion, PaddingCropsAndOtherTransposesStayApart) {
+  Graph f = fuse(long_chain("pad"));  // a padding crop breaks the chain to the resize
+  ASSERT_EQ(f.nodes.size(), 7u);      // ... but the transpose and the cast still fold in
+  const auto& cmn = f.nodes[6];
+  EXPECT_FALSE(cmn.fused_first);
+  EXPECT_TRUE(cmn.fused_middle.empty());
+  EXPECT_EQ(cmn.arg<std::string>("dtype"), "float16");
+  Graph g = long_chain("error");
+  g.nodes[7].args["perm"] = std::vector<int64_t>{1, 0, 2};  // not HWC <-> CHW
+  Graph h = fuse(g);
+  ASSERT_EQ(h.nodes.size(), 6u);  // fused chain, then transpose and cast stay
+  EXPECT_EQ(h.nodes[3].arg<std::string>("output_layout"), "HWC");
+  EXPECT_EQ(h.nodes[4].schema->name, "transpose");
+  EXPECT_EQ(h.nodes[5].schema->name, "cast");
+}
+
 }  // namespace
 }  // namespace stoker::pipeline

@@ -16,6 +16,11 @@
 namespace stoker::ops::decoders_detail {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
 // device="mixed": each batch is split between the GPU's hardware JPEG decoder (nvJPEG's
 // batched hardware backend, windows decoded as regions of interest) and the CPU threads. On the
 // threads, a JPEG goes to nvJPEG's CUDA decoder (Huffman on the thread, the rest on the GPU) or
@@ -24,7 +29,14 @@ namespace {
 // nvJPEG refuses, decode with the CPU codecs. The hardware takes baseline JPEGs it reports as
 // supported, for RGB/BGR uint8 output without EXIF rotation or DCT scaling; a batch it fails goes
 // to the CPU. hw_decoder_load is the fraction of the batch offered to the hardware, or "auto":
-// measured rates of the hardware and the threads set it so that they finish together.
+// measured rates of the hardware and the threads set it so that they take equal time.
+//
+// The host work runs in the CPU stage, an iteration ahead (prepare_on_host): the header pass,
+// the split, and libjpeg-turbo's share of the batch into pinned memory. The mixed stage then
+// only submits the hardware's share, runs the CUDA decoder's share and uploads the rest, so the
+// engines and the CPU threads work on consecutive batches at once instead of meeting at a
+// barrier every batch. Without a prepared split (e.g. samples were replaced after it) run()
+// does all of it itself.
 class ImageDecoderMixed final : public ImageDecoder {
  public:
   ImageDecoderMixed(const OpSpec& spec, Window window)
@@ -45,55 +57,35 @@ class ImageDecoderMixed final : public ImageDecoder {
                    cuda_mode_, "'");
   }
 
+  std::shared_ptr<void> prepare_on_host(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    auto split = make_split(ws, in);
+    if (split->n == 0) return split;
+    const auto t = Clock::now();
+    std::vector<Side> cpu_only = split->side;
+    for (auto& s : cpu_only)
+      if (s != Side::kCpu) s = Side::kSkip;
+    split->host = decode_on_threads(ws, in, split->plan, cpu_only, split->jobs);
+    split->host_seconds = seconds_since(t);
+    split->host_decoded = true;
+    return split;
+  }
+
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    const auto t_start = std::chrono::steady_clock::now();
-    Plan plan = make_plan(ws, in);
-    Batch& out = add_output(ws, dtype_, plan.shapes, "HWC");
+    const auto t_start = Clock::now();
+    auto split = std::static_pointer_cast<Split>(ws.prepared);
+    if (!split || split->n != n || (n > 0 && split->first != in.data(0)))
+      split = make_split(ws, in);  // not prepared (or for another batch): all of it here
+    Batch& out = add_output(ws, dtype_, split->plan.shapes, "HWC");
     if (n == 0) return;
-    const double t_plan = seconds_since(t_start);
-    open_gpu_decoders(ws);
-    const auto t_split = std::chrono::steady_clock::now();
-    // Which samples nvJPEG may take, from the headers already read (nvJPEG's own check would
-    // parse every stream again; whatever it still refuses goes to the CPU).
-    std::vector<Job> jobs(static_cast<size_t>(n));
-    std::vector<Side> side(static_cast<size_t>(n), Side::kCpu);
-    std::vector<char> hw_ok_here(static_cast<size_t>(n), 0);
-    const bool colour =
-        format_ == codecs::ColorFormat::kRGB || format_ == codecs::ColorFormat::kBGR;
-    if ((hw_ || cuda_) && dtype_ == DType::kU8 && !ycbcr_ && colour) {
-      for (int i = 0; i < n; ++i) {
-        const auto& info = plan.infos[size_t(i)];
-        const auto& w = plan.windows[size_t(i)];
-        // 3-component Huffman JPEGs shown as stored, not DCT-scaled.
-        if (info.format != codecs::ImageFormat::kJpeg || info.orientation != 1 ||
-            plan.scales[size_t(i)] != 1 || info.channels != 3 || info.jpeg_components != 3 ||
-            info.jpeg_arithmetic)
-          continue;
-        auto view = in.sample(i);
-        jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
-                           size_t(view.shape[0]),
-                           w.y,
-                           w.x,
-                           w.height,
-                           w.width,
-                           static_cast<uint8_t*>(out.data(i)),
-                           w.width * 3};
-        if (cuda_) side[size_t(i)] = Side::kCuda;  // unless the hardware takes it
-        // The engines: baseline only, without 4:1:x chroma.
-        const auto& sub = info.jpeg_subsampling;
-        hw_ok_here[size_t(i)] =
-            hw_ && info.jpeg_baseline_huffman && sub != "411" && sub != "410" && sub != "other";
-      }
-    }
-    // The split: the first `take` samples the hardware can take go to it.
-    const double load = auto_ ? auto_load_ : load_;
-    const int take = int(std::lround(load * n));
+    std::vector<Job>& jobs = split->jobs;
     std::vector<Job> hw_jobs;
-    for (int i = 0; i < n && int(hw_jobs.size()) < take; ++i)
-      if (hw_ok_here[size_t(i)]) side[size_t(i)] = Side::kHw, hw_jobs.push_back(jobs[size_t(i)]);
-    choose_thread_decoders(side);
+    for (int i = 0; i < n; ++i) {
+      jobs[size_t(i)].out = static_cast<uint8_t*>(out.data(i));
+      if (split->side[size_t(i)] == Side::kHw) hw_jobs.push_back(jobs[size_t(i)]);
+    }
     // nvJPEG's copies of the hardware share's streams to the device are DMA only from pinned
     // memory: the executor gives readers feeding this operator pinned buffers; other inputs
     // are gathered into pinned memory first (in parallel), not staged by the driver.
@@ -101,17 +93,24 @@ class ImageDecoderMixed final : public ImageDecoder {
     const bool input_pinned = all_pinned(in);
     if (!hw_jobs.empty() && !input_pinned && pinned_bitstreams())
       pinned_streams = gather_pinned(ws, hw_jobs);
-    // The threads' share decodes on the pool while this thread submits the hardware share
-    // (nvJPEG's hardware call holds its thread while the engines work): both sides run at once.
-    const bool any_cuda = std::count(side.begin(), side.end(), Side::kCuda) > 0;
+    // What the threads decode here: the CUDA decoder's share, and libjpeg-turbo's unless the CPU
+    // stage did it. They run on the pool while this thread submits the hardware share (nvJPEG's
+    // hardware call holds its thread while the engines work).
+    std::vector<Side> here = split->side;
+    for (auto& s : here)
+      if (s == Side::kHw || (s == Side::kCpu && split->host_decoded)) s = Side::kSkip;
+    const bool any_here =
+        std::any_of(here.begin(), here.end(), [](Side s) { return s != Side::kSkip; });
+    const bool any_cuda = std::count(here.begin(), here.end(), Side::kCuda) > 0;
     if (any_cuda) cuda_->begin(ws.stream);
-    const double t_prepare = seconds_since(t_split);
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     ThreadDecodes threads;
-    auto threads_done = std::async(std::launch::async, [&] {
-      threads = decode_on_threads(ws, in, plan, side, jobs, out);
-      return seconds_since(t0);
-    });
+    std::future<double> threads_done;
+    if (any_here)
+      threads_done = std::async(std::launch::async, [&] {
+        threads = decode_on_threads(ws, in, split->plan, here, jobs);
+        return seconds_since(t0);
+      });
     bool hw_ok = !hw_jobs.empty();
     double t_hw = 0;
     if (hw_ok) {
@@ -126,27 +125,37 @@ class ImageDecoderMixed final : public ImageDecoder {
       if (pinned_streams) pinned_streams->record_stream(ws.stream);
       if (input_pinned) in.record_stream(ws.stream);  // reused only after the engines' reads
     }
-    const double t_threads = threads_done.get();
-    const auto t_join = std::chrono::steady_clock::now();
+    const double t_threads = any_here ? threads_done.get() : 0.0;
+    const auto t_join = Clock::now();
     if (any_cuda) cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
+    upload(ws, split->host, out);
     upload(ws, threads, out);
     const int hw_count = int(hw_jobs.size());
     if (!hw_ok && hw_count > 0) {
       std::vector<Side> on_hw(static_cast<size_t>(n), Side::kSkip);
       for (int i = 0; i < n; ++i)
-        if (side[size_t(i)] == Side::kHw) on_hw[size_t(i)] = Side::kCpu;
-      upload(ws, decode_on_threads(ws, in, plan, on_hw, jobs, out), out);
+        if (split->side[size_t(i)] == Side::kHw) on_hw[size_t(i)] = Side::kCpu;
+      upload(ws, decode_on_threads(ws, in, split->plan, on_hw, jobs), out);
     }
-    if (hw_ok && auto_) balance(hw_count, t_hw, n - hw_count, t_threads);
-    if (batches_ != 2) learn_thread_costs(threads);  // not the batch that warmed nvJPEG up
+    // The threads' side: the CPU stage's host decode when it did it, else this batch's threads.
+    const int host_n = split->host.cpu_timed;
+    if (hw_ok && auto_) {
+      if (split->host_decoded)  // the CPU stage's time on it: headers and decoding
+        balance(hw_count, t_hw, host_n, split->plan_seconds + split->host_seconds);
+      else
+        balance(hw_count, t_hw, n - hw_count, t_threads);
+    }
+    if (!split->warmup_probe) learn_thread_costs(split->host), learn_thread_costs(threads);
     const double t_finish = seconds_since(t_join);
     std::lock_guard lock(stats_mutex_);
-    seconds_prepare_ += t_prepare, seconds_finish_ += t_finish;
     hw_images_ += hw_ok ? hw_count : 0;
     cuda_images_ += threads.cuda_decoded;
     cuda_fallbacks_ += threads.cuda_refused;
     cpu_images_ += n - (hw_ok ? hw_count : 0) - threads.cuda_decoded;
-    seconds_plan_ += t_plan, seconds_hw_submit_ += t_hw, seconds_threads_ += t_threads;
+    ahead_images_ += split->host_decoded ? host_n : 0;
+    seconds_ahead_ += split->host_decoded ? split->host_seconds : 0.0;
+    seconds_plan_ += split->plan_seconds, seconds_finish_ += t_finish;
+    seconds_hw_submit_ += t_hw, seconds_threads_ += t_threads;
     seconds_total_ += seconds_since(t_start);
   }
 
@@ -155,6 +164,8 @@ class ImageDecoderMixed final : public ImageDecoder {
     return {{"hw_images", double(hw_images_)},
             {"cuda_images", double(cuda_images_)},
             {"cpu_images", double(cpu_images_)},
+            // Of cpu_images, those decoded in the CPU stage ahead of the mixed stage.
+            {"cpu_images_ahead", double(ahead_images_)},
             {"hw_load", auto_ ? auto_load_ : load_},
             {"hw_available", hw_ ? 1.0 : 0.0},
             {"cuda_available", cuda_ ? 1.0 : 0.0},
@@ -163,12 +174,13 @@ class ImageDecoderMixed final : public ImageDecoder {
             // Thread-seconds per image on the threads' two decoders (0: not measured yet).
             {"thread_seconds_per_cuda_image", cuda_cost_},
             {"thread_seconds_per_cpu_image", cpu_cost_},
-            // Where the GPU stage's thread spent its time in this operator (seconds).
+            // Seconds: the header pass and the CPU share decoded ahead (CPU stage); then, in the
+            // mixed stage, the hardware call, the threads' work there, uploads, and all of run().
             {"seconds_headers", seconds_plan_},
-            {"seconds_prepare", seconds_prepare_},  // the split and the pinned gather
-            {"seconds_finish", seconds_finish_},    // uploads and refused samples
+            {"seconds_cpu_ahead", seconds_ahead_},
             {"seconds_hw_submit", seconds_hw_submit_},
             {"seconds_threads", seconds_threads_},
+            {"seconds_finish", seconds_finish_},
             {"seconds_total", seconds_total_}};
   }
 
@@ -178,9 +190,30 @@ class ImageDecoderMixed final : public ImageDecoder {
   // thread, or nobody in this pass.
   enum class Side : char { kSkip, kCpu, kHw, kCuda };
 
-  static double seconds_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  }
+  // What the host decoded: samples in one pinned staging buffer (each at its offset, `staged`)
+  // for upload; the CUDA decoder wrote its samples on the device.
+  struct ThreadDecodes {
+    std::shared_ptr<Buffer> staging;
+    std::vector<size_t> offset;
+    std::vector<char> staged;
+    int cuda_decoded = 0, cuda_refused = 0;
+    double cpu_seconds = 0, cuda_seconds = 0;  // thread time, summed over samples
+    int cpu_timed = 0, cuda_timed = 0;
+  };
+
+  // A batch's header pass and split (jobs without their output pointers), and what the CPU
+  // stage decoded of it.
+  struct Split {
+    int n = 0;
+    const void* first = nullptr;  // the first sample's bytes: which batch this is
+    Plan plan;
+    std::vector<Side> side;
+    std::vector<Job> jobs;  // kHw and kCuda samples
+    bool warmup_probe = false;
+    bool host_decoded = false;  // kCpu samples are in `host`
+    ThreadDecodes host;
+    double plan_seconds = 0, host_seconds = 0;
+  };
 
   // STOKER_NVJPEG_PINNED=0 hands nvJPEG the streams where they are (pageable memory).
   static bool pinned_bitstreams() {
@@ -191,10 +224,18 @@ class ImageDecoderMixed final : public ImageDecoder {
     return on;
   }
 
-  // Opens nvJPEG's decoders on first use (they need the device, known only when running).
+  static bool all_pinned(const Batch& in) {
+    for (int i = 0; i < in.size(); ++i)
+      if (!in.owner(i) || in.owner(i)->kind() != MemoryKind::kPinned) return false;
+    return true;
+  }
+
+  // Opens nvJPEG's decoders on first use (from the CPU or the mixed stage, whichever is first).
   void open_gpu_decoders(Workspace& ws) {
+    std::lock_guard lock(open_mutex_);
     if (gpu_tried_) return;
     gpu_tried_ = true;
+    DeviceGuard guard(ws.device_id);  // the CPU stage's thread has no device of its own
     if (codecs::nvjpeg_hardware_available(ws.device_id, &hw_why_))
       hw_ = std::make_unique<codecs::NvjpegHardwareDecoder>(ws.device_id);
     if (cuda_mode_ != "off" && codecs::nvjpeg_cuda_available(ws.device_id, &cuda_why_))
@@ -202,12 +243,70 @@ class ImageDecoderMixed final : public ImageDecoder {
                                                           gpu_huffman_threshold_);
   }
 
+  // The header pass, then who decodes what.
+  std::shared_ptr<Split> make_split(Workspace& ws, const Batch& in) {
+    const auto t = Clock::now();
+    auto sp = std::make_shared<Split>();
+    Split& s = *sp;
+    s.n = in.size();
+    s.plan = make_plan(ws, in);
+    if (s.n == 0) return sp;
+    s.first = in.data(0);
+    open_gpu_decoders(ws);
+    s.jobs.resize(size_t(s.n));
+    s.side.assign(size_t(s.n), Side::kCpu);
+    // Which samples nvJPEG may take, from the headers already read (nvJPEG's own check would
+    // parse every stream again; whatever it still refuses goes to the CPU).
+    std::vector<char> hw_ok_here(size_t(s.n), 0);
+    const bool colour =
+        format_ == codecs::ColorFormat::kRGB || format_ == codecs::ColorFormat::kBGR;
+    if ((hw_ || cuda_) && dtype_ == DType::kU8 && !ycbcr_ && colour) {
+      for (int i = 0; i < s.n; ++i) {
+        const auto& info = s.plan.infos[size_t(i)];
+        const auto& w = s.plan.windows[size_t(i)];
+        // 3-component Huffman JPEGs shown as stored, not DCT-scaled.
+        if (info.format != codecs::ImageFormat::kJpeg || info.orientation != 1 ||
+            s.plan.scales[size_t(i)] != 1 || info.channels != 3 || info.jpeg_components != 3 ||
+            info.jpeg_arithmetic)
+          continue;
+        auto view = in.sample(i);
+        s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
+                             size_t(view.shape[0]),
+                             w.y,
+                             w.x,
+                             w.height,
+                             w.width,
+                             nullptr,
+                             w.width * 3};
+        if (cuda_) s.side[size_t(i)] = Side::kCuda;  // unless the hardware takes it
+        // The engines: baseline only, without 4:1:x chroma.
+        const auto& sub = info.jpeg_subsampling;
+        hw_ok_here[size_t(i)] =
+            hw_ && info.jpeg_baseline_huffman && sub != "411" && sub != "410" && sub != "other";
+      }
+    }
+    // The split: the first `take` samples the hardware can take go to it.
+    double load = load_;
+    if (auto_) {
+      std::lock_guard lock(stats_mutex_);
+      load = auto_load_;
+    }
+    const int take = int(std::lround(load * s.n));
+    for (int i = 0, taken = 0; i < s.n && taken < take; ++i)
+      if (hw_ok_here[size_t(i)]) s.side[size_t(i)] = Side::kHw, ++taken;
+    s.warmup_probe = choose_thread_decoders(s.side);
+    s.plan_seconds = seconds_since(t);
+    return sp;
+  }
+
   // cuda_decoder="auto": the threads' JPEGs go to whichever decoder costs a thread less per
   // image. Probe batches give every 4th of them to the CUDA decoder and the rest to the CPU:
-  // the 2nd batch (nvJPEG allocates its buffers then: not learned from), the 3rd, and every
-  // 64th after, so a losing decoder costs little and a change in the data is noticed.
-  void choose_thread_decoders(std::vector<Side>& side) {
-    if (!cuda_ || cuda_mode_ != "auto") return;
+  // the 2nd batch (nvJPEG allocates its buffers then: not learned from, the result says so),
+  // the 3rd, and every 64th after, so a losing decoder costs little and a change in the data
+  // is noticed.
+  bool choose_thread_decoders(std::vector<Side>& side) {
+    if (!cuda_ || cuda_mode_ != "auto") return false;
+    std::lock_guard lock(stats_mutex_);
     const int64_t b = batches_++;
     const bool probe = b == 1 || b == 2 || (b > 2 && b % 64 == 0);
     int k = 0;
@@ -215,12 +314,7 @@ class ImageDecoderMixed final : public ImageDecoder {
       if (s != Side::kCuda) continue;
       if (probe ? (k++ % 4 != 0) : !(cuda_cost_ > 0 && cuda_cost_ < cpu_cost_)) s = Side::kCpu;
     }
-  }
-
-  static bool all_pinned(const Batch& in) {
-    for (int i = 0; i < in.size(); ++i)
-      if (!in.owner(i) || in.owner(i)->kind() != MemoryKind::kPinned) return false;
-    return true;
+    return b == 1;
   }
 
   // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
@@ -238,22 +332,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     return buf;
   }
 
-  // What the threads did: samples decoded on the host sit in one pinned staging buffer (each
-  // at its offset, `staged`) for upload; the CUDA decoder wrote its samples on the device.
-  struct ThreadDecodes {
-    std::shared_ptr<Buffer> staging;
-    std::vector<size_t> offset;
-    std::vector<char> staged;
-    int cuda_decoded = 0, cuda_refused = 0;
-    double cpu_seconds = 0, cuda_seconds = 0;  // thread time, summed over samples
-    int cpu_timed = 0, cuda_timed = 0;
-  };
-
   // Decodes the samples with side kCpu or kCuda on the pool (kCuda ones nvJPEG refuses are
-  // decoded on the host instead).
+  // decoded on the host instead); host decodes go to pinned staging.
   ThreadDecodes decode_on_threads(Workspace& ws, const Batch& in, const Plan& plan,
-                                  const std::vector<Side>& side, const std::vector<Job>& jobs,
-                                  const Batch& out) {
+                                  const std::vector<Side>& side, const std::vector<Job>& jobs) {
     const int n = in.size();
     ThreadDecodes d;
     d.offset.assign(size_t(n), 0);
@@ -262,7 +344,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     for (int i = 0; i < n; ++i) {
       d.offset[size_t(i)] = total;
       if (side[size_t(i)] == Side::kCpu || side[size_t(i)] == Side::kCuda)
-        total += out.sample(i).num_bytes();
+        total += size_t(plan.shapes[size_t(i)].volume()) * dtype_size(dtype_);
     }
     if (total == 0) return d;
     d.staging = ws.pinned_pool->acquire(total);
@@ -277,7 +359,7 @@ class ImageDecoderMixed final : public ImageDecoder {
       const Side s = side[size_t(i)];
       if (s != Side::kCpu && s != Side::kCuda) return;
       auto& p = per[size_t(thread)];
-      const auto t = std::chrono::steady_clock::now();
+      const auto t = Clock::now();
       if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread)) {
         p.cuda_s += seconds_since(t), ++p.cuda_n;
         return;
@@ -318,7 +400,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     learn(cuda_cost_, d.cuda_seconds, d.cuda_timed);
   }
 
-  // "auto": the hardware's share that makes both sides finish together, from this batch's
+  // "auto": the hardware's share that makes both sides take equal time, from this batch's
   // rates, smoothed over batches.
   void balance(int hw_n, double t_hw, int threads_n, double t_threads) {
     if (hw_n > 0 && t_hw > 0) hw_rate_ = 0.7 * hw_rate_ + 0.3 * (hw_n / t_hw);
@@ -332,21 +414,23 @@ class ImageDecoderMixed final : public ImageDecoder {
 
   bool auto_ = false;
   double load_ = 1.0;
-  double auto_load_ = 0.8;  // until measured: both sides get work, so both get measured
-  double hw_rate_ = 0, threads_rate_ = 0;
   std::string cuda_mode_;  // cuda_decoder: "auto", "on" or "off"
   int64_t gpu_huffman_threshold_;
-  int64_t batches_ = 0;
+  double hw_rate_ = 0, threads_rate_ = 0;  // the mixed stage's thread only
+  std::mutex open_mutex_;
   bool gpu_tried_ = false;
   std::string hw_why_, cuda_why_;
   std::unique_ptr<codecs::NvjpegHardwareDecoder> hw_;
   std::unique_ptr<codecs::NvjpegCudaDecoder> cuda_;
+  // Shared by the CPU stage (prepare_on_host) and the mixed stage (run), and stats().
   mutable std::mutex stats_mutex_;
-  int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, hw_fallbacks_ = 0;
-  int64_t cuda_fallbacks_ = 0;
+  double auto_load_ = 0.8;  // until measured: both sides get work, so both get measured
+  int64_t batches_ = 0;
   double cpu_cost_ = 0, cuda_cost_ = 0;
-  double seconds_plan_ = 0, seconds_hw_submit_ = 0, seconds_threads_ = 0, seconds_total_ = 0;
-  double seconds_prepare_ = 0, seconds_finish_ = 0;
+  int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, ahead_images_ = 0;
+  int64_t hw_fallbacks_ = 0, cuda_fallbacks_ = 0;
+  double seconds_plan_ = 0, seconds_ahead_ = 0, seconds_hw_submit_ = 0, seconds_threads_ = 0;
+  double seconds_finish_ = 0, seconds_total_ = 0;
 };
 
 }  // namespace

@@ -139,16 +139,20 @@ class Flip : public Operator {
 };
 
 #ifdef STOKER_HAVE_CUDA
-class CropGpu final : public Crop {
+class CropGpu final : public Crop, public ResamplingStep {
  public:
   using Crop::Crop;
-  void run(Workspace& ws) override {
-    const Batch& in = ws.input(0);
-    std::vector<TensorShape> shapes;
-    auto windows = plan(ws, in, shapes);
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
-    if (in.size() == 0) return;
-    kernels::ResampleGpuParams p;
+  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  Output plan_step(Workspace& ws, const Batch& in) override {
+    Output o;
+    auto windows = plan(ws, in, o.shapes);
+    o.dtype = in.dtype();
+    o.layout = "HWC";
+    if (in.size() == 0) return o;
+    STOKER_ENFORCE(in.dtype() != DType::kI32, TypeError,
+                   "crop (gpu): int32 images are not supported on the GPU (uint8, int16, "
+                   "uint16, float32)");
+    auto& p = o.params;
     p.channels = p.out_channels = int32_t(in.shape(0)[2]);
     for (int i = 1; i < in.size(); ++i)
       STOKER_ENFORCE(in.shape(i)[2] == p.channels, ValueError,
@@ -157,21 +161,35 @@ class CropGpu final : public Crop {
       p.inv_std[c] = 1.f;
       p.fill[c] = float(fill_[fill_.size() == 1 ? 0 : std::min<size_t>(c, fill_.size() - 1)]);
     }
-    std::vector<ResamplePlan> plans(windows.size());
+    o.plans.resize(windows.size());
     for (size_t i = 0; i < windows.size(); ++i) {
-      plans[i].copy = true;
-      plans[i].copy_y = windows[i].y, plans[i].copy_x = windows[i].x;
+      o.plans[i].copy = true;
+      o.plans[i].copy_y = windows[i].y, o.plans[i].copy_x = windows[i].x;
     }
-    STOKER_ENFORCE(in.dtype() != DType::kI32, TypeError,
-                   "crop (gpu): int32 images are not supported on the GPU (uint8, int16, "
-                   "uint16, float32)");
-    run_resample_gpu(*this, ws, in, out, plans, p);
+    return o;
   }
 };
 
-class FlipGpu final : public Flip {
+class FlipGpu final : public Flip, public ResamplingStep {
  public:
   using Flip::Flip;
+  // As a step of a fused resampling chain (HWC): the whole image, mirrored per sample.
+  Output plan_step(Workspace& ws, const Batch& in) override {
+    Output o;
+    o.shapes = shapes_of(in);
+    o.dtype = in.dtype();
+    o.layout = checked_layout(in);
+    STOKER_ENFORCE(o.layout == "HWC", ValueError, "flip (gpu): fused chains need HWC images");
+    o.plans.resize(size_t(in.size()));
+    for (int i = 0; i < in.size(); ++i) {
+      auto& pl = o.plans[size_t(i)];
+      pl.copy = true;
+      pl.mirror_x = scalar_arg(ws, "horizontal", i) != 0;
+      pl.mirror_y = scalar_arg(ws, "vertical", i) != 0;
+    }
+    if (in.size() > 0) o.params.channels = o.params.out_channels = int32_t(in.shape(0)[2]);
+    return o;
+  }
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();

@@ -136,48 +136,52 @@ void run_step(Operator& op, ResamplingStep& step, Workspace& ws) {
 
 namespace {
 
-// Two steps in one launch: the first (resize or random_resized_crop) resamples, the second
-// (crop_mirror_normalize) takes a window of that, mirrors, normalises, lays out and casts. The
-// intermediate image is never written: the second step's window selects entries of the first
-// step's filter tables; its values are rounded to the intermediate's dtype in registers, so
-// the result is the unfused chain's.
+// A chain in one launch: the first step (resize or random_resized_crop) resamples; the middle
+// steps (crops, flips) and the last (crop_mirror_normalize) take windows of that and mirror
+// them, and the last normalises, lays out and casts. The intermediate images are never
+// written: the windows compose into one window of the first step's output (with a mirror per
+// axis), which selects entries of its filter tables; values are rounded to the intermediate's
+// dtype in registers, so the result is the unfused chain's.
 class FusedResampling final : public Operator {
  public:
   explicit FusedResampling(const OpSpec& spec) : Operator(spec) {
-    OpSpec second = spec;
-    second.fused_first.reset();
-    second_op_ = spec.schema->make_gpu(second);
-    first_op_ = spec.fused_first->schema->make_gpu(*spec.fused_first);
-    first_ = dynamic_cast<ResamplingStep*>(first_op_.get());
-    second_ = dynamic_cast<ResamplingStep*>(second_op_.get());
-    STOKER_ASSERT(first_ && second_, "fused operators must be resampling steps");
+    OpSpec last = spec;
+    last.fused_first.reset();
+    last.fused_middle.clear();
+    add_step(*spec.fused_first);
+    for (const auto& m : spec.fused_middle) add_step(*m);
+    add_step(last);
   }
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    // The first step sees its own per-sample arguments ("fused:<name>").
-    Workspace first_ws = ws;
-    first_ws.arg_inputs.clear();
-    for (auto& [name, b] : ws.arg_inputs)
-      if (name.rfind("fused:", 0) == 0) first_ws.arg_inputs[name.substr(6)] = b;
-    auto a = first_->plan_step(first_ws, in);
-    // The second step plans over the first's output shapes (no data).
-    Batch mid = Batch::with_samples(n, a.dtype, a.layout, MemoryKind::kDevice);
-    for (int i = 0; i < n; ++i) mid.set_sample(i, nullptr, nullptr, a.shapes[size_t(i)]);
-    mid.copy_source_info(in);
-    Workspace second_ws = ws;
-    second_ws.inputs = {&mid};
-    auto b = second_->plan_step(second_ws, mid);
-    for (int i = 0; i < n; ++i) {
-      auto& p = a.plans[size_t(i)];
-      const auto& q = b.plans[size_t(i)];
-      STOKER_ASSERT(q.copy && !p.copy && !p.mirror_x && !p.mirror_y, "unexpected fusion");
-      const auto& full = a.shapes[size_t(i)];
-      p.full_h = full[0], p.full_w = full[1];
-      p.offset_y = q.copy_y, p.offset_x = q.copy_x;
-      p.mirror_x = q.mirror_x, p.mirror_y = q.mirror_y;
+    // Each step sees its own per-sample arguments ("fused:<name>" for the first, "fused<k>:"
+    // for middle step k, the rest for the last) and plans over the previous one's shapes.
+    std::vector<ResamplingStep::Output> outs;
+    Batch mid;
+    for (size_t k = 0; k < steps_.size(); ++k) {
+      Workspace step_ws = ws;
+      step_ws.arg_inputs.clear();
+      const std::string prefix = k == 0 ? "fused:" : "fused" + std::to_string(k) + ":";
+      for (auto& [name, b] : ws.arg_inputs) {
+        if (k + 1 == steps_.size() && name.rfind("fused", 0) != 0) step_ws.arg_inputs[name] = b;
+        if (k + 1 < steps_.size() && name.rfind(prefix, 0) == 0)
+          step_ws.arg_inputs[name.substr(prefix.size())] = b;
+      }
+      const Batch& step_in = k == 0 ? in : mid;
+      if (k > 0) step_ws.inputs = {&mid};
+      outs.push_back(steps_[k]->plan_step(step_ws, step_in));
+      // The next step sees this one's shapes only (no data).
+      const auto& o = outs.back();
+      Batch next = Batch::with_samples(n, o.dtype, o.layout, MemoryKind::kDevice);
+      for (int i = 0; i < n; ++i) next.set_sample(i, nullptr, nullptr, o.shapes[size_t(i)]);
+      next.copy_source_info(in);
+      mid = std::move(next);
     }
+    auto& a = outs.front();
+    auto& b = outs.back();
+    for (int i = 0; i < n; ++i) compose(outs, i);
     // The intermediate's dtype as the unfused chain stores it: integers round and saturate.
     if (a.dtype != DType::kF32) {
       b.params.mid_round = 1;
@@ -191,9 +195,42 @@ class FusedResampling final : public Operator {
   }
 
  private:
-  std::unique_ptr<Operator> first_op_, second_op_;
-  ResamplingStep* first_ = nullptr;
-  ResamplingStep* second_ = nullptr;
+  void add_step(const OpSpec& s) {
+    ops_.push_back(s.schema->make_gpu(s));
+    steps_.push_back(dynamic_cast<ResamplingStep*>(ops_.back().get()));
+    STOKER_ASSERT(steps_.back(), "fused operators must be resampling steps");
+  }
+
+  // Sample i's window of the first step's output: each later step maps its output coordinate
+  // o to its input coordinate c + o, or c + (extent - 1 - o) when it mirrors; composed from the
+  // last step back, the final output's x maps to first-step column at + sign * x.
+  static void compose(std::vector<ResamplingStep::Output>& outs, int i) {
+    auto& p = outs.front().plans[size_t(i)];
+    STOKER_ASSERT(!p.copy && !p.mirror_x && !p.mirror_y, "unexpected fusion");
+    int64_t at_y = 0, at_x = 0, sign_y = 1, sign_x = 1;
+    for (size_t k = outs.size(); k-- > 1;) {
+      const auto& q = outs[k].plans[size_t(i)];
+      STOKER_ASSERT(q.copy, "unexpected fusion");
+      const auto& s = outs[k].shapes[size_t(i)];
+      const bool planar = k + 1 == outs.size() && outs[k].params.planar;
+      const int64_t h = planar ? s[1] : s[0], w = planar ? s[2] : s[1];
+      const int64_t ay = q.copy_y + (q.mirror_y ? h - 1 : 0), sy = q.mirror_y ? -1 : 1;
+      const int64_t ax = q.copy_x + (q.mirror_x ? w - 1 : 0), sx = q.mirror_x ? -1 : 1;
+      at_y = ay + sy * at_y, sign_y *= sy;
+      at_x = ax + sx * at_x, sign_x *= sx;
+    }
+    const auto& last = outs.back().shapes[size_t(i)];
+    const bool planar = outs.back().params.planar;
+    const int64_t h = planar ? last[1] : last[0], w = planar ? last[2] : last[1];
+    const auto& full = outs.front().shapes[size_t(i)];
+    p.full_h = full[0], p.full_w = full[1];
+    p.mirror_y = sign_y < 0, p.mirror_x = sign_x < 0;
+    p.offset_y = sign_y > 0 ? at_y : at_y - (h - 1);
+    p.offset_x = sign_x > 0 ? at_x : at_x - (w - 1);
+  }
+
+  std::vector<std::unique_ptr<Operator>> ops_;
+  std::vector<ResamplingStep*> steps_;  // first, middle..., last
 };
 
 }  // namespace
