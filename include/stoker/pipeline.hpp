@@ -138,6 +138,9 @@ class Pipeline {
   uint64_t seed() const;
   int num_outputs() const;
   MemoryStats memory_stats() const;
+  // Returns the pools' cached free blocks (host, pinned, device) to the system; buffers in use
+  // stay. The pools grow again as needed.
+  void trim_memory();
 
  private:
   friend class PipelineBuilder;

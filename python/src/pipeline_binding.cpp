@@ -188,6 +188,7 @@ void bind_pipeline(nb::module_& m) {
              return d;
            })
       .def_prop_ro("seed", &Pipeline::seed)
+      .def("trim_memory", &Pipeline::trim_memory, nb::call_guard<nb::gil_scoped_release>())
       .def("memory_stats", [](const Pipeline& p) {
         nb::dict d;
         auto m = p.memory_stats();

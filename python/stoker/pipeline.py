@@ -470,8 +470,17 @@ class Pipeline:
         return self._native.error_stats()
 
     def memory_stats(self):
+        """Per pool ("host", "pinned", "device"): bytes_in_use, peak_bytes_in_use,
+        bytes_reserved (in use + cached free blocks), budget (0: none), allocations and how many
+        were reused from the cache."""
         self.build()
         return self._native.memory_stats()
+
+    def trim_memory(self):
+        """Returns the pools' cached free blocks to the system (buffers in use stay; the pools
+        grow again as needed), e.g. between training and evaluation."""
+        self.build()
+        self._native.trim_memory()
 
     @property
     def seed(self):

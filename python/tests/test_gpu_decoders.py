@@ -178,6 +178,16 @@ def test_decodes_into_recycled_buffers_while_torch_reads(jpeg_folder, backend):
             side.synchronize()
             np.testing.assert_allclose(s.cpu().numpy(), expect, atol=2.0)
     assert gpu.memory_stats()["device"]["reused"] > 0
+    del held, t, s
+    torch.cuda.synchronize()
+    import time
+    time.sleep(0.3)  # the stages fill their queues and wait
+    gpu.trim_memory()
+    for pool in ("device", "pinned"):
+        m = gpu.memory_stats()[pool]
+        assert m["bytes_reserved"] == m["bytes_in_use"], (pool, m)
+    (out,) = gpu.run()  # and it goes on
+    assert len(out) == 8
 
 
 @needs_gpu

@@ -246,3 +246,21 @@ def test_stage_stats_add_up(jpeg_folder):
         assert s["busy"] + s["starved"] + s["blocked"] <= wall + 0.01
     assert cpu["busy"] > 0
     assert cpu["blocked"] > 0.1  # waited for the sleeping consumer (5 sleeps of 50 ms at least)
+
+
+def test_trim_memory_returns_cached_blocks(jpeg_folder):
+    import time
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3, prefetch_queue_depth=2)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=jpeg_folder)
+        pipe.set_outputs(fn.resize(fn.decoders.image(jpegs), size=(16, 16)))
+    for _ in range(4):
+        pipe.run()
+    time.sleep(0.3)  # the prefetching threads fill their queues and wait
+    before = pipe.memory_stats()["host"]
+    assert before["bytes_reserved"] > before["bytes_in_use"]  # decoded images, cached
+    pipe.trim_memory()
+    after = pipe.memory_stats()["host"]
+    assert after["bytes_reserved"] == after["bytes_in_use"] < before["bytes_reserved"]
+    (out,) = pipe.run()  # and it goes on, growing again
+    assert out[0].numpy().shape == (16, 16, 3)

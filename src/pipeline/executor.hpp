@@ -67,6 +67,11 @@ class Executor {
   PoolStats device_stats() const { return device_pool_ ? device_pool_->stats() : PoolStats{}; }
   PoolStats pinned_stats() const { return pinned_pool_ ? pinned_pool_->stats() : PoolStats{}; }
   bool has_gpu_stage() const { return !stages_.empty(); }
+  void trim_memory() {
+    host_pool_.trim();
+    if (pinned_pool_) pinned_pool_->trim();
+    if (device_pool_) device_pool_->trim();
+  }
   // The state after the last batch pop() returned (before the first: the starting state).
   Checkpoint checkpoint() const;
   ErrorStats error_stats() const;

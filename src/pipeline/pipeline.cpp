@@ -249,5 +249,6 @@ int Pipeline::num_outputs() const { return int(impl_->exec().graph().outputs.siz
 MemoryStats Pipeline::memory_stats() const {
   return {impl_->exec().host_stats(), impl_->exec().device_stats(), impl_->exec().pinned_stats()};
 }
+void Pipeline::trim_memory() { impl_->exec().trim_memory(); }
 
 }  // namespace stoker
