@@ -14,7 +14,13 @@ if python3 -c "import sys, stoker._stoker as s; sys.exit(0 if s.cuda_available()
   "$BUILD/bench/stoker_bench_resample_gpu" | tee "$OUT/resample_gpu.txt"
   echo "== GPU training feed (decode -> RRC -> flip -> normalize, fp16 NCHW) vs torch DataLoader"
   BENCH_JPEGS=${BENCH_JPEGS:-.carry/bench-jpegs}
-  [[ -d "$BENCH_JPEGS" ]] && GPU_BENCH_ARGS="--images $BENCH_JPEGS ${GPU_BENCH_ARGS:-}"
+  if [[ -d "$BENCH_JPEGS" ]]; then
+    echo "== nvJPEG's hardware decoder alone (the engines' ceiling)"
+    "$BUILD/bench/stoker_bench_nvjpeg" "$BENCH_JPEGS" 3 | tee "$OUT/nvjpeg.md"
+    GPU_BENCH_ARGS="--images $BENCH_JPEGS ${GPU_BENCH_ARGS:-}"
+  fi
+  # 12 pipeline threads: the README's figures (8 and 16 are in bench/RESULTS.md).
+  GPU_BENCH_ARGS="--threads ${GPU_BENCH_THREADS:-12} ${GPU_BENCH_ARGS:-}"
   python3 bench/gpu_pipeline.py ${GPU_BENCH_ARGS:-} > "$OUT/gpu_pipeline.md"
   cat "$OUT/gpu_pipeline.md"
 fi
