@@ -297,6 +297,7 @@ class Pipeline:
         self._outputs = None
         self._external = {}
         self._native = None
+        self._ran = False  # run() was called (plugins restore checkpoints only before)
         self._fed_ahead = False
         self._end_delivered = False
         self._epoch_iterations = 0
@@ -379,6 +380,7 @@ class Pipeline:
         """The next batch: a tuple with one stoker.Batch per output. Raises StopIteration at
         the end of an external source's data (call reset() to start its next epoch)."""
         self.build()
+        self._ran = True
         if self._end_delivered:
             raise StopIteration
         if self._external:
@@ -395,6 +397,17 @@ class Pipeline:
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
                                   stacklevel=2)
         return tuple(Batch(o) for o in outputs)
+
+    def _restart_from(self, checkpoint):
+        """Rebuilds this pipeline, which has not run yet, to continue from `checkpoint` (what
+        the framework iterators' load_state_dict does)."""
+        if self._ran:
+            raise ValueError("the pipeline has already run: restore a checkpoint into a new one")
+        if self._native is not None:
+            self._native.close()
+            self._native = None
+        self._checkpoint = checkpoint
+        self.build()
 
     def close(self):
         """Stops the pipeline: its threads, its device work and its operators end now. Batches

@@ -1,0 +1,167 @@
+"""stoker.plugins.torch against the definitions of its options: epochs from the reader, the three
+last-batch policies with and without a padded reader, sharding, auto_reset, checkpoints, zero-copy
+hand-off; CPU torch (GPU behaviour is tested in test_gpu_plugins.py)."""
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is needed for the torch plugin tests")
+
+import stoker  # noqa: E402
+from stoker import fn, types  # noqa: E402
+from stoker.plugins.torch import (ClassificationIterator, GenericIterator,  # noqa: E402
+                                  LastBatchPolicy, shard_from_env)
+
+
+@pytest.fixture(scope="module")
+def ten_files(tmp_path_factory):
+    """10 tiny files, each in its own class folder: a sample's label is its index."""
+    root = tmp_path_factory.mktemp("ten")
+    for i in range(10):
+        d = root / f"c{i}"
+        d.mkdir()
+        (d / "x.jpg").write_bytes(bytes([i]) * 3)  # never decoded: any bytes
+    return str(root)
+
+
+def _pipe(root, batch=4, **reader):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=1, seed=1)
+    with pipe:
+        data, labels = fn.readers.file(file_root=root, name="reader", **reader)
+        pipe.set_outputs(data, fn.cast(labels, dtype=types.INT64))
+    return pipe
+
+
+def _epochs(it, n):
+    """Labels of every batch of n epochs (reset() between them)."""
+    out = []
+    for _ in range(n):
+        out.append([b[0]["label"].reshape(-1).tolist() for b in it])
+        it.reset()
+    return out
+
+
+def test_fill_delivers_every_sample_once_across_epochs(ten_files):
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader")
+    assert len(it) == 3
+    e = _epochs(it, 3)
+    assert e[0] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]  # filled from the next epoch
+    assert e[1] == [[2, 3, 4, 5], [6, 7, 8, 9]]  # which therefore starts at 2
+    assert e[2] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]
+
+
+def test_partial_and_drop_keep_to_the_epoch(ten_files):
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader",
+                                last_batch_policy=LastBatchPolicy.PARTIAL)
+    with pytest.warns(RuntimeWarning, match="drops the next epoch's first 2 samples"):
+        e = _epochs(it, 2)
+    assert e[0] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert e[1] == [[2, 3, 4, 5], [6, 7, 8, 9]]
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader",
+                                last_batch_policy=LastBatchPolicy.DROP)
+    assert len(it) == 2
+    with pytest.warns(RuntimeWarning):
+        e = _epochs(it, 2)
+    assert e[0] == [[0, 1, 2, 3], [4, 5, 6, 7]]  # (8, 9, 0, 1) straddles: not returned
+    assert e[1] == [[2, 3, 4, 5], [6, 7, 8, 9]]
+
+
+@pytest.mark.parametrize("policy, first", [
+    (LastBatchPolicy.FILL, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 9, 9]]),  # padding
+    (LastBatchPolicy.PARTIAL, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]),
+    (LastBatchPolicy.DROP, [[0, 1, 2, 3], [4, 5, 6, 7]]),
+])
+def test_a_padded_reader_starts_every_epoch_afresh(ten_files, policy, first):
+    it = ClassificationIterator(_pipe(ten_files, pad_last_batch=True), reader_name="reader",
+                                last_batch_policy=policy)
+    assert len(it) == len(first)
+    assert _epochs(it, 3) == [first] * 3
+
+
+def test_shards_rotate_between_epochs_unless_stuck(ten_files):
+    it = ClassificationIterator(_pipe(ten_files, shard_id=1, num_shards=2, pad_last_batch=True),
+                                reader_name="reader", last_batch_policy=LastBatchPolicy.PARTIAL)
+    assert _epochs(it, 2) == [[[5, 6, 7, 8], [9]], [[0, 1, 2, 3], [4]]]
+    it = ClassificationIterator(_pipe(ten_files, shard_id=1, num_shards=2, stick_to_shard=True,
+                                      pad_last_batch=True),
+                                reader_name="reader", last_batch_policy=LastBatchPolicy.PARTIAL)
+    assert _epochs(it, 2) == [[[5, 6, 7, 8], [9]]] * 2
+
+
+def test_auto_reset_and_size(ten_files):
+    it = ClassificationIterator(_pipe(ten_files, pad_last_batch=True), size=10,
+                                last_batch_padded=True, auto_reset=True,
+                                last_batch_policy=LastBatchPolicy.PARTIAL)
+    first = [b[0]["label"].tolist() for b in it]
+    second = [b[0]["label"].tolist() for b in it]  # no reset() needed
+    assert first == second and sum(len(b) for b in first) == 10
+
+
+def test_external_source_runs_until_its_data_ends():
+    batches = [np.full((2, 3), k, np.float32) for k in range(3)]
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(batches))
+    it = GenericIterator(pipe, ["x"])
+    got = [b[0]["x"] for b in it]
+    assert [float(t[0, 0]) for t in got] == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="length is unknown"):
+        len(it)
+
+
+def test_outputs_are_torch_tensors_without_a_copy(ten_files):
+    pipe = _pipe(ten_files)
+    data, labels = pipe.run()
+    t = torch.from_dlpack(labels)
+    assert t.data_ptr() == labels.as_array().ctypes.data  # the same memory
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader")
+    b = next(it)[0]
+    assert isinstance(b["data"], torch.Tensor) and b["data"].dtype == torch.uint8
+    assert tuple(b["data"].shape) == (4, 3) and b["label"].dtype == torch.int64
+
+
+def test_checkpoint_resumes_with_the_same_batches(ten_files):
+    def make(prepare=True):
+        return ClassificationIterator(_pipe(ten_files, random_shuffle=True, initial_fill=5),
+                                      reader_name="reader", prepare_first_batch=prepare)
+    it = make()
+    for _ in range(4):  # into the second epoch
+        try:
+            next(it)
+        except StopIteration:
+            it.reset()
+    state = it.state_dict()
+    expect = [b[0]["label"].tolist() for b in it]
+    resumed = make(prepare=False)
+    resumed.load_state_dict(state)
+    assert [b[0]["label"].tolist() for b in resumed] == expect and expect
+    with pytest.raises(ValueError, match="pipelines that have not run yet"):
+        make().load_state_dict(state)
+
+
+def test_bad_arguments_are_refused(ten_files):
+    with pytest.raises(ValueError, match="size and reader_name are mutually exclusive"):
+        ClassificationIterator(_pipe(ten_files), size=10, reader_name="reader")
+    with pytest.raises(ValueError, match="output_map names 1 outputs, the pipeline has 2"):
+        next(GenericIterator(_pipe(ten_files), ["data"], reader_name="reader"))
+    with pytest.raises(ValueError, match="auto_reset must be True, False, 'yes' or 'no'"):
+        ClassificationIterator(_pipe(ten_files), reader_name="reader", auto_reset="sometimes")
+    ragged = stoker.Pipeline(batch_size=2)
+    with ragged:
+        ragged.set_outputs(fn.external_source(lambda: [np.zeros(2), np.zeros(3)]))
+    with pytest.raises(ValueError, match="output 'x' has samples of different shapes"):
+        next(GenericIterator(ragged, ["x"]))
+
+
+def test_shard_from_env(monkeypatch):
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(k, raising=False)
+    assert shard_from_env()[:2] == (0, 1)
+    monkeypatch.setenv("RANK", "3")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    shard, shards, device = shard_from_env()
+    assert (shard, shards) == (3, 4)
+    assert device == (1 if torch.cuda.is_available() else None)
