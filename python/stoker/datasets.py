@@ -22,9 +22,12 @@ def _image(rng, height, width):
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
-def make_jpeg_folder(root, num_images=256, num_classes=4, seed=0, quality=(80, 95)):
+def make_jpeg_folder(root, num_images=256, num_classes=4, seed=0, quality=(80, 95),
+                     separable=False):
     """Writes `num_images` JPEGs (mostly 500x375 and 375x500, some larger) into
-    root/class_<k>/, returns the list of paths. Needs Pillow."""
+    root/class_<k>/, returns the list of paths. With `separable`, each class has its own
+    colour cast, so a model can learn the classes in a few steps (examples, tests). Needs
+    Pillow."""
     from PIL import Image
 
     rng = np.random.default_rng(seed)
@@ -35,7 +38,11 @@ def make_jpeg_folder(root, num_images=256, num_classes=4, seed=0, quality=(80, 9
         os.makedirs(folder, exist_ok=True)
         shape = [(375, 500), (500, 375), (480, 640), (333, 500)][rng.choice(4, p=[.45, .35, .1, .1])]
         path = os.path.join(folder, f"img_{i:05d}.jpg")
-        Image.fromarray(_image(rng, *shape)).save(
+        image = _image(rng, *shape)
+        if separable:  # a strong per-class tint over the photo-like content
+            tint = np.array([(k * 97) % 256, (k * 53 + 80) % 256, (k * 151 + 160) % 256])
+            image = (0.4 * image + 0.6 * tint).astype(np.uint8)
+        Image.fromarray(image).save(
             path, quality=int(rng.integers(quality[0], quality[1] + 1)), subsampling=2)
         paths.append(path)
     return paths

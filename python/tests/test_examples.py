@@ -32,3 +32,38 @@ def test_training_pipeline_example_generates_data():
 def test_external_source_example():
     out = _run("02_external_source.py")
     assert "batch 2:" in out and out.strip().endswith("done")
+
+
+def _first_last(out):
+    """(first, last) of the examples' closing 'loss A (first k steps) -> B (last k)' line."""
+    line = [ln for ln in out.splitlines() if "(first" in ln][-1]
+    first = float(line.split("loss ")[1].split(" ")[0])
+    last = float(line.split("-> ")[1].split(" ")[0])
+    return first, last
+
+
+def test_train_resnet_torch_example_learns_on_the_cpu():
+    pytest.importorskip("torchvision", reason="torchvision is needed for the ResNet example")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # the CPU path, even on a GPU machine
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "train_resnet_torch.py"),
+                        "--size", "32", "--steps", "24"], capture_output=True, text=True,
+                       timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    first, last = _first_last(r.stdout)
+    assert last < 0.7 * first, r.stdout[-1500:]
+
+
+def test_train_jax_example_learns():
+    pytest.importorskip("jax", reason="JAX is needed for the JAX example")
+    first, last = _first_last(_run("train_jax.py", "--steps", "30"))
+    assert last < 0.5 * first
+
+
+def test_torchrun_ddp_example_shards_disjointly():
+    pytest.importorskip("torch", reason="PyTorch is needed for the DDP example")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # two CPU processes, gloo
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                        "--nproc_per_node=2", os.path.join(EXAMPLES, "torchrun_ddp.py")],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "samples per rank: [11, 11]; disjoint: True; cover the epoch: True" in r.stdout
