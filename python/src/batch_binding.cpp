@@ -222,6 +222,9 @@ void bind_batch(nb::module_& m) {
              return shape_tuple(b.shape(i));
            })
       .def("is_uniform", &Batch::is_uniform)
+      .def(
+          "data_ptr", [](const Batch& b, int i) { return reinterpret_cast<uintptr_t>(b.data(i)); },
+          "The address of sample i's first element (host or device memory).")
       .def("is_contiguous", &Batch::is_contiguous)
       .def("nbytes", &Batch::total_bytes)
       .def("source_info",

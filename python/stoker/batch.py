@@ -33,6 +33,25 @@ def _to_numpy(view, dtype_name):
     return np.from_dlpack(view)
 
 
+def _typestr(dtype_name):
+    if dtype_name not in _NUMPY_DTYPES:
+        raise TypeError(f"the array interfaces have no {dtype_name} type; use DLPack instead")
+    return np.dtype(_NUMPY_DTYPES[dtype_name]).str
+
+
+def _cuda_interface(impl, shape, ptr):
+    """__cuda_array_interface__ (version 3) of device memory at `ptr`: the legacy default
+    stream (torch's and cupy's default) is made to wait for the batch and recorded on it, so the
+    memory is recycled only after that stream's work; `stream` tells consumers to order their
+    own streams after it."""
+    if impl.device != "gpu":
+        raise AttributeError("a CPU batch has no __cuda_array_interface__ (see "
+                             "__array_interface__)")
+    impl.prepare_for_consumer(1)
+    return {"shape": tuple(shape), "typestr": _typestr(impl.dtype), "data": (ptr, False),
+            "version": 3, "strides": None, "stream": 1}
+
+
 class Sample:
     """One sample of a batch: a zero-copy view of its memory."""
 
@@ -72,6 +91,15 @@ class Sample:
 
     def __dlpack__(self, stream=None, **kwargs):
         return _dlpack(self._batch._impl, self._view(), stream, kwargs)
+
+    @property
+    def __array_interface__(self):
+        return self.numpy().__array_interface__
+
+    @property
+    def __cuda_array_interface__(self):
+        impl = self._batch._impl
+        return _cuda_interface(impl, self.shape, impl.data_ptr(self._index))
 
     def __dlpack_device__(self):
         return self._view().__dlpack_device__()
@@ -170,6 +198,22 @@ class Batch:
 
     def __dlpack_device__(self):
         return self._impl.as_ndarray().__dlpack_device__()
+
+    @property
+    def __array_interface__(self):
+        """numpy's array interface of a uniform CPU batch (its memory, no copy)."""
+        return self.as_array().__array_interface__
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA array interface of a uniform, contiguous GPU batch (cupy, numba,
+        torch.as_tensor): its device memory, no copy. DLPack is preferred (it takes the
+        consumer's stream)."""
+        if not (self._impl.is_uniform() and self._impl.is_contiguous()) or not len(self):
+            raise ValueError("the CUDA array interface needs a non-empty batch of same-shaped, "
+                             "contiguous samples")
+        return _cuda_interface(self._impl, (len(self),) + tuple(self._impl.shape(0)),
+                               self._impl.data_ptr(0))
 
     def __repr__(self):
         shapes = self.shape

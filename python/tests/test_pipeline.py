@@ -264,3 +264,16 @@ def test_trim_memory_returns_cached_blocks(jpeg_folder):
     assert after["bytes_reserved"] == after["bytes_in_use"] < before["bytes_reserved"]
     (out,) = pipe.run()  # and it goes on, growing again
     assert out[0].numpy().shape == (16, 16, 3)
+
+
+def test_batches_and_samples_offer_the_array_interfaces():
+    data = [np.arange(6, dtype=np.float32).reshape(2, 3) + i for i in range(3)]
+    pipe = stoker.Pipeline(batch_size=3)
+    with pipe:
+        pipe.set_outputs(fn.external_source(lambda: data))
+    (b,) = pipe.run()
+    whole = np.asarray(b)  # through __array_interface__: the batch's memory
+    assert whole.__array_interface__["data"][0] == b.as_array().ctypes.data
+    np.testing.assert_array_equal(whole, np.stack(data))
+    np.testing.assert_array_equal(np.asarray(b[1]), data[1])
+    assert not hasattr(b, "__cuda_array_interface__")  # a CPU batch
