@@ -50,6 +50,7 @@ def test_two_pipelines_make_one_sharded_array(ten_files):
     code = f"""
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+os.environ["JAX_PLATFORMS"] = "cpu"  # two host devices, also where JAX has a GPU
 import jax, numpy as np, stoker
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from stoker import fn, types
@@ -62,7 +63,7 @@ for shard in range(2):
                                        num_shards=2, stick_to_shard=True, pad_last_batch=True)
         p.set_outputs(fn.cast(labels, dtype=types.INT32))
     pipes.append(p)
-mesh = Mesh(np.array(jax.devices()), ("batch",))
+mesh = Mesh(np.array(jax.devices("cpu")), ("batch",))
 it = Iterator(pipes, ["label"], reader_name="reader",
               sharding=NamedSharding(mesh, PartitionSpec("batch")))
 step = next(it)
