@@ -7,6 +7,7 @@ import atexit
 import functools
 import inspect
 import os
+import sys
 import threading
 import weakref
 import warnings
@@ -321,6 +322,9 @@ class Pipeline:
         # node's index is taken.
         refs = [self._ref(x, op) for x in inputs]
         arg_refs = {k: self._ref(v, op) for k, v in arg_inputs.items()}
+        if op.startswith("readers.") and not {"shard_id", "num_shards"} & (set(args) |
+                                                                           set(arg_inputs)):
+            args = {**args, **_distributed_shard()}  # each process of a job reads its shard
         index = len(self._nodes)
         if name is None:
             name = f"{op}_{index}"
@@ -505,6 +509,18 @@ class Pipeline:
     def __del__(self):
         # Stops the prefetching thread; the native destructor never blocks on Python.
         self._native = None
+
+
+def _distributed_shard():
+    """{"shard_id", "num_shards"} of this process in a distributed job (torch.distributed when
+    it is initialised, else torchrun's RANK and WORLD_SIZE), or {} outside one."""
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None)
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        rank, world = dist.get_rank(), dist.get_world_size()
+    else:
+        rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    return {"shard_id": rank, "num_shards": world} if world > 1 else {}
 
 
 def _as_arrays(data):

@@ -277,3 +277,21 @@ def test_batches_and_samples_offer_the_array_interfaces():
     np.testing.assert_array_equal(whole, np.stack(data))
     np.testing.assert_array_equal(np.asarray(b[1]), data[1])
     assert not hasattr(b, "__cuda_array_interface__")  # a CPU batch
+
+
+def test_readers_take_their_shard_from_a_distributed_environment(monkeypatch, jpeg_folder):
+    def meta(**reader):
+        pipe = stoker.Pipeline(batch_size=2)
+        with pipe:
+            jpegs, _ = fn.readers.file(file_root=jpeg_folder, name="r", **reader)
+            pipe.set_outputs(jpegs)
+        m = pipe.reader_meta("r")
+        return m["shard_id"], m["number_of_shards"]
+
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert meta() == (0, 1)
+    monkeypatch.setenv("RANK", "1")  # as torchrun sets them
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    assert meta() == (1, 3)
+    assert meta(shard_id=0, num_shards=2) == (0, 2)  # given arguments win

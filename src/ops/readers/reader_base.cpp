@@ -6,7 +6,11 @@ namespace stoker::ops {
 
 std::vector<ArgSchema> loader_arg_schemas() {
   return {
-      {"shard_id", ArgType::kInt, "Index of this shard.", int64_t{0}},
+      {"shard_id", ArgType::kInt,
+       "Index of this shard. From Python, in a distributed job (torch.distributed initialised, "
+       "or torchrun's RANK and WORLD_SIZE) where neither shard_id nor num_shards is given, they "
+       "are the process's rank and world size.",
+       int64_t{0}},
       {"num_shards", ArgType::kInt, "Number of shards the dataset is split into.", int64_t{1}},
       {"random_shuffle", ArgType::kBool,
        "Shuffle through a buffer of `initial_fill` samples (DALI's shuffle; same as "
