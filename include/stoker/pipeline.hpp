@@ -42,6 +42,9 @@ struct PipelineOptions {
   // decoding fails with a data error is replaced by the reader's next sample; incidents are
   // counted (error_stats()).
   std::string on_error = "raise";
+  // CPU outputs in page-locked (pinned) host memory, so copies to a GPU (a framework's
+  // .cuda(non_blocking=True)) are asynchronous DMA; needs CUDA (pageable memory otherwise).
+  bool pinned_outputs = false;
 };
 
 struct ErrorStats {

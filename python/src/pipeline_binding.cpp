@@ -59,8 +59,8 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
                                          std::optional<int> device_id, int64_t seed,
                                          int prefetch_queue_depth, int gpu_queue_depth,
                                          size_t host_memory_budget, size_t device_memory_budget,
-                                         const std::string& checkpoint,
-                                         const std::string& on_error) {
+                                         const std::string& checkpoint, const std::string& on_error,
+                                         bool pinned_outputs) {
   PipelineOptions o;
   o.batch_size = batch_size;
   o.num_threads = num_threads;
@@ -72,6 +72,7 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
   o.device_memory_budget = device_memory_budget;
   o.checkpoint = checkpoint;
   o.on_error = on_error;
+  o.pinned_outputs = pinned_outputs;
   PipelineBuilder b(o);
   std::vector<std::vector<Value>> added;  // per Python node: its outputs in the native graph
   for (nb::handle h : nodes) {
@@ -136,7 +137,7 @@ void bind_pipeline(nb::module_& m) {
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
                   nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("gpu_queue_depth"),
                   nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
-                  nb::arg("checkpoint"), nb::arg("on_error"))
+                  nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"))
       .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
       .def("close", &Pipeline::close, nb::call_guard<nb::gil_scoped_release>())
       .def("feed_input",

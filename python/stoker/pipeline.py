@@ -271,11 +271,14 @@ class Pipeline:
     operator, the sample and its source; "skip" replaces a sample whose reading or decoding
     fails with the reader's next one, warns (RuntimeWarning naming the source) and counts it
     (`pipe.error_stats()`).
+
+    `pinned_outputs`: CPU outputs in page-locked memory (when CUDA is available), so that a
+    framework's copy to the GPU (`tensor.cuda(non_blocking=True)`) is asynchronous DMA.
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
-                 on_error="raise", device_memory_budget=0):
+                 on_error="raise", device_memory_budget=0, pinned_outputs=False):
         if isinstance(prefetch_queue_depth, dict):
             unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
             if unknown:
@@ -294,6 +297,7 @@ class Pipeline:
         self.host_memory_budget = host_memory_budget
         self._checkpoint = checkpoint or ""
         self.on_error = on_error
+        self.pinned_outputs = bool(pinned_outputs)
         self._nodes = []
         self._outputs = None
         self._external = {}
@@ -363,7 +367,8 @@ class Pipeline:
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
             self.num_threads, self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
-            self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error)
+            self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
+            self.pinned_outputs)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 

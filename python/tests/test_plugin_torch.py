@@ -165,3 +165,19 @@ def test_shard_from_env(monkeypatch):
     shard, shards, device = shard_from_env()
     assert (shard, shards) == (3, 4)
     assert device == (1 if torch.cuda.is_available() else None)
+
+
+def test_pinned_outputs_when_cuda_is_there(ten_files):
+    pipe = stoker.Pipeline(batch_size=4, num_threads=1, seed=1, pinned_outputs=True)
+    with pipe:
+        data, labels = fn.readers.file(file_root=ten_files, name="reader")
+        pipe.set_outputs(data, fn.cast(labels, dtype=types.INT64))
+    b = next(ClassificationIterator(pipe, reader_name="reader"))[0]
+    assert b["label"].reshape(-1).tolist() == [0, 1, 2, 3]
+    pinned = pipe.memory_stats()["pinned"]["bytes_in_use"] > 0
+    if torch.cuda.is_available():  # page-locked: .cuda(non_blocking=True) is DMA
+        # (the cast's output; the reader's own samples lie apart and become one tensor by a
+        # copy, which torch makes in ordinary memory)
+        assert pinned and b["label"].is_pinned()
+    else:  # no CUDA: ordinary memory, same results
+        assert not pinned

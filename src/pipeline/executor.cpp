@@ -48,6 +48,8 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     }
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
+  }
+  if (!stages_.empty() || (options.pinned_outputs && cuda_available())) {
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
     pinned_outputs_.assign(graph_.nodes.size(), 0);
     for (const auto& spec : graph_.nodes) {
@@ -56,6 +58,10 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
         if (graph_.nodes[size_t(in.node)].backend == ops::Backend::kCpu)
           pinned_outputs_[size_t(in.node)] = 1;
     }
+    if (options.pinned_outputs)
+      for (const auto& o : graph_.outputs)
+        if (graph_.nodes[size_t(o.node)].backend == ops::Backend::kCpu)
+          pinned_outputs_[size_t(o.node)] = 1;
   }
   for (auto& spec : graph_.nodes) {
     try {

@@ -35,6 +35,7 @@ struct ExecutorOptions {
   size_t device_memory_budget = 0;
   std::string checkpoint;         // resume from this state (empty: start fresh)
   bool skip_bad_samples = false;  // on_error="skip"
+  bool pinned_outputs = false;    // CPU nodes that are pipeline outputs allocate pinned memory
 };
 
 struct ErrorStats {

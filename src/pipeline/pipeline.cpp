@@ -166,6 +166,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.device_memory_budget = impl->options.device_memory_budget;
   eo.checkpoint = impl->options.checkpoint;
   eo.skip_bad_samples = impl->options.on_error == "skip";
+  eo.pinned_outputs = impl->options.pinned_outputs;
   // STOKER_DISABLE_FUSION=1 keeps every operator separate (to compare the two paths).
   const char* no_fusion = std::getenv("STOKER_DISABLE_FUSION");
   pipeline::Graph graph = pipeline::prune(impl_->graph);
