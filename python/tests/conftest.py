@@ -33,6 +33,18 @@ def jpeg_folder(tmp_path_factory):
     return str(root)
 
 
+@pytest.fixture(scope="session")
+def ten_files(tmp_path_factory):
+    """10 tiny files, each in its own class folder: a sample's label is its index (for epoch and
+    sharding tests; the bytes are never decoded)."""
+    root = tmp_path_factory.mktemp("ten")
+    for i in range(10):
+        d = root / f"c{i}"
+        d.mkdir()
+        (d / "x.jpg").write_bytes(bytes([i]) * 3)
+    return str(root)
+
+
 def pytest_configure(config):
     # Subprocesses (demo, shutdown tests) must import the same stoker as this process, whatever
     # their working directory.

@@ -15,16 +15,6 @@ from stoker import fn, types  # noqa: E402
 from stoker.plugins.jax import Iterator, LastBatchPolicy  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def ten_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ten_jax")
-    for i in range(10):
-        d = root / f"c{i}"
-        d.mkdir()
-        (d / "x.jpg").write_bytes(bytes([i]) * 3)  # never decoded: any bytes
-    return str(root)
-
-
 def _pipe(root, **reader):
     pipe = stoker.Pipeline(batch_size=4, num_threads=1, seed=1)
     with pipe:

@@ -15,17 +15,6 @@ from stoker.plugins.torch import (ClassificationIterator, GenericIterator,  # no
                                   LastBatchPolicy, shard_from_env)
 
 
-@pytest.fixture(scope="module")
-def ten_files(tmp_path_factory):
-    """10 tiny files, each in its own class folder: a sample's label is its index."""
-    root = tmp_path_factory.mktemp("ten")
-    for i in range(10):
-        d = root / f"c{i}"
-        d.mkdir()
-        (d / "x.jpg").write_bytes(bytes([i]) * 3)  # never decoded: any bytes
-    return str(root)
-
-
 def _pipe(root, batch=4, **reader):
     pipe = stoker.Pipeline(batch_size=batch, num_threads=1, seed=1)
     with pipe:
