@@ -79,10 +79,10 @@ nb::capsule keep_alive(std::shared_ptr<Buffer> owner) {
                      [](void* p) noexcept { delete static_cast<std::shared_ptr<Buffer>*>(p); });
 }
 
+// Pinned host memory is exported as CPU memory: consumers read it as such (torch, numpy and
+// others refuse DLPack's CUDA-host device type) and find out themselves that it is page-locked.
 int dlpack_device(MemoryKind k) {
-  return k == MemoryKind::kDevice   ? nb::device::cuda::value
-         : k == MemoryKind::kPinned ? nb::device::cuda_host::value
-                                    : nb::device::cpu::value;
+  return k == MemoryKind::kDevice ? nb::device::cuda::value : nb::device::cpu::value;
 }
 
 nb::ndarray<nb::array_api> view(void* data, const std::vector<size_t>& shape, DType dtype,

@@ -165,6 +165,7 @@ def test_pinned_outputs_when_cuda_is_there(ten_files):
     assert b["label"].reshape(-1).tolist() == [0, 1, 2, 3]
     pinned = pipe.memory_stats()["pinned"]["bytes_in_use"] > 0
     if torch.cuda.is_available():  # page-locked: .cuda(non_blocking=True) is DMA
+        torch.cuda.init()  # torch answers is_pinned() only once its CUDA context exists
         # (the cast's output; the reader's own samples lie apart and become one tensor by a
         # copy, which torch makes in ordinary memory)
         assert pinned and b["label"].is_pinned()
