@@ -528,12 +528,31 @@ def _distributed_shard():
     return {"shard_id": rank, "num_shards": world} if world > 1 else {}
 
 
-def _as_arrays(data):
+def _as_array(x):
+    """A CPU array viewing `x` where possible: numpy arrays and anything with __array__ (torch
+    CPU tensors, JAX arrays), or any CPU DLPack producer. GPU data is refused with a clear error
+    (external sources take host data; the pipeline copies it to the GPU where needed)."""
     import numpy as np
 
+    device = getattr(x, "__dlpack_device__", None)
+    if device is not None:
+        kind = device()[0]
+        if kind not in (1, 3):  # kDLCPU, kDLCUDAHost
+            raise TypeError(f"external_source: got data on a device (DLPack device type {kind}, "
+                            f"e.g. a CUDA tensor); external sources take host data (numpy, torch "
+                            f"CPU tensors, any CPU DLPack producer)")
+        if not hasattr(x, "__array__"):
+            return np.ascontiguousarray(np.from_dlpack(x))
+    if hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__array_interface__"):
+        raise TypeError("external_source: got CUDA data (__cuda_array_interface__); external "
+                        "sources take host data")
+    return np.ascontiguousarray(x)
+
+
+def _as_arrays(data):
     if isinstance(data, (list, tuple)):
-        return [np.ascontiguousarray(x) for x in data]
-    return np.ascontiguousarray(data)
+        return [_as_array(x) for x in data]
+    return _as_array(data)
 
 
 def pipeline_def(fn=None, **pipeline_kwargs):

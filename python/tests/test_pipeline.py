@@ -295,3 +295,39 @@ def test_readers_take_their_shard_from_a_distributed_environment(monkeypatch, jp
     monkeypatch.setenv("WORLD_SIZE", "3")
     assert meta() == (1, 3)
     assert meta(shard_id=0, num_shards=2) == (0, 2)  # given arguments win
+
+
+def test_external_source_takes_framework_and_dlpack_arrays():
+    class CpuProducer:  # a DLPack producer without __array__
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kwargs):
+            return self.a.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    class GpuProducer(CpuProducer):
+        def __dlpack_device__(self):
+            return (2, 0)  # kDLCUDA
+
+    rows = [np.arange(4, dtype=np.float32) + i for i in range(2)]
+    sources = [lambda: [CpuProducer(r) for r in rows]]
+    torch = None
+    try:
+        import torch
+        sources.append(lambda: [torch.from_numpy(r) for r in rows])
+    except ImportError:
+        pass
+    for source in sources:
+        pipe = stoker.Pipeline(batch_size=2)
+        with pipe:
+            pipe.set_outputs(fn.external_source(source))
+        (b,) = pipe.run()
+        np.testing.assert_array_equal(b.as_array(), np.stack(rows))
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(lambda: [GpuProducer(r) for r in rows]))
+    with pytest.raises(TypeError, match="external sources take host data"):
+        pipe.run()
