@@ -42,6 +42,8 @@ class Batch {
   MemoryKind memory() const { return memory_; }
 
   const TensorShape& shape(int i) const { return samples_.at(size_t(i)).shape; }
+  // Every sample's shape (e.g. for an output shaped like this batch).
+  std::vector<TensorShape> shapes() const;
   void* data(int i) const { return samples_.at(size_t(i)).data; }
   template <typename T>
   T* data_as(int i) const {

@@ -70,6 +70,13 @@ void Batch::set_sample(int i, std::shared_ptr<Buffer> owner, void* data, TensorS
   s.shape = std::move(shape);
 }
 
+std::vector<TensorShape> Batch::shapes() const {
+  std::vector<TensorShape> out;
+  out.reserve(samples_.size());
+  for (const auto& s : samples_) out.push_back(s.shape);
+  return out;
+}
+
 bool Batch::is_uniform() const {
   for (size_t i = 1; i < samples_.size(); ++i) {
     if (!(samples_[i].shape == samples_[0].shape)) return false;

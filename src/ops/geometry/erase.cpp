@@ -27,8 +27,7 @@ class Erase : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "erase");
@@ -93,8 +92,7 @@ class EraseGpu final : public Erase {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const size_t es = dtype_size(in.dtype());
     std::vector<kernels::StridedCopyGpu> copies, fills;

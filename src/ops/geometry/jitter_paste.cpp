@@ -27,8 +27,7 @@ class Jitter : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const int64_t degree = checked_degree();
     for_each_sample(ws, n, [&](int i, int) {
@@ -118,8 +117,7 @@ class JitterGpu final : public Jitter {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const int64_t degree = checked_degree();
     STOKER_ENFORCE(degree / 2 <= 127, ValueError, "jitter (gpu): nDegree / 2 must be <= 127, got ",

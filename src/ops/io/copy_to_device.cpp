@@ -40,8 +40,7 @@ class CopyToDevice final : public Operator {
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < in.size(); ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
     upload_batch(ws, in, out);
   }

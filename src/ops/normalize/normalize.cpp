@@ -54,13 +54,7 @@ class Normalize : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) {
-      for (auto a : axes_)
-        STOKER_ENFORCE(a >= 0 && a < in.shape(i).ndim(), ValueError, "normalize: axis ", a,
-                       " of a ", in.shape(i).ndim(), "-D sample");
-      shapes.push_back(in.shape(i));
-    }
+    std::vector<TensorShape> shapes = checked_shapes(in);
     Batch& out = add_output(ws, dtype_, shapes, in.layout());
     const bool given_mean = spec_.has_arg("mean") || ws.arg_inputs.count("mean");
     const bool given_std = spec_.has_arg("stddev") || ws.arg_inputs.count("stddev");
@@ -139,6 +133,15 @@ class Normalize : public Operator {
  protected:
   static std::vector<double> values(const Batch& b, int i) { return sample_as_doubles(b, i); }
 
+  // The output shapes (the input's), once every sample has the axes to reduce.
+  std::vector<TensorShape> checked_shapes(const Batch& in) const {
+    for (int i = 0; i < in.size(); ++i)
+      for (auto a : axes_)
+        STOKER_ENFORCE(a >= 0 && a < in.shape(i).ndim(), ValueError, "normalize: axis ", a,
+                       " of a ", in.shape(i).ndim(), "-D sample");
+    return in.shapes();
+  }
+
   std::vector<int64_t> axes_;
   DType dtype_;
 };
@@ -152,15 +155,10 @@ class NormalizeGpu final : public Normalize {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) {
-      for (auto a : axes_)
-        STOKER_ENFORCE(a >= 0 && a < in.shape(i).ndim(), ValueError, "normalize: axis ", a,
-                       " of a ", in.shape(i).ndim(), "-D sample");
-      STOKER_ENFORCE(in.shape(i).ndim() <= kernels::kNormalizeMaxDims, ValueError,
+    std::vector<TensorShape> shapes = checked_shapes(in);
+    for (const auto& sh : shapes)
+      STOKER_ENFORCE(sh.ndim() <= kernels::kNormalizeMaxDims, ValueError,
                      "normalize (gpu): at most ", kernels::kNormalizeMaxDims, " dimensions");
-      shapes.push_back(in.shape(i));
-    }
     Batch& out = add_output(ws, dtype_, shapes, in.layout());
     if (n == 0) return;
     const bool batch = spec_.arg<bool>("batch");

@@ -29,8 +29,7 @@ class Cast : public Operator {
       : Operator(spec), dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < in.size(); ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, dtype_, std::move(shapes), in.layout());
     for_each_sample(ws, in.size(), [&](int i, int) {
       visit_numeric(in.dtype(), "cast input", [&](auto it) {
@@ -324,8 +323,7 @@ class CastGpu final : public Cast {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) shapes.push_back(in.shape(i));
+    std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, dtype_, std::move(shapes), in.layout());
     if (n == 0) return;
     std::vector<kernels::CastGpuSample> desc(static_cast<size_t>(n));
