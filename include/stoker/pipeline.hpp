@@ -108,8 +108,15 @@ class Pipeline {
   // before other libraries tear CUDA down.
   void close();
 
-  // Feeds external source `name` (its batch must hold batch_size samples).
-  void feed_input(const std::string& name, Batch batch);
+  // Feeds external source `name` (its batch must hold batch_size samples). The pipeline keeps
+  // `batch` (its buffers stay alive until the pipeline is done with them: memory borrowed with
+  // Buffer::wrap must stay unchanged until released); with `copy`, it copies the data now
+  // instead, so the caller may reuse its memory when this returns. Device data must be complete
+  // by its ready_event() or by the work queued on feed_stream() before this call.
+  void feed_input(const std::string& name, Batch batch, bool copy = false);
+  // The stream producers of device data order their work before (e.g. DLPack's `stream`
+  // argument); null when the pipeline runs nothing on the GPU.
+  StreamHandle feed_stream() const;
   // Marks the end of external source `name`'s data: the iteration needing more ends the epoch.
   void feed_end(const std::string& name);
   std::vector<std::string> external_source_names() const;

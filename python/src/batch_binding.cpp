@@ -1,6 +1,5 @@
 // Binding of stoker::Batch: per-sample and whole-batch zero-copy views (DLPack and the buffer
-// protocol through nanobind's ndarray), shapes, layout, source info; and the conversion of
-// Python arrays into batches for external sources.
+// protocol through nanobind's ndarray), shapes, layout, source info.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -38,38 +37,6 @@ nb::dlpack::dtype to_dlpack(DType d) {
     }
   }();
   return {uint8_t(code), uint8_t(dtype_size(d) * 8), 1};
-}
-
-DType from_dlpack(nb::dlpack::dtype t) {
-  using nb::dlpack::dtype_code;
-  switch (dtype_code(t.code)) {
-    case dtype_code::Bool:
-      return DType::kBool;
-    case dtype_code::UInt:
-      if (t.bits == 8) return DType::kU8;
-      if (t.bits == 16) return DType::kU16;
-      if (t.bits == 32) return DType::kU32;
-      if (t.bits == 64) return DType::kU64;
-      break;
-    case dtype_code::Int:
-      if (t.bits == 8) return DType::kI8;
-      if (t.bits == 16) return DType::kI16;
-      if (t.bits == 32) return DType::kI32;
-      if (t.bits == 64) return DType::kI64;
-      break;
-    case dtype_code::Float:
-      if (t.bits == 16) return DType::kF16;
-      if (t.bits == 32) return DType::kF32;
-      if (t.bits == 64) return DType::kF64;
-      break;
-    case dtype_code::Bfloat:
-      if (t.bits == 16) return DType::kBF16;
-      break;
-    default:
-      break;
-  }
-  throw TypeError(detail::concat("unsupported array dtype (DLPack code ", int(t.code), ", ",
-                                 int(t.bits), " bits)"));
 }
 
 // A capsule that keeps `owner` alive for as long as Python holds the view.
@@ -165,45 +132,36 @@ nb::tuple shape_tuple(const TensorShape& s) {
 
 }  // namespace
 
-Batch batch_from_arrays(nb::handle data, const std::string& what) {
-  using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
-  std::vector<Array> arrays;
-  if (nb::isinstance<nb::list>(data) || nb::isinstance<nb::tuple>(data)) {
-    for (nb::handle h : data) {
-      Array a;
-      STOKER_ENFORCE(nb::try_cast(h, a), TypeError, what,
-                     ": samples must be C-contiguous CPU arrays (numpy, or any DLPack producer)");
-      arrays.push_back(a);
-    }
-  } else {
-    Array a;
-    STOKER_ENFORCE(nb::try_cast(data, a), TypeError, what,
-                   ": expected a list of arrays or one array whose first axis is the batch");
-    STOKER_ENFORCE(a.ndim() >= 1, ValueError, what, ": a single array must have a batch axis");
-    DType dt = from_dlpack(a.dtype());
-    std::vector<TensorShape> shapes;
-    std::vector<int64_t> sample_dims;
-    for (size_t k = 1; k < a.ndim(); ++k) sample_dims.push_back(int64_t(a.shape(k)));
-    for (size_t i = 0; i < a.shape(0); ++i) shapes.push_back(TensorShape(sample_dims));
-    auto b = Batch::allocate(default_host_pool(), dt, shapes);
-    if (b.total_bytes()) std::memcpy(b.data(0), a.data(), b.total_bytes());
-    return b;
+DType from_dlpack(nb::dlpack::dtype t) {
+  using nb::dlpack::dtype_code;
+  switch (dtype_code(t.code)) {
+    case dtype_code::Bool:
+      return DType::kBool;
+    case dtype_code::UInt:
+      if (t.bits == 8) return DType::kU8;
+      if (t.bits == 16) return DType::kU16;
+      if (t.bits == 32) return DType::kU32;
+      if (t.bits == 64) return DType::kU64;
+      break;
+    case dtype_code::Int:
+      if (t.bits == 8) return DType::kI8;
+      if (t.bits == 16) return DType::kI16;
+      if (t.bits == 32) return DType::kI32;
+      if (t.bits == 64) return DType::kI64;
+      break;
+    case dtype_code::Float:
+      if (t.bits == 16) return DType::kF16;
+      if (t.bits == 32) return DType::kF32;
+      if (t.bits == 64) return DType::kF64;
+      break;
+    case dtype_code::Bfloat:
+      if (t.bits == 16) return DType::kBF16;
+      break;
+    default:
+      break;
   }
-  STOKER_ENFORCE(!arrays.empty(), ValueError, what, ": the batch is empty");
-  DType dt = from_dlpack(arrays[0].dtype());
-  std::vector<TensorShape> shapes;
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    STOKER_ENFORCE(from_dlpack(arrays[i].dtype()) == dt, TypeError, what, ": sample ", i,
-                   " has dtype ", dtype_name(from_dlpack(arrays[i].dtype())), ", sample 0 has ",
-                   dtype_name(dt));
-    std::vector<int64_t> d;
-    for (size_t k = 0; k < arrays[i].ndim(); ++k) d.push_back(int64_t(arrays[i].shape(k)));
-    shapes.push_back(TensorShape(d));
-  }
-  auto b = Batch::allocate(default_host_pool(), dt, shapes);
-  for (size_t i = 0; i < arrays.size(); ++i)
-    if (size_t n = b.sample(int(i)).num_bytes()) std::memcpy(b.data(int(i)), arrays[i].data(), n);
-  return b;
+  throw TypeError(detail::concat("unsupported array dtype (DLPack code ", int(t.code), ", ",
+                                 int(t.bits), " bits)"));
 }
 
 void bind_batch(nb::module_& m) {

@@ -123,4 +123,7 @@ NB_MODULE(_stoker, m) {
 #endif
   bind_batch(m);
   bind_pipeline(m);
+  m.def("release_borrowed", &release_borrowed, nb::arg("wait") = false,
+        "Drops the Python arrays that external sources fed without copying and that stoker no "
+        "longer uses (done by every feed, run and close; wait: also wait for GPU work on them).");
 }

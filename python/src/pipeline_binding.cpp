@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "stoker/core/cuda.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/pipeline.hpp"
 
@@ -138,15 +139,47 @@ void bind_pipeline(nb::module_& m) {
                   nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("gpu_queue_depth"),
                   nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
                   nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"))
-      .def("run", &Pipeline::run, nb::call_guard<nb::gil_scoped_release>())
-      .def("close", &Pipeline::close, nb::call_guard<nb::gil_scoped_release>())
-      .def("feed_input",
-           [](Pipeline& p, const std::string& name, nb::handle data, const std::string& layout) {
-             Batch b = batch_from_arrays(data, "external_source '" + name + "'");
-             if (!layout.empty()) b.set_layout(layout);
+      .def("run",
+           [](Pipeline& p) {
+             release_borrowed(false);
              nb::gil_scoped_release release;
-             p.feed_input(name, std::move(b));
+             return p.run();
            })
+      .def("close",
+           [](Pipeline& p) {
+             {
+               nb::gil_scoped_release release;
+               p.close();
+             }
+             release_borrowed(true);
+           })
+      .def(
+          "feed_input",
+          [](Pipeline& p, const std::string& name, nb::handle data, const std::string& layout,
+             bool copy, const std::vector<int64_t>& wait_streams) {
+            release_borrowed(false);
+            const std::string what = "external_source '" + name + "'";
+            Batch b = borrow_arrays(data, what, p.options().device_id);
+            if (!layout.empty()) b.set_layout(layout);
+            nb::gil_scoped_release release;
+            if (b.memory() == MemoryKind::kDevice && p.feed_stream()) {
+              // Producers that name their stream (the CUDA array interface's "stream"): the feed
+              // stream waits for what they queued there.
+              DeviceGuard guard(p.options().device_id.value_or(0));
+              for (int64_t s : wait_streams) {
+                CudaEvent e;
+                e.record(reinterpret_cast<StreamHandle>(static_cast<intptr_t>(s)));
+                e.wait_on(p.feed_stream());
+              }
+            }
+            p.feed_input(name, std::move(b), copy);
+          },
+          nb::arg("name"), nb::arg("data"), nb::arg("layout"), nb::arg("copy"),
+          nb::arg("wait_streams"),
+          "Feeds external source `name` (see borrow_arrays). copy: the data is copied now; else "
+          "the pipeline keeps the arrays, which must stay unchanged until it is done with them.")
+      .def("feed_stream",
+           [](const Pipeline& p) { return reinterpret_cast<intptr_t>(p.feed_stream()); })
       .def("feed_end", &Pipeline::feed_end)
       .def("checkpoint", &Pipeline::checkpoint)
       .def("take_incidents", &Pipeline::take_incidents)

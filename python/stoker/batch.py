@@ -161,6 +161,14 @@ class Batch:
     def source_info(self, i):
         return self._impl.source_info(i)
 
+    def data_ptr(self, i=0):
+        """The address of sample i's first element, in host or device memory (as
+        torch.Tensor.data_ptr())."""
+        n = len(self._impl)
+        if not 0 <= i < n:
+            raise IndexError(f"sample index {i} out of range for a batch of {n}")
+        return self._impl.data_ptr(i)
+
     def at(self, i):
         """Sample i as a numpy array (a view), as DALI's TensorListCPU.at()."""
         return self[i].numpy()

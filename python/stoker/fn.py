@@ -10,7 +10,8 @@ from enum import Enum
 import numpy as np
 
 from stoker import _stoker
-from stoker.pipeline import DataNode, _current_pipeline, _ExternalSource
+from stoker.external import ExternalSource
+from stoker.pipeline import DataNode, _current_pipeline
 
 _RESERVED = ("device", "name")
 
@@ -98,21 +99,31 @@ def _make_op(schema):
 
 
 def external_source(source=None, *, batch=True, cycle=False, layout=None, dtype=None,
-                    name=None, device="cpu"):
+                    name=None, device="cpu", no_copy=False):
     """Data from Python. `source` is a callable returning a batch (called with the iteration
     number if it takes an argument), an iterable of batches, or with batch=False a callable
-    taking a SampleInfo and returning one sample. A batch is a list of arrays (numpy, or any
-    array with __array__ / DLPack on the CPU) or one array whose first axis is the batch. When
-    the source raises StopIteration (or an iterable ends and cycle is False), run() raises
-    StopIteration; reset() starts the next epoch."""
+    taking a SampleInfo and returning one sample. A batch is a list of arrays or one array whose
+    first axis is the batch: numpy, torch, JAX, cupy, any DLPack producer or CUDA array
+    interface object. When the source raises StopIteration (or an iterable ends and cycle is
+    False), run() raises StopIteration; reset() starts the next epoch.
+
+    device="cpu" takes host data; device="gpu" takes CUDA data (ordered after the producer's
+    stream, without blocking the host) or host data (uploaded). no_copy=False (default): the
+    batch is copied when fed, so the source may reuse its arrays at once. no_copy=True: the
+    pipeline uses the arrays themselves, keeping a reference until it is done with them; they
+    must stay unchanged until then (return new arrays each time, or a fixed list of arrays that
+    never change)."""
     pipe = _current_pipeline()
     if pipe is None:
         raise RuntimeError("fn.external_source called outside a pipeline definition")
     if source is None:
         raise TypeError("fn.external_source needs a `source`")
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"fn.external_source: device must be 'cpu' or 'gpu', got {device!r}")
     index = len(pipe._nodes)
     node_name = name or f"external_source_{index}"
-    feeder = _ExternalSource(node_name, source, batch, cycle, layout, pipe.batch_size)
+    feeder = ExternalSource(node_name, source, batch, cycle, layout, pipe.batch_size, device,
+                            no_copy)
     args = {"layout": layout or ""}
     if dtype is not None:
         args["dtype"] = _plain(dtype)

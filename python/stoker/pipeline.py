@@ -167,75 +167,6 @@ class _Expr(DataNode):
         return self._out
 
 
-class _ExternalSource:
-    """Feeds one external_source node from a Python callable or iterable."""
-
-    def __init__(self, name, source, batch, cycle, layout, batch_size):
-        self.name = name
-        self.source = source
-        self.batch = batch
-        self.cycle = cycle
-        self.layout = layout or ""
-        self.batch_size = batch_size
-        self.iteration = 0
-        self.epoch = 0
-        self._iterator = None
-        self.exhausted = False
-        self._arity = None
-        if callable(source):
-            try:
-                params = inspect.signature(source).parameters.values()
-                self._arity = sum(1 for p in params if p.default is p.empty and
-                                  p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-            except (TypeError, ValueError):
-                self._arity = 0
-        elif not hasattr(source, "__iter__"):
-            raise TypeError(f"external_source '{name}': source must be a callable or an "
-                            f"iterable, got {type(source).__name__}")
-
-    def reset(self):
-        self._iterator = None
-        self.exhausted = False
-        self.iteration = 0
-        self.epoch += 1
-
-    def next_batch(self):
-        if self.exhausted:
-            raise StopIteration
-        if callable(self.source):
-            if self.batch:
-                data = self.source(self.iteration) if self._arity else self.source()
-            else:
-                data = [self.source(SampleInfo(self.iteration * self.batch_size + i, i,
-                                               self.iteration, self.epoch))
-                        for i in range(self.batch_size)]
-        else:
-            if self._iterator is None:
-                self._iterator = iter(self.source)
-            try:
-                data = next(self._iterator)
-            except StopIteration:
-                if not self.cycle:
-                    raise
-                self._iterator = iter(self.source)
-                data = next(self._iterator)
-            if not self.batch:
-                raise TypeError(f"external_source '{self.name}': batch=False needs a callable "
-                                f"source taking a SampleInfo")
-        self.iteration += 1
-        return data
-
-
-class SampleInfo:
-    """What a per-sample external source callable receives (batch=False)."""
-
-    def __init__(self, idx_in_epoch, idx_in_batch, iteration, epoch_idx):
-        self.idx_in_epoch = idx_in_epoch
-        self.idx_in_batch = idx_in_batch
-        self.iteration = iteration
-        self.epoch_idx = epoch_idx
-
-
 _live = weakref.WeakSet()
 _exit_hook = False
 
@@ -375,15 +306,8 @@ class Pipeline:
     def _feed(self, count):
         for es in self._external.values():
             for _ in range(count):
-                if es.exhausted:
+                if es.exhausted or not es.feed(self._native):
                     break
-                try:
-                    data = es.next_batch()
-                except StopIteration:
-                    es.exhausted = True
-                    self._native.feed_end(es.name)
-                    break
-                self._native.feed_input(es.name, _as_arrays(data), es.layout)
 
     def run(self):
         """The next batch: a tuple with one stoker.Batch per output. Raises StopIteration at
@@ -512,8 +436,10 @@ class Pipeline:
         return self._native.seed
 
     def __del__(self):
-        # Stops the prefetching thread; the native destructor never blocks on Python.
+        # Stops the prefetching thread; the native destructor never blocks on Python (stoker's
+        # threads never take the GIL: see external.py).
         self._native = None
+        _stoker.release_borrowed()
 
 
 def _distributed_shard():
@@ -526,33 +452,6 @@ def _distributed_shard():
     else:
         rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
     return {"shard_id": rank, "num_shards": world} if world > 1 else {}
-
-
-def _as_array(x):
-    """A CPU array viewing `x` where possible: numpy arrays and anything with __array__ (torch
-    CPU tensors, JAX arrays), or any CPU DLPack producer. GPU data is refused with a clear error
-    (external sources take host data; the pipeline copies it to the GPU where needed)."""
-    import numpy as np
-
-    device = getattr(x, "__dlpack_device__", None)
-    if device is not None:
-        kind = device()[0]
-        if kind not in (1, 3):  # kDLCPU, kDLCUDAHost
-            raise TypeError(f"external_source: got data on a device (DLPack device type {kind}, "
-                            f"e.g. a CUDA tensor); external sources take host data (numpy, torch "
-                            f"CPU tensors, any CPU DLPack producer)")
-        if not hasattr(x, "__array__"):
-            return np.ascontiguousarray(np.from_dlpack(x))
-    if hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__array_interface__"):
-        raise TypeError("external_source: got CUDA data (__cuda_array_interface__); external "
-                        "sources take host data")
-    return np.ascontiguousarray(x)
-
-
-def _as_arrays(data):
-    if isinstance(data, (list, tuple)):
-        return [_as_array(x) for x in data]
-    return _as_array(data)
 
 
 def pipeline_def(fn=None, **pipeline_kwargs):

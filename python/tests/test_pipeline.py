@@ -329,5 +329,5 @@ def test_external_source_takes_framework_and_dlpack_arrays():
     pipe = stoker.Pipeline(batch_size=2)
     with pipe:
         pipe.set_outputs(fn.external_source(lambda: [GpuProducer(r) for r in rows]))
-    with pytest.raises(TypeError, match="external sources take host data"):
+    with pytest.raises(TypeError, match="runs on the CPU but got GPU data.*device='gpu'"):
         pipe.run()

@@ -1,5 +1,10 @@
 #include "stoker/core/cuda.hpp"
 
+#include <algorithm>
+#include <mutex>
+#include <utility>
+#include <vector>
+
 #include "stoker/core/error.hpp"
 
 #ifdef STOKER_HAVE_CUDA
@@ -26,14 +31,51 @@ DeviceGuard::~DeviceGuard() {
   if (cudaGetDevice(&now) == cudaSuccess && now != previous_) cudaSetDevice(previous_);
 }
 
+namespace {
+// The streams stoker created and has not destroyed, with their devices (record_if_live). The
+// lock is held while a stream is destroyed, so a recording never races its destruction.
+struct LiveStreams {
+  std::mutex mutex;
+  std::vector<std::pair<void*, int>> streams;
+};
+LiveStreams& live_streams() {
+  static auto* live = new LiveStreams;  // never destroyed: buffers may be released at exit
+  return *live;
+}
+}  // namespace
+
 CudaStream::CudaStream(int device) : device_(device) {
   DeviceGuard guard(device);
   cudaStream_t s = nullptr;
   cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a CUDA stream");
   stream_ = s;
+  auto& live = live_streams();
+  std::lock_guard lock(live.mutex);
+  live.streams.emplace_back(stream_, device_);
 }
 CudaStream::~CudaStream() {
-  if (stream_) cudaStreamDestroy(cudaStream_t(stream_));
+  if (!stream_) return;
+  auto& live = live_streams();
+  std::lock_guard lock(live.mutex);
+  std::erase_if(live.streams, [&](const auto& s) { return s.first == stream_; });
+  cudaStreamDestroy(cudaStream_t(stream_));
+}
+
+std::shared_ptr<CudaEvent> record_if_live(StreamHandle stream) noexcept {
+  auto& live = live_streams();
+  std::lock_guard lock(live.mutex);
+  auto it = std::find_if(live.streams.begin(), live.streams.end(),
+                         [&](const auto& s) { return s.first == stream; });
+  if (it == live.streams.end()) return nullptr;
+  try {
+    DeviceGuard guard(it->second);
+    auto e = std::make_shared<CudaEvent>();
+    e->record(stream);
+    return e;
+  } catch (...) {
+    cudaStreamSynchronize(cudaStream_t(stream));
+    return nullptr;
+  }
 }
 void CudaStream::synchronize() const {
   cuda_check(cudaStreamSynchronize(cudaStream_t(stream_)), "cudaStreamSynchronize");
@@ -106,6 +148,7 @@ void cuda_check(int error, std::string_view what) {
 DeviceGuard::DeviceGuard(int) { no_cuda("selecting a CUDA device"); }
 DeviceGuard::~DeviceGuard() = default;
 CudaStream::CudaStream(int) { no_cuda("creating a CUDA stream"); }
+std::shared_ptr<CudaEvent> record_if_live(StreamHandle) noexcept { return nullptr; }
 CudaStream::~CudaStream() = default;
 void CudaStream::synchronize() const {}
 CudaEvent::CudaEvent() { no_cuda("creating a CUDA event"); }

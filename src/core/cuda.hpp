@@ -62,6 +62,12 @@ class CudaEvent {
   void* event_ = nullptr;
 };
 
+// An event capturing the work queued so far on `stream` when it is a stoker CudaStream that
+// still exists, else null (a destroyed stream finished its work: its owner synchronised it).
+// For memory stoker borrows (Buffer::wrap), released after its streams were destroyed.
+// Never throws: when no event can be made, it waits for the stream instead and returns null.
+std::shared_ptr<CudaEvent> record_if_live(StreamHandle stream) noexcept;
+
 // Asynchronous copies on `stream` (pinned host memory for true asynchrony; pageable host memory
 // makes CUDA stage the copy).
 void copy_to_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream);

@@ -197,8 +197,21 @@ void Buffer::record_stream(StreamHandle stream) {
   streams_.push_back(stream);
 }
 
+std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t size, MemoryKind kind, ReleaseFn release) {
+  auto b = std::make_shared<Buffer>(data, size, kind, nullptr, 0);
+  b->release_ = std::move(release);
+  return b;
+}
+
 Buffer::~Buffer() {
-  if (pool_) pool_->give_back(data_, block_size_, std::move(streams_));
+  if (pool_) {
+    pool_->give_back(data_, block_size_, std::move(streams_));
+  } else if (release_) {
+    std::vector<std::shared_ptr<CudaEvent>> pending;
+    for (StreamHandle s : streams_)
+      if (auto e = record_if_live(s)) pending.push_back(std::move(e));
+    release_(std::move(pending));
+  }
 }
 
 MemoryPool::MemoryPool(std::unique_ptr<Allocator> allocator, size_t budget)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -85,9 +86,16 @@ class MemoryPool {
 // last reference goes; the pool's state outlives the pool object while buffers remain.
 class Buffer {
  public:
+  // What a wrapped buffer's owner gets when the last reference goes: one event per stoker
+  // stream that used the memory and still exists. The memory may be reused once they are done.
+  using ReleaseFn = std::function<void(std::vector<std::shared_ptr<CudaEvent>> pending)>;
+
   Buffer(void* data, size_t size, MemoryKind kind, std::shared_ptr<detail::PoolState> pool,
          size_t block_size)
       : data_(data), size_(size), kind_(kind), pool_(std::move(pool)), block_size_(block_size) {}
+  // Memory stoker borrows (e.g. a Python array fed without copying): `release` is called once,
+  // from whichever thread drops the last reference, and must not block or throw.
+  static std::shared_ptr<Buffer> wrap(void* data, size_t size, MemoryKind kind, ReleaseFn release);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -104,6 +112,7 @@ class Buffer {
   MemoryKind kind_;
   std::shared_ptr<detail::PoolState> pool_;
   size_t block_size_;
+  ReleaseFn release_;
   std::mutex streams_mutex_;
   std::vector<StreamHandle> streams_;
 };

@@ -89,7 +89,62 @@ TEST(MemoryPool, BuffersOutliveThePool) {
   std::memset(kept->data(), 1, 4096);  // still valid; freed when `kept` goes (ASan checks)
 }
 
+// Borrowed memory goes back to its owner exactly once, when the last reference goes; without
+// streams there is nothing to wait for.
+TEST(Buffer, WrappedMemoryIsReleasedOnceWithoutEvents) {
+  std::vector<uint8_t> memory(100);
+  int released = 0;
+  size_t pending = 99;
+  auto b = Buffer::wrap(memory.data(), memory.size(), MemoryKind::kHost,
+                        [&](std::vector<std::shared_ptr<CudaEvent>> events) {
+                          ++released;
+                          pending = events.size();
+                        });
+  EXPECT_EQ(b->data(), memory.data());
+  EXPECT_EQ(b->size(), 100u);
+  auto copy = b;
+  b.reset();
+  EXPECT_EQ(released, 0);
+  copy.reset();
+  EXPECT_EQ(released, 1);
+  EXPECT_EQ(pending, 0u);
+}
+
 #ifdef STOKER_HAVE_CUDA
+// Borrowed device memory used by a stoker stream is handed back with an event that completes
+// only after that stream's work; a stream destroyed before the release (its work finished)
+// gives no event.
+TEST(Buffer, WrappedMemoryReleaseCarriesTheStreamsWork) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  const size_t bytes = size_t(64) << 20;
+  void* mem = nullptr;
+  ASSERT_EQ(cudaMalloc(&mem, bytes), cudaSuccess);
+  std::vector<std::shared_ptr<CudaEvent>> got;
+  auto keep = [&](std::vector<std::shared_ptr<CudaEvent>> e) { got = std::move(e); };
+  {
+    CudaStream s(0);
+    auto b = Buffer::wrap(mem, bytes, MemoryKind::kDevice, keep);
+    for (int k = 0; k < 30; ++k)
+      ASSERT_EQ(cudaMemsetAsync(mem, 0x11, bytes, cudaStream_t(s.get())), cudaSuccess);
+    b->record_stream(s.get());
+    b.reset();
+    ASSERT_EQ(got.size(), 1u);
+    got[0]->synchronize();
+    EXPECT_EQ(cudaStreamQuery(cudaStream_t(s.get())), cudaSuccess);
+  }
+  got.clear();
+  std::shared_ptr<Buffer> late;
+  {
+    CudaStream s(0);
+    late = Buffer::wrap(mem, bytes, MemoryKind::kDevice, keep);
+    late->record_stream(s.get());
+    s.synchronize();
+  }
+  late.reset();  // its stream is gone
+  EXPECT_TRUE(got.empty());
+  cudaFree(mem);
+}
+
 TEST(MemoryPool, PinnedAndDeviceRoundTripOnAGpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool pinned(make_pinned_allocator()), device(make_device_allocator(0));

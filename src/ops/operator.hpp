@@ -76,11 +76,13 @@ struct ReaderMeta {
   bool stick_to_shard = false;
 };
 
-// Operators fed from outside the pipeline (external_source) implement this. feed() and
-// feed_end() are called by the consumer thread; run() waits for data until cancel().
+// Operators fed from outside the pipeline (external_source) implement this. check(), feed()
+// and feed_end() are called by the consumer thread; run() waits for data until cancel().
 class InputFeed {
  public:
   virtual ~InputFeed() = default;
+  // Throws a clear error when `batch` cannot be fed (dtype, layout, size, memory).
+  virtual void check(const Batch& batch) const = 0;
   virtual void feed(Batch batch) = 0;
   virtual void feed_end() = 0;  // the source is exhausted: the next run() ends the epoch
   virtual void cancel() = 0;    // the pipeline is shutting down: run() must return/throw

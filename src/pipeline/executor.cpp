@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 namespace stoker::pipeline {
 
@@ -48,6 +49,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     }
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
+    feed_stream_ = std::make_unique<CudaStream>(options.device_id);
   }
   if (!stages_.empty() || (options.pinned_outputs && cuda_available())) {
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
@@ -101,8 +103,35 @@ Executor::~Executor() {
     device_pool_->forget_stream(st.stream->get());
     pinned_pool_->forget_stream(st.stream->get());
   }
+  if (feed_stream_) {
+    feed_stream_->synchronize();
+    device_pool_->forget_stream(feed_stream_->get());
+  }
   // Operators go before the pools they allocate from: readers' I/O threads still load.
   ops_.clear();
+}
+
+Batch Executor::copy_input(const Batch& in) {
+  const std::vector<TensorShape> shapes = in.shapes();
+  Batch out;
+  if (in.memory() != MemoryKind::kDevice) {
+    out = Batch::allocate(host_pool_, in.dtype(), shapes, in.layout());
+    for (int i = 0; i < in.size(); ++i)
+      if (size_t n = in.sample(i).num_bytes()) std::memcpy(out.data(i), in.data(i), n);
+  } else {
+    STOKER_ENFORCE(feed_stream_ != nullptr, TypeError,
+                   "got GPU data, but this pipeline runs nothing on the GPU");
+    DeviceGuard guard(options_.device_id);
+    const StreamHandle s = feed_stream_->get();
+    if (in.ready_event()) in.ready_event()->wait_on(s);
+    out = Batch::allocate_on(s, *device_pool_, in.dtype(), shapes, in.layout());
+    for (int i = 0; i < in.size(); ++i)
+      copy_device_async(out.data(i), in.data(i), in.sample(i).num_bytes(), s);
+    in.record_stream(s);
+    feed_stream_->synchronize();
+  }
+  out.copy_source_info(in);
+  return out;
 }
 
 Checkpoint Executor::snapshot() const {
@@ -208,6 +237,8 @@ void Executor::run_device_stage(size_t stage, Result& r) {
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                     ws.outputs.size(), " outputs");
       cuda_check(last_cuda_error(), "launching a kernel");
+    } catch (const EndOfData&) {
+      throw;  // a gpu external source ended its epoch
     } catch (...) {
       rethrow_with_context(std::current_exception(), "Error in operator " + spec.describe() +
                                                          ", iteration " +
@@ -426,6 +457,9 @@ void Executor::device_loop(size_t stage) {
       const auto t = Clock::now();
       try {
         run_device_stage(stage, r);
+      } catch (const EndOfData&) {
+        r.end_of_data = true;
+        r.values.clear();
       } catch (...) {
         r.error = std::current_exception();
       }

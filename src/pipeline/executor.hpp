@@ -68,6 +68,13 @@ class Executor {
   PoolStats device_stats() const { return device_pool_ ? device_pool_->stats() : PoolStats{}; }
   PoolStats pinned_stats() const { return pinned_pool_ ? pinned_pool_->stats() : PoolStats{}; }
   bool has_gpu_stage() const { return !stages_.empty(); }
+  // Data fed from outside (external sources). feed_stream(): the stream whose work fed device
+  // data is ordered before (producers make it wait for theirs, e.g. DLPack's `stream`); null
+  // without device stages. copy_input(): a copy of `in` in this executor's memory, complete when
+  // it returns (device data after the work on feed_stream() before it), so the caller may reuse
+  // its buffers at once.
+  StreamHandle feed_stream() const { return feed_stream_ ? feed_stream_->get() : nullptr; }
+  Batch copy_input(const Batch& in);
   void trim_memory() {
     host_pool_.trim();
     if (pinned_pool_) pinned_pool_->trim();
@@ -131,6 +138,7 @@ class Executor {
   ThreadPool thread_pool_;
   std::vector<DeviceStage> stages_;  // mixed, then gpu (those the graph has)
   std::unique_ptr<MemoryPool> device_pool_, pinned_pool_;
+  std::unique_ptr<CudaStream> feed_stream_;  // with device stages
   // CPU nodes whose outputs a mixed operator reads: they allocate from the pinned pool, so the
   // device reads them by DMA without a staging copy (nvJPEG's hardware decoder, transfers).
   std::vector<char> pinned_outputs_;

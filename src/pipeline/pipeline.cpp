@@ -182,9 +182,21 @@ std::vector<Batch> Pipeline::run() { return impl_->exec().pop(); }
 
 void Pipeline::close() { impl_->executor.reset(); }
 
-void Pipeline::feed_input(const std::string& name, Batch batch) {
-  impl_->feed(name).feed(std::move(batch));
+void Pipeline::feed_input(const std::string& name, Batch batch, bool copy) {
+  auto& feed = impl_->feed(name);
+  if (batch.memory() == MemoryKind::kDevice && !batch.ready_event() &&
+      impl_->exec().feed_stream()) {
+    // Work queued on the feed stream so far (the producer's, through DLPack) completes it.
+    auto ready = std::make_shared<CudaEvent>();
+    DeviceGuard guard(impl_->options.device_id.value_or(0));
+    ready->record(impl_->exec().feed_stream());
+    batch.set_ready_event(std::move(ready));
+  }
+  feed.check(batch);
+  feed.feed(copy ? impl_->exec().copy_input(batch) : std::move(batch));
 }
+
+StreamHandle Pipeline::feed_stream() const { return impl_->exec().feed_stream(); }
 
 void Pipeline::feed_end(const std::string& name) { impl_->feed(name).feed_end(); }
 
