@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "bindings.hpp"
@@ -54,8 +55,10 @@ int dlpack_device(MemoryKind k) {
 
 nb::ndarray<nb::array_api> view(void* data, const std::vector<size_t>& shape, DType dtype,
                                 MemoryKind mem, std::shared_ptr<Buffer> owner) {
+  // Device memory says which GPU it is on (a pipeline per GPU in one process).
+  const int device_id = mem == MemoryKind::kDevice ? std::max(cuda_device_of(data), 0) : 0;
   return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), keep_alive(std::move(owner)),
-                                    nullptr, to_dlpack(dtype), dlpack_device(mem));
+                                    nullptr, to_dlpack(dtype), dlpack_device(mem), device_id);
 }
 
 std::vector<size_t> dims(const TensorShape& s) {

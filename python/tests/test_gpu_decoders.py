@@ -123,8 +123,12 @@ def test_cpu_only_share_is_bit_exact_and_auto_uses_every_side(jpeg_folder):
     assert done >= 48 and done % 8 == 0
     if s["hw_available"]:
         assert 0 < s["hw_load"] <= 1 and s["hw_images"] > 0, s
-    if s["cuda_available"]:  # the first batches measure both of the threads' decoders
-        assert s["thread_seconds_per_cuda_image"] > 0 and s["thread_seconds_per_cpu_image"] > 0
+    if s["cuda_available"]:
+        # The first batches measure both of the threads' decoders, unless the engines took
+        # (nearly) every image of the measured probe batch: with 8 images and a fast engine
+        # share (the 2-GPU H200 host), the threads may get none to give the CUDA decoder.
+        measured = s["thread_seconds_per_cuda_image"] > 0 and s["thread_seconds_per_cpu_image"] > 0
+        assert measured or s["hw_load"] >= 0.8, s
 
 
 @needs_gpu

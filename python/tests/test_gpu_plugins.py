@@ -85,3 +85,62 @@ def test_jax_iterator_gives_device_arrays(jpeg_folder):
         diff = np.abs(np.asarray(a["data"], np.float64) - np.asarray(b["data"], np.float64))
         assert diff.mean() <= 2.0
         np.testing.assert_array_equal(np.asarray(a["label"]), np.asarray(b["label"]))
+
+
+def _gpu_count():
+    try:
+        import torch
+        return torch.cuda.device_count()
+    except ImportError:
+        return 0
+
+
+def _shard_pipe(root, device_id, shard):
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3, device_id=device_id)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=root, name="reader", shard_id=shard,
+                                        num_shards=2, pad_last_batch=True)
+        images = fn.decoders.image_crop(jpegs, device="mixed" if device_id is not None
+                                        else "cpu", crop=(32, 32))
+        pipe.set_outputs(images, labels)
+    return pipe
+
+
+@needs_gpu
+def test_one_pipeline_per_gpu_with_torch_and_a_jax_sharding(jpeg_folder, request):
+    """Two GPUs: each pipeline's batches on its own device (torch), and one global JAX array
+    split over both GPUs, equal to the CPU pipelines' batches."""
+    if _gpu_count() < 2:
+        pytest.skip("fewer than two GPUs: multi-GPU test skipped")
+    torch = pytest.importorskip("torch")
+    from stoker.plugins.torch import GenericIterator
+    it = GenericIterator([_shard_pipe(jpeg_folder, g, g) for g in range(2)], ["data", "label"],
+                         reader_name="reader")
+    cpu = GenericIterator([_shard_pipe(jpeg_folder, None, g) for g in range(2)],
+                          ["data", "label"], reader_name="reader")
+    for step, ref in zip(it, cpu):
+        for g in range(2):
+            assert step[g]["data"].device == torch.device("cuda", g)
+            diff = (step[g]["data"].cpu().double() - ref[g]["data"].double()).abs().mean()
+            assert float(diff) <= 2.0
+            assert torch.equal(step[g]["label"], ref[g]["label"])
+    assert torch.cuda.current_device() == 0  # stoker left the thread's device alone
+    jax = pytest.importorskip("jax")
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if len(gpus) < 2:
+        pytest.skip("JAX sees fewer than two GPUs")
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    from stoker.plugins.jax import Iterator
+    sharding = NamedSharding(Mesh(np.array(gpus[:2]), ("batch",)), PartitionSpec("batch"))
+    jit = Iterator([_shard_pipe(jpeg_folder, g, g) for g in range(2)], ["data", "label"],
+                   reader_name="reader", sharding=sharding)
+    request.addfinalizer(lambda: torch.cuda.set_device(0))  # JAX may leave GPU 1 current
+    cpu = GenericIterator([_shard_pipe(jpeg_folder, None, g) for g in range(2)],
+                          ["data", "label"], reader_name="reader")
+    for step, ref in zip(jit, cpu):
+        a = step["data"]
+        assert a.shape == (8, 32, 32, 3) and a.sharding.device_set == set(gpus[:2])
+        expect = np.concatenate([ref[g]["data"].numpy() for g in range(2)])
+        assert np.abs(np.asarray(a, np.float64) - expect).mean() <= 2.0
+        np.testing.assert_array_equal(np.asarray(step["label"]),
+                                      np.concatenate([ref[g]["label"].numpy() for g in range(2)]))

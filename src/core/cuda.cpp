@@ -1,6 +1,7 @@
 #include "stoker/core/cuda.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -82,6 +83,7 @@ void CudaStream::synchronize() const {
 }
 
 CudaEvent::CudaEvent() {
+  cuda_check(cudaGetDevice(&device_), "cudaGetDevice");
   cudaEvent_t e = nullptr;
   cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
   event_ = e;
@@ -90,6 +92,21 @@ CudaEvent::~CudaEvent() {
   if (event_) cudaEventDestroy(cudaEvent_t(event_));
 }
 void CudaEvent::record(StreamHandle stream) {
+  // The legacy (1) and per-thread (2) default streams and null are the current device's.
+  int device = -1;
+  const auto special = reinterpret_cast<uintptr_t>(stream);
+  if (special <= 2)
+    cuda_check(cudaGetDevice(&device), "cudaGetDevice");
+  else
+    cuda_check(cudaStreamGetDevice(cudaStream_t(stream), &device), "cudaStreamGetDevice");
+  DeviceGuard guard(device);
+  if (device != device_) {  // an event records only on a stream of the device it was made on
+    cudaEvent_t e = nullptr;
+    cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
+    cudaEventDestroy(cudaEvent_t(event_));
+    event_ = e;
+    device_ = device;
+  }
   cuda_check(cudaEventRecord(cudaEvent_t(event_), cudaStream_t(stream)), "cudaEventRecord");
 }
 void CudaEvent::wait_on(StreamHandle stream) const {
@@ -134,6 +151,15 @@ int cuda_device_count() {
   return n;
 }
 
+int cuda_device_of(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged ? a.device : -1;
+}
+
 #else  // no CUDA in this build
 
 namespace {
@@ -163,6 +189,7 @@ void copy_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copy
 void synchronize_stream(StreamHandle) {}
 int last_cuda_error() { return 0; }
 int cuda_device_count() { return 0; }
+int cuda_device_of(const void*) { return -1; }
 
 #endif
 

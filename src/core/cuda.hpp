@@ -50,7 +50,8 @@ class CudaEvent {
   ~CudaEvent();
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
-  // Captures the work queued on `stream` so far.
+  // Captures the work queued on `stream` so far. The event follows the stream's device (it is
+  // remade there when it was made on another), so any thread may record on any GPU's stream.
   void record(StreamHandle stream);
   // Makes `stream` wait (on the device, without blocking the host) for the captured work.
   void wait_on(StreamHandle stream) const;
@@ -60,6 +61,7 @@ class CudaEvent {
 
  private:
   void* event_ = nullptr;
+  int device_ = 0;
 };
 
 // An event capturing the work queued so far on `stream` when it is a stoker CudaStream that
@@ -78,5 +80,8 @@ void synchronize_stream(StreamHandle stream);
 int last_cuda_error();
 // The CUDA device count (0 without CUDA or a driver).
 int cuda_device_count();
+// The GPU whose memory `p` points into (device or managed memory), or -1 (host memory, or
+// no CUDA).
+int cuda_device_of(const void* p);
 
 }  // namespace stoker

@@ -145,6 +145,37 @@ TEST(Buffer, WrappedMemoryReleaseCarriesTheStreamsWork) {
   cudaFree(mem);
 }
 
+// One process, several GPUs (a pipeline per GPU): buffers are released on whatever thread and
+// device is current, and their events must still record on the stream's own device, or the
+// block would be reused without waiting for that stream.
+TEST(MemoryPool, ReleaseRecordsOnTheStreamsDeviceFromAnotherDevice) {
+  if (cuda_device_count() < 2) GTEST_SKIP() << "fewer than two GPUs: multi-GPU test skipped";
+  MemoryPool device1(make_device_allocator(1));
+  CudaStream a(1), b(1);
+  const size_t bytes = size_t(64) << 20;
+  DeviceGuard current(0);  // the releasing thread works on GPU 0
+  auto buf = device1.acquire_on(bytes, a.get());
+  void* first = buf->data();
+  {
+    DeviceGuard on1(1);
+    for (int k = 0; k < 30; ++k)
+      ASSERT_EQ(cudaMemsetAsync(buf->data(), 0x11, bytes, cudaStream_t(a.get())), cudaSuccess);
+  }
+  buf.reset();
+  auto again = device1.acquire_on(bytes, b.get());
+  ASSERT_EQ(again->data(), first);
+  DeviceGuard on1(1);
+  ASSERT_EQ(cudaMemsetAsync(again->data(), 0x22, bytes, cudaStream_t(b.get())), cudaSuccess);
+  b.synchronize();
+  std::vector<uint8_t> host(bytes);
+  ASSERT_EQ(cudaMemcpy(host.data(), again->data(), bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  for (size_t i = 0; i < bytes; i += 4093) ASSERT_EQ(host[i], 0x22) << "byte " << i;
+  CudaEvent e;  // made on GPU 1 now; records on a GPU 0 stream too
+  CudaStream s0(0);
+  e.record(s0.get());
+  e.synchronize();
+}
+
 TEST(MemoryPool, PinnedAndDeviceRoundTripOnAGpu) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool pinned(make_pinned_allocator()), device(make_device_allocator(0));
