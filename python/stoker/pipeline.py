@@ -205,6 +205,9 @@ class Pipeline:
 
     `pinned_outputs`: CPU outputs in page-locked memory (when CUDA is available), so that a
     framework's copy to the GPU (`tensor.cuda(non_blocking=True)`) is asynchronous DMA.
+
+    In a distributed job (torchrun, torch.distributed) readers take this process's shard and a
+    pipeline with GPU operators and no `device_id` runs on the process's GPU (LOCAL_RANK).
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
@@ -294,6 +297,8 @@ class Pipeline:
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
+        if self.device_id is None and any(n["device"] != "cpu" for n in self._nodes):
+            self.device_id = _distributed_device()  # each process of a job on its own GPU
         _close_at_exit(self)
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
@@ -440,6 +445,20 @@ class Pipeline:
         # threads never take the GIL: see external.py).
         self._native = None
         _stoker.release_borrowed()
+
+
+def _distributed_device():
+    """The GPU of this process in a distributed job, for pipelines with GPU operators built
+    without a device_id: torchrun's LOCAL_RANK, else torch's current device when
+    torch.distributed is initialised; None outside a job."""
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None)
+    if dist is not None and dist.is_available() and dist.is_initialized() and \
+            torch.cuda.is_available():
+        return torch.cuda.current_device()
+    return None
 
 
 def _distributed_shard():

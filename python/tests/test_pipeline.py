@@ -297,6 +297,33 @@ def test_readers_take_their_shard_from_a_distributed_environment(monkeypatch, jp
     assert meta(shard_id=0, num_shards=2) == (0, 2)  # given arguments win
 
 
+def test_gpu_pipelines_take_their_device_from_a_distributed_environment(monkeypatch):
+    def gpu_pipe(**kwargs):
+        pipe = stoker.Pipeline(batch_size=2, **kwargs)
+        with pipe:
+            pipe.set_outputs(fn.external_source(lambda: np.zeros((2, 3), np.float32),
+                                                device="gpu"))
+        return pipe
+
+    monkeypatch.delenv("STOKER_FORCE_CPU", raising=False)
+    monkeypatch.setenv("LOCAL_RANK", "5")  # as torchrun sets it; no machine here has 6 GPUs
+    pipe = gpu_pipe()
+    with pytest.raises(RuntimeError, match="needs CUDA device 5, but [01] device"):
+        pipe.build()
+    assert pipe.device_id == 5
+    with pytest.raises(RuntimeError, match="needs CUDA device 4"):
+        gpu_pipe(device_id=4).build()  # a given device wins
+    monkeypatch.delenv("LOCAL_RANK")
+    with pytest.raises(ValueError, match="has no GPU \\(device_id=None\\)"):
+        gpu_pipe().build()
+    cpu = stoker.Pipeline(batch_size=2)
+    with cpu:
+        cpu.set_outputs(fn.external_source(lambda: np.zeros((2, 3), np.float32)))
+    monkeypatch.setenv("LOCAL_RANK", "5")
+    cpu.build()  # CPU-only pipelines stay on the CPU
+    assert cpu.device_id is None
+
+
 def test_external_source_takes_framework_and_dlpack_arrays():
     class CpuProducer:  # a DLPack producer without __array__
         def __init__(self, a):
