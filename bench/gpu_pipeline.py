@@ -6,8 +6,9 @@ torchvision, `--workers` processes) on the same files, in the same run.
 
     PYTHONPATH=build-gpu/python python3 bench/gpu_pipeline.py [--images DIR] [--count N]
 
---images: a folder of JPEGs, listed repeatedly up to --count entries (scripts/make_bench_jpegs.py
-makes 254 ImageNet-like ones, 111 KB on average, from the shared photos). Without it,
+--images: a folder of JPEGs (searched recursively), listed repeatedly up to --count entries
+(scripts/make_dataset.py makes ImageNet-like ones, ~110 KB on average, from the shared
+photos; bench/run.sh makes them on the GPU machine). Without it,
 --count synthetic JPEGs (500x375 mostly, photo-like content,
 quality 90) are written to a temporary folder first (the GPU machine has no dataset). Each
 measurement: a warm-up, then --repeats timed passes of --iters batches; the median. The

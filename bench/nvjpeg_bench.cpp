@@ -4,6 +4,7 @@
 // batched call holds its thread against how long the engines still work after it returns.
 // A watchdog aborts the run after 100 s (two hardware states were once seen to hang).
 //   build-gpu/bench/stoker_bench_nvjpeg DIR_OF_JPEGS [seconds per case, default 3]
+//   (JPEGs found recursively under DIR)
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
   std::vector<Image> images;
   codecs::Decoder dec;
   MemoryPool pinned(make_pinned_allocator());
-  for (const auto& e : std::filesystem::directory_iterator(argv[1])) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(argv[1])) {
     if (e.path().extension() != ".jpg") continue;
     std::ifstream f(e.path(), std::ios::binary);
     Image im;

@@ -23,7 +23,6 @@ import json
 import os
 import platform
 import statistics
-import struct
 import subprocess
 import sys
 import tarfile
@@ -34,9 +33,9 @@ import numpy as np
 import stoker
 import stoker.tfrecord as tfr
 from stoker import _stoker, fn
+from stoker.tools import convert
 
 MB = 1e6
-MAGIC = 0xCED7230A
 
 
 # --- dataset writers ------------------------------------------------------------------------
@@ -53,50 +52,10 @@ def _payloads(total_bytes, seed=0):
         done += size
 
 
-def _varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def _field(number, payload):
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _example(image, label):
-    """tf.train.Example {image/encoded: bytes, image/class/label: int64}."""
-    def entry(key, feature):
-        return _field(1, _field(1, key.encode()) + _field(2, feature))
-    img = _field(1, _field(1, image))                   # Feature.bytes_list.value
-    lab = _field(3, _field(1, _varint(label)))          # Feature.int64_list.value (packed)
-    return _field(1, entry("image/encoded", img) + entry("image/class/label", lab))
-
-
-def _tfrecord(payload):
-    length = struct.pack("<Q", len(payload))
-    return (length + struct.pack("<I", _stoker.masked_crc32c(length)) + payload +
-            struct.pack("<I", _stoker.masked_crc32c(payload)))
-
-
-def _recordio(image, label, rec_id):
-    data = struct.pack("<IfQQ", 0, float(label), rec_id, 0) + image
-    magic = struct.pack("<I", MAGIC)
-    # A record whose data holds the magic at an aligned offset would be split; skip those.
-    pos = data.find(magic)
-    while pos != -1:
-        if pos % 4 == 0:
-            return None
-        pos = data.find(magic, pos + 1)
-    pad = b"\0" * ((4 - len(data) % 4) % 4)
-    return magic + struct.pack("<I", len(data)) + data + pad
-
-
 def _datum(image, label):
     """caffe.Datum {data: 4, label: 5, encoded: 7} as convert_imageset --encoded writes it."""
-    return _field(4, image) + _varint(5 << 3) + _varint(label) + _varint(7 << 3) + _varint(1)
+    return (convert._field(4, image) + convert._varint(5 << 3) + convert._varint(label) +
+            convert._varint(7 << 3) + convert._varint(1))
 
 
 def have_lmdb():
@@ -140,12 +99,10 @@ def write_datasets(root, total_bytes, shards=8):
         part = list(enumerate(samples))[k * per:(k + 1) * per]
         with open(sets["tfrecord"][k], "wb") as f:
             for i, (img, label) in part:
-                f.write(_tfrecord(_example(img, label)))
+                f.write(convert.tfrecord(convert.example(img, label)))
         with open(sets["mxnet"][k], "wb") as f:
             for i, (img, label) in part:
-                rec = _recordio(img, label, i)
-                if rec is not None:
-                    f.write(rec)
+                f.write(convert.recordio(img, label, i))
         with tarfile.open(sets["webdataset"][k], "w") as tar:
             for i, (img, label) in part:
                 for ext, data in [("jpg", img), ("cls", str(label).encode())]:

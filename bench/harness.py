@@ -1,0 +1,348 @@
+"""stoker against the loaders users would pick instead, side by side on the same data and
+machine (issue 7). Every measurement runs in its own process (bench/loaders.py defines the
+loaders and pipelines); this driver runs the plan, takes the median and spread of the repeats,
+and writes JSON and a Markdown table.
+
+    PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full]
+        [--plan standard|smoke] [--json out.json] [--markdown out.md]
+
+DIR comes from scripts/make_dataset.py. Modes:
+- alone: the loader by itself; the consumer waits for each batch (stream sync), so images/s is
+  what a training step could be fed. Also: CPU cores busy (the process and its children, from
+  /proc), their resident memory, the GPU memory in use, and the NVJPG (hardware JPEG engines)
+  and SM utilisation sampled by `nvidia-smi dmon` during the window.
+- train-<model>: torchvision ResNet-50 or ResNet-18 training fed by the loader (AMP fp16,
+  channels_last, SGD), images/s and % of the same model fed by the synthetic loader.
+Method: warm-up of at least `warmup_batches` batches and `warmup_s` seconds, then a window of
+at least `window_s` seconds; `repeats` processes per measurement; median and min-max.
+Profiles: full = the issue's method (10 batches + 5 s warm-up, 20 s window, 3 repeats); quick =
+a shorter window and one repeat, so the standard plan fits one 10-minute GPU-machine call.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROFILES = {
+    "full": {"warmup_batches": 10, "warmup_s": 5.0, "window_s": 20.0, "repeats": 3},
+    "quick": {"warmup_batches": 5, "warmup_s": 2.0, "window_s": 5.0, "repeats": 1},
+    "test": {"warmup_batches": 1, "warmup_s": 0.0, "window_s": 0.5, "repeats": 1},
+}
+
+
+def standard_plan(cores, gpu):
+    """[(loader, pipeline, mode, threads)]: what the issue asks for, in one list."""
+    plan = []
+    alone = ["synthetic", "stoker-cpu", "dataloader-pil", "dataloader-tvio"]
+    if gpu:
+        alone += ["stoker-gpu", "stoker-gpu-hw1.0", "stoker-gpu-hw0.5", "naive-gpu"]
+    plan += [(lo, "rn50-train", "alone", cores) for lo in alone]
+    plan += [(lo, "rn50-val", "alone", cores) for lo in
+             (["stoker-gpu"] if gpu else []) + ["stoker-cpu", "dataloader-pil"]]
+    plan += [(lo, "decode-only", "alone", cores) for lo in
+             (["stoker-gpu", "naive-gpu"] if gpu else []) + ["stoker-cpu", "dataloader-tvio"]]
+    heavy = "stoker-gpu" if gpu else "stoker-cpu"
+    plan += [(heavy, f"heavy-{n}", "alone", cores) for n in (1, 4, 8, 12)]
+    plan += [("dataloader-pil", f"heavy-{n}", "alone", cores) for n in (1, 12)]
+    for model in ("resnet50", "resnet18") if gpu else ():
+        fed = ["synthetic", "stoker-gpu", "dataloader-pil"]
+        plan += [(lo, "rn50-train", f"train-{model}", cores) for lo in fed]
+        plan.append(("stoker-gpu", "rn50-train", f"train-{model}", 4))  # a 4-core budget
+    sweep = [t for t in (1, 2, 4, 8, 16) if t <= cores]
+    plan += [("stoker-cpu", "rn50-train", "alone", t) for t in sweep if t != cores]
+    if gpu:
+        plan += [("stoker-gpu", "rn50-train", "alone", t) for t in sweep if t != cores]
+    return plan
+
+
+def smoke_plan(cores, gpu):
+    """A few small measurements of every kind the machine can run (tests)."""
+    plan = [("synthetic", "rn50-train", "alone", 1), ("stoker-cpu", "rn50-train", "alone", 2),
+            ("dataloader-pil", "rn50-train", "alone", 1), ("dataloader-tvio", "heavy-1", "alone", 0),
+            ("stoker-cpu", "decode-only", "alone", 2), ("stoker-cpu", "rn50-val", "alone", 1),
+            ("stoker-cpu", "heavy-1", "alone", 1),
+            ("synthetic", "rn50-train", "train-resnet18", 1),
+            ("stoker-cpu", "rn50-train", "train-resnet18", 2)]
+    if gpu:
+        plan += [("stoker-gpu", "rn50-train", "alone", 2), ("naive-gpu", "rn50-train", "alone", 1)]
+    return plan
+
+
+# -- one measurement (in its own process) ---------------------------------------------------
+
+def _proc_tree_cpu_and_rss(root_pid):
+    """(CPU seconds, resident bytes) of `root_pid` and its descendants, from /proc."""
+    parents, stats = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(d)] = int(fields[1])
+        stats[int(d)] = (int(fields[11]) + int(fields[12]), int(fields[21]))
+    keep, changed = {root_pid}, True
+    while changed:
+        changed = False
+        for pid, ppid in parents.items():
+            if ppid in keep and pid not in keep:
+                keep.add(pid)
+                changed = True
+    ticks, page = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+    cpu = sum(stats[p][0] for p in keep if p in stats) / ticks
+    rss = sum(stats[p][1] for p in keep if p in stats) * page
+    return cpu, rss
+
+
+class GpuSampler:
+    """`nvidia-smi dmon -s u` in the background: mean SM and JPG (NVJPG) utilisation."""
+
+    def __init__(self):
+        self.rows, self.proc = [], None
+        try:
+            self.proc = subprocess.Popen(["nvidia-smi", "dmon", "-s", "u", "-d", "1", "-i", "0"],
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                         text=True)
+        except OSError:
+            return
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        header = None
+        for line in self.proc.stdout:
+            parts = line.split()
+            if line.startswith("#") and "sm" in parts:
+                header = parts[1:]
+            elif header and parts and not line.startswith("#"):
+                self.rows.append(dict(zip(header, parts)))
+
+    def stop(self):
+        if self.proc is None:
+            return {}
+        self.proc.terminate()
+        self.proc.wait()
+
+        def mean(key):
+            vals = [float(r[key]) for r in self.rows if r.get(key, "-") not in ("-", "")]
+            return round(sum(vals) / len(vals), 1) if vals else None
+        return {"sm_util": mean("sm"), "nvjpg_util": mean("jpg")}
+
+
+def measure(spec):
+    import torch
+    sys.path.insert(0, HERE)
+    import loaders
+    gpu = torch.cuda.is_available()
+    if gpu:
+        torch.backends.cudnn.benchmark = True
+        free0, total = torch.cuda.mem_get_info()
+    step = _consumer(spec, torch)
+    it = loaders.make_loader(spec)
+    t0 = time.perf_counter()
+    n = 0
+    while n < spec["warmup_batches"] or time.perf_counter() - t0 < spec["warmup_s"]:
+        step(*next(it))
+        n += 1
+    sampler = GpuSampler() if gpu else None
+    cpu0, _ = _proc_tree_cpu_and_rss(os.getpid())
+    t0, images = time.perf_counter(), 0
+    while time.perf_counter() - t0 < spec["window_s"] or images == 0:
+        x, y = next(it)
+        step(x, y)
+        images += len(y)
+    wall = time.perf_counter() - t0
+    cpu1, rss = _proc_tree_cpu_and_rss(os.getpid())
+    out = {**spec, "images_per_s": images / wall, "window_s": wall,
+           "cpu_cores_busy": (cpu1 - cpu0) / wall, "rss_mb": rss / 1e6}
+    if gpu:
+        out["gpu_mem_mb"] = (free0 - torch.cuda.mem_get_info()[0]) / 1e6
+        out.update(sampler.stop())
+    return out
+
+
+def _consumer(spec, torch):
+    """What is done with each batch: wait for it (alone) or a training step (train-<model>)."""
+    if spec["mode"] == "alone":
+        def wait(x, y):
+            if torch.cuda.is_available():
+                torch.cuda.current_stream().synchronize()
+        return wait
+    import torchvision
+    model_name = spec["mode"].split("-", 1)[1]
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    model = getattr(torchvision.models, model_name)(num_classes=1000).to(dev)
+    model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    scaler = torch.amp.GradScaler(dev, enabled=dev == "cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def train(x, y):
+        x = x.contiguous(memory_format=torch.channels_last)
+        with torch.autocast(dev, dtype=torch.float16 if dev == "cuda" else torch.bfloat16):
+            loss = loss_fn(model(x if dev == "cuda" else x.float()), y % 1000)
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        if dev == "cuda":
+            torch.cuda.current_stream().synchronize()
+    return train
+
+
+# -- the driver -----------------------------------------------------------------------------
+
+def run_one(spec, timeout):
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", json.dumps(spec)],
+                       capture_output=True, text=True, timeout=timeout)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        return {**spec, "error": (r.stderr or r.stdout).strip().splitlines()[-1:] or ["?"]}
+    return json.loads(lines[-1])
+
+
+def summarise(runs):
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return {**runs[0], "repeats": len(runs)}
+    rates = [r["images_per_s"] for r in ok]
+    out = dict(sorted(ok, key=lambda r: r["images_per_s"])[len(ok) // 2])  # the median run
+    out.update(images_per_s=statistics.median(rates), min=min(rates), max=max(rates),
+               repeats=len(ok))
+    return out
+
+
+def add_percent_of_synthetic(results):
+    synthetic = {r["mode"]: r["images_per_s"] for r in results
+                 if r["loader"] == "synthetic" and "error" not in r}
+    for r in results:
+        if r["mode"].startswith("train") and r["mode"] in synthetic and "error" not in r:
+            r["pct_of_synthetic"] = 100 * r["images_per_s"] / synthetic[r["mode"]]
+
+
+def environment():
+    import torch
+    env = {"date": datetime.date.today().isoformat(), "cpus": os.cpu_count(),
+           "python": platform.python_version(), "torch": torch.__version__,
+           "machine": platform.machine()}
+    try:
+        import torchvision
+        env["torchvision"] = torchvision.__version__
+    except ImportError:
+        pass
+    if torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name(0)
+        try:
+            env["driver"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True, text=True).stdout.strip()
+        except OSError:
+            pass
+        env["cuda"] = torch.version.cuda
+    return env
+
+
+def _fmt(v, digits=0):
+    return "" if v is None else f"{v:,.{digits}f}"
+
+
+def markdown(results, env, profile):
+    head = (f"{env['date']}, {env.get('gpu', 'no GPU')}, {env['cpus']} CPUs, torch "
+            f"{env['torch']}, torchvision {env.get('torchvision', '-')}, driver "
+            f"{env.get('driver', '-')}; profile {profile} (warm-up >= {PROFILES[profile]['warmup_s']}"
+            f" s, window >= {PROFILES[profile]['window_s']} s, median of "
+            f"{PROFILES[profile]['repeats']}).")
+    lines = [head, "", "| pipeline | mode | loader | threads | images/s | min-max | % of synthetic |"
+             " CPU cores busy | RSS MB | GPU MB | NVJPG % | SM % |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        if "error" in r:
+            lines.append(f"| {r['pipeline']} | {r['mode']} | {r['loader']} | {r['threads']} | "
+                         f"error: {' '.join(r['error'])[:120]} |||||||")
+            continue
+        lines.append(
+            f"| {r['pipeline']} | {r['mode']} | {r['loader']} | {r['threads']} | "
+            f"{_fmt(r['images_per_s'])} | {_fmt(r['min'])}-{_fmt(r['max'])} | "
+            f"{_fmt(r.get('pct_of_synthetic'), 1)} | {_fmt(r['cpu_cores_busy'], 1)} | "
+            f"{_fmt(r['rss_mb'])} | {_fmt(r.get('gpu_mem_mb'))} | {_fmt(r.get('nvjpg_util'))} | "
+            f"{_fmt(r.get('sm_util'))} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--data")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    ap.add_argument("--plan", choices=["standard", "smoke"], default="standard")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--cores", type=int, default=os.cpu_count())
+    ap.add_argument("--only", help="comma-separated loaders to keep from the plan")
+    ap.add_argument("--part", help="K/N: only the K-th of N equal parts of the plan (1-based), "
+                                   "to spread it over several calls")
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--merge", nargs="+", metavar="JSON",
+                    help="combine the results of earlier runs (parts) into one table")
+    ap.add_argument("--json")
+    ap.add_argument("--markdown")
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(measure(json.loads(args.one))), flush=True)
+        return 0
+    if args.merge:
+        runs = [json.load(open(f)) for f in args.merge]
+        return report([r for run in runs for r in run["results"]], runs[0]["environment"],
+                      runs[0]["profile"], args)
+    if not args.data:
+        ap.error("--data is required")
+    import torch
+    gpu = torch.cuda.is_available()
+    plan = (standard_plan if args.plan == "standard" else smoke_plan)(args.cores, gpu)
+    if args.only:
+        keep = set(args.only.split(","))
+        plan = [p for p in plan if p[0] in keep]
+    if args.part:
+        k, n = (int(v) for v in args.part.split("/"))
+        plan = plan[len(plan) * (k - 1) // n:len(plan) * k // n]
+    profile = PROFILES[args.profile]
+    results = []
+    for loader, pipeline, mode, threads in plan:
+        spec = {"loader": loader, "pipeline": pipeline, "mode": mode, "threads": threads,
+                "batch": args.batch, "size": args.size, "data": os.path.abspath(args.data),
+                "warmup_batches": profile["warmup_batches"], "warmup_s": profile["warmup_s"],
+                "window_s": profile["window_s"]}
+        r = summarise([run_one(spec, args.timeout) for _ in range(profile["repeats"])])
+        results.append(r)
+        rate = f"{r['images_per_s']:,.0f} images/s" if "error" not in r else r["error"]
+        print(f"{pipeline:12} {mode:16} {loader:18} {threads:3} threads: {rate}", flush=True)
+    return report(results, environment(), args.profile, args)
+
+
+def report(results, env, profile, args):
+    add_percent_of_synthetic(results)
+    table = markdown(results, env, profile)
+    print(table)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"environment": env, "profile": profile, "results": results}, f,
+                      indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""The loaders bench/harness.py compares, each an endless iterator of (images, labels) torch
+batches on the GPU when there is one (else on the CPU), for one of the pipelines:
+
+- rn50-train: decode -> random resized crop 224 -> horizontal flip -> normalize -> fp16 NCHW
+- rn50-val: decode -> resize shorter side 256 -> centre crop 224 -> normalize -> fp16 NCHW
+- heavy-N: decode -> N x (horizontal flip, vertical flip, rotation by up to 10 degrees) ->
+  then rn50-train's crop, flip and normalize
+- decode-only: decode to uint8 HWC (ragged; the batch is a list)
+
+Loaders: synthetic (the same tensor every step), stoker-gpu (mixed decoder, auto split),
+stoker-gpu-hw<L> (hw_decoder_load fixed at L), stoker-cpu (everything on CPU threads, pinned
+outputs copied with non_blocking), dataloader-pil (torch DataLoader, PIL + torchvision v2),
+dataloader-tvio (DataLoader, torchvision.io.decode_jpeg on the CPU + v2 on tensors), naive-gpu
+(torchvision.io.decode_jpeg(device="cuda") on each batch, then per-image crop + resize kernels
+and one normalize).
+"""
+
+import os
+import random
+
+import numpy as np
+import torch
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+PIPELINES = ("rn50-train", "rn50-val", "decode-only", "heavy-1", "heavy-4", "heavy-8", "heavy-12")
+
+
+def heavy_rounds(pipeline):
+    return int(pipeline.split("-")[1]) if pipeline.startswith("heavy-") else 0
+
+
+def list_files(root):
+    """(paths, labels) of a class-folder tree, sorted."""
+    paths, labels = [], []
+    for label, c in enumerate(sorted(d for d in os.listdir(root)
+                                     if os.path.isdir(os.path.join(root, d)))):
+        for f in sorted(os.listdir(os.path.join(root, c))):
+            paths.append(os.path.join(root, c, f))
+            labels.append(label)
+    if not paths:
+        raise ValueError(f"{root}: no class folders with files")
+    return paths, labels
+
+
+def device():
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+# -- stoker ---------------------------------------------------------------------------------
+
+def stoker_loader(spec):
+    import stoker
+    from stoker import fn, types
+    gpu = spec["loader"].startswith("stoker-gpu") and torch.cuda.is_available()
+    hw = spec["loader"][len("stoker-gpu-hw"):] if spec["loader"].startswith("stoker-gpu-hw") \
+        else "auto"
+    name, size, batch = spec["pipeline"], spec["size"], spec["batch"]
+    dev = "gpu" if gpu else "cpu"
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=spec["threads"], seed=0,
+                           device_id=0 if gpu else None, pinned_outputs=torch.cuda.is_available(),
+                           prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
+    decoder = {"device": "mixed", "hw_decoder_load": float(hw) if hw != "auto" else "auto"} \
+        if gpu else {"device": "cpu"}
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=spec["data"], random_shuffle=True,
+                                        name="reader")
+        coin = fn.random.coin_flip()
+        if name == "decode-only":
+            pipe.set_outputs(fn.decoders.image(jpegs, **decoder), labels)
+        elif name == "rn50-val":
+            images = fn.decoders.image(jpegs, **decoder)
+            images = fn.resize(images, device=dev, resize_shorter=size * 8 // 7)
+            pipe.set_outputs(fn.crop_mirror_normalize(
+                images, device=dev, crop=(size, size), mean=MEAN, std=STD,
+                dtype=types.FLOAT16, output_layout="CHW"), labels)
+        else:
+            rounds = heavy_rounds(name)
+            if rounds:
+                images = fn.decoders.image(jpegs, **decoder)
+                for _ in range(rounds):
+                    images = fn.flip(images, device=dev, horizontal=fn.random.coin_flip(),
+                                     vertical=fn.random.coin_flip())
+                    images = fn.rotate(images, device=dev, keep_size=True,
+                                       angle=fn.random.uniform(range=(-10.0, 10.0)))
+                images = fn.random_resized_crop(images, device=dev, size=(size, size))
+            else:
+                images = fn.decoders.image_random_crop(jpegs, **decoder)
+                images = fn.resize(images, device=dev, size=(size, size))
+            pipe.set_outputs(fn.crop_mirror_normalize(
+                images, device=dev, mirror=coin, mean=MEAN, std=STD, dtype=types.FLOAT16,
+                output_layout="CHW"), labels)
+    pipe.build()
+    target = device()
+    while True:
+        images, labels = pipe.run()
+        labels = torch.from_dlpack(labels).reshape(-1).long()
+        if name == "decode-only":
+            yield [torch.from_dlpack(images[i]) for i in range(len(images))], labels
+            continue
+        t = torch.from_dlpack(images)
+        if t.device != target:
+            t = t.to(target, non_blocking=True)
+        yield t, labels.to(target, non_blocking=True)
+
+
+# -- torch DataLoader -----------------------------------------------------------------------
+
+class FolderDataset(torch.utils.data.Dataset):
+    """A class-folder tree decoded with PIL ("pil") or torchvision.io.decode_jpeg ("tvio")."""
+
+    def __init__(self, root, decoder, transform):
+        self.paths, self.labels = list_files(root)
+        self.decoder, self.transform = decoder, transform
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, i):
+        if self.decoder == "pil":
+            from PIL import Image
+            with Image.open(self.paths[i]) as im:
+                img = im.convert("RGB")
+        else:
+            import torchvision.io as tio
+            img = tio.decode_jpeg(tio.read_file(self.paths[i]), mode=tio.ImageReadMode.RGB)
+        return self.transform(img), self.labels[i]
+
+
+def v2_transform(pipeline, size, decoder):
+    from torchvision.transforms import v2
+    to_tensor = [v2.PILToTensor()] if decoder == "pil" else []
+    normalize = [v2.ToDtype(torch.float32), v2.Normalize(MEAN, STD)]
+    if pipeline == "decode-only":
+        return v2.Compose(to_tensor)
+    if pipeline == "rn50-val":
+        return v2.Compose([v2.Resize(size * 8 // 7, antialias=True), v2.CenterCrop(size)] +
+                          to_tensor + normalize)
+    heavy = []
+    for _ in range(heavy_rounds(pipeline)):
+        heavy += [v2.RandomHorizontalFlip(), v2.RandomVerticalFlip(), v2.RandomRotation(10)]
+    return v2.Compose(heavy + [v2.RandomResizedCrop(size, antialias=True),
+                               v2.RandomHorizontalFlip()] + to_tensor + normalize)
+
+
+def _list_collate(items):
+    return [x for x, _ in items], torch.tensor([y for _, y in items])
+
+
+def dataloader_loader(spec):
+    decoder = spec["loader"].split("-")[1]
+    ds = FolderDataset(spec["data"], decoder, v2_transform(spec["pipeline"], spec["size"],
+                                                           decoder))
+    workers = spec["threads"]
+    dl = torch.utils.data.DataLoader(
+        ds, batch_size=spec["batch"], shuffle=True, drop_last=True, num_workers=workers,
+        pin_memory=torch.cuda.is_available(), persistent_workers=workers > 0,
+        prefetch_factor=2 if workers > 0 else None,
+        multiprocessing_context="spawn" if workers > 0 else None,
+        collate_fn=_list_collate if spec["pipeline"] == "decode-only" else None)
+    target = device()
+    while True:
+        for images, labels in dl:
+            if spec["pipeline"] == "decode-only":
+                yield images, labels
+            else:
+                yield (images.to(target, non_blocking=True).half(),
+                       labels.to(target, non_blocking=True))
+
+
+# -- naive GPU ------------------------------------------------------------------------------
+
+def naive_gpu_loader(spec):
+    """torchvision's batched GPU decode, then a crop + resize per image and one normalize."""
+    import torch.nn.functional as F
+    import torchvision.io as tio
+    if not torch.cuda.is_available():
+        raise RuntimeError("naive-gpu needs a GPU")
+    paths, labels = list_files(spec["data"])
+    order = list(range(len(paths)))
+    rng = random.Random(0)
+    size, batch = spec["size"], spec["batch"]
+    mean = torch.tensor(MEAN, device="cuda").view(1, 3, 1, 1)
+    std = torch.tensor(STD, device="cuda").view(1, 3, 1, 1)
+    k = len(order)
+    while True:
+        if k + batch > len(order):
+            rng.shuffle(order)
+            k = 0
+        idx = order[k:k + batch]
+        k += batch
+        data = [tio.read_file(paths[i]) for i in idx]
+        images = tio.decode_jpeg(data, device="cuda", mode=tio.ImageReadMode.RGB)
+        if spec["pipeline"] == "decode-only":
+            yield images, torch.tensor([labels[i] for i in idx], device="cuda")
+            continue
+        out = []
+        for img in images:
+            _, h, w = img.shape
+            if spec["pipeline"] == "rn50-val":
+                s = size * 8 / 7 / min(h, w)
+                img = F.interpolate(img[None].float(), size=(round(h * s), round(w * s)),
+                                    mode="bilinear", antialias=True)[0]
+                t, left = (img.shape[1] - size) // 2, (img.shape[2] - size) // 2
+                out.append(img[:, t:t + size, left:left + size])
+                continue
+            area = h * w * rng.uniform(0.08, 1.0)
+            ratio = np.exp(rng.uniform(np.log(3 / 4), np.log(4 / 3)))
+            cw = min(w, max(1, round((area * ratio) ** 0.5)))
+            ch = min(h, max(1, round((area / ratio) ** 0.5)))
+            top, left = rng.randint(0, h - ch), rng.randint(0, w - cw)
+            crop = img[None, :, top:top + ch, left:left + cw].float()
+            crop = F.interpolate(crop, size=(size, size), mode="bilinear", antialias=True)[0]
+            out.append(crop.flip(-1) if rng.random() < 0.5 else crop)
+        x = ((torch.stack(out) - mean) / std).half()
+        yield x, torch.tensor([labels[i] for i in idx], device="cuda")
+
+
+def synthetic_loader(spec):
+    dev = device()
+    x = torch.randn(spec["batch"], 3, spec["size"], spec["size"], device=dev).half()
+    y = torch.randint(0, 1000, (spec["batch"],), device=dev)
+    while True:
+        yield x, y
+
+
+def make_loader(spec):
+    name = spec["loader"]
+    if name == "synthetic":
+        return synthetic_loader(spec)
+    if name.startswith("stoker-"):
+        return stoker_loader(spec)
+    if name in ("dataloader-pil", "dataloader-tvio"):
+        return dataloader_loader(spec)
+    if name == "naive-gpu":
+        return naive_gpu_loader(spec)
+    raise ValueError(f"unknown loader '{name}'")

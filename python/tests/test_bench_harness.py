@@ -1,0 +1,70 @@
+"""bench/harness.py end to end on tiny sizes (the smoke plan: every loader and mode this machine
+can run, each in its own process), and the split-and-merge of a plan over several calls."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
+HARNESS = os.path.join(BENCH, "harness.py")
+
+
+def _harness(*args, timeout=900):
+    pytest.importorskip("torchvision")
+    r = subprocess.run([sys.executable, HARNESS, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    return r
+
+
+def test_smoke_plan_measures_every_loader_and_mode(jpeg_folder, tmp_path):
+    out = tmp_path / "r.json"
+    r = _harness("--data", jpeg_folder, "--plan", "smoke", "--profile", "test", "--batch", "4",
+                 "--size", "32", "--cores", "2", "--json", str(out), "--markdown",
+                 str(tmp_path / "r.md"))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["environment"]["cpus"] == os.cpu_count()
+    rows = res["results"]
+    loaders = {x["loader"] for x in rows}
+    assert {"synthetic", "stoker-cpu", "dataloader-pil", "dataloader-tvio"} <= loaders
+    assert {x["pipeline"] for x in rows} >= {"rn50-train", "rn50-val", "decode-only", "heavy-1"}
+    for x in rows:
+        assert "error" not in x, x
+        assert x["images_per_s"] > 0 and x["window_s"] >= 0.5
+        assert x["cpu_cores_busy"] > 0 and x["rss_mb"] > 50
+    train = [x for x in rows if x["mode"] == "train-resnet18"]
+    assert len(train) == 2 and all(x["pct_of_synthetic"] > 0 for x in train)
+    assert all("pct_of_synthetic" not in x for x in rows if x["mode"] == "alone")
+    table = (tmp_path / "r.md").read_text()
+    assert "| rn50-train | train-resnet18 | stoker-cpu | 2 |" in table
+
+
+def test_parts_merge_into_one_table(jpeg_folder, tmp_path):
+    parts = []
+    for k in (1, 2):
+        parts.append(tmp_path / f"p{k}.json")
+        r = _harness("--data", jpeg_folder, "--plan", "smoke", "--profile", "test", "--batch",
+                     "4", "--size", "32", "--cores", "2", "--only", "synthetic,stoker-cpu",
+                     "--part", f"{k}/2", "--json", str(parts[-1]))
+        assert r.returncode == 0, r.stderr[-3000:]
+    first = json.loads(parts[0].read_text())["results"]
+    second = json.loads(parts[1].read_text())["results"]
+    assert first and second
+    merged = tmp_path / "all.json"
+    r = _harness("--merge", *map(str, parts), "--json", str(merged))
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = json.loads(merged.read_text())["results"]
+    assert len(rows) == len(first) + len(second)
+    fed = [x for x in rows if x["mode"] == "train-resnet18" and x["loader"] == "stoker-cpu"]
+    assert fed and fed[0]["pct_of_synthetic"] > 0  # synthetic came from the other part
+
+
+def test_a_failing_loader_is_reported_not_fatal(tmp_path):
+    r = _harness("--data", str(tmp_path), "--plan", "smoke", "--profile", "test", "--only",
+                 "stoker-cpu", "--part", "1/5", "--json", str(tmp_path / "r.json"))
+    assert r.returncode == 1
+    row = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert "error" in row and "error:" in r.stdout
