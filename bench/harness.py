@@ -24,6 +24,7 @@ import datetime
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -140,6 +141,8 @@ class GpuSampler:
 
 
 def measure(spec):
+    import faulthandler
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # run_one asks on a hang
     import torch
     sys.path.insert(0, HERE)
     import loaders
@@ -202,13 +205,49 @@ def _consumer(spec, torch):
 
 # -- the driver -----------------------------------------------------------------------------
 
-def run_one(spec, timeout):
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", json.dumps(spec)],
-                       capture_output=True, text=True, timeout=timeout)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-    if r.returncode != 0 or not lines:
-        return {**spec, "error": (r.stderr or r.stdout).strip().splitlines()[-1:] or ["?"]}
+def run_one(spec, timeout, logs=None):
+    """One measurement in a new process group (DataLoader workers included), killed whole
+    when it overruns `timeout` seconds: a hung loader is reported, with its threads' Python
+    stacks (faulthandler, SIGUSR1) and native stacks (gdb, where installed) saved under `logs`,
+    and leaves nothing behind to disturb the next measurement."""
+    p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--one", json.dumps(spec)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        stdout, stderr = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        native = _native_stacks(p.pid)
+        os.kill(p.pid, signal.SIGUSR1)  # faulthandler: every thread's Python stack to stderr
+        time.sleep(1)
+        os.killpg(p.pid, signal.SIGKILL)
+        _, stderr = p.communicate()
+        where = ""
+        if logs:
+            os.makedirs(logs, exist_ok=True)
+            where = os.path.join(logs, "hang-{loader}-{pipeline}-{mode}-{threads}.txt".format(**spec))
+            with open(where, "w") as f:
+                f.write(f"{json.dumps(spec)}\n\n== Python (faulthandler)\n{stderr}\n"
+                        f"== native (gdb)\n{native}\n")
+        return {**spec, "error": [f"timed out after {timeout:.0f} s (hung?)" +
+                                  (f"; stacks in {where}" if where else "")]}
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # leftover workers of a finished measurement
+        except ProcessLookupError:
+            pass
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return {**spec, "error": (stderr or stdout).strip().splitlines()[-1:] or ["?"]}
     return json.loads(lines[-1])
+
+
+def _native_stacks(pid):
+    try:
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"],
+                           capture_output=True, text=True, timeout=60)
+        return r.stdout[-200000:]
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"(no native stacks: {e})"
 
 
 def summarise(runs):
@@ -292,11 +331,13 @@ def main(argv=None):
     ap.add_argument("--only", help="comma-separated loaders to keep from the plan")
     ap.add_argument("--part", help="K/N: only the K-th of N equal parts of the plan (1-based), "
                                    "to spread it over several calls")
-    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--items", help="A:B: only the plan's items A to B-1 (as a Python slice)")
+    ap.add_argument("--timeout", type=float, default=180, help="seconds per measurement")
     ap.add_argument("--merge", nargs="+", metavar="JSON",
                     help="combine the results of earlier runs (parts) into one table")
-    ap.add_argument("--json")
+    ap.add_argument("--json", help="results, rewritten after every measurement")
     ap.add_argument("--markdown")
+    ap.add_argument("--logs", help="folder for the stacks of hung measurements")
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(measure(json.loads(args.one))), flush=True)
@@ -316,18 +357,27 @@ def main(argv=None):
     if args.part:
         k, n = (int(v) for v in args.part.split("/"))
         plan = plan[len(plan) * (k - 1) // n:len(plan) * k // n]
+    if args.items:
+        a, b = (int(v) if v else None for v in args.items.split(":"))
+        plan = plan[a:b]
     profile = PROFILES[args.profile]
+    env = environment()
     results = []
     for loader, pipeline, mode, threads in plan:
         spec = {"loader": loader, "pipeline": pipeline, "mode": mode, "threads": threads,
                 "batch": args.batch, "size": args.size, "data": os.path.abspath(args.data),
                 "warmup_batches": profile["warmup_batches"], "warmup_s": profile["warmup_s"],
                 "window_s": profile["window_s"]}
-        r = summarise([run_one(spec, args.timeout) for _ in range(profile["repeats"])])
+        r = summarise([run_one(spec, args.timeout, args.logs)
+                       for _ in range(profile["repeats"])])
         results.append(r)
+        if args.json:  # what is measured survives a run cut short
+            with open(args.json, "w") as f:
+                json.dump({"environment": env, "profile": args.profile, "results": results}, f,
+                          indent=1)
         rate = f"{r['images_per_s']:,.0f} images/s" if "error" not in r else r["error"]
         print(f"{pipeline:12} {mode:16} {loader:18} {threads:3} threads: {rate}", flush=True)
-    return report(results, environment(), args.profile, args)
+    return report(results, env, args.profile, args)
 
 
 def report(results, env, profile, args):

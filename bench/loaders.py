@@ -132,7 +132,7 @@ def v2_transform(pipeline, size, decoder):
     to_tensor = [v2.PILToTensor()] if decoder == "pil" else []
     normalize = [v2.ToDtype(torch.float32), v2.Normalize(MEAN, STD)]
     if pipeline == "decode-only":
-        return v2.Compose(to_tensor)
+        return v2.Compose(to_tensor) if to_tensor else v2.Identity()
     if pipeline == "rn50-val":
         return v2.Compose([v2.Resize(size * 8 // 7, antialias=True), v2.CenterCrop(size)] +
                           to_tensor + normalize)

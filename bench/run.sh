@@ -34,7 +34,7 @@ if has harness || has kernels; then
 fi
 if has harness; then
   echo "== stoker vs the alternatives (bench/harness.py)"
-  python3 bench/harness.py --data "$DATA/jpeg" --json "$OUT/harness.json" \
+  python3 bench/harness.py --data "$DATA/jpeg" --json "$OUT/harness.json" --logs "$OUT/hangs" \
     --markdown "$OUT/harness.md" ${HARNESS_ARGS:-} || echo "(some measurements failed)"
 fi
 if has kernels && [[ $GPU == 1 ]]; then

@@ -55,8 +55,15 @@ else
   log "compute-sanitizer not found: skipped"
 fi
 log "Python tests"
+# Tools that never touch the GPU (dataset making, container writing, the harness's bookkeeping)
+# are left to CI: the device's minutes go to GPU work.
 PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
-  -o addopts="" -p no:cacheprovider > "$OUT/pytest.log" 2>&1 || status=1
+  -o addopts="" -p no:cacheprovider --ignore=python/tests/test_make_dataset.py \
+  --ignore=python/tests/test_convert.py \
+  --deselect=python/tests/test_bench_harness.py::test_parts_merge_into_one_table \
+  --deselect=python/tests/test_bench_harness.py::test_a_failing_loader_is_reported_not_fatal \
+  --deselect=python/tests/test_bench_harness.py::test_a_measurement_over_its_time_is_killed_and_its_stacks_kept \
+  > "$OUT/pytest.log" 2>&1 || status=1
 grep -E "^(FAILED|ERROR) " "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
 tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
 if [[ "${1:-}" == "--bench" ]]; then

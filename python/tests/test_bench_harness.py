@@ -68,3 +68,18 @@ def test_a_failing_loader_is_reported_not_fatal(tmp_path):
     assert r.returncode == 1
     row = json.loads((tmp_path / "r.json").read_text())["results"][0]
     assert "error" in row and "error:" in r.stdout
+
+
+def test_a_measurement_over_its_time_is_killed_and_its_stacks_kept(jpeg_folder, tmp_path):
+    r = _harness("--data", jpeg_folder, "--plan", "smoke", "--profile", "test", "--only",
+                 "dataloader-pil", "--timeout", "4", "--logs", str(tmp_path / "hangs"),
+                 "--json", str(tmp_path / "r.json"))
+    assert r.returncode == 1
+    row = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert "timed out after 4 s (hung?); stacks in" in row["error"][0]
+    (log,) = (tmp_path / "hangs").iterdir()
+    text = log.read_text()
+    assert '"loader": "dataloader-pil"' in text and "== native (gdb)" in text
+    # the process group is gone: no DataLoader worker of it is left
+    out = subprocess.run(["pgrep", "-af", "harness.py --one"], capture_output=True, text=True)
+    assert jpeg_folder not in out.stdout
