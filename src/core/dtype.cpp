@@ -1,5 +1,9 @@
 #include "stoker/core/dtype.hpp"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include <array>
 #include <cstring>
 
@@ -21,6 +25,28 @@ uint16_t float_to_half_bits(float f) {
   uint32_t rem = absx & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h;  // ties to even
   return uint16_t(sign | h);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+namespace {
+__attribute__((target("avx,f16c"))) void floats_to_halves_f16c(const float* src, float16* dst,
+                                                               size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), h);
+  }
+  for (; i < n; ++i) dst[i] = float16::from_bits(float_to_half_bits(src[i]));
+}
+}  // namespace
+#endif
+
+void floats_to_halves(const float* src, float16* dst, size_t n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  if (f16c) return floats_to_halves_f16c(src, dst, n);
+#endif
+  for (size_t i = 0; i < n; ++i) dst[i] = float16::from_bits(float_to_half_bits(src[i]));
 }
 
 float half_bits_to_float(uint16_t h) {

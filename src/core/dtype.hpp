@@ -55,6 +55,9 @@ struct bfloat16 {
 
 uint16_t float_to_half_bits(float f);
 float half_bits_to_float(uint16_t h);
+// float_to_half_bits over n values: the CPU's F16C conversion (8 at a time, the same RNE
+// results) where it has one, else the scalar routine.
+void floats_to_halves(const float* src, float16* dst, size_t n);
 inline float16::float16(float f) : bits(float_to_half_bits(f)) {}
 inline float16::operator float() const { return half_bits_to_float(bits); }
 

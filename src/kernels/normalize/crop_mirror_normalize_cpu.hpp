@@ -4,6 +4,8 @@
 // round-half-away and saturate for integers). Channels beyond the input's (pad_output) are 0.
 #pragma once
 
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "stoker/core/dtype.hpp"
@@ -20,21 +22,56 @@ struct NormalizeParams {
   int64_t out_channels = 0;  // >= in.channels; extra channels are filled with 0
 };
 
-// `out` holds out_channels * in.height * in.width elements, dense.
+namespace detail {
+// n floats to Out: halves in bulk (F16C where the CPU has it), the rest element by element.
+template <typename Out>
+void store_row(const float* src, Out* dst, int64_t n) {
+  if constexpr (std::is_same_v<Out, float>) {
+    std::copy(src, src + n, dst);
+  } else if constexpr (std::is_same_v<Out, float16>) {
+    floats_to_halves(src, dst, size_t(n));
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = convert_sat<Out>(src[i]);
+  }
+}
+}  // namespace detail
+
+// `out` holds out_channels * in.height * in.width elements, dense. Row by row: each channel's
+// values go to a float row buffer with unit stride (the compiler vectorises it), then to the
+// output in one conversion per row (planar: per channel row).
 template <typename Out, typename In>
 void crop_mirror_normalize_cpu(Out* out, ImageView<const In> in, const NormalizeParams& p) {
   const int64_t H = in.height, W = in.width, C = in.channels, OC = p.out_channels;
   STOKER_ASSERT(OC >= C && int64_t(p.mean.size()) == C && int64_t(p.inv_std.size()) == C);
+  std::vector<float> row_buf(size_t(W * OC), 0.f);  // padded channels stay 0
+  float* buf = row_buf.data();
   for (int64_t y = 0; y < H; ++y) {
     const In* row = in.row(y);
-    for (int64_t x = 0; x < W; ++x) {
-      const In* px = row + (p.mirror ? W - 1 - x : x) * C;
-      for (int64_t c = 0; c < OC; ++c) {
-        float v =
-            c < C ? (to_float(px[c]) - p.mean[size_t(c)]) * p.inv_std[size_t(c)] + p.shift : 0.f;
-        int64_t o = p.planar ? (c * H + y) * W + x : (y * W + x) * OC + c;
-        out[o] = convert_sat<Out>(v);
+    for (int64_t c = 0; c < C; ++c) {
+      const float mean = p.mean[size_t(c)], inv = p.inv_std[size_t(c)], shift = p.shift;
+      const In* src = row + c;
+      if (p.planar) {
+        float* dst = buf + c * W;
+        if (p.mirror) {
+          for (int64_t x = 0; x < W; ++x)
+            dst[x] = (to_float(src[(W - 1 - x) * C]) - mean) * inv + shift;
+        } else {
+          for (int64_t x = 0; x < W; ++x) dst[x] = (to_float(src[x * C]) - mean) * inv + shift;
+        }
+      } else {
+        float* dst = buf + c;
+        if (p.mirror) {
+          for (int64_t x = 0; x < W; ++x)
+            dst[x * OC] = (to_float(src[(W - 1 - x) * C]) - mean) * inv + shift;
+        } else {
+          for (int64_t x = 0; x < W; ++x) dst[x * OC] = (to_float(src[x * C]) - mean) * inv + shift;
+        }
       }
+    }
+    if (p.planar) {
+      for (int64_t c = 0; c < OC; ++c) detail::store_row(buf + c * W, out + (c * H + y) * W, W);
+    } else {
+      detail::store_row(buf, out + y * W * OC, W * OC);
     }
   }
 }
