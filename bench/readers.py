@@ -54,8 +54,8 @@ def _payloads(total_bytes, seed=0):
 
 def _datum(image, label):
     """caffe.Datum {data: 4, label: 5, encoded: 7} as convert_imageset --encoded writes it."""
-    return (convert._field(4, image) + convert._varint(5 << 3) + convert._varint(label) +
-            convert._varint(7 << 3) + convert._varint(1))
+    return (convert.field(4, image) + convert.varint(5 << 3) + convert.varint(label) +
+            convert.varint(7 << 3) + convert.varint(1))
 
 
 def have_lmdb():

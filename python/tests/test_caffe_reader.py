@@ -9,6 +9,7 @@ import pytest
 
 import stoker
 from stoker import fn
+from stoker.tools.convert import field as _field, varint as _varint
 
 
 def _lmdb_pipe(reader, path, batch, **kwargs):
@@ -24,15 +25,6 @@ def _lmdb_pipe(reader, path, batch, **kwargs):
             pytest.skip("stoker was built without liblmdb")
         raise
     return pipe
-
-
-def _varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
 
 
 def _datum(channels=0, height=0, width=0, data=b"", label=0, encoded=False):
@@ -101,10 +93,6 @@ def test_missing_database_is_reported(tmp_path):
         pipe.set_outputs(images)
     with pytest.raises((OSError, RuntimeError), match="nope"):
         pipe.build()
-
-
-def _field(number, payload):
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def _tensor(dims, data_type, **data):

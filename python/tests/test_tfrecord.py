@@ -11,6 +11,7 @@ import pytest
 
 import stoker
 from stoker import fn, tfrecord
+from stoker.tools.convert import field as _field, varint as _varint
 
 
 def _crc32c(data):
@@ -25,20 +26,6 @@ def _crc32c(data):
 def _masked(data):
     c = _crc32c(data)
     return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def _varint(v):
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def _field(number, payload):
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
 def _example(features):

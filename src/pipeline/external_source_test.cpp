@@ -103,16 +103,23 @@ std::vector<uint8_t> to_host_bytes(const Batch& b, int i) {
   return h;
 }
 
+// 12 bytes 1, 2, ..., 12 in device memory from `device`; `host` gets the same values.
+std::shared_ptr<Buffer> device_bytes(MemoryPool& device, std::vector<uint8_t>& host) {
+  auto memory = device.acquire(12);
+  host.resize(12);
+  std::iota(host.begin(), host.end(), uint8_t(1));
+  copy_to_device_async(memory->data(), host.data(), 12, nullptr);
+  synchronize_stream(nullptr);
+  return memory;
+}
+
 // Device data borrowed by a gpu source is the output itself; its owner gets it back with an
 // event for the stage's work (the pipeline still lives), after the output is dropped.
 TEST(ExternalSource, GpuSourceBorrowsDeviceDataAndReleasesItWithEvents) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool device(make_device_allocator(0));
-  auto memory = device.acquire(12);
-  std::vector<uint8_t> host(12);
-  std::iota(host.begin(), host.end(), uint8_t(1));
-  copy_to_device_async(memory->data(), host.data(), 12, nullptr);
-  synchronize_stream(nullptr);
+  std::vector<uint8_t> host;
+  auto memory = device_bytes(device, host);
   int released = 0;
   size_t events = 0;
   auto buffer = Buffer::wrap(memory->data(), 12, MemoryKind::kDevice, [&](auto pending) {
@@ -139,11 +146,8 @@ TEST(ExternalSource, GpuSourceBorrowsDeviceDataAndReleasesItWithEvents) {
 TEST(ExternalSource, GpuSourceCopiesDeviceDataOrUploadsHostData) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool device(make_device_allocator(0));
-  auto memory = device.acquire(12);
-  std::vector<uint8_t> host(12);
-  std::iota(host.begin(), host.end(), uint8_t(1));
-  copy_to_device_async(memory->data(), host.data(), 12, nullptr);
-  synchronize_stream(nullptr);
+  std::vector<uint8_t> host;
+  auto memory = device_bytes(device, host);
   auto pipe = source_pipeline("gpu", 2, 0);
   Batch fed = Batch::with_samples(2, DType::kU8, {}, MemoryKind::kDevice);
   for (int i = 0; i < 2; ++i)

@@ -43,8 +43,10 @@ def folder_samples(root):
     return out
 
 
-def _varint(v):
+def varint(v):
+    """A protobuf varint (negative ints as their 64-bit two's complement, as protobuf does)."""
     out = bytearray()
+    v &= (1 << 64) - 1
     while v >= 0x80:
         out.append((v & 0x7F) | 0x80)
         v >>= 7
@@ -52,17 +54,18 @@ def _varint(v):
     return bytes(out)
 
 
-def _field(number, payload):
-    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+def field(number, payload):
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 def example(image, label):
     """A serialized tf.train.Example {image/encoded: bytes, image/class/label: int64}."""
     def entry(key, feature):  # Features.feature map entry: key 1, value 2
-        return _field(1, _field(1, key.encode()) + _field(2, feature))
-    img = _field(1, _field(1, image))           # Feature.bytes_list (1) .value (1)
-    lab = _field(3, _field(1, _varint(label)))  # Feature.int64_list (3) .value (1), packed
-    return _field(1, entry("image/encoded", img) + entry("image/class/label", lab))
+        return field(1, field(1, key.encode()) + field(2, feature))
+    img = field(1, field(1, image))           # Feature.bytes_list (1) .value (1)
+    lab = field(3, field(1, varint(label)))  # Feature.int64_list (3) .value (1), packed
+    return field(1, entry("image/encoded", img) + entry("image/class/label", lab))
 
 
 def tfrecord(payload):
