@@ -83,3 +83,29 @@ def test_a_measurement_over_its_time_is_killed_and_its_stacks_kept(jpeg_folder, 
     # the process group is gone: no DataLoader worker of it is left
     out = subprocess.run(["pgrep", "-af", "harness.py --one"], capture_output=True, text=True)
     assert jpeg_folder not in out.stdout
+
+
+def test_plot_of_merged_parts(tmp_path):
+    pytest.importorskip("matplotlib")
+    sys.path.insert(0, BENCH)
+    import plot
+
+    def row(loader, mode, threads, rate):
+        return {"loader": loader, "pipeline": "rn50-train", "mode": mode, "threads": threads,
+                "images_per_s": rate}
+    env = {"date": "2026-11-22", "cpus": 16, "gpu": "test GPU"}
+    parts = [
+        {"environment": env, "results": [row("stoker-cpu", "alone", t, 130.0 * t) for t in (1, 2, 4)]
+         + [row("synthetic", "train-resnet50", 16, 4000.0)]},
+        {"environment": env, "results": [row("stoker-gpu", "train-resnet50", 4, 3600.0),
+                                         {**row("stoker-gpu", "alone", 2, 0), "error": ["hung"]}]},
+    ]
+    paths = []
+    for k, p in enumerate(parts):
+        paths.append(tmp_path / f"p{k}.json")
+        paths[-1].write_text(json.dumps(p))
+    results, _ = plot.load(map(str, paths))
+    assert plot.sweep_series(results) == {"stoker-cpu": [(1, 130.0), (2, 260.0), (4, 520.0)]}
+    assert plot.training_bars(results) == [("stoker-gpu (4 thr)", "resnet50", 90.0)]
+    plot.main([str(p) for p in paths] + ["-o", str(tmp_path / "h.png")])
+    assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
