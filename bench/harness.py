@@ -113,7 +113,7 @@ class GpuSampler:
         try:
             self.proc = subprocess.Popen(["nvidia-smi", "dmon", "-s", "u", "-d", "1", "-i", "0"],
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                         text=True)
+                                         text=True, env=_tool_env())
         except OSError:
             return
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -241,10 +241,16 @@ def run_one(spec, timeout, logs=None):
     return json.loads(lines[-1])
 
 
+def _tool_env():
+    """The environment for outside tools (gdb, nvidia-smi): without LD_PRELOAD, which a
+    sanitizer run sets for Python and which can make other programs hang."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 def _native_stacks(pid):
     try:
         r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=60, env=_tool_env())
         return r.stdout[-200000:]
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"(no native stacks: {e})"
@@ -284,7 +290,7 @@ def environment():
         try:
             env["driver"] = subprocess.run(
                 ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True, text=True).stdout.strip()
+                capture_output=True, text=True, env=_tool_env()).stdout.strip()
         except OSError:
             pass
         env["cuda"] = torch.version.cuda
