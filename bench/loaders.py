@@ -31,16 +31,10 @@ def heavy_rounds(pipeline):
 
 
 def list_files(root):
-    """(paths, labels) of a class-folder tree, sorted."""
-    paths, labels = [], []
-    for label, c in enumerate(sorted(d for d in os.listdir(root)
-                                     if os.path.isdir(os.path.join(root, d)))):
-        for f in sorted(os.listdir(os.path.join(root, c))):
-            paths.append(os.path.join(root, c, f))
-            labels.append(label)
-    if not paths:
-        raise ValueError(f"{root}: no class folders with files")
-    return paths, labels
+    """(paths, labels) of a class-folder tree in readers.file's order."""
+    from stoker.tools.convert import folder_samples
+    samples = folder_samples(root)
+    return [p for p, _ in samples], [label for _, label in samples]
 
 
 def device():

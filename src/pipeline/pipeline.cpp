@@ -184,16 +184,21 @@ void Pipeline::close() { impl_->executor.reset(); }
 
 void Pipeline::feed_input(const std::string& name, Batch batch, bool copy) {
   auto& feed = impl_->feed(name);
+  if (copy) {
+    feed.check(batch);  // the caller's data is refused before anything is copied
+    // The copy is ordered after the feed stream's work and waited for: complete as it is fed.
+    feed.feed(impl_->exec().copy_input(batch));
+    return;
+  }
   if (batch.memory() == MemoryKind::kDevice && !batch.ready_event() &&
       impl_->exec().feed_stream()) {
     // Work queued on the feed stream so far (the producer's, through DLPack) completes it.
-    auto ready = std::make_shared<CudaEvent>();
     DeviceGuard guard(impl_->options.device_id.value_or(0));
+    auto ready = std::make_shared<CudaEvent>();
     ready->record(impl_->exec().feed_stream());
     batch.set_ready_event(std::move(ready));
   }
-  feed.check(batch);
-  feed.feed(copy ? impl_->exec().copy_input(batch) : std::move(batch));
+  feed.feed(std::move(batch));  // checks it
 }
 
 StreamHandle Pipeline::feed_stream() const { return impl_->exec().feed_stream(); }
