@@ -24,6 +24,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import signal
 import statistics
 import subprocess
@@ -110,6 +111,8 @@ class GpuSampler:
 
     def __init__(self):
         self.rows, self.proc = [], None
+        if os.environ.get("STOKER_BENCH_DMON") == "0":
+            return
         try:
             self.proc = subprocess.Popen(["nvidia-smi", "dmon", "-s", "u", "-d", "1", "-i", "0"],
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -157,6 +160,7 @@ def measure(spec):
     while n < spec["warmup_batches"] or time.perf_counter() - t0 < spec["warmup_s"]:
         step(*next(it))
         n += 1
+        _phase(f"warm-up batch {n}")
     sampler = GpuSampler() if gpu else None
     cpu0, _ = _proc_tree_cpu_and_rss(os.getpid())
     t0, images = time.perf_counter(), 0
@@ -165,6 +169,7 @@ def measure(spec):
         step(x, y)
         images += len(y)
     wall = time.perf_counter() - t0
+    _phase(f"window done: {images} images in {wall:.1f} s")
     cpu1, rss = _proc_tree_cpu_and_rss(os.getpid())
     out = {**spec, "images_per_s": images / wall, "window_s": wall,
            "cpu_cores_busy": (cpu1 - cpu0) / wall, "rss_mb": rss / 1e6}
@@ -172,6 +177,14 @@ def measure(spec):
         out["gpu_mem_mb"] = (free0 - torch.cuda.mem_get_info()[0]) / 1e6
         out.update(sampler.stop())
     return out
+
+
+def _phase(what):
+    """Progress on stderr: a hung measurement's log shows how far it got."""
+    print(f"[{time.perf_counter() - _T0:7.2f} s] {what}", file=sys.stderr, flush=True)
+
+
+_T0 = time.perf_counter()
 
 
 def _consumer(spec, torch):
@@ -227,7 +240,7 @@ def run_one(spec, timeout, logs=None):
             where = os.path.join(logs, "hang-{loader}-{pipeline}-{mode}-{threads}.txt".format(**spec))
             with open(where, "w") as f:
                 f.write(f"{json.dumps(spec)}\n\n== Python (faulthandler)\n{stderr}\n"
-                        f"== native (gdb)\n{native}\n")
+                        f"== native stacks\n{native}\n")
         return {**spec, "error": [f"timed out after {timeout:.0f} s (hung?)" +
                                   (f"; stacks in {where}" if where else "")]}
     finally:
@@ -248,12 +261,37 @@ def _tool_env():
 
 
 def _native_stacks(pid):
-    try:
-        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"],
-                           capture_output=True, text=True, timeout=60, env=_tool_env())
-        return r.stdout[-200000:]
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"(no native stacks: {e})"
+    """Every thread's native stack: gdb's, else py-spy's (a wheel, where gdb is not installed),
+    else what /proc says of each thread."""
+    tools = [["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"],
+             ["py-spy", "dump", "--native", "--pid", str(pid)]]
+    for cmd in tools:
+        if not shutil.which(cmd[0]):
+            continue
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=_tool_env())
+            return r.stdout[-200000:] + r.stderr[-2000:]
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return f"({cmd[0]} failed: {e})\n" + _proc_threads(pid)
+    return "(no gdb or py-spy: threads from /proc)\n" + _proc_threads(pid)
+
+
+def _proc_threads(pid):
+    """Without gdb: each thread's name, state, kernel wait channel and system call number
+    (202 futex: a lock or condition variable; 16 ioctl: inside the GPU driver)."""
+    rows = []
+    for tid in sorted(os.listdir(f"/proc/{pid}/task"), key=int):
+        def read(name):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                    return f.read().strip()
+            except OSError:
+                return "?"
+        state = next((ln.split(None, 1)[1] for ln in read("status").splitlines()
+                      if ln.startswith("State:")), "?")
+        rows.append(f"{tid:>8} {read('comm'):16} {state:14} {read('wchan'):24} "
+                    f"syscall {read('syscall').split(' ')[0]}")
+    return "\n".join(rows)
 
 
 def summarise(runs):

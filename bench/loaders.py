@@ -56,6 +56,7 @@ def stoker_loader(spec):
                            prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
     decoder = {"device": "mixed", "hw_decoder_load": float(hw) if hw != "auto" else "auto"} \
         if gpu else {"device": "cpu"}
+    decoder.update(spec.get("decoder_args", {}))  # e.g. {"cuda_decoder": "off"}
     with pipe:
         jpegs, labels = fn.readers.file(file_root=spec["data"], random_shuffle=True,
                                         name="reader")

@@ -5,6 +5,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -79,7 +81,7 @@ def test_a_measurement_over_its_time_is_killed_and_its_stacks_kept(jpeg_folder, 
     assert "timed out after 4 s (hung?); stacks in" in row["error"][0]
     (log,) = (tmp_path / "hangs").iterdir()
     text = log.read_text()
-    assert '"loader": "dataloader-pil"' in text and "== native (gdb)" in text
+    assert '"loader": "dataloader-pil"' in text and "== native stacks" in text
     # the process group is gone: no process of that measurement (DataLoader workers) is left
     assert not [c for c in _command_lines() if "harness.py" in c and jpeg_folder in c]
 
@@ -96,6 +98,20 @@ def _command_lines():
             except OSError:
                 pass
     return out
+
+
+def test_native_stacks_without_gdb_or_py_spy_list_the_threads(monkeypatch):
+    sys.path.insert(0, BENCH)
+    import harness
+    monkeypatch.setattr(harness.shutil, "which", lambda name: None)
+    worker = threading.Thread(target=time.sleep, args=(2,), name="sleeper")
+    worker.start()
+    text = harness._native_stacks(os.getpid())
+    worker.join()
+    assert text.startswith("(no gdb or py-spy: threads from /proc)")
+    rows = text.splitlines()[1:]
+    assert len(rows) >= 2 and all("syscall" in r for r in rows)
+    assert any(r.split()[0] == str(threading.get_native_id()) for r in rows)
 
 
 def test_plot_of_merged_parts(tmp_path):

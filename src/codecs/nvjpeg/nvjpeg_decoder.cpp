@@ -28,7 +28,13 @@ struct NvjpegHardwareDecoder::State {
   std::vector<nvjpegDecodeParams_t> params;  // one per job slot, grown as needed
   int initialized_n = -1;                    // the batch size and format the state is set up
   bool initialized_bgr = false;              // for (re-initialised only when they change)
+  // The last batch's work on its stream: the state is destroyed only after it.
+  std::unique_ptr<CudaEvent> last_batch;
   ~State() {
+    try {
+      if (last_batch) last_batch->synchronize();  // the engines may still write into the state
+    } catch (const std::exception&) {  // a failed device: nothing to wait for
+    }
     for (auto p : params) api().params_destroy(p);
     for (auto [st, pa] : probes) api().stream_destroy(st), api().params_destroy(pa);
     if (state) api().state_destroy(state);
@@ -92,6 +98,13 @@ void NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, Strea
     out[i].pitch[0] = static_cast<unsigned int>(jobs[i].pitch);
     set_window(state_->params[i], jobs[i], bgr);
   }
+  // The engines get the batch only once the stream is idle. With work still queued on it,
+  // nvjpegDecodeBatchedEx hung on an H100 (cuEventSynchronize inside it never returned, the
+  // engines idle) in about half the runs whose batch size changed between batches, also when
+  // only the re-initialisation below waited; waiting here every batch, it never did in the
+  // same runs (bench/RESULTS.md, "hardware decoder hang"). The wait is short: the stream holds
+  // the last batch's uploads and the output allocation's waits.
+  synchronize_stream(stream);
   if (state_->initialized_n != int(n) || state_->initialized_bgr != bgr) {
     state_->initialized_n = -1;
     check(api().batched_init(state_->handle, state_->state, int(n), 1,
@@ -102,6 +115,8 @@ void NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, Strea
   const nvjpegStatus_t st =
       api().batched_ex(state_->handle, state_->state, data.data(), lengths.data(), out.data(),
                        state_->params.data(), cudaStream_t(stream));
+  if (!state_->last_batch) state_->last_batch = std::make_unique<CudaEvent>();
+  state_->last_batch->record(stream);  // after a failure too: what was queued must finish
   if (st != NVJPEG_STATUS_SUCCESS) state_->initialized_n = -1;  // nvJPEG: re-init after a failure
   check(st, "decoding a batch");
 }

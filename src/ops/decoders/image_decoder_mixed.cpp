@@ -286,12 +286,17 @@ class ImageDecoderMixed final : public ImageDecoder {
       }
     }
     // The split: the first `take` samples the hardware can take go to it.
-    double load = load_;
+    int take = int(std::lround(load_ * s.n));
     if (auto_) {
+      // The measured share moves a little every batch; the hardware's batch size follows it
+      // only when it moved by kTakeStep samples or more, because each new size re-initialises
+      // nvJPEG's batch state after waiting for the stream (see NvjpegHardwareDecoder).
       std::lock_guard lock(stats_mutex_);
-      load = auto_load_;
+      take = int(std::lround(auto_load_ * s.n));
+      if (last_take_ >= 0 && last_take_ <= s.n && std::abs(take - last_take_) < kTakeStep)
+        take = last_take_;
+      last_take_ = take;
     }
-    const int take = int(std::lround(load * s.n));
     for (int i = 0, taken = 0; i < s.n && taken < take; ++i)
       if (hw_ok_here[size_t(i)]) s.side[size_t(i)] = Side::kHw, ++taken;
     s.warmup_probe = choose_thread_decoders(s.side);
@@ -425,6 +430,8 @@ class ImageDecoderMixed final : public ImageDecoder {
   // Shared by the CPU stage (prepare_on_host) and the mixed stage (run), and stats().
   mutable std::mutex stats_mutex_;
   double auto_load_ = 0.8;  // until measured: both sides get work, so both get measured
+  static constexpr int kTakeStep = 8;
+  int last_take_ = -1;  // the hardware's share of the last batch, in samples ("auto")
   int64_t batches_ = 0;
   double cpu_cost_ = 0, cuda_cost_ = 0;
   int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, ahead_images_ = 0;
