@@ -131,6 +131,42 @@ def test_cpu_only_share_is_bit_exact_and_auto_uses_every_side(jpeg_folder):
         assert measured or s["hw_load"] >= 0.8, s
 
 
+_AUTO_SPLIT_RUN = """
+import sys, stoker
+from stoker import fn
+pipe = stoker.Pipeline(batch_size=128, num_threads=2, seed=1, device_id=0)
+with pipe:
+    jpegs, _ = fn.readers.file(file_root=sys.argv[1], random_shuffle=True)
+    pipe.set_outputs(fn.decoders.image(jpegs, device="mixed", name="dec"))
+sizes = set()
+for _ in range(30):
+    (b,) = pipe.run()
+    b.as_cpu()
+    s = pipe.operator_stats("dec")
+    sizes.add(round(s["hw_load"] * 128))
+print(len(sizes), s["hw_images"], s["cpu_images"] + s["cuda_images"])
+"""
+
+
+@needs_gpu
+def test_auto_split_whose_hardware_share_changes_does_not_hang(tmp_path_factory):
+    """The hardware batch size follows the measured split, so nvJPEG's batch state is
+    re-initialised while the stream has work queued: that hung the engines in about half the
+    runs on an H100 (batch 256, 2 threads) until each batch waited for an idle stream. In a
+    subprocess with a timeout, so a hang fails the test instead of stopping the suite."""
+    pytest.importorskip("PIL", reason="Pillow is needed to write the test JPEGs")
+    from stoker.datasets import make_jpeg_folder
+
+    root = tmp_path_factory.mktemp("auto_split")
+    make_jpeg_folder(str(root), num_images=192, num_classes=2, seed=11)
+    r = subprocess.run([sys.executable, "-c", _AUTO_SPLIT_RUN, str(root)], capture_output=True,
+                       text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-3000:]
+    loads, hw, threads = (float(v) for v in r.stdout.split())
+    if hw:  # engines present: the split moved, and both sides decoded
+        assert loads >= 2 and threads > 0, r.stdout
+
+
 @needs_gpu
 def test_bad_cuda_decoder_argument_is_refused(jpeg_folder):
     with pytest.raises(ValueError, match="cuda_decoder must be 'auto', 'on' or 'off', got 'yes'"):

@@ -154,6 +154,20 @@ inline T convert_sat(float v) {
     return T(v);
   } else if constexpr (std::is_same_v<T, bool>) {
     return v != 0.f;
+  } else if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
+    // The 8- and 16-bit types (images) without libm's roundf, a call per value that took a
+    // fifth of a CPU resize: clamp to just outside the range (NaN to 0), truncate, then step
+    // away from zero on a fraction of one half or more. Exact (the same as std::round) because
+    // the clamped values are far below 2^23, where truncation and the fraction are exact.
+    constexpr float lo = float(std::numeric_limits<T>::min()) - 1.f;
+    constexpr float hi = float(std::numeric_limits<T>::max()) + 1.f;
+    const float c = v == v ? (v < lo ? lo : (v > hi ? hi : v)) : 0.f;
+    int t = static_cast<int>(c);
+    const float f = c - static_cast<float>(t);
+    t += int(f >= 0.5f) - int(f <= -0.5f);
+    t = t < int(std::numeric_limits<T>::min()) ? int(std::numeric_limits<T>::min()) : t;
+    t = t > int(std::numeric_limits<T>::max()) ? int(std::numeric_limits<T>::max()) : t;
+    return T(t);
   } else {
     static_assert(std::is_integral_v<T>);
     if (!(v == v)) return T(0);  // NaN

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -101,6 +103,41 @@ TEST(DType, ConvertSaturates) {
   EXPECT_EQ(convert_sat<uint8_t>(2.5f), 3);  // half away from zero
   EXPECT_EQ(convert_sat<int8_t>(-2.5f), -3);
   EXPECT_EQ(convert_sat<int16_t>(NAN), 0);
+}
+
+// The 8/16-bit conversion avoids std::round; it must give the same integer as the std::round
+// and saturate reference for every float: ties, values next to them, the range ends, huge
+// values, infinities and NaN, and a dense sweep.
+template <typename T>
+T convert_sat_reference(float v) {
+  if (!(v == v)) return T(0);
+  const float r = std::round(v);
+  if (r <= float(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (r >= float(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return T(r);
+}
+
+template <typename T>
+void expect_same_as_round(const std::vector<float>& values) {
+  for (float v : values)
+    ASSERT_EQ(int(convert_sat<T>(v)), int(convert_sat_reference<T>(v))) << v;
+}
+
+TEST(DType, SmallIntegerConversionMatchesRoundAndSaturate) {
+  std::vector<float> values{NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 0.f, -0.f};
+  for (float t : {0.5f, 1.5f, 2.5f, 126.5f, 127.5f, 128.5f, 254.5f, 255.5f, 256.5f, 32766.5f,
+                  32767.5f, 65534.5f, 65535.5f}) {
+    for (float s : {t, -t}) {
+      values.push_back(s);
+      values.push_back(std::nextafter(s, 0.f));
+      values.push_back(std::nextafter(s, 2 * s));
+    }
+  }
+  for (float v = -70000.f; v <= 70000.f; v += 0.37f) values.push_back(v);
+  expect_same_as_round<uint8_t>(values);
+  expect_same_as_round<int8_t>(values);
+  expect_same_as_round<uint16_t>(values);
+  expect_same_as_round<int16_t>(values);
 }
 
 TEST(DType, VisitDispatchesAndRejects) {

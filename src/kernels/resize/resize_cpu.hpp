@@ -13,6 +13,17 @@
 
 namespace stoker::kernels {
 
+namespace resize_detail {
+// The common case's two hot loops, with SSE2 (resize_cpu_rows.cpp), giving the same values as
+// the generic loops below: the horizontal pass of one 8-bit RGB row of `width` pixels (a
+// pixel's three channels in one vector, multiply then add per tap; it may write one float past
+// dst's wx.out_size pixels; `row`: room for width * 3 + 1 floats), and convert_sat<uint8_t>
+// over a row.
+void horizontal_rgb8(const uint8_t* src, int64_t width, float* dst, const ResampleWeights& wx,
+                     float* row);
+void round_sat_u8(const float* src, uint8_t* dst, int64_t n);
+}  // namespace resize_detail
+
 // A sampling region of the input in pixel coordinates ([y0, y1) x [x0, x1), fractional
 // allowed, y0 > y1 or x0 > x1 flips): see resample_weights.
 struct ResizeRoi {
@@ -37,8 +48,10 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
   }
   const int64_t rows = row_hi - row_lo;
   const int64_t row_len = out.width * C;
-  // Layout: [horizontally resampled rows (rows x row_len)] [one accumulator row].
-  scratch.resize(size_t((rows + 1) * row_len));
+  // Layout: [horizontally resampled rows (rows x row_len)] [one accumulator row] (which also
+  // takes the float horizontal_rgb8 may write past the last row) [a source row as floats].
+  const bool rgb8 = C == 3 && std::is_same_v<In, uint8_t>;
+  scratch.resize(size_t((rows + 1) * row_len + (rgb8 ? in.width * 3 + 1 : 0)));
   float* acc = &scratch[size_t(rows * row_len)];
   // Horizontal pass: every source row -> out.width pixels. The channel count is a template
   // constant for 1, 3 and 4 channels, so the per-tap channel loop unrolls.
@@ -67,7 +80,12 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
       }
     }
   };
-  if (C == 3)
+  if (rgb8) {
+    for (int64_t y = row_lo; y < row_hi; ++y)
+      resize_detail::horizontal_rgb8(reinterpret_cast<const uint8_t*>(in.row(y)), in.width,
+                                     &scratch[size_t((y - row_lo) * row_len)], wx,
+                                     acc + row_len);
+  } else if (C == 3)
     horizontal(std::integral_constant<int64_t, 3>{});
   else if (C == 1)
     horizontal(std::integral_constant<int64_t, 1>{});
@@ -84,7 +102,10 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
       for (int64_t i = 0; i < row_len; ++i) acc[i] += w[k] * src[i];
     }
     Out* dst = out.row(y);
-    for (int64_t i = 0; i < row_len; ++i) dst[i] = convert_sat<Out>(acc[i]);
+    if constexpr (std::is_same_v<Out, uint8_t>)
+      resize_detail::round_sat_u8(acc, dst, row_len);
+    else
+      for (int64_t i = 0; i < row_len; ++i) dst[i] = convert_sat<Out>(acc[i]);
   }
 }
 

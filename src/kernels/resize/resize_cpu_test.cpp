@@ -203,3 +203,60 @@ TEST(ResizeFilters, NearestPicksFloorOfTheCentreAndNamesParse) {
 
 }  // namespace
 }  // namespace stoker::kernels
+
+namespace stoker::kernels {
+namespace {
+
+// 8-bit RGB takes SSE2 loops (resize_cpu_rows.cpp) that must give the generic loops' floats:
+// each channel resized alone (one channel: the generic loops) is compared bit for bit, for
+// widths around the 4-pixel groups, up- and downscaling, every filter (cubic and lanczos have
+// negative weights), flipped regions of interest and a window with a row stride.
+TEST(ResizeRgb8, FastPathGivesTheGenericLoopsFloats) {
+  struct Case {
+    int64_t h, w, oh, ow;
+    Filter filter;
+    bool antialias;
+    ResizeRoi roi;
+  };
+  const std::vector<Case> cases{
+      {7, 1, 5, 1, Filter::kLinear, true, {0, 7, 0, 1}},
+      {9, 3, 4, 2, Filter::kLinear, true, {0, 9, 0, 3}},
+      {40, 61, 17, 23, Filter::kLinear, true, {0, 40, 0, 61}},
+      {40, 61, 90, 127, Filter::kLinear, false, {0, 40, 0, 61}},
+      {33, 50, 21, 29, Filter::kCubic, true, {2.5, 30, 49.5, 3}},
+      {33, 50, 45, 13, Filter::kLanczos3, true, {0, 33, 0, 50}},
+      {20, 24, 9, 8, Filter::kGaussian, true, {0, 20, 0, 24}},
+      {20, 24, 9, 8, Filter::kNearest, false, {0, 20, 0, 24}}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.h << "x" << c.w << "->" << c.oh << "x" << c.ow);
+    // A window of a wider image: rows are `stride` bytes apart, not w * 3.
+    const int64_t stride = (c.w + 5) * 3;
+    auto big = testing::random_image_u8(c.h, c.w + 5, 3, uint32_t(c.h * 7 + c.ow));
+    ImageView<const uint8_t> in{big.data() + 6, c.h, c.w, 3, stride};
+    std::vector<float> rgb(size_t(c.oh * c.ow * 3)), scratch;
+    resize_cpu<float, uint8_t>(dense_image(rgb.data(), c.oh, c.ow, 3), in, c.filter, c.antialias,
+                               scratch, c.roi);
+    for (int ch = 0; ch < 3; ++ch) {
+      std::vector<uint8_t> plane(size_t(c.h * c.w));
+      for (int64_t y = 0; y < c.h; ++y)
+        for (int64_t x = 0; x < c.w; ++x) plane[size_t(y * c.w + x)] = in.at(y, x, ch);
+      std::vector<float> one(size_t(c.oh * c.ow));
+      resize_cpu<float, uint8_t>(dense_image(one.data(), c.oh, c.ow, 1),
+                                 dense_image<const uint8_t>(plane.data(), c.h, c.w, 1), c.filter,
+                                 c.antialias, scratch, c.roi);
+      for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(rgb[i * 3 + size_t(ch)], one[i]) << i;
+    }
+  }
+}
+
+TEST(ResizeRgb8, RowRoundingMatchesConvertSat) {
+  std::vector<float> v{NAN, INFINITY, -INFINITY, -1e9f, 1e9f, -0.5f, 0.5f, 0.49999997f,
+                       254.5f, 255.49998f, 255.5f, -0.50000006f, 1.5f, 2.5f};
+  for (int i = 0; i < 1000; ++i) v.push_back(-20.f + 0.3f * float(i));  // 16-wide and the tail
+  std::vector<uint8_t> out(v.size());
+  resize_detail::round_sat_u8(v.data(), out.data(), int64_t(v.size()));
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(out[i], convert_sat<uint8_t>(v[i])) << v[i];
+}
+
+}  // namespace
+}  // namespace stoker::kernels
