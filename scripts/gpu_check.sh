@@ -2,7 +2,12 @@
 # Builds stoker with CUDA on the GPU machine and runs every C++ test (GPU tests included) and
 # the Python tests, with a timeout on each, logs under $OUT (or ./gpu_check_out).
 #   scripts/gpu_check.sh            build + all tests
-#   scripts/gpu_check.sh --bench    also the benchmarks (bench/, when they exist)
+#   scripts/gpu_check.sh --bench    build + the headline benchmark (bench/harness.py --plan
+#                                   headline: the README's figures, ~5 minutes), no tests
+#   scripts/gpu_check.sh --all      build + all tests + the headline benchmark
+# One device call (10 minutes) takes either of the first two, not always --all. The full plan
+# and the other benchmark sections: bench/run.sh (BENCH_SECTIONS, HARNESS_ARGS="--items A:B"
+# over several calls, then bench/harness.py --merge).
 # The GPU machine has no network: everything must already be installed there (it is: CUDA,
 # gtest headers, libjpeg-turbo, nanobind, numpy, pytest; see the device notes in docs/dev).
 set -uo pipefail
@@ -28,6 +33,8 @@ log "build"
 if ! cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1; then
   log "build FAILED"; grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1
 fi
+MODE=${1:-}
+if [[ "$MODE" != "--bench" ]]; then
 log "C++ tests"
 timeout 900 ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 300 \
   > "$OUT/ctest.log" 2>&1 || status=1
@@ -66,13 +73,12 @@ PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
   > "$OUT/pytest.log" 2>&1 || status=1
 grep -E "^(FAILED|ERROR) " "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
 tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
-if [[ "${1:-}" == "--bench" ]]; then
-  if [[ -x bench/run.sh ]]; then
-    log "benchmarks"; timeout 600 bench/run.sh > "$OUT/bench.log" 2>&1 || status=1
-    tail -30 "$OUT/bench.log" | tee -a "$OUT/summary.txt"
-  else
-    log "no benchmark harness yet (bench/run.sh)"
-  fi
+fi
+if [[ "$MODE" == "--bench" || "$MODE" == "--all" ]]; then
+  log "headline benchmark (bench/run.sh harness --plan headline)"
+  BENCH_SECTIONS=harness BENCH_COUNT=${BENCH_COUNT:-2560} HARNESS_ARGS="--plan headline" \
+    timeout 540 bench/run.sh > "$OUT/bench.log" 2>&1 || status=1
+  grep -v "^|" "$OUT/bench.log" | tail -20 | tee -a "$OUT/summary.txt"
 fi
 log "done: status $status"
 exit $status
