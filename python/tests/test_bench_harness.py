@@ -100,6 +100,23 @@ def _command_lines():
     return out
 
 
+def test_headline_plan_is_the_readmes_table():
+    """--plan headline (scripts/gpu_check.sh --bench): loaders alone, both models fed at 16 and
+    4 threads with synthetic and DataLoader peers, and the heavy-augmentation slope; on a
+    machine without a GPU only what it can run."""
+    sys.path.insert(0, BENCH)
+    import harness
+    gpu = harness.headline_plan(16, True)
+    assert ("stoker-gpu", "rn50-train", "train-resnet50", 4) in gpu
+    assert ("synthetic", "rn50-train", "train-resnet18", 16) in gpu
+    assert {lo for lo, _, mode, _ in gpu if mode == "alone"} >= {
+        "synthetic", "stoker-cpu", "stoker-gpu", "naive-gpu", "dataloader-pil"}
+    assert [p for _, p, _, _ in gpu if p.startswith("heavy")] == ["heavy-1", "heavy-4"]
+    cpu = harness.headline_plan(2, False)
+    assert all(not lo.startswith(("stoker-gpu", "naive")) and m == "alone" for lo, _, m, _ in cpu)
+    assert len(gpu) == 14 and len(cpu) == 5
+
+
 def test_native_stacks_without_gdb_or_py_spy_list_the_threads(monkeypatch):
     sys.path.insert(0, BENCH)
     import harness

@@ -119,8 +119,7 @@ T convert_sat_reference(float v) {
 
 template <typename T>
 void expect_same_as_round(const std::vector<float>& values) {
-  for (float v : values)
-    ASSERT_EQ(int(convert_sat<T>(v)), int(convert_sat_reference<T>(v))) << v;
+  for (float v : values) ASSERT_EQ(int(convert_sat<T>(v)), int(convert_sat_reference<T>(v))) << v;
 }
 
 TEST(DType, SmallIntegerConversionMatchesRoundAndSaturate) {

@@ -33,7 +33,7 @@ struct NvjpegHardwareDecoder::State {
   ~State() {
     try {
       if (last_batch) last_batch->synchronize();  // the engines may still write into the state
-    } catch (const std::exception&) {  // a failed device: nothing to wait for
+    } catch (const std::exception&) {             // a failed device: nothing to wait for
     }
     for (auto p : params) api().params_destroy(p);
     for (auto [st, pa] : probes) api().stream_destroy(st), api().params_destroy(pa);

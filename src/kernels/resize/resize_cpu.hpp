@@ -83,8 +83,7 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
   if (rgb8) {
     for (int64_t y = row_lo; y < row_hi; ++y)
       resize_detail::horizontal_rgb8(reinterpret_cast<const uint8_t*>(in.row(y)), in.width,
-                                     &scratch[size_t((y - row_lo) * row_len)], wx,
-                                     acc + row_len);
+                                     &scratch[size_t((y - row_lo) * row_len)], wx, acc + row_len);
   } else if (C == 3)
     horizontal(std::integral_constant<int64_t, 3>{});
   else if (C == 1)

@@ -86,8 +86,7 @@ void round_sat_u8(const float* src, uint8_t* dst, int64_t n) {
   for (; i < n; ++i) dst[i] = convert_sat<uint8_t>(src[i]);
 }
 #else
-void horizontal_rgb8(const uint8_t* src, int64_t, float* dst, const ResampleWeights& wx,
-                     float*) {
+void horizontal_rgb8(const uint8_t* src, int64_t, float* dst, const ResampleWeights& wx, float*) {
   for (int64_t x = 0; x < wx.out_size; ++x) {
     const float* w = &wx.weights[size_t(x) * size_t(wx.support)];
     const uint8_t* s = src + wx.first[size_t(x)] * 3;

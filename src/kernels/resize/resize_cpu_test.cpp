@@ -218,15 +218,14 @@ TEST(ResizeRgb8, FastPathGivesTheGenericLoopsFloats) {
     bool antialias;
     ResizeRoi roi;
   };
-  const std::vector<Case> cases{
-      {7, 1, 5, 1, Filter::kLinear, true, {0, 7, 0, 1}},
-      {9, 3, 4, 2, Filter::kLinear, true, {0, 9, 0, 3}},
-      {40, 61, 17, 23, Filter::kLinear, true, {0, 40, 0, 61}},
-      {40, 61, 90, 127, Filter::kLinear, false, {0, 40, 0, 61}},
-      {33, 50, 21, 29, Filter::kCubic, true, {2.5, 30, 49.5, 3}},
-      {33, 50, 45, 13, Filter::kLanczos3, true, {0, 33, 0, 50}},
-      {20, 24, 9, 8, Filter::kGaussian, true, {0, 20, 0, 24}},
-      {20, 24, 9, 8, Filter::kNearest, false, {0, 20, 0, 24}}};
+  const std::vector<Case> cases{{7, 1, 5, 1, Filter::kLinear, true, {0, 7, 0, 1}},
+                                {9, 3, 4, 2, Filter::kLinear, true, {0, 9, 0, 3}},
+                                {40, 61, 17, 23, Filter::kLinear, true, {0, 40, 0, 61}},
+                                {40, 61, 90, 127, Filter::kLinear, false, {0, 40, 0, 61}},
+                                {33, 50, 21, 29, Filter::kCubic, true, {2.5, 30, 49.5, 3}},
+                                {33, 50, 45, 13, Filter::kLanczos3, true, {0, 33, 0, 50}},
+                                {20, 24, 9, 8, Filter::kGaussian, true, {0, 20, 0, 24}},
+                                {20, 24, 9, 8, Filter::kNearest, false, {0, 20, 0, 24}}};
   for (const auto& c : cases) {
     SCOPED_TRACE(::testing::Message() << c.h << "x" << c.w << "->" << c.oh << "x" << c.ow);
     // A window of a wider image: rows are `stride` bytes apart, not w * 3.
@@ -250,8 +249,8 @@ TEST(ResizeRgb8, FastPathGivesTheGenericLoopsFloats) {
 }
 
 TEST(ResizeRgb8, RowRoundingMatchesConvertSat) {
-  std::vector<float> v{NAN, INFINITY, -INFINITY, -1e9f, 1e9f, -0.5f, 0.5f, 0.49999997f,
-                       254.5f, 255.49998f, 255.5f, -0.50000006f, 1.5f, 2.5f};
+  std::vector<float> v{NAN,         INFINITY, -INFINITY,  -1e9f,  1e9f,         -0.5f, 0.5f,
+                       0.49999997f, 254.5f,   255.49998f, 255.5f, -0.50000006f, 1.5f,  2.5f};
   for (int i = 0; i < 1000; ++i) v.push_back(-20.f + 0.3f * float(i));  // 16-wide and the tail
   std::vector<uint8_t> out(v.size());
   resize_detail::round_sat_u8(v.data(), out.data(), int64_t(v.size()));
