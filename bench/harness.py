@@ -43,7 +43,7 @@ PROFILES = {
 def standard_plan(cores, gpu):
     """[(loader, pipeline, mode, threads)]: what the issue asks for, in one list."""
     plan = []
-    alone = ["synthetic", "stoker-cpu", "dataloader-pil", "dataloader-tvio"]
+    alone = ["synthetic", "stoker-cpu", "dataloader-pil", "dataloader-pil-u8", "dataloader-tvio"]
     if gpu:
         alone += ["stoker-gpu", "stoker-gpu-hw1.0", "stoker-gpu-hw0.5", "naive-gpu"]
     plan += [(lo, "rn50-train", "alone", cores) for lo in alone]
@@ -66,11 +66,11 @@ def standard_plan(cores, gpu):
 
 
 def headline_plan(cores, gpu):
-    """The README's headline figures, in one device call (about 5 minutes on the quick
+    """The README's headline figures, in one device call (about 6 minutes on the quick
     profile): RN50-train alone per loader, ResNet-50/18 training fed (16 and 4 threads), the
     heavy-augmentation slope."""
     plan = [(lo, "rn50-train", "alone", cores) for lo in
-            ["synthetic", "stoker-cpu", "dataloader-pil"] +
+            ["synthetic", "stoker-cpu", "dataloader-pil", "dataloader-pil-u8"] +
             (["stoker-gpu", "naive-gpu"] if gpu else [])]
     for model in ("resnet50", "resnet18") if gpu else ():
         plan += [(lo, "rn50-train", f"train-{model}", cores) for lo in ("synthetic", "stoker-gpu")]
@@ -89,6 +89,7 @@ def smoke_plan(cores, gpu):
     """A few small measurements of every kind the machine can run (tests)."""
     plan = [("synthetic", "rn50-train", "alone", 1), ("stoker-cpu", "rn50-train", "alone", 2),
             ("dataloader-pil", "rn50-train", "alone", 1), ("dataloader-tvio", "heavy-1", "alone", 0),
+            ("dataloader-pil-u8", "rn50-train", "alone", 1),
             ("stoker-cpu", "decode-only", "alone", 2), ("stoker-cpu", "rn50-val", "alone", 1),
             ("stoker-cpu", "heavy-1", "alone", 1),
             ("synthetic", "rn50-train", "train-resnet18", 1),

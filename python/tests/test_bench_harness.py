@@ -31,7 +31,8 @@ def test_smoke_plan_measures_every_loader_and_mode(jpeg_folder, tmp_path):
     assert res["environment"]["cpus"] == os.cpu_count()
     rows = res["results"]
     loaders = {x["loader"] for x in rows}
-    assert {"synthetic", "stoker-cpu", "dataloader-pil", "dataloader-tvio"} <= loaders
+    assert {"synthetic", "stoker-cpu", "dataloader-pil", "dataloader-pil-u8",
+            "dataloader-tvio"} <= loaders
     assert {x["pipeline"] for x in rows} >= {"rn50-train", "rn50-val", "decode-only", "heavy-1"}
     for x in rows:
         assert "error" not in x, x
@@ -110,11 +111,11 @@ def test_headline_plan_is_the_readmes_table():
     assert ("stoker-gpu", "rn50-train", "train-resnet50", 4) in gpu
     assert ("synthetic", "rn50-train", "train-resnet18", 16) in gpu
     assert {lo for lo, _, mode, _ in gpu if mode == "alone"} >= {
-        "synthetic", "stoker-cpu", "stoker-gpu", "naive-gpu", "dataloader-pil"}
+        "synthetic", "stoker-cpu", "stoker-gpu", "naive-gpu", "dataloader-pil", "dataloader-pil-u8"}
     assert [p for _, p, _, _ in gpu if p.startswith("heavy")] == ["heavy-1", "heavy-4"]
     cpu = harness.headline_plan(2, False)
     assert all(not lo.startswith(("stoker-gpu", "naive")) and m == "alone" for lo, _, m, _ in cpu)
-    assert len(gpu) == 14 and len(cpu) == 5
+    assert len(gpu) == 15 and len(cpu) == 6
 
 
 def test_native_stacks_without_gdb_or_py_spy_list_the_threads(monkeypatch):
