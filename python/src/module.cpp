@@ -5,6 +5,9 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
+#include "stoker/codecs/versions.hpp"
+#include "stoker/core/cuda.hpp"
 #include "stoker/core/file_io.hpp"
 #include "stoker/core/memory.hpp"
 #include "stoker/ops/registry.hpp"
@@ -15,6 +18,12 @@
 
 namespace stoker::python {
 namespace {
+
+#ifdef STOKER_HAVE_CUDA
+constexpr bool kBuiltWithCuda = true;
+#else
+constexpr bool kBuiltWithCuda = false;
+#endif
 
 nb::object arg_value_to_python(const ops::ArgValue& v) {
   return std::visit([](const auto& x) -> nb::object { return nb::cast(x); }, v);
@@ -116,11 +125,35 @@ NB_MODULE(_stoker, m) {
         "True when stoker was built with liblmdb (readers.caffe and readers.caffe2).");
   m.def("cuda_available", &stoker::cuda_available,
         "True when stoker was built with CUDA and a device is present.");
-#ifdef STOKER_HAVE_CUDA
-  m.attr("built_with_cuda") = true;
-#else
-  m.attr("built_with_cuda") = false;
-#endif
+  m.attr("built_with_cuda") = kBuiltWithCuda;
+  m.def(
+      "build_info",
+      []() {
+        nb::dict info;
+        info["cuda_built"] = bool(kBuiltWithCuda);
+        info["cuda_runtime"] = stoker::cuda_runtime_version();
+        info["cuda_driver"] = stoker::cuda_driver_version();
+        info["libjpeg_turbo"] = stoker::codecs::libjpeg_turbo_version();
+        info["libpng"] = stoker::codecs::libpng_version();
+        info["lmdb"] = stoker::readers::lmdb_available();
+        nb::list devices;
+        for (int d = 0; d < stoker::cuda_device_count(); ++d) {
+          const auto p = stoker::cuda_device_info(d);
+          std::string hw_why, cuda_why;
+          nb::dict dev;
+          dev["name"] = p.name;
+          dev["compute_capability"] = std::to_string(p.major) + "." + std::to_string(p.minor);
+          dev["memory_gib"] = double(p.memory) / double(1ull << 30);
+          dev["nvjpeg_hardware"] = stoker::codecs::nvjpeg_hardware_available(d, &hw_why);
+          dev["nvjpeg_cuda"] = stoker::codecs::nvjpeg_cuda_available(d, &cuda_why);
+          dev["nvjpeg_note"] = !cuda_why.empty() ? cuda_why : hw_why;
+          devices.append(dev);
+        }
+        info["devices"] = devices;
+        return info;
+      },
+      "What this build of stoker has and sees: CUDA (built, runtime and driver versions), the "
+      "devices with nvJPEG's hardware and CUDA decoders, the codec libraries, liblmdb.");
   bind_batch(m);
   bind_pipeline(m);
   m.def("release_borrowed", &release_borrowed, nb::arg("wait") = false,

@@ -151,6 +151,22 @@ int cuda_device_count() {
   return n;
 }
 
+CudaDeviceInfo cuda_device_info(int device) {
+  cudaDeviceProp p{};
+  cuda_check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  return {p.name, p.major, p.minor, p.totalGlobalMem};
+}
+
+int cuda_runtime_version() {
+  int v = 0;
+  return cudaRuntimeGetVersion(&v) == cudaSuccess ? v : 0;
+}
+
+int cuda_driver_version() {
+  int v = 0;
+  return cudaDriverGetVersion(&v) == cudaSuccess ? v : 0;
+}
+
 int cuda_device_of(const void* p) {
   cudaPointerAttributes a{};
   if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
@@ -189,6 +205,9 @@ void copy_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copy
 void synchronize_stream(StreamHandle) {}
 int last_cuda_error() { return 0; }
 int cuda_device_count() { return 0; }
+CudaDeviceInfo cuda_device_info(int) { no_cuda("querying a CUDA device"); }
+int cuda_runtime_version() { return 0; }
+int cuda_driver_version() { return 0; }
 int cuda_device_of(const void*) { return -1; }
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace stoker {
@@ -80,6 +81,16 @@ void synchronize_stream(StreamHandle stream);
 int last_cuda_error();
 // The CUDA device count (0 without CUDA or a driver).
 int cuda_device_count();
+// What `stoker info` reports of a device, and the CUDA runtime and driver versions (e.g. 13000;
+// 0 without CUDA or a driver).
+struct CudaDeviceInfo {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  size_t memory = 0;         // bytes
+};
+CudaDeviceInfo cuda_device_info(int device);
+int cuda_runtime_version();
+int cuda_driver_version();
 // The GPU whose memory `p` points into (device or managed memory), or -1 (host memory, or
 // no CUDA).
 int cuda_device_of(const void* p);

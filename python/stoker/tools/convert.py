@@ -145,8 +145,8 @@ def convert(samples, out_dir, formats=FORMATS, shards=8, prefix="data"):
     return out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m stoker.tools.convert", description=__doc__,
+def main(argv=None, prog="python -m stoker.tools.convert"):
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("src_root")
     ap.add_argument("out_dir")

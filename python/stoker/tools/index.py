@@ -29,8 +29,8 @@ def _count(fmt, text):
     return lines - 1 if fmt == "webdataset" else lines  # the v1.2 header line
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m stoker.tools.index", description=__doc__,
+def main(argv=None, prog="python -m stoker.tools.index"):
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("format", choices=sorted(_INDEXERS))
     ap.add_argument("files", nargs="+")
