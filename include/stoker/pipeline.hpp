@@ -143,6 +143,16 @@ class Pipeline {
     double busy = 0, starved = 0, blocked = 0;
   };
   std::vector<StageTimes> stage_stats() const;
+  // Per operator (graph order, fused operators as the one that does their work): runs,
+  // samples, seconds of its stage's thread (mixed/gpu operators: the host's part), bytes in
+  // and out, since the start.
+  struct OperatorTimes {
+    std::string name, op, backend;
+    int64_t runs = 0, samples = 0;
+    double seconds = 0;
+    int64_t bytes_in = 0, bytes_out = 0;
+  };
+  std::vector<OperatorTimes> operator_times() const;
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

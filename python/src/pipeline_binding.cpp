@@ -198,6 +198,23 @@ void bind_pipeline(nb::module_& m) {
              }
              return out;
            })
+      .def("operator_times",
+           [](const Pipeline& p) {
+             nb::list out;
+             for (const auto& t : p.operator_times()) {
+               nb::dict d;
+               d["name"] = t.name;
+               d["op"] = t.op;
+               d["backend"] = t.backend;
+               d["runs"] = t.runs;
+               d["samples"] = t.samples;
+               d["seconds"] = t.seconds;
+               d["bytes_in"] = t.bytes_in;
+               d["bytes_out"] = t.bytes_out;
+               out.append(d);
+             }
+             return out;
+           })
       .def("error_stats",
            [](const Pipeline& p) {
              auto s = p.error_stats();

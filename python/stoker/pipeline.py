@@ -420,6 +420,38 @@ class Pipeline:
         self.build()
         return self._native.error_stats()
 
+    def operator_times(self):
+        """Per operator, in graph order: {"name", "op", "backend", "runs", "samples", "seconds"
+        (its stage thread's time in it; for mixed and gpu operators the host's part), "bytes_in",
+        "bytes_out"} since the start."""
+        self.build()
+        return self._native.operator_times()
+
+    def stats(self):
+        """Everything the pipeline measures, in one dict: "stages" (stage_stats()), "operators"
+        (operator_times(), each with the operator's own counters under "counters", e.g. a mixed
+        decoder's split), "memory" (memory_stats()) and "errors" (error_stats())."""
+        ops = self.operator_times()
+        for o in ops:
+            o["counters"] = self._native.operator_stats(o["name"])
+        return {"stages": self.stage_stats(), "operators": ops, "memory": self.memory_stats(),
+                "errors": self.error_stats()}
+
+    def report(self):
+        """stats() as a readable table: where each stage's time went, then each operator's time
+        per sample and bytes out (the busiest stage that is never starved is the bottleneck)."""
+        s = self.stats()
+        lines = ["stage      iterations   busy s  starved s  blocked s"]
+        for st in s["stages"]:
+            lines.append(f"{st['stage']:10} {st['iterations']:10d} {st['busy']:8.2f} "
+                         f"{st['starved']:10.2f} {st['blocked']:10.2f}")
+        lines += ["", "operator                        backend   samples   ms/sample   MB out"]
+        for o in s["operators"]:
+            per = 1000 * o["seconds"] / o["samples"] if o["samples"] else 0.0
+            lines.append(f"{o['name'][:31]:31} {o['backend']:8} {o['samples']:8d} {per:11.3f} "
+                         f"{o['bytes_out'] / 1e6:8.1f}")
+        return "\n".join(lines)
+
     def memory_stats(self):
         """Per pool ("host", "pinned", "device"): bytes_in_use, peak_bytes_in_use,
         bytes_reserved (in use + cached free blocks), budget (0: none), allocations and how many

@@ -17,6 +17,13 @@ int gpu_planning_threads(int num_threads) {
 }
 }  // namespace
 
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+}  // namespace
+
 Executor::Executor(Graph graph, const ExecutorOptions& options)
     : graph_(std::move(graph)),
       options_(options),
@@ -24,6 +31,9 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       thread_pool_(options.num_threads) {
   std::vector<size_t> mixed, gpu;
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+    const auto& spec = graph_.nodes[n];
+    op_times_.push_back(
+        {spec.name, spec.schema->name, std::string(ops::backend_name(spec.backend))});
     if (graph_.nodes[n].backend == ops::Backend::kMixed) mixed.push_back(n);
     if (graph_.nodes[n].backend == ops::Backend::kGpu) gpu.push_back(n);
   }
@@ -232,11 +242,13 @@ void Executor::run_device_stage(size_t stage, Result& r) {
     ws.iteration = r.iteration;
     ws.seed = options_.seed;
     if (n < r.prepared.size()) ws.prepared = std::move(r.prepared[n]);
+    const auto t = Clock::now();
     try {
       ops_[n]->run(ws);
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                     ws.outputs.size(), " outputs");
       cuda_check(last_cuda_error(), "launching a kernel");
+      count_run(n, ws, true, seconds_since(t));
     } catch (const EndOfData&) {
       throw;  // a gpu external source ended its epoch
     } catch (...) {
@@ -304,6 +316,7 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     if (options_.skip_bad_samples) ws.failures = &failures;
     const std::string context =
         "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration_) + ", ";
+    const auto t = Clock::now();
     try {
       if (prepare) {
         (*prepared)[n] = ops_[n]->prepare_on_host(ws);
@@ -317,6 +330,7 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     } catch (...) {
       rethrow_with_context(std::current_exception(), context);
     }
+    count_run(n, ws, !prepare, seconds_since(t));  // a mixed node's host part: its time only
     if (!prepare) values[n] = std::move(ws.outputs);
     if (failures.empty()) continue;
 
@@ -376,6 +390,26 @@ std::vector<StageStats> Executor::stage_stats() const {
   return out;
 }
 
+void Executor::count_run(size_t n, const ops::Workspace& ws, bool ran, double seconds) {
+  int64_t in = 0, out = 0, samples = 0;
+  if (ran) {
+    for (const Batch* b : ws.inputs) in += int64_t(b->total_bytes());
+    for (const Batch& b : ws.outputs) out += int64_t(b.total_bytes());
+    samples = ws.outputs.empty() ? 0 : ws.outputs[0].size();
+  }
+  std::lock_guard lock(mutex_);
+  auto& t = op_times_[n];
+  t.runs += ran;
+  t.samples += samples;
+  t.seconds += seconds;
+  t.bytes_in += in, t.bytes_out += out;
+}
+
+std::vector<OperatorTimes> Executor::operator_times() const {
+  std::lock_guard lock(mutex_);
+  return op_times_;
+}
+
 std::vector<std::string> Executor::take_incidents() {
   std::lock_guard lock(mutex_);
   return std::exchange(incidents_, {});
@@ -399,13 +433,6 @@ bool Executor::deliver(Result r, std::deque<Result>& to) {
   changed_.notify_all();
   return !failed;
 }
-
-namespace {
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-}  // namespace
 
 void Executor::producer_loop() {
   // With device stages, the CPU stage feeds the first one; otherwise the consumer's queue.

@@ -52,6 +52,16 @@ struct StageStats {
   double busy = 0, starved = 0, blocked = 0;
 };
 
+// Per operator since the start: runs and samples, the seconds its stage's thread spent in it
+// (for mixed and gpu operators the host's part: planning, launching, a mixed decoder's host
+// decoding; not the GPU's time), and the bytes of its inputs and outputs.
+struct OperatorTimes {
+  std::string name, op, backend;
+  int64_t runs = 0, samples = 0;
+  double seconds = 0;
+  int64_t bytes_in = 0, bytes_out = 0;
+};
+
 class Executor {
  public:
   Executor(Graph graph, const ExecutorOptions& options);
@@ -84,6 +94,7 @@ class Executor {
   Checkpoint checkpoint() const;
   ErrorStats error_stats() const;
   std::vector<StageStats> stage_stats() const;
+  std::vector<OperatorTimes> operator_times() const;
   // Incidents since the last call (for warnings in Python).
   std::vector<std::string> take_incidents();
 
@@ -128,6 +139,9 @@ class Executor {
   // Whether node n is a mixed node whose inputs all come from the CPU stage.
   bool prepares_on_host(size_t n) const;
   void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
+  // Adds `seconds` of node n's thread to operator_times(), and when it `ran` (not only
+  // prepared on the host) one run with the samples and bytes of `ws` after it.
+  void count_run(size_t n, const ops::Workspace& ws, bool ran, double seconds);
   Checkpoint snapshot() const;  // producer thread only (or before it starts)
   void restore(const std::string& text);
 
@@ -143,6 +157,7 @@ class Executor {
   // device reads them by DMA without a staging copy (nvJPEG's hardware decoder, transfers).
   std::vector<char> pinned_outputs_;
   StageStats cpu_stats_{"cpu"}, consumer_stats_{"consumer"};  // under mutex_
+  std::vector<OperatorTimes> op_times_;                       // per node, under mutex_
   int64_t iteration_ = 0;
 
   static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements

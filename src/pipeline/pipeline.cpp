@@ -257,6 +257,13 @@ std::vector<Pipeline::StageTimes> Pipeline::stage_stats() const {
   return out;
 }
 
+std::vector<Pipeline::OperatorTimes> Pipeline::operator_times() const {
+  std::vector<OperatorTimes> out;
+  for (const auto& t : impl_->exec().operator_times())
+    out.push_back({t.name, t.op, t.backend, t.runs, t.samples, t.seconds, t.bytes_in, t.bytes_out});
+  return out;
+}
+
 std::vector<std::string> Pipeline::take_incidents() { return impl_->exec().take_incidents(); }
 
 std::string Pipeline::checkpoint() const { return impl_->exec().checkpoint().to_text(); }

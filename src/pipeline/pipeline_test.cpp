@@ -101,6 +101,27 @@ TEST(Pipeline, ReaderMetaAndLabels) {
   EXPECT_THROW(pipe->reader_meta("nope"), ValueError);
 }
 
+TEST(Pipeline, OperatorTimesCountRunsSamplesAndBytes) {
+  JpegFolder data(2, 4);
+  auto pipe = train_pipeline(data.root(), 2, 1, 4);
+  for (int i = 0; i < 3; ++i) pipe->run();
+  auto times = pipe->operator_times();
+  ASSERT_EQ(times.size(), 5u);  // reader, decoder, crop, coin flip, normalize
+  EXPECT_EQ(times[0].name, "Reader");
+  double total = 0;
+  for (const auto& t : times) {
+    EXPECT_EQ(t.backend, "cpu") << t.name;
+    EXPECT_GE(t.runs, 3) << t.name;  // the delivered batches, and maybe one prefetched
+    EXPECT_EQ(t.samples, 4 * t.runs) << t.name;
+    total += t.seconds;
+  }
+  const auto& norm = times[4];
+  EXPECT_EQ(norm.op, "crop_mirror_normalize");
+  EXPECT_EQ(norm.bytes_out, norm.samples * 3 * 16 * 16 * 2);      // float16 CHW
+  EXPECT_EQ(times[2].bytes_out, times[2].samples * 16 * 16 * 3);  // the uint8 crops
+  EXPECT_LE(total, pipe->stage_stats()[0].busy + 1e-6);  // inside the CPU stage's busy time
+}
+
 TEST(Pipeline, CorruptFileErrorNamesOperatorSampleAndFile) {
   JpegFolder data(2, 1);
   auto bad = fs::path(data.root()) / "class0" / "img1.jpg";

@@ -1,0 +1,73 @@
+"""pipe.operator_times(), stats() and report(): every operator counted, sizes exact, times that
+add up to the stages' busy time."""
+
+import time
+
+import pytest
+
+import stoker
+from stoker import fn, types
+
+
+def _train_pipe(folder, batch=4):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=3)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=folder, name="reader")
+        images = fn.decoders.image(jpegs, name="decode")
+        images = fn.resize(images, size=(32, 48), name="resize")
+        pipe.set_outputs(fn.crop_mirror_normalize(images, dtype=types.FLOAT, mean=[1, 2, 3],
+                                                  output_layout="CHW", name="normalize"), labels)
+    return pipe
+
+
+def test_operator_times_count_every_run_and_their_bytes(jpeg_folder):
+    pipe = _train_pipe(jpeg_folder)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        pipe.run()
+    wall = time.perf_counter() - t0
+    ops = {o["name"]: o for o in pipe.operator_times()}
+    assert {"reader", "decode", "resize", "normalize"} <= set(ops)
+    for o in ops.values():
+        assert o["backend"] == "cpu"
+        # at least the 5 delivered batches; prefetching may have run a few more
+        assert o["runs"] >= 5 and o["samples"] == 4 * o["runs"]
+        assert o["seconds"] >= 0
+    assert ops["decode"]["op"] == "decoders.image" and ops["decode"]["seconds"] > 0
+    r = ops["resize"]
+    assert r["bytes_out"] == r["samples"] * 32 * 48 * 3  # uint8 HWC
+    n = ops["normalize"]
+    assert n["bytes_in"] == n["samples"] * 32 * 48 * 3 and n["bytes_out"] == 4 * n["bytes_in"]
+    # The CPU stage's busy time holds its operators' time (and little else).
+    cpu = next(s for s in pipe.stage_stats() if s["stage"] == "cpu")
+    total = sum(o["seconds"] for o in ops.values())
+    assert total <= cpu["busy"] + 1e-6 and cpu["busy"] <= wall + 1.0
+
+
+def test_stats_and_report_hold_everything(jpeg_folder):
+    pipe = _train_pipe(jpeg_folder)
+    for _ in range(3):
+        pipe.run()
+    s = pipe.stats()
+    assert set(s) == {"stages", "operators", "memory", "errors"}
+    assert [st["stage"] for st in s["stages"]] == ["cpu", "consumer"]
+    assert all("counters" in o for o in s["operators"])
+    assert s["memory"]["host"]["bytes_in_use"] > 0 and s["errors"]["skipped"] == 0
+    text = pipe.report()
+    for name in ("reader", "decode", "resize", "normalize", "cpu", "consumer", "ms/sample"):
+        assert name in text
+
+
+@pytest.mark.skipif(not stoker._stoker.cuda_available(), reason="no CUDA device: GPU test skipped")
+def test_gpu_operators_are_counted_in_their_stages(jpeg_folder):
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3, device_id=0)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=jpeg_folder)
+        images = fn.decoders.image(jpegs, device="mixed", name="decode")
+        pipe.set_outputs(fn.resize(images, device="gpu", size=(32, 32), name="resize"))
+    for _ in range(4):
+        pipe.run()
+    ops = {o["name"]: o for o in pipe.operator_times()}
+    assert ops["decode"]["backend"] == "mixed" and ops["resize"]["backend"] == "gpu"
+    assert ops["decode"]["runs"] >= 4 and ops["resize"]["samples"] == 4 * ops["resize"]["runs"]
+    assert ops["resize"]["bytes_out"] == ops["resize"]["samples"] * 32 * 32 * 3
