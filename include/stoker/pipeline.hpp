@@ -45,6 +45,9 @@ struct PipelineOptions {
   // CPU outputs in page-locked (pinned) host memory, so copies to a GPU (a framework's
   // .cuda(non_blocking=True)) are asynchronous DMA; needs CUDA (pageable memory otherwise).
   bool pinned_outputs = false;
+  // A Chrome/Perfetto trace (JSON: a track per stage thread, a span per operator run) written
+  // here when the pipeline closes; "": the STOKER_TRACE environment variable's path, if set.
+  std::string trace;
 };
 
 struct ErrorStats {

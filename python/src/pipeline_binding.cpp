@@ -61,7 +61,7 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
                                          int prefetch_queue_depth, int gpu_queue_depth,
                                          size_t host_memory_budget, size_t device_memory_budget,
                                          const std::string& checkpoint, const std::string& on_error,
-                                         bool pinned_outputs) {
+                                         bool pinned_outputs, const std::string& trace) {
   PipelineOptions o;
   o.batch_size = batch_size;
   o.num_threads = num_threads;
@@ -74,6 +74,7 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
   o.checkpoint = checkpoint;
   o.on_error = on_error;
   o.pinned_outputs = pinned_outputs;
+  o.trace = trace;
   PipelineBuilder b(o);
   std::vector<std::vector<Value>> added;  // per Python node: its outputs in the native graph
   for (nb::handle h : nodes) {
@@ -138,7 +139,8 @@ void bind_pipeline(nb::module_& m) {
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
                   nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("gpu_queue_depth"),
                   nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
-                  nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"))
+                  nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"),
+                  nb::arg("trace") = "")
       .def("run",
            [](Pipeline& p) {
              release_borrowed(false);

@@ -206,13 +206,17 @@ class Pipeline:
     `pinned_outputs`: CPU outputs in page-locked memory (when CUDA is available), so that a
     framework's copy to the GPU (`tensor.cuda(non_blocking=True)`) is asynchronous DMA.
 
+    `trace`: a path; when the pipeline closes, a Chrome/Perfetto trace (JSON) is written there:
+    a track per stage thread and the consumer, a span per operator run and stage iteration
+    (open it in ui.perfetto.dev). Default: the STOKER_TRACE environment variable, if set.
+
     In a distributed job (torchrun, torch.distributed) readers take this process's shard and a
     pipeline with GPU operators and no `device_id` runs on the process's GPU (LOCAL_RANK).
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
-                 on_error="raise", device_memory_budget=0, pinned_outputs=False):
+                 on_error="raise", device_memory_budget=0, pinned_outputs=False, trace=None):
         if isinstance(prefetch_queue_depth, dict):
             unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
             if unknown:
@@ -232,6 +236,7 @@ class Pipeline:
         self._checkpoint = checkpoint or ""
         self.on_error = on_error
         self.pinned_outputs = bool(pinned_outputs)
+        self.trace = os.fspath(trace) if trace is not None else ""  # "": STOKER_TRACE, if set
         self._nodes = []
         self._outputs = None
         self._external = {}
@@ -304,7 +309,7 @@ class Pipeline:
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
             self.num_threads, self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
             self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
-            self.pinned_outputs)
+            self.pinned_outputs, self.trace)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 

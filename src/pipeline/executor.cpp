@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -29,6 +30,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       options_(options),
       host_pool_(make_host_allocator(), options.host_memory_budget),
       thread_pool_(options.num_threads) {
+  if (!options.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options.trace_path);
   std::vector<size_t> mixed, gpu;
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const auto& spec = graph_.nodes[n];
@@ -106,6 +108,13 @@ Executor::~Executor() {
   }
   producer_.join();
   for (auto& st : stages_) st.thread.join();
+  if (trace_) {
+    try {
+      trace_->write();
+    } catch (const std::exception& e) {  // a destructor must not throw: say it instead
+      std::fprintf(stderr, "stoker: %s\n", e.what());
+    }
+  }
   // No kernel may still use what is freed below, and buffers that outlive this executor (held
   // by the consumer) must not record events on its streams once they are gone.
   for (auto& st : stages_) {
@@ -248,7 +257,7 @@ void Executor::run_device_stage(size_t stage, Result& r) {
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                     ws.outputs.size(), " outputs");
       cuda_check(last_cuda_error(), "launching a kernel");
-      count_run(n, ws, true, seconds_since(t));
+      count_run(n, ws, true, t);
     } catch (const EndOfData&) {
       throw;  // a gpu external source ended its epoch
     } catch (...) {
@@ -330,7 +339,7 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     } catch (...) {
       rethrow_with_context(std::current_exception(), context);
     }
-    count_run(n, ws, !prepare, seconds_since(t));  // a mixed node's host part: its time only
+    count_run(n, ws, !prepare, t);  // a mixed node's host part: its time only
     if (!prepare) values[n] = std::move(ws.outputs);
     if (failures.empty()) continue;
 
@@ -390,7 +399,12 @@ std::vector<StageStats> Executor::stage_stats() const {
   return out;
 }
 
-void Executor::count_run(size_t n, const ops::Workspace& ws, bool ran, double seconds) {
+void Executor::count_run(size_t n, const ops::Workspace& ws, bool ran, Clock::time_point start) {
+  const auto end = Clock::now();
+  const double seconds = std::chrono::duration<double>(end - start).count();
+  if (trace_)
+    trace_->span(op_times_[n].name, ran ? op_times_[n].backend : "cpu (host part)", start, end,
+                 ws.iteration);
   int64_t in = 0, out = 0, samples = 0;
   if (ran) {
     for (const Batch* b : ws.inputs) in += int64_t(b->total_bytes());
@@ -437,6 +451,7 @@ bool Executor::deliver(Result r, std::deque<Result>& to) {
 void Executor::producer_loop() {
   // With device stages, the CPU stage feeds the first one; otherwise the consumer's queue.
   auto& out = stages_.empty() ? queue_ : stages_[0].input;
+  if (trace_) trace_->name_thread("cpu stage");
   for (;;) {
     {
       std::unique_lock lock(mutex_);
@@ -449,6 +464,7 @@ void Executor::producer_loop() {
     }
     const auto t = Clock::now();
     Result r = run_iteration();
+    if (trace_) trace_->span("iteration", "stage", t, Clock::now(), r.iteration);
     {
       std::lock_guard lock(mutex_);
       cpu_stats_.busy += seconds_since(t);
@@ -464,6 +480,7 @@ void Executor::device_loop(size_t stage) {
   auto& out = last ? queue_ : stages_[stage + 1].input;
   // Between device stages one iteration may wait; the consumer's queue holds gpu_queue_depth.
   const int depth = last ? options_.gpu_queue_depth : 1;
+  if (trace_) trace_->name_thread(stages_[stage].stats.name + " stage");
   for (;;) {
     Result r;
     auto& stats = stages_[stage].stats;
@@ -490,6 +507,7 @@ void Executor::device_loop(size_t stage) {
       } catch (...) {
         r.error = std::current_exception();
       }
+      if (trace_) trace_->span("iteration", "stage", t, Clock::now(), r.iteration);
       std::lock_guard lock(mutex_);
       stats.busy += seconds_since(t);
       stats.iterations += 1;
@@ -509,6 +527,10 @@ std::vector<Batch> Executor::pop() {
     const auto t = Clock::now();
     changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
     consumer_stats_.starved += seconds_since(t);
+    if (trace_) {
+      if (consumer_stats_.iterations == 0) trace_->name_thread("consumer (run)");
+      trace_->span("waiting for a batch", "consumer", t, Clock::now());
+    }
     consumer_stats_.iterations += 1;
     if (queue_.empty()) {
       throw RuntimeError("the pipeline stopped after an earlier error: " + failure_);

@@ -21,6 +21,7 @@
 #include "stoker/ops/operator.hpp"
 #include "stoker/pipeline/checkpoint.hpp"
 #include "stoker/pipeline/graph.hpp"
+#include "stoker/pipeline/trace.hpp"
 
 namespace stoker::pipeline {
 
@@ -36,6 +37,7 @@ struct ExecutorOptions {
   std::string checkpoint;         // resume from this state (empty: start fresh)
   bool skip_bad_samples = false;  // on_error="skip"
   bool pinned_outputs = false;    // CPU nodes that are pipeline outputs allocate pinned memory
+  std::string trace_path;         // a Chrome/Perfetto trace written here when closing ("": none)
 };
 
 struct ErrorStats {
@@ -139,9 +141,10 @@ class Executor {
   // Whether node n is a mixed node whose inputs all come from the CPU stage.
   bool prepares_on_host(size_t n) const;
   void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
-  // Adds `seconds` of node n's thread to operator_times(), and when it `ran` (not only
-  // prepared on the host) one run with the samples and bytes of `ws` after it.
-  void count_run(size_t n, const ops::Workspace& ws, bool ran, double seconds);
+  // Adds the time since `start` of node n's thread to operator_times() (and the trace), and
+  // when it `ran` (not only prepared on the host) one run with the samples and bytes of `ws`.
+  void count_run(size_t n, const ops::Workspace& ws, bool ran,
+                 TraceRecorder::Clock::time_point start);
   Checkpoint snapshot() const;  // producer thread only (or before it starts)
   void restore(const std::string& text);
 
@@ -158,6 +161,7 @@ class Executor {
   std::vector<char> pinned_outputs_;
   StageStats cpu_stats_{"cpu"}, consumer_stats_{"consumer"};  // under mutex_
   std::vector<OperatorTimes> op_times_;                       // per node, under mutex_
+  std::unique_ptr<TraceRecorder> trace_;                      // with options.trace_path
   int64_t iteration_ = 0;
 
   static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements

@@ -167,6 +167,9 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.checkpoint = impl->options.checkpoint;
   eo.skip_bad_samples = impl->options.on_error == "skip";
   eo.pinned_outputs = impl->options.pinned_outputs;
+  eo.trace_path = impl->options.trace;
+  if (const char* env = std::getenv("STOKER_TRACE"); eo.trace_path.empty() && env)
+    eo.trace_path = env;
   // STOKER_DISABLE_FUSION=1 keeps every operator separate (to compare the two paths).
   const char* no_fusion = std::getenv("STOKER_DISABLE_FUSION");
   pipeline::Graph graph = pipeline::prune(impl_->graph);
