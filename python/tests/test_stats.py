@@ -63,8 +63,9 @@ def test_stats_and_report_hold_everything(jpeg_folder):
 
 
 @pytest.mark.skipif(not stoker._stoker.cuda_available(), reason="no CUDA device: GPU test skipped")
-def test_gpu_operators_are_counted_in_their_stages(jpeg_folder):
-    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3, device_id=0)
+def test_gpu_operators_are_counted_in_their_stages(jpeg_folder, tmp_path):
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=3, device_id=0,
+                           trace=tmp_path / "t.json")
     with pipe:
         jpegs, _ = fn.readers.file(file_root=jpeg_folder)
         images = fn.decoders.image(jpegs, device="mixed", name="decode")
@@ -75,6 +76,13 @@ def test_gpu_operators_are_counted_in_their_stages(jpeg_folder):
     assert ops["decode"]["backend"] == "mixed" and ops["resize"]["backend"] == "gpu"
     assert ops["decode"]["runs"] >= 4 and ops["resize"]["samples"] == 4 * ops["resize"]["runs"]
     assert ops["resize"]["bytes_out"] == ops["resize"]["samples"] * 32 * 32 * 3
+    pipe.close()
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    tracks = {e["args"]["name"]: e["tid"] for e in events if e["ph"] == "M"}
+    assert {"cpu stage", "mixed stage", "gpu stage", "consumer (run)"} <= set(tracks)
+    on = {(e["name"], e["tid"]) for e in events if e["ph"] == "X"}
+    assert ("decode", tracks["mixed stage"]) in on and ("resize", tracks["gpu stage"]) in on
+    assert ("decode", tracks["cpu stage"]) in on  # the mixed decoder's host part, a batch ahead
 
 
 def test_trace_file_has_every_operator_on_its_stage_track(jpeg_folder, tmp_path):
