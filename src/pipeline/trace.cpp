@@ -44,10 +44,10 @@ void TraceRecorder::name_thread(std::string name) {
   thread_names_.emplace_back(t, std::move(name));
 }
 
-void TraceRecorder::span(std::string_view name, std::string_view category,
-                         Clock::time_point start, Clock::time_point end, int64_t iteration) {
+void TraceRecorder::span(std::string_view name, std::string_view category, Clock::time_point start,
+                         Clock::time_point end, int64_t iteration) {
   using us = std::chrono::duration<double, std::micro>;
-  Event e{std::string(name), std::string(category), thread_number(),
+  Event e{std::string(name),           std::string(category),   thread_number(),
           us(start - origin_).count(), us(end - start).count(), iteration};
   std::lock_guard lock(mutex_);
   events_.push_back(std::move(e));
@@ -70,8 +70,8 @@ void TraceRecorder::write() const {
   }
   for (const auto& e : events_) {
     sep();
-    out << "{\"ph\": \"X\", \"pid\": 1, \"tid\": " << e.thread << ", \"name\": "
-        << json_string(e.name) << ", \"cat\": " << json_string(e.category)
+    out << "{\"ph\": \"X\", \"pid\": 1, \"tid\": " << e.thread
+        << ", \"name\": " << json_string(e.name) << ", \"cat\": " << json_string(e.category)
         << ", \"ts\": " << e.start_us << ", \"dur\": " << e.duration_us;
     if (e.iteration >= 0) out << ", \"args\": {\"iteration\": " << e.iteration << "}";
     out << "}";

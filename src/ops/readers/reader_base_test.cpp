@@ -33,7 +33,9 @@ class FakeSource final : public ReaderSource {
   }
 
  private:
-  mutable std::mutex mutex_;
+  // One lock for every instance: tests with two readers share load_threads (a per-instance
+  // lock let TSan see two inserts race).
+  static inline std::mutex mutex_;
   std::set<std::thread::id>* load_threads_;
   int64_t bad_;
 };
