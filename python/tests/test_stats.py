@@ -42,8 +42,20 @@ def test_operator_times_count_every_run_and_their_bytes(jpeg_folder):
     assert r["bytes_out"] == r["samples"] * 32 * 48 * 3  # uint8 HWC
     n = ops["normalize"]
     assert n["bytes_in"] == n["samples"] * 32 * 48 * 3 and n["bytes_out"] == 4 * n["bytes_in"]
-    # The CPU stage's busy time holds its operators' time (and little else).
-    cpu = next(s for s in pipe.stage_stats() if s["stage"] == "cpu")
+    # The CPU stage's busy time holds its operators' time (and little else). Compared once the
+    # stage is idle (its queue full): an iteration in flight has operator time but no busy
+    # time yet.
+    deadline = time.monotonic() + 30
+    while True:
+        cpu = next(s for s in pipe.stage_stats() if s["stage"] == "cpu")
+        ops = {o["name"]: o for o in pipe.operator_times()}
+        if all(o["runs"] == cpu["iterations"] for o in ops.values()):
+            time.sleep(0.05)
+            again = next(s for s in pipe.stage_stats() if s["stage"] == "cpu")
+            if again["iterations"] == cpu["iterations"]:
+                break
+        assert time.monotonic() < deadline, "the CPU stage never stopped"
+        time.sleep(0.05)
     total = sum(o["seconds"] for o in ops.values())
     assert total <= cpu["busy"] + 1e-6 and cpu["busy"] <= wall + 1.0
 

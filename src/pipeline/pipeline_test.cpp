@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "stoker/testing/image_reference.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
@@ -105,7 +107,18 @@ TEST(Pipeline, OperatorTimesCountRunsSamplesAndBytes) {
   JpegFolder data(2, 4);
   auto pipe = train_pipeline(data.root(), 2, 1, 4);
   for (int i = 0; i < 3; ++i) pipe->run();
-  auto times = pipe->operator_times();
+  // Read once the CPU stage is idle (its queue full): an iteration in flight has operator time
+  // but no busy time yet.
+  std::vector<Pipeline::OperatorTimes> times;
+  for (int tries = 0;; ++tries) {
+    const int64_t before = pipe->stage_stats()[0].iterations;
+    times = pipe->operator_times();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const bool idle =
+        std::all_of(times.begin(), times.end(), [&](const auto& t) { return t.runs == before; });
+    if (idle && pipe->stage_stats()[0].iterations == before) break;
+    ASSERT_LT(tries, 600) << "the CPU stage never stopped";
+  }
   ASSERT_EQ(times.size(), 5u);  // reader, decoder, crop, coin flip, normalize
   EXPECT_EQ(times[0].name, "Reader");
   double total = 0;
