@@ -13,6 +13,9 @@ DIR comes from scripts/make_dataset.py. Modes:
   and SM utilisation sampled by `nvidia-smi dmon` during the window.
 - train-<model>: torchvision ResNet-50 or ResNet-18 training fed by the loader (AMP fp16,
   channels_last, SGD), images/s and % of the same model fed by the synthetic loader.
+  Each step ends with a stream sync (as a loop that logs loss.item() every step does).
+In both modes "wait %" is the share of the window the consumer spent getting the next batch
+(next() on the loader): what the loader's latency costs a training loop that syncs.
 Method: warm-up of at least `warmup_batches` batches and `warmup_s` seconds, then a window of
 at least `window_s` seconds; `repeats` processes per measurement; median and min-max.
 Profiles: full = the issue's method (10 batches + 5 s warm-up, 20 s window, 3 repeats); quick =
@@ -184,19 +187,25 @@ def measure(spec):
         _phase(f"warm-up batch {n}")
     sampler = GpuSampler() if gpu else None
     cpu0, _ = _proc_tree_cpu_and_rss(os.getpid())
-    t0, images = time.perf_counter(), 0
+    t0, images, waited = time.perf_counter(), 0, 0.0
     while time.perf_counter() - t0 < spec["window_s"] or images == 0:
+        t1 = time.perf_counter()
         x, y = next(it)
+        waited += time.perf_counter() - t1
         step(x, y)
         images += len(y)
     wall = time.perf_counter() - t0
     _phase(f"window done: {images} images in {wall:.1f} s")
     cpu1, rss = _proc_tree_cpu_and_rss(os.getpid())
     out = {**spec, "images_per_s": images / wall, "window_s": wall,
-           "cpu_cores_busy": (cpu1 - cpu0) / wall, "rss_mb": rss / 1e6}
+           "cpu_cores_busy": (cpu1 - cpu0) / wall, "rss_mb": rss / 1e6,
+           "wait_pct": 100 * waited / wall}
     if gpu:
         out["gpu_mem_mb"] = (free0 - torch.cuda.mem_get_info()[0]) / 1e6
         out.update(sampler.stop())
+    if loaders.LAST_PIPE is not None:  # where stoker's time went (CPU and GPU per operator)
+        out["operators"] = loaders.LAST_PIPE.operator_times()
+        out["report"] = loaders.LAST_PIPE.report()
     return out
 
 
@@ -224,6 +233,8 @@ def _consumer(spec, torch):
     scaler = torch.amp.GradScaler(dev, enabled=dev == "cuda")
     loss_fn = torch.nn.CrossEntropyLoss()
 
+    sync_every, steps = spec.get("sync_every", 1), [0]  # probes: how much the sync costs
+
     def train(x, y):
         x = x.contiguous(memory_format=torch.channels_last)
         with torch.autocast(dev, dtype=torch.float16 if dev == "cuda" else torch.bfloat16):
@@ -232,7 +243,8 @@ def _consumer(spec, torch):
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-        if dev == "cuda":
+        steps[0] += 1
+        if dev == "cuda" and steps[0] % sync_every == 0:
             torch.cuda.current_stream().synchronize()
     return train
 
@@ -367,17 +379,18 @@ def markdown(results, env, profile):
             f" s, window >= {PROFILES[profile]['window_s']} s, median of "
             f"{PROFILES[profile]['repeats']}).")
     lines = [head, "", "| pipeline | mode | loader | threads | images/s | min-max | % of synthetic |"
-             " CPU cores busy | RSS MB | GPU MB | NVJPG % | SM % |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             " wait % | CPU cores busy | RSS MB | GPU MB | NVJPG % | SM % |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         if "error" in r:
             lines.append(f"| {r['pipeline']} | {r['mode']} | {r['loader']} | {r['threads']} | "
-                         f"error: {' '.join(r['error'])[:120]} |||||||")
+                         f"error: {' '.join(r['error'])[:120]} ||||||||")
             continue
         lines.append(
             f"| {r['pipeline']} | {r['mode']} | {r['loader']} | {r['threads']} | "
             f"{_fmt(r['images_per_s'])} | {_fmt(r['min'])}-{_fmt(r['max'])} | "
-            f"{_fmt(r.get('pct_of_synthetic'), 1)} | {_fmt(r['cpu_cores_busy'], 1)} | "
+            f"{_fmt(r.get('pct_of_synthetic'), 1)} | {_fmt(r.get('wait_pct'), 1)} | "
+            f"{_fmt(r['cpu_cores_busy'], 1)} | "
             f"{_fmt(r['rss_mb'])} | {_fmt(r.get('gpu_mem_mb'))} | {_fmt(r.get('nvjpg_util'))} | "
             f"{_fmt(r.get('sm_util'))} |")
     return "\n".join(lines) + "\n"

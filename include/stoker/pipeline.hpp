@@ -148,12 +148,15 @@ class Pipeline {
   std::vector<StageTimes> stage_stats() const;
   // Per operator (graph order, fused operators as the one that does their work): runs,
   // samples, seconds of its stage's thread (mixed/gpu operators: the host's part), bytes in
-  // and out, since the start.
+  // and out, since the start; mixed/gpu operators: the GPU time of the runs the GPU finished
+  // (CUDA events on the stage's stream around each run).
   struct OperatorTimes {
     std::string name, op, backend;
     int64_t runs = 0, samples = 0;
     double seconds = 0;
     int64_t bytes_in = 0, bytes_out = 0;
+    int64_t gpu_runs = 0;
+    double gpu_seconds = 0;
   };
   std::vector<OperatorTimes> operator_times() const;
 

@@ -213,6 +213,8 @@ void bind_pipeline(nb::module_& m) {
                d["seconds"] = t.seconds;
                d["bytes_in"] = t.bytes_in;
                d["bytes_out"] = t.bytes_out;
+               d["gpu_runs"] = t.gpu_runs;
+               d["gpu_seconds"] = t.gpu_seconds;
                out.append(d);
              }
              return out;

@@ -428,7 +428,9 @@ class Pipeline:
     def operator_times(self):
         """Per operator, in graph order: {"name", "op", "backend", "runs", "samples", "seconds"
         (its stage thread's time in it; for mixed and gpu operators the host's part), "bytes_in",
-        "bytes_out"} since the start."""
+        "bytes_out", "gpu_runs", "gpu_seconds"} since the start. The GPU figures (mixed and gpu
+        operators; CUDA events on their stage's stream around each run) count the runs the GPU
+        has finished, so gpu_runs may trail runs by the iterations in flight."""
         self.build()
         return self._native.operator_times()
 
@@ -444,17 +446,20 @@ class Pipeline:
 
     def report(self):
         """stats() as a readable table: where each stage's time went, then each operator's time
-        per sample and bytes out (the busiest stage that is never starved is the bottleneck)."""
+        per sample, bytes out and (device operators) GPU time per batch (the busiest stage that is
+        never starved is the bottleneck)."""
         s = self.stats()
         lines = ["stage      iterations   busy s  starved s  blocked s"]
         for st in s["stages"]:
             lines.append(f"{st['stage']:10} {st['iterations']:10d} {st['busy']:8.2f} "
                          f"{st['starved']:10.2f} {st['blocked']:10.2f}")
-        lines += ["", "operator                        backend   samples   ms/sample   MB out"]
+        lines += ["", "operator                        backend   samples   ms/sample   MB out"
+                      "   GPU ms/batch"]
         for o in s["operators"]:
             per = 1000 * o["seconds"] / o["samples"] if o["samples"] else 0.0
+            gpu = f"{1000 * o['gpu_seconds'] / o['gpu_runs']:14.3f}" if o["gpu_runs"] else ""
             lines.append(f"{o['name'][:31]:31} {o['backend']:8} {o['samples']:8d} {per:11.3f} "
-                         f"{o['bytes_out'] / 1e6:8.1f}")
+                         f"{o['bytes_out'] / 1e6:8.1f} {gpu}".rstrip())
         return "\n".join(lines)
 
     def memory_stats(self):

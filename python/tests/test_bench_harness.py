@@ -38,6 +38,12 @@ def test_smoke_plan_measures_every_loader_and_mode(jpeg_folder, tmp_path):
         assert "error" not in x, x
         assert x["images_per_s"] > 0 and x["window_s"] >= 0.5
         assert x["cpu_cores_busy"] > 0 and x["rss_mb"] > 50
+        assert 0 <= x["wait_pct"] <= 100
+        if x["loader"].startswith("stoker"):  # where stoker's time went, per operator
+            ops = {o["name"]: o for o in x["operators"]}
+            assert ops["reader"]["runs"] > 0 and "ms/sample" in x["report"]
+        else:
+            assert "operators" not in x
     train = [x for x in rows if x["mode"] == "train-resnet18"]
     assert len(train) == 2 and all(x["pct_of_synthetic"] > 0 for x in train)
     assert all("pct_of_synthetic" not in x for x in rows if x["mode"] == "alone")

@@ -88,13 +88,30 @@ def test_gpu_operators_are_counted_in_their_stages(jpeg_folder, tmp_path):
     assert ops["decode"]["backend"] == "mixed" and ops["resize"]["backend"] == "gpu"
     assert ops["decode"]["runs"] >= 4 and ops["resize"]["samples"] == 4 * ops["resize"]["runs"]
     assert ops["resize"]["bytes_out"] == ops["resize"]["samples"] * 32 * 32 * 3
+    for name in ("decode", "resize"):  # GPU time of the runs the GPU has finished
+        assert 1 <= ops[name]["gpu_runs"] <= ops[name]["runs"] and ops[name]["gpu_seconds"] > 0
+    assert "GPU ms/batch" in pipe.report()
     pipe.close()
     events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
     tracks = {e["args"]["name"]: e["tid"] for e in events if e["ph"] == "M"}
-    assert {"cpu stage", "mixed stage", "gpu stage", "consumer (run)"} <= set(tracks)
-    on = {(e["name"], e["tid"]) for e in events if e["ph"] == "X"}
+    assert {"cpu stage", "mixed stage", "gpu stage", "consumer (run)", "mixed stage stream",
+            "gpu stage stream"} <= set(tracks)
+    spans = [e for e in events if e["ph"] == "X"]
+    on = {(e["name"], e["tid"]) for e in spans}
     assert ("decode", tracks["mixed stage"]) in on and ("resize", tracks["gpu stage"]) in on
     assert ("decode", tracks["cpu stage"]) in on  # the mixed decoder's host part, a batch ahead
+    # Every device run has its GPU span on its stage's stream (the last ones read at close),
+    # starting after its host run began, in iteration order.
+    for name, stage in (("decode", "mixed stage"), ("resize", "gpu stage")):
+        host = {e["args"]["iteration"]: e for e in spans
+                if e["name"] == name and e["tid"] == tracks[stage]}
+        gpu = [e for e in spans if e["name"] == name and e["tid"] == tracks[stage + " stream"]]
+        assert sorted(e["args"]["iteration"] for e in gpu) == sorted(host)
+        assert all(e["cat"] == "gpu" and e["dur"] >= 0 for e in gpu)
+        for e in gpu:
+            assert e["ts"] >= host[e["args"]["iteration"]]["ts"] - 50  # µs: anchor's error
+        starts = [e["ts"] for e in sorted(gpu, key=lambda e: e["args"]["iteration"])]
+        assert starts == sorted(starts)
 
 
 def test_trace_file_has_every_operator_on_its_stage_track(jpeg_folder, tmp_path):

@@ -82,10 +82,11 @@ void CudaStream::synchronize() const {
   cuda_check(cudaStreamSynchronize(cudaStream_t(stream_)), "cudaStreamSynchronize");
 }
 
-CudaEvent::CudaEvent() {
+CudaEvent::CudaEvent(bool timing) : timing_(timing) {
   cuda_check(cudaGetDevice(&device_), "cudaGetDevice");
   cudaEvent_t e = nullptr;
-  cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
+  cuda_check(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming),
+             "creating a CUDA event");
   event_ = e;
 }
 CudaEvent::~CudaEvent() {
@@ -102,7 +103,8 @@ void CudaEvent::record(StreamHandle stream) {
   DeviceGuard guard(device);
   if (device != device_) {  // an event records only on a stream of the device it was made on
     cudaEvent_t e = nullptr;
-    cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating a CUDA event");
+    cuda_check(cudaEventCreateWithFlags(&e, timing_ ? cudaEventDefault : cudaEventDisableTiming),
+               "creating a CUDA event");
     cudaEventDestroy(cudaEvent_t(event_));
     event_ = e;
     device_ = device;
@@ -121,6 +123,12 @@ bool CudaEvent::done() const {
   if (e == cudaErrorNotReady) return false;
   cuda_check(e, "cudaEventQuery");
   return true;
+}
+double elapsed_seconds(const CudaEvent& from, const CudaEvent& to) {
+  float ms = 0;
+  cuda_check(cudaEventElapsedTime(&ms, cudaEvent_t(from.get()), cudaEvent_t(to.get())),
+             "cudaEventElapsedTime");
+  return ms / 1000.0;
 }
 
 void copy_to_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream) {
@@ -193,12 +201,13 @@ CudaStream::CudaStream(int) { no_cuda("creating a CUDA stream"); }
 std::shared_ptr<CudaEvent> record_if_live(StreamHandle) noexcept { return nullptr; }
 CudaStream::~CudaStream() = default;
 void CudaStream::synchronize() const {}
-CudaEvent::CudaEvent() { no_cuda("creating a CUDA event"); }
+CudaEvent::CudaEvent(bool) { no_cuda("creating a CUDA event"); }
 CudaEvent::~CudaEvent() = default;
 void CudaEvent::record(StreamHandle) {}
 void CudaEvent::wait_on(StreamHandle) const {}
 void CudaEvent::synchronize() const {}
 bool CudaEvent::done() const { return true; }
+double elapsed_seconds(const CudaEvent&, const CudaEvent&) { return 0; }
 void copy_to_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
 void copy_to_host_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
 void copy_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }

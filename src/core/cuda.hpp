@@ -47,7 +47,9 @@ class CudaStream {
 
 class CudaEvent {
  public:
-  CudaEvent();
+  // `timing`: the event also records when the work finished (elapsed_seconds); events without
+  // it are cheaper for ordering only.
+  explicit CudaEvent(bool timing = false);
   ~CudaEvent();
   CudaEvent(const CudaEvent&) = delete;
   CudaEvent& operator=(const CudaEvent&) = delete;
@@ -63,7 +65,11 @@ class CudaEvent {
  private:
   void* event_ = nullptr;
   int device_ = 0;
+  bool timing_ = false;
 };
+
+// Seconds of GPU time between two timing events (both recorded and done(), same device).
+double elapsed_seconds(const CudaEvent& from, const CudaEvent& to);
 
 // An event capturing the work queued so far on `stream` when it is a stoker CudaStream that
 // still exists, else null (a destroyed stream finished its work: its owner synchronised it).

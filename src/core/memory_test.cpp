@@ -226,6 +226,31 @@ TEST(MemoryPool, ReuseOnAnotherStreamWaitsForTheFirst) {
   auto host_use = device.acquire(bytes);
   EXPECT_EQ(cudaStreamQuery(cudaStream_t(a.get())), cudaSuccess);
 }
+
+// Timing events measure the GPU work between them: more work, more time; none, about none.
+TEST(CudaEvent, TimingEventsMeasureTheWorkBetweenThem) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  CudaStream s(0);
+  const size_t bytes = size_t(64) << 20;
+  auto buf = device.acquire_on(bytes, s.get());
+  auto time_memsets = [&](int count) {
+    CudaEvent start(/*timing=*/true), end(/*timing=*/true);
+    start.record(s.get());
+    for (int k = 0; k < count; ++k)
+      EXPECT_EQ(cudaMemsetAsync(buf->data(), k, bytes, cudaStream_t(s.get())), cudaSuccess);
+    end.record(s.get());
+    end.synchronize();
+    EXPECT_TRUE(start.done() && end.done());
+    return elapsed_seconds(start, end);
+  };
+  const double none = time_memsets(0), few = time_memsets(5), many = time_memsets(50);
+  EXPECT_GE(none, 0.0);
+  EXPECT_LT(none, 1e-3);
+  EXPECT_GT(few, none);
+  EXPECT_GT(many, 5 * few);  // 10x the bytes written: well over 5x the time
+  buf->record_stream(s.get());
+}
 #endif
 
 TEST(MemoryPool, PinnedAndDeviceNeedCuda) {

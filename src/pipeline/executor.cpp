@@ -108,19 +108,25 @@ Executor::~Executor() {
   }
   producer_.join();
   for (auto& st : stages_) st.thread.join();
-  if (trace_) {
-    try {
-      trace_->write();
-    } catch (const std::exception& e) {  // a destructor must not throw: say it instead
-      std::fprintf(stderr, "stoker: %s\n", e.what());
-    }
-  }
   // No kernel may still use what is freed below, and buffers that outlive this executor (held
   // by the consumer) must not record events on its streams once they are gone.
   for (auto& st : stages_) {
     st.stream->synchronize();
+    try {
+      DeviceGuard guard(options_.device_id);
+      collect_gpu_times(st);             // the last runs' GPU times, for the trace
+    } catch (const std::exception& e) {  // a destructor must not throw: say it instead
+      std::fprintf(stderr, "stoker: %s\n", e.what());
+    }
     device_pool_->forget_stream(st.stream->get());
     pinned_pool_->forget_stream(st.stream->get());
+  }
+  if (trace_) {
+    try {
+      trace_->write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "stoker: %s\n", e.what());
+    }
   }
   if (feed_stream_) {
     feed_stream_->synchronize();
@@ -253,11 +259,13 @@ void Executor::run_device_stage(size_t stage, Result& r) {
     if (n < r.prepared.size()) ws.prepared = std::move(r.prepared[n]);
     const auto t = Clock::now();
     try {
+      auto gpu_start = record_timing(st);
       ops_[n]->run(ws);
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                     ws.outputs.size(), " outputs");
       cuda_check(last_cuda_error(), "launching a kernel");
       count_run(n, ws, true, t);
+      st.gpu_runs.push_back({n, r.iteration, std::move(gpu_start), record_timing(st)});
     } catch (const EndOfData&) {
       throw;  // a gpu external source ended its epoch
     } catch (...) {
@@ -267,6 +275,7 @@ void Executor::run_device_stage(size_t stage, Result& r) {
     }
     values[n] = std::move(ws.outputs);
   }
+  collect_gpu_times(st);
   // One event marks this stage's work on the iteration: the next stage waits on it; after the
   // last stage, device outputs carry it to the consumer.
   auto ready = std::make_shared<CudaEvent>();
@@ -399,6 +408,41 @@ std::vector<StageStats> Executor::stage_stats() const {
   return out;
 }
 
+std::unique_ptr<CudaEvent> Executor::record_timing(DeviceStage& st) {
+  std::unique_ptr<CudaEvent> e;
+  if (st.spare_events.empty()) {
+    e = std::make_unique<CudaEvent>(/*timing=*/true);
+  } else {
+    e = std::move(st.spare_events.back());
+    st.spare_events.pop_back();
+  }
+  e->record(st.stream->get());
+  return e;
+}
+
+void Executor::collect_gpu_times(DeviceStage& st) {
+  using Seconds = std::chrono::duration<double>;
+  auto host_time = [&](const CudaEvent& e) {
+    return st.anchor_time +
+           std::chrono::duration_cast<Clock::duration>(Seconds(elapsed_seconds(*st.anchor, e)));
+  };
+  while (!st.gpu_runs.empty() && st.gpu_runs.front().end->done()) {
+    auto& g = st.gpu_runs.front();
+    const double seconds = elapsed_seconds(*g.start, *g.end);
+    if (trace_ && st.anchor)
+      trace_->span_on(st.trace_track, op_times_[g.node].name, "gpu", host_time(*g.start),
+                      host_time(*g.end), g.iteration);
+    {
+      std::lock_guard lock(mutex_);
+      op_times_[g.node].gpu_runs += 1;
+      op_times_[g.node].gpu_seconds += seconds;
+    }
+    st.spare_events.push_back(std::move(g.start));
+    st.spare_events.push_back(std::move(g.end));
+    st.gpu_runs.pop_front();
+  }
+}
+
 void Executor::count_run(size_t n, const ops::Workspace& ws, bool ran, Clock::time_point start) {
   const auto end = Clock::now();
   const double seconds = std::chrono::duration<double>(end - start).count();
@@ -480,7 +524,23 @@ void Executor::device_loop(size_t stage) {
   auto& out = last ? queue_ : stages_[stage + 1].input;
   // Between device stages one iteration may wait; the consumer's queue holds gpu_queue_depth.
   const int depth = last ? options_.gpu_queue_depth : 1;
-  if (trace_) trace_->name_thread(stages_[stage].stats.name + " stage");
+  if (trace_) {
+    auto& st = stages_[stage];
+    trace_->name_thread(st.stats.name + " stage");
+    // GPU spans go on the stream's track, placed by an anchor event that finishes now (the
+    // stream is idle): a span's host time is this time + its GPU time since the anchor.
+    st.trace_track = trace_->add_track(st.stats.name + " stage stream");
+    try {
+      DeviceGuard guard(options_.device_id);
+      auto anchor = std::make_unique<CudaEvent>(/*timing=*/true);
+      anchor->record(st.stream->get());
+      anchor->synchronize();
+      st.anchor_time = Clock::now();
+      st.anchor = std::move(anchor);
+    } catch (const std::exception& e) {  // the trace goes without GPU spans
+      std::fprintf(stderr, "stoker: no GPU spans in the trace: %s\n", e.what());
+    }
+  }
   for (;;) {
     Result r;
     auto& stats = stages_[stage].stats;

@@ -60,8 +60,12 @@ struct StageStats {
 struct OperatorTimes {
   std::string name, op, backend;
   int64_t runs = 0, samples = 0;
-  double seconds = 0;
+  double seconds = 0;  // its stage thread's time in run() (a mixed node's host part included)
   int64_t bytes_in = 0, bytes_out = 0;
+  // Mixed and gpu nodes: the GPU time of their runs (CUDA events on the stage's stream around
+  // each run), counted once the GPU has finished them, so gpu_runs may trail runs.
+  int64_t gpu_runs = 0;
+  double gpu_seconds = 0;
 };
 
 class Executor {
@@ -122,6 +126,20 @@ class Executor {
     std::deque<Result> input;
     std::thread thread;
     StageStats stats;  // under mutex_
+    // Each node run's CUDA events, oldest first, read once the GPU passed them (stage thread,
+    // then the destructor); spare events are reused.
+    struct GpuRun {
+      size_t node;
+      int64_t iteration;
+      std::unique_ptr<CudaEvent> start, end;
+    };
+    std::deque<GpuRun> gpu_runs;
+    std::vector<std::unique_ptr<CudaEvent>> spare_events;
+    // The trace's track of this stream, and the host time when `anchor` finished on the GPU:
+    // GPU spans are placed at anchor_time + elapsed(anchor, event).
+    int trace_track = -1;
+    std::unique_ptr<CudaEvent> anchor;
+    TraceRecorder::Clock::time_point anchor_time;
   };
   void producer_loop();
   void device_loop(size_t stage);
@@ -145,6 +163,11 @@ class Executor {
   // when it `ran` (not only prepared on the host) one run with the samples and bytes of `ws`.
   void count_run(size_t n, const ops::Workspace& ws, bool ran,
                  TraceRecorder::Clock::time_point start);
+  // A timing event recorded on stage st's stream now (a spare one when there is one).
+  std::unique_ptr<CudaEvent> record_timing(DeviceStage& st);
+  // Adds the GPU time of stage st's node runs the GPU has finished to operator_times() and the
+  // trace (stage thread; the destructor once the threads are gone).
+  void collect_gpu_times(DeviceStage& st);
   Checkpoint snapshot() const;  // producer thread only (or before it starts)
   void restore(const std::string& text);
 

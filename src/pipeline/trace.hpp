@@ -1,6 +1,7 @@
 // A Chrome / Perfetto trace of a pipeline (PipelineOptions::trace, STOKER_TRACE): one track per
-// thread (the CPU stage, each device stage, the consumer), a span per operator run and per
-// stage iteration, and the consumer's waits. Written as JSON when the pipeline closes; open it
+// thread (the CPU stage, each device stage, the consumer) and per device stage's CUDA stream, a
+// span per operator run (on the stream: its GPU time) and per stage iteration, and the
+// consumer's waits. Written as JSON when the pipeline closes; open it
 // in ui.perfetto.dev or chrome://tracing.
 #pragma once
 
@@ -19,9 +20,14 @@ class TraceRecorder {
 
   // Names the calling thread's track ("cpu stage", "gpu stage", ...).
   void name_thread(std::string name);
+  // A track of its own (e.g. a CUDA stream's); returns its number for span_on().
+  int add_track(std::string name);
   // A span on the calling thread's track; `iteration` < 0: none.
   void span(std::string_view name, std::string_view category, Clock::time_point start,
             Clock::time_point end, int64_t iteration = -1);
+  // A span on `track` (from add_track).
+  void span_on(int track, std::string_view name, std::string_view category, Clock::time_point start,
+               Clock::time_point end, int64_t iteration = -1);
   // Writes {"traceEvents": [...]} to the path. Throws IOError when it cannot.
   void write() const;
   const std::string& path() const { return path_; }
