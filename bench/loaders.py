@@ -63,6 +63,10 @@ def stoker_loader(spec):
     with pipe:
         jpegs, labels = fn.readers.file(file_root=spec["data"], random_shuffle=True,
                                         name="reader")
+        # On the GPU the labels go over with stoker's copy (as DALI users write labels.gpu()):
+        # a pageable .to("cuda") of them in the training loop cost 1.3 ms per step on the H100.
+        if gpu:
+            labels = labels.gpu()
         coin = fn.random.coin_flip()
         if name == "decode-only":
             pipe.set_outputs(fn.decoders.image(jpegs, **decoder), labels)
@@ -94,14 +98,15 @@ def stoker_loader(spec):
     target = device()
     while True:
         images, labels = pipe.run()
-        labels = torch.from_dlpack(labels).reshape(-1).long()
+        # CPU labels: copied from stoker's pinned memory as they are (int32), widened there.
+        labels = torch.from_dlpack(labels).to(target, non_blocking=True).reshape(-1).long()
         if name == "decode-only":
             yield [torch.from_dlpack(images[i]) for i in range(len(images))], labels
             continue
         t = torch.from_dlpack(images)
         if t.device != target:
             t = t.to(target, non_blocking=True)
-        yield t, labels.to(target, non_blocking=True)
+        yield t, labels
 
 
 # -- torch DataLoader -----------------------------------------------------------------------
