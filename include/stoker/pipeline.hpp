@@ -139,13 +139,27 @@ class Pipeline {
   // Incidents (skipped samples) since the last call.
   std::vector<std::string> take_incidents();
   // Per stage ("cpu", "mixed", "gpu", then "consumer"): iterations and seconds busy, starved
-  // (waiting for the stage before) and blocked (waiting for room after), since the start.
+  // (waiting for the stage before) and blocked (waiting for room after), since the start; the
+  // mean length of the stage's output queue when the consumer came (of queue_capacity), and the
+  // CPU seconds of the stage's thread.
   struct StageTimes {
     std::string name;
     int64_t iterations = 0;
     double busy = 0, starved = 0, blocked = 0;
+    double queue_mean = 0;
+    int queue_capacity = 0;
+    double cpu = 0;
   };
   std::vector<StageTimes> stage_stats() const;
+  // CPU seconds of stoker's threads by group ("cpu stage", "mixed stage", "gpu stage",
+  // "workers", "gpu stage workers") and the seconds since the first run(): their sum over
+  // `wall` is the cores the pipeline keeps busy (not counting the readers' I/O threads or the
+  // CUDA driver's).
+  struct CpuTimes {
+    std::vector<std::pair<std::string, double>> threads;
+    double wall = 0;
+  };
+  CpuTimes cpu_times() const;
   // Per operator (graph order, fused operators as the one that does their work): runs,
   // samples, seconds of its stage's thread (mixed/gpu operators: the host's part), bytes in
   // and out, since the start; mixed/gpu operators: the GPU time of the runs the GPU finished

@@ -196,9 +196,22 @@ void bind_pipeline(nb::module_& m) {
                d["busy"] = s.busy;
                d["starved"] = s.starved;
                d["blocked"] = s.blocked;
+               d["queue_mean"] = s.queue_mean;
+               d["queue_capacity"] = s.queue_capacity;
+               d["cpu"] = s.cpu;
                out.append(d);
              }
              return out;
+           })
+      .def("cpu_times",
+           [](const Pipeline& p) {
+             auto t = p.cpu_times();
+             nb::dict threads;
+             for (const auto& [name, s] : t.threads) threads[name.c_str()] = s;
+             nb::dict d;
+             d["threads"] = threads;
+             d["wall"] = t.wall;
+             return d;
            })
       .def("operator_times",
            [](const Pipeline& p) {

@@ -366,9 +366,13 @@ class Pipeline:
 
     def stage_stats(self):
         """Where each stage's thread spent its time since the start, in seconds: a list of
-        {"stage", "iterations", "busy", "starved", "blocked"} for "cpu", "mixed", "gpu" (those
-        the pipeline has) and "consumer" (its "starved": waiting in run()). The stage with the
-        most busy time and the least starved time is the bottleneck."""
+        {"stage", "iterations", "busy", "starved", "blocked", "queue_mean", "queue_capacity",
+        "cpu"} for "cpu", "mixed", "gpu" (those the pipeline has) and "consumer" (its "starved":
+        waiting in run()). "queue_mean" is how many finished batches the stage's output queue
+        held, on average, when run() was called (near 0: the consumer waits for this stage;
+        near "queue_capacity": the pipeline is ahead); "cpu" the CPU seconds of the stage's
+        thread. The stage with the most busy time and the least starved time is the
+        bottleneck."""
         self.build()
         return self._native.stage_stats()
 
@@ -434,25 +438,44 @@ class Pipeline:
         self.build()
         return self._native.operator_times()
 
+    def cpu_times(self):
+        """CPU seconds of stoker's threads since the first run(): {"threads": {"cpu stage",
+        "mixed stage", "gpu stage", "workers" (the pool of num_threads - 1), "gpu stage
+        workers": seconds}, "wall": seconds since the first run(), "cores": their sum over
+        "wall"} — the cores the pipeline keeps busy (the readers' I/O threads and the CUDA
+        driver's are not counted)."""
+        self.build()
+        t = self._native.cpu_times()
+        t["cores"] = sum(t["threads"].values()) / t["wall"] if t["wall"] > 0 else 0.0
+        return t
+
     def stats(self):
         """Everything the pipeline measures, in one dict: "stages" (stage_stats()), "operators"
         (operator_times(), each with the operator's own counters under "counters", e.g. a mixed
-        decoder's split), "memory" (memory_stats()) and "errors" (error_stats())."""
+        decoder's split), "cpu" (cpu_times()), "memory" (memory_stats()) and "errors"
+        (error_stats())."""
         ops = self.operator_times()
         for o in ops:
             o["counters"] = self._native.operator_stats(o["name"])
-        return {"stages": self.stage_stats(), "operators": ops, "memory": self.memory_stats(),
-                "errors": self.error_stats()}
+        return {"stages": self.stage_stats(), "operators": ops, "cpu": self.cpu_times(),
+                "memory": self.memory_stats(), "errors": self.error_stats()}
 
     def report(self):
         """stats() as a readable table: where each stage's time went, then each operator's time
         per sample, bytes out and (device operators) GPU time per batch (the busiest stage that is
         never starved is the bottleneck)."""
         s = self.stats()
-        lines = ["stage      iterations   busy s  starved s  blocked s"]
+        lines = ["stage      iterations   busy s  starved s  blocked s   CPU s   queue"]
         for st in s["stages"]:
+            queue = (f"{st['queue_mean']:4.1f}/{st['queue_capacity']}"
+                     if st["queue_capacity"] else "")
+            cpu = f"{st['cpu']:7.2f}" if st["stage"] != "consumer" else ""
             lines.append(f"{st['stage']:10} {st['iterations']:10d} {st['busy']:8.2f} "
-                         f"{st['starved']:10.2f} {st['blocked']:10.2f}")
+                         f"{st['starved']:10.2f} {st['blocked']:10.2f} {cpu:>7} {queue:>7}"
+                         .rstrip())
+        c = s["cpu"]
+        lines.append(f"CPU cores busy: {c['cores']:.2f} (" + ", ".join(
+            f"{k} {v:.2f} s" for k, v in c["threads"].items()) + f" in {c['wall']:.2f} s)")
         lines += ["", "operator                        backend   samples   ms/sample   MB out"
                       "   GPU ms/batch"]
         for o in s["operators"]:

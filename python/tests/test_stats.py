@@ -60,12 +60,50 @@ def test_operator_times_count_every_run_and_their_bytes(jpeg_folder):
     assert total <= cpu["busy"] + 1e-6 and cpu["busy"] <= wall + 1.0
 
 
+def _wait_until(cond, timeout=60.0):
+    t0 = time.perf_counter()
+    while not cond():
+        assert time.perf_counter() - t0 < timeout, "timed out"
+        time.sleep(0.01)
+
+
+def test_queue_occupancy_is_what_the_consumer_found(jpeg_folder):
+    pipe = _train_pipe(jpeg_folder)  # prefetch_queue_depth 2
+    pipe.run()  # the first run finds an empty queue
+    cpu = lambda: pipe.stage_stats()[0]  # noqa: E731
+    _wait_until(lambda: cpu()["iterations"] >= 3)  # 1 delivered + 2 waiting: the queue is full
+    time.sleep(0.3)  # the third is counted just before it is queued
+    pipe.run()  # finds it full
+    st = cpu()
+    assert st["queue_capacity"] == 2 and st["queue_mean"] == pytest.approx(1.0)
+    assert pipe.stage_stats()[-1]["queue_capacity"] == 0  # the consumer has no output queue
+
+
+def test_cpu_times_count_the_pipelines_threads(jpeg_folder):
+    pipe = _train_pipe(jpeg_folder)
+    pipe.run()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        pipe.run()
+    c = pipe.cpu_times()
+    assert set(c["threads"]) == {"cpu stage", "workers"}  # num_threads=2: one worker
+    assert all(v >= 0 for v in c["threads"].values()) and sum(c["threads"].values()) > 0
+    assert c["wall"] >= time.perf_counter() - t0
+    # Two threads cannot use more than two cores (5% for the clocks' granularity).
+    assert 0 < c["cores"] <= 2 * 1.05
+    cpu_stage = pipe.stage_stats()[0]
+    assert 0 < cpu_stage["cpu"] <= c["wall"] + 0.05
+    assert cpu_stage["cpu"] == pytest.approx(c["threads"]["cpu stage"], abs=0.5)
+    text = pipe.report()
+    assert "CPU cores busy" in text and "queue" in text
+
+
 def test_stats_and_report_hold_everything(jpeg_folder):
     pipe = _train_pipe(jpeg_folder)
     for _ in range(3):
         pipe.run()
     s = pipe.stats()
-    assert set(s) == {"stages", "operators", "memory", "errors"}
+    assert set(s) == {"stages", "operators", "cpu", "memory", "errors"}
     assert [st["stage"] for st in s["stages"]] == ["cpu", "consumer"]
     assert all("counters" in o for o in s["operators"])
     assert s["memory"]["host"]["bytes_in_use"] > 0 and s["errors"]["skipped"] == 0

@@ -1,8 +1,28 @@
 #include "stoker/core/thread_pool.hpp"
 
+#include <pthread.h>
+#include <time.h>
+
 #include "stoker/core/error.hpp"
 
 namespace stoker {
+
+double thread_cpu_seconds(const std::thread& t) {
+  clockid_t clock;
+  timespec ts{};
+  // native_handle() is not const, though reading it changes nothing.
+  if (!t.joinable() ||
+      pthread_getcpuclockid(const_cast<std::thread&>(t).native_handle(), &clock) != 0 ||
+      clock_gettime(clock, &ts) != 0)
+    return 0;
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+double ThreadPool::workers_cpu_seconds() const {
+  double s = 0;
+  for (const auto& w : workers_) s += thread_cpu_seconds(w);
+  return s;
+}
 
 ThreadPool::ThreadPool(int num_threads) {
   STOKER_ENFORCE(num_threads >= 1, ValueError, "num_threads must be at least 1, got ", num_threads);

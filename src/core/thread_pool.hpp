@@ -13,6 +13,10 @@
 
 namespace stoker {
 
+// CPU seconds thread `t` (running, not joined) has used since it started; 0 where the system
+// cannot say.
+double thread_cpu_seconds(const std::thread& t);
+
 class ThreadPool {
  public:
   // `num_threads` ≥ 1 counts the calling thread: a pool of 1 runs everything inline.
@@ -22,6 +26,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return int(workers_.size()) + 1; }
+  // CPU seconds the worker threads have used since they started (the callers' share of
+  // parallel_for is on the callers' threads).
+  double workers_cpu_seconds() const;
 
   // Calls fn(index, thread_index) for every index in [0, n); thread_index is in
   // [0, num_threads()) and stable for the duration of one call (use it for per-thread

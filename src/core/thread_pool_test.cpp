@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 #include "stoker/core/error.hpp"
@@ -47,6 +48,28 @@ TEST(ThreadPool, ReusableAfterErrorsAndDestroyedIdle) {
   pool.parallel_for(10, [&](int64_t, int) { n++; });
   EXPECT_EQ(n.load(), 10);
   EXPECT_THROW(ThreadPool(0), ValueError);
+}
+
+// Workers' CPU time counts their work (a busy loop), not their idle waits.
+TEST(ThreadPool, WorkersCpuSecondsCountTheirWork) {
+  ThreadPool pool(3);
+  const double before = pool.workers_cpu_seconds();
+  EXPECT_GE(before, 0.0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // idle: no CPU
+  EXPECT_LT(pool.workers_cpu_seconds() - before, 0.05);
+  std::atomic<int> worker_indices{0};
+  pool.parallel_for(6, [&](int64_t, int thread) {
+    if (thread != 0) worker_indices += 1;  // the caller's share is the caller's CPU time
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+    volatile uint64_t x = 0;
+    while (std::chrono::steady_clock::now() < end) x = x + 1;
+  });
+  if (worker_indices == 0) GTEST_SKIP() << "the caller took every index";
+  // Wall time of a busy loop is CPU time unless the machine is oversubscribed: allow 40%.
+  EXPECT_GE(pool.workers_cpu_seconds() - before, 0.06 * worker_indices);
+  std::thread idle([] {});
+  idle.join();
+  EXPECT_EQ(thread_cpu_seconds(idle), 0.0);  // a joined thread: nothing to read
 }
 
 }  // namespace

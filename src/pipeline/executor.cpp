@@ -403,9 +403,37 @@ ErrorStats Executor::error_stats() const {
 std::vector<StageStats> Executor::stage_stats() const {
   std::lock_guard lock(mutex_);
   std::vector<StageStats> out{cpu_stats_};
-  for (const auto& st : stages_) out.push_back(st.stats);
+  out[0].cpu = thread_cpu_seconds(producer_);
+  for (const auto& st : stages_) {
+    out.push_back(st.stats);
+    out.back().cpu = thread_cpu_seconds(st.thread);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    // The CPU stage's queue holds prefetch_queue_depth; between device stages one waits; the
+    // last stage's (the consumer's) gpu_queue_depth.
+    const bool last = i + 1 == out.size();
+    out[i].queue_capacity = i == 0 ? options_.prefetch_queue_depth
+                            : last ? options_.gpu_queue_depth
+                                   : 1;
+    if (queue_samples_ > 0) out[i].queue_mean = queue_sums_[i] / double(queue_samples_);
+  }
   out.push_back(consumer_stats_);
   return out;
+}
+
+CpuTimes Executor::cpu_times() const {
+  CpuTimes t;
+  std::lock_guard lock(mutex_);
+  t.threads.emplace_back("cpu stage", thread_cpu_seconds(producer_));
+  for (const auto& st : stages_)
+    t.threads.emplace_back(st.stats.name + " stage", thread_cpu_seconds(st.thread));
+  t.threads.emplace_back("workers", thread_pool_.workers_cpu_seconds());
+  for (const auto& st : stages_)
+    if (st.pool)
+      t.threads.emplace_back(st.stats.name + " stage workers", st.pool->workers_cpu_seconds());
+  // Threads start with the pipeline; the seconds count from there (the first run()).
+  t.wall = started_ ? seconds_since(start_time_) : 0.0;
+  return t;
 }
 
 std::unique_ptr<CudaEvent> Executor::record_timing(DeviceStage& st) {
@@ -582,8 +610,14 @@ std::vector<Batch> Executor::pop() {
     std::unique_lock lock(mutex_);
     if (!started_) {
       started_ = true;
+      start_time_ = Clock::now();
       changed_.notify_all();
     }
+    // How full each stage's output queue is when the consumer comes (0: it will wait).
+    queue_sums_.resize(stages_.size() + 1);
+    for (size_t i = 0; i < queue_sums_.size(); ++i)
+      queue_sums_[i] += double(i < stages_.size() ? stages_[i].input.size() : queue_.size());
+    queue_samples_ += 1;
     const auto t = Clock::now();
     changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
     consumer_stats_.starved += seconds_since(t);

@@ -52,6 +52,20 @@ struct StageStats {
   std::string name;  // "cpu", "mixed", "gpu" or "consumer"
   int64_t iterations = 0;
   double busy = 0, starved = 0, blocked = 0;
+  // The stage's output queue as the consumer found it at each run(): the mean number of
+  // finished iterations waiting there, and its capacity (0 for the consumer).
+  double queue_mean = 0;
+  int queue_capacity = 0;
+  double cpu = 0;  // CPU seconds of the stage's thread (the consumer: none counted)
+};
+
+// CPU seconds of stoker's threads since the start, by group ("cpu stage", "mixed stage",
+// "gpu stage", "workers" (the shared pool), "gpu stage workers"), and the seconds since the
+// pipeline started: their sum over the seconds is the cores the pipeline keeps busy (readers'
+// I/O threads, the CUDA driver's and nvJPEG's are not counted).
+struct CpuTimes {
+  std::vector<std::pair<std::string, double>> threads;
+  double wall = 0;
 };
 
 // Per operator since the start: runs and samples, the seconds its stage's thread spent in it
@@ -101,6 +115,7 @@ class Executor {
   ErrorStats error_stats() const;
   std::vector<StageStats> stage_stats() const;
   std::vector<OperatorTimes> operator_times() const;
+  CpuTimes cpu_times() const;
   // Incidents since the last call (for warnings in Python).
   std::vector<std::string> take_incidents();
 
@@ -196,6 +211,10 @@ class Executor {
   std::condition_variable changed_;
   std::deque<Result> queue_;  // finished iterations for the consumer
   bool started_ = false;
+  TraceRecorder::Clock::time_point start_time_;  // the first pop()
+  // Sums of the queues' lengths at each pop(), per stage (cpu, device stages), under mutex_.
+  std::vector<double> queue_sums_;
+  int64_t queue_samples_ = 0;
   bool stop_ = false;
   bool failed_ = false;  // the producer stopped after an error
   std::string failure_;

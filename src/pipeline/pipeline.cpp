@@ -256,8 +256,14 @@ std::map<std::string, double> Pipeline::operator_stats(const std::string& name) 
 std::vector<Pipeline::StageTimes> Pipeline::stage_stats() const {
   std::vector<StageTimes> out;
   for (const auto& s : impl_->exec().stage_stats())
-    out.push_back({s.name, s.iterations, s.busy, s.starved, s.blocked});
+    out.push_back({s.name, s.iterations, s.busy, s.starved, s.blocked, s.queue_mean,
+                   s.queue_capacity, s.cpu});
   return out;
+}
+
+Pipeline::CpuTimes Pipeline::cpu_times() const {
+  auto t = impl_->exec().cpu_times();
+  return {std::move(t.threads), t.wall};
 }
 
 std::vector<Pipeline::OperatorTimes> Pipeline::operator_times() const {
