@@ -32,7 +32,9 @@ class DeviceGuard {
 
 class CudaStream {
  public:
-  explicit CudaStream(int device);
+  // A non-blocking stream on `device`; `high_priority`: the device's greatest stream priority
+  // (its kernels' blocks are scheduled before those of default-priority streams).
+  explicit CudaStream(int device, bool high_priority = false);
   ~CudaStream();
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;

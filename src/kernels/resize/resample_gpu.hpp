@@ -70,7 +70,8 @@ struct FlipGpuSample {
   int64_t planes = 1, h = 0, w = 0, channels = 1;
   int32_t horizontal = 0, vertical = 0;
 };
-int flip_gpu(const FlipGpuSample* samples, int n, int64_t max_rows, int64_t max_row_elements,
-             int element_size, StreamHandle stream);
+// max_rows: the most planes * h of a sample; max_w: the widest sample (pixels).
+int flip_gpu(const FlipGpuSample* samples, int n, int64_t max_rows, int64_t max_w, int element_size,
+             StreamHandle stream);
 
 }  // namespace stoker::kernels

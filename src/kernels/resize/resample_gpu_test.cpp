@@ -7,8 +7,11 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "stoker/core/memory.hpp"
@@ -173,29 +176,42 @@ TEST(ResampleGpu, CopyPlansNormaliseMirrorPadAndGoPlanar) {
 TEST(FlipGpu, MatchesTheCpuFlipForHwcAndPlanes) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool device(make_device_allocator(0));
-  for (auto [planes, h, w, c] :
-       {std::tuple<int64_t, int64_t, int64_t, int64_t>{1, 7, 9, 3}, {3, 5, 11, 1}}) {
-    for (int hv = 0; hv < 4; ++hv) {
-      const bool hor = hv & 1, ver = hv & 2;
+  using Dims = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // planes, h, w, channels
+  const std::vector<Dims> dims = {{1, 7, 9, 3}, {3, 5, 11, 1}, {1, 4, 2, 4}, {1, 1, 13, 3}};
+  for (int round = 0; round < 4; ++round) {
+    // One ragged launch: every sample its own size and flags (round-dependent).
+    std::vector<FlipGpuSample> desc;
+    std::vector<std::vector<uint16_t>> src, ref;
+    std::vector<std::shared_ptr<Buffer>> keep;
+    int64_t max_rows = 0, max_w = 0;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      auto [planes, h, w, c] = dims[k];
+      const bool hor = (round + k) & 1, ver = ((round + k) >> 1) & 1;
       const size_t n = size_t(planes * h * w * c);
-      std::vector<uint16_t> src(n);
-      for (size_t i = 0; i < n; ++i) src[i] = uint16_t(i * 7 + 1);
+      src.emplace_back(n);
+      for (size_t i = 0; i < n; ++i) src.back()[i] = uint16_t(i * 7 + 1 + k);
       auto in = device.acquire(n * 2), out = device.acquire(n * 2);
-      ASSERT_EQ(cudaMemcpy(in->data(), src.data(), n * 2, cudaMemcpyHostToDevice), cudaSuccess);
-      FlipGpuSample d{in->data(), out->data(), planes, h, w, c, hor, ver};
-      auto dd = device.acquire(sizeof d);
-      ASSERT_EQ(cudaMemcpy(dd->data(), &d, sizeof d, cudaMemcpyHostToDevice), cudaSuccess);
-      ASSERT_EQ(
-          flip_gpu(static_cast<const FlipGpuSample*>(dd->data()), 1, planes * h, w * c, 2, nullptr),
-          0);
-      auto got = to_host<uint16_t>(out->data(), n);
-      std::vector<uint16_t> ref(n);
+      ASSERT_EQ(cudaMemcpy(in->data(), src.back().data(), n * 2, cudaMemcpyHostToDevice),
+                cudaSuccess);
+      desc.push_back({in->data(), out->data(), planes, h, w, c, hor, ver});
+      keep.push_back(in), keep.push_back(out);
+      ref.emplace_back(n);
       for (int64_t p = 0; p < planes; ++p)
-        flip_cpu<uint16_t>(dense_image(ref.data() + p * h * w * c, h, w, c),
-                           dense_image<const uint16_t>(src.data() + p * h * w * c, h, w, c), hor,
-                           ver);
-      EXPECT_EQ(got, ref) << planes << " planes, h " << hor << " v " << ver;
+        flip_cpu<uint16_t>(dense_image(ref.back().data() + p * h * w * c, h, w, c),
+                           dense_image<const uint16_t>(src.back().data() + p * h * w * c, h, w, c),
+                           hor, ver);
+      max_rows = std::max(max_rows, planes * h), max_w = std::max(max_w, w);
     }
+    auto dd = device.acquire(desc.size() * sizeof(FlipGpuSample));
+    ASSERT_EQ(cudaMemcpy(dd->data(), desc.data(), desc.size() * sizeof(FlipGpuSample),
+                         cudaMemcpyHostToDevice),
+              cudaSuccess);
+    ASSERT_EQ(flip_gpu(static_cast<const FlipGpuSample*>(dd->data()), int(desc.size()), max_rows,
+                       max_w, 2, nullptr),
+              0);
+    for (size_t k = 0; k < dims.size(); ++k)
+      EXPECT_EQ(to_host<uint16_t>(desc[k].out, ref[k].size()), ref[k])
+          << "sample " << k << ", round " << round;
   }
 }
 

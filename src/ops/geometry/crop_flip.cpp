@@ -197,7 +197,7 @@ class FlipGpu final : public Flip, public ResamplingStep {
     Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
     if (n == 0) return;
     std::vector<kernels::FlipGpuSample> desc(static_cast<size_t>(n));
-    int64_t rows = 0, row_elems = 0;
+    int64_t rows = 0, max_w = 0;
     for (int i = 0; i < n; ++i) {
       const auto& s = in.shape(i);
       auto& d = desc[size_t(i)];
@@ -208,11 +208,11 @@ class FlipGpu final : public Flip, public ResamplingStep {
         d.planes = s[0], d.h = s[1], d.w = s[2], d.channels = 1;
       d.horizontal = scalar_arg(ws, "horizontal", i) != 0;
       d.vertical = scalar_arg(ws, "vertical", i) != 0;
-      rows = std::max(rows, d.planes * d.h), row_elems = std::max(row_elems, d.w * d.channels);
+      rows = std::max(rows, d.planes * d.h), max_w = std::max(max_w, d.w);
     }
     auto device = upload(ws, desc);
     cuda_check(kernels::flip_gpu(static_cast<const kernels::FlipGpuSample*>(device->data()), n,
-                                 rows, row_elems, int(dtype_size(in.dtype())), ws.stream),
+                                 rows, max_w, int(dtype_size(in.dtype())), ws.stream),
                "flip (gpu): launching the kernel");
   }
 };
