@@ -41,25 +41,32 @@ __global__ void warp_kernel(const WarpGpuSample* __restrict__ samples, int C, Fi
   const double px = x + 0.5, py = y + 0.5;
   const double sx = s.m[0] * px + s.m[1] * py + s.m[2];
   const double sy = s.m[3] * px + s.m[4] * py + s.m[5];
-  auto tap = [&](int64_t tx, int64_t ty, int c) -> float {
+  // A tap's element offset, or -1 outside the image with a fill (resolved once per pixel,
+  // not per channel).
+  auto offset = [&](int64_t tx, int64_t ty) -> int64_t {
     if (tx < 0 || ty < 0 || tx >= s.w || ty >= s.h) {
-      if (fill.used) return fill.v[c < kWarpMaxChannels ? c : kWarpMaxChannels - 1];
+      if (fill.used) return -1;
       tx = tx < 0 ? 0 : tx >= s.w ? s.w - 1 : tx;
       ty = ty < 0 ? 0 : ty >= s.h ? s.h - 1 : ty;
     }
-    return float(in[(ty * s.w + tx) * C + c]);
+    return (ty * s.w + tx) * C;
+  };
+  auto tap = [&](int64_t o, int c) -> float {
+    return o >= 0 ? float(in[o + c]) : fill.v[c < kWarpMaxChannels ? c : kWarpMaxChannels - 1];
   };
   if (!kLinear) {
-    const int64_t ix = int64_t(floor(sx)), iy = int64_t(floor(sy));
-    for (int c = 0; c < C; ++c) out[c] = store<T>(tap(ix, iy, c));
+    const int64_t o = offset(int64_t(floor(sx)), int64_t(floor(sy)));
+    for (int c = 0; c < C; ++c) out[c] = store<T>(tap(o, c));
     return;
   }
   const double fx = sx - 0.5, fy = sy - 0.5;
   const int64_t x0 = int64_t(floor(fx)), y0 = int64_t(floor(fy));
   const float ax = float(fx - double(x0)), ay = float(fy - double(y0));
+  const int64_t o00 = offset(x0, y0), o10 = offset(x0 + 1, y0);
+  const int64_t o01 = offset(x0, y0 + 1), o11 = offset(x0 + 1, y0 + 1);
   for (int c = 0; c < C; ++c) {
-    const float top = tap(x0, y0, c) * (1 - ax) + tap(x0 + 1, y0, c) * ax;
-    const float bot = tap(x0, y0 + 1, c) * (1 - ax) + tap(x0 + 1, y0 + 1, c) * ax;
+    const float top = tap(o00, c) * (1 - ax) + tap(o10, c) * ax;
+    const float bot = tap(o01, c) * (1 - ax) + tap(o11, c) * ax;
     out[c] = store<T>(top * (1 - ay) + bot * ay);
   }
 }
