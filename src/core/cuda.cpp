@@ -38,6 +38,9 @@ namespace {
 struct LiveStreams {
   std::mutex mutex;
   std::vector<std::pair<void*, int>> streams;
+  // Handles of destroyed stoker streams (until the driver hands the address to a new one of
+  // ours): buffers released later must not record on them.
+  std::vector<void*> destroyed;
 };
 LiveStreams& live_streams() {
   static auto* live = new LiveStreams;  // never destroyed: buffers may be released at exit
@@ -57,13 +60,26 @@ CudaStream::CudaStream(int device, bool high_priority) : device_(device) {
   auto& live = live_streams();
   std::lock_guard lock(live.mutex);
   live.streams.emplace_back(stream_, device_);
+  std::erase(live.destroyed, stream_);
 }
 CudaStream::~CudaStream() {
   if (!stream_) return;
   auto& live = live_streams();
   std::lock_guard lock(live.mutex);
   std::erase_if(live.streams, [&](const auto& s) { return s.first == stream_; });
+  live.destroyed.push_back(stream_);
+  // Its work finishes first: buffers released later skip recording on it (see above).
+  cudaStreamSynchronize(cudaStream_t(stream_));
   cudaStreamDestroy(cudaStream_t(stream_));
+}
+
+bool record_unless_destroyed(CudaEvent& event, StreamHandle stream) {
+  auto& live = live_streams();
+  std::lock_guard lock(live.mutex);  // no stream of ours is destroyed meanwhile
+  if (std::find(live.destroyed.begin(), live.destroyed.end(), stream) != live.destroyed.end())
+    return false;
+  event.record(stream);
+  return true;
 }
 
 std::shared_ptr<CudaEvent> record_if_live(StreamHandle stream) noexcept {
@@ -203,6 +219,7 @@ DeviceGuard::DeviceGuard(int) { no_cuda("selecting a CUDA device"); }
 DeviceGuard::~DeviceGuard() = default;
 CudaStream::CudaStream(int, bool) { no_cuda("creating a CUDA stream"); }
 std::shared_ptr<CudaEvent> record_if_live(StreamHandle) noexcept { return nullptr; }
+bool record_unless_destroyed(CudaEvent&, StreamHandle) { return false; }
 CudaStream::~CudaStream() = default;
 void CudaStream::synchronize() const {}
 CudaEvent::CudaEvent(bool) { no_cuda("creating a CUDA event"); }

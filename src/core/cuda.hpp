@@ -79,6 +79,13 @@ double elapsed_seconds(const CudaEvent& from, const CudaEvent& to);
 // Never throws: when no event can be made, it waits for the stream instead and returns null.
 std::shared_ptr<CudaEvent> record_if_live(StreamHandle stream) noexcept;
 
+// Records `event` on `stream` unless `stream` is a stoker CudaStream that has been destroyed
+// (its work finished: ~CudaStream waits for it; a recording on a destroyed stream's handle is
+// undefined behaviour in CUDA, which we believe crashed a test on the H100). Streams stoker did
+// not make (the consumer's) are assumed alive. Returns whether it recorded; throws what
+// record() throws.
+bool record_unless_destroyed(CudaEvent& event, StreamHandle stream);
+
 // Asynchronous copies on `stream` (pinned host memory for true asynchrony; pageable host memory
 // makes CUDA stage the copy).
 void copy_to_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream);

@@ -165,9 +165,14 @@ struct PoolState {
         }
       }
       try {
-        e->record(s);
+        // A stream of a pipeline closed since (this pool was not told): its work was waited
+        // for when it was destroyed.
+        if (!record_unless_destroyed(*e, s)) {
+          spare_events.push_back(std::move(e));
+          continue;
+        }
       } catch (const Error&) {
-        continue;  // a destroyed stream: its work has been submitted and cannot be waited on
+        continue;  // a stream CUDA refuses: its work has been submitted and cannot be waited on
       }
       b.pending.push_back(std::move(e));
     }

@@ -227,6 +227,27 @@ TEST(MemoryPool, ReuseOnAnotherStreamWaitsForTheFirst) {
   EXPECT_EQ(cudaStreamQuery(cudaStream_t(a.get())), cudaSuccess);
 }
 
+// A pool buffer used on a pipeline's stream and released after that stream is gone (a batch
+// fed to a pipeline that was closed first): nothing is recorded on the dead handle, and the
+// block is free at once.
+TEST(MemoryPool, ReleaseAfterItsStreamWasDestroyedSkipsThatStream) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  auto buf = device.acquire(1 << 20);
+  void* first = buf->data();
+  {
+    CudaStream gone(0);
+    ASSERT_EQ(cudaMemsetAsync(buf->data(), 1, 1 << 20, cudaStream_t(gone.get())), cudaSuccess);
+    buf->record_stream(gone.get());
+  }                 // destroyed (after its work), as a closed pipeline's streams are
+  CudaEvent other;  // more driver objects, which may take the freed handle's memory
+  CudaStream again(0);
+  buf.reset();
+  auto reused = device.acquire(1 << 20);
+  EXPECT_EQ(reused->data(), first);
+  EXPECT_EQ(cudaStreamQuery(cudaStream_t(again.get())), cudaSuccess);
+}
+
 TEST(CudaStream, HighPriorityStreamsGetTheDevicesGreatestPriority) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   int least = 0, greatest = 0, got = 1;
