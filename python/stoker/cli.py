@@ -5,6 +5,8 @@
     stoker convert SRC_ROOT OUT_DIR [...]    a class-folder tree -> TFRecord / RecordIO /
                                              webdataset shards with their indexes
     stoker index FORMAT FILE [FILE ...]      index files for readers.tfrecord / mxnet / webdataset
+    stoker diagnose --data DIR [...]         loader alone, model on synthetic data, model fed by
+                                             the loader: % of synthetic and the bottleneck
 
 `stoker COMMAND --help` describes each command's options.
 """
@@ -65,9 +67,11 @@ def main(argv=None):
     sub.add_parser("convert", help="class folders -> TFRecord/RecordIO/webdataset shards",
                    add_help=False)
     sub.add_parser("index", help="index files for the container readers", add_help=False)
-    if argv and argv[0] in ("convert", "index"):
-        from stoker.tools import convert, index
-        tool = {"convert": convert, "index": index}[argv[0]]
+    sub.add_parser("diagnose", help="what limits training: the loader (which part) or the model",
+                   add_help=False)
+    if argv and argv[0] in ("convert", "index", "diagnose"):
+        from stoker.tools import convert, diagnose, index
+        tool = {"convert": convert, "index": index, "diagnose": diagnose}[argv[0]]
         return tool.main(argv[1:], prog=f"stoker {argv[0]}") or 0
     args = ap.parse_args(argv)
     if args.command == "info":

@@ -65,3 +65,82 @@ def test_bad_command_lines_say_what_is_wrong(tmp_path):
     assert r.returncode == 2 and "invalid choice: 'frobnicate'" in r.stderr
     r = _stoker_cmd()
     assert r.returncode == 2 and "stoker info" in r.stdout
+
+
+# -- stoker diagnose ------------------------------------------------------------------------
+
+def test_diagnose_measures_the_loader_and_names_its_bottleneck(jpeg_folder, tmp_path):
+    r = _stoker_cmd("diagnose", "--data", jpeg_folder, "--batch", "4", "--threads", "2",
+                    "--seconds", "0.5", "--warmup", "0.2", "--png", str(tmp_path / "h.png"),
+                    "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["loader_alone"]["images_per_s"] > 0 and out["loader_alone"]["cores"] > 0
+    assert out["bottleneck"] and isinstance(out["recommendations"], list)
+    assert {o["name"] for o in out["operators"]} >= {"reader", "decode", "normalize"}
+    assert "ms/sample" in out["report"]
+    if not _stoker.cuda_available():
+        assert "synthetic" not in out and any("no CUDA GPU" in n for n in out["notes"])
+        # A CPU-only pipeline limited by its decoder: the CPU stage's busiest operator.
+        assert out["bottleneck"].startswith("the CPU stage: operator")
+    else:  # the model on synthetic data and fed by stoker, their utilisation histograms
+        assert out["synthetic"]["images_per_s"] > 0 and out["fed"]["pct_of_synthetic"] > 0
+        hist = json.loads(open(out["histogram_json"]).read())
+        assert set(hist["gpu_util"]) == {"synthetic data", "fed by stoker"}
+    text = _stoker_cmd("diagnose", "--data", jpeg_folder, "--batch", "4", "--threads", "2",
+                       "--seconds", "0.3", "--warmup", "0")
+    assert text.returncode == 0 and "loader alone:" in text.stdout and "bottleneck:" in text.stdout
+
+
+def test_diagnose_refuses_a_missing_folder(tmp_path):
+    r = _stoker_cmd("diagnose", "--data", str(tmp_path / "nope"))
+    assert r.returncode == 2 and "not a folder" in r.stderr
+
+
+def _stats(busy, starved, ops, queue=(0.0, 2)):
+    stages = [{"stage": s, "busy": b, "starved": st, "queue_mean": queue[0],
+               "queue_capacity": queue[1]}
+              for s, b, st in zip(("cpu", "mixed", "gpu"), busy, starved)]
+    stages.append({"stage": "consumer", "busy": 0, "starved": 1, "queue_mean": 0,
+                   "queue_capacity": 0})
+    return {"stages": stages, "operators": ops}
+
+
+def _op(name, op, backend, seconds, samples=1000, gpu_seconds=0.0, gpu_runs=0):
+    return {"name": name, "op": op, "backend": backend, "seconds": seconds, "samples": samples,
+            "gpu_seconds": gpu_seconds, "gpu_runs": gpu_runs, "counters": {}}
+
+
+def test_bottleneck_rules():
+    from stoker.tools.diagnose import bottleneck
+    ops = [_op("reader", "readers.file", "cpu", 0.1), _op("decode", "decoders.image", "mixed", 2.0),
+           _op("resize", "resize", "gpu", 0.5, gpu_seconds=3.0, gpu_runs=10)]
+    st = _stats((1.0, 9.0, 2.0), (0.0, 0.5, 7.0), ops)
+    # Fed training at 98% of synthetic: the model is the limit.
+    what, recs = bottleneck(20000, 4600, 4500, st, 16, 3.0)
+    assert what.startswith("the GPU (the model itself)") and "97.8%" in what and recs == []
+    # The loader alone is 4x faster than the model needs, yet training loses: contention.
+    what, recs = bottleneck(20000, 4600, 4100, st, 16, 3.0)
+    assert what.startswith("host contention") and any("num_threads=4" in r for r in recs)
+    # The loader is slower than the model: its busiest, least starved stage (mixed: decoder).
+    what, _ = bottleneck(3000, 4600, 2900, st, 16, 3.0)
+    assert what.startswith("the decoder 'decode'")
+    # No GPU: the CPU stage's heaviest operator; a reader there means storage.
+    cpu_ops = [_op("reader", "readers.file", "cpu", 5.0),
+               _op("decode", "decoders.image", "cpu", 1.0)]
+    what, recs = bottleneck(500, None, None, _stats((9.0,), (0.0,), cpu_ops), 2, 1.9)
+    assert what.startswith("storage: the reader 'reader'") and "stoker convert" in recs[0]
+    gpu_stage = _stats((1.0, 1.0, 9.0), (5.0, 5.0, 0.0), ops, queue=(1.9, 2))
+    what, recs = bottleneck(3000, 4600, 2900, gpu_stage, 16, 3.0)
+    assert what.startswith("the GPU stage: operator 'resize' (300.00 ms")
+    assert any("queue is usually full" in r for r in recs)
+
+
+def test_diagnose_plot_draws_the_histograms(tmp_path):
+    pytest.importorskip("matplotlib")
+    h = tmp_path / "h.json"
+    h.write_text(json.dumps({"title": "t", "gpu_util": {"synthetic data": [95, 97, 99],
+                                                          "fed by stoker": [80, 90, 99]}}))
+    r = _stoker_cmd("diagnose", "--plot", str(h), "--png", str(tmp_path / "h.png"))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,332 @@
+"""stoker diagnose: is the loader what keeps training from going faster, and if so, which part?
+
+    stoker diagnose --data DIR [--pipeline rn50-train|rn50-val] [--model resnet50] [--threads N]
+                    [--seconds S] [--batch B] [--json] [--png FILE]
+
+Measures (each after a warm-up) the loader alone, the model on synthetic data (the same tensor
+every step: what the GPU can consume) and the model fed by the loader, prints images/s and "%
+of synthetic", names the bottleneck from the pipeline's own statistics (stage busy/starved
+times, queue occupancy, per-operator times, CPU cores used) and recommends settings. With a
+GPU it samples the GPU's utilisation (nvidia-smi) during both training runs and saves their
+histograms as a PNG (or, without matplotlib, as JSON: `stoker diagnose --plot FILE.json`).
+Without a GPU (or torch) it measures the loader alone and says what it could not measure.
+DIR is a class-folder tree of JPEGs (scripts/make_dataset.py makes one).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+
+
+def build_pipeline(data, pipeline, batch, threads, gpu, size=224):
+    """The diagnosed pipeline: RN50-train (random resized crop, flip, normalize, fp16 NCHW) or
+    RN50-val (resize shorter 256, centre crop), on the GPU (mixed decoder) when `gpu`."""
+    import stoker
+    from stoker import fn, types
+    dev = "gpu" if gpu else "cpu"
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=threads, seed=0,
+                           device_id=0 if gpu else None, pinned_outputs=gpu)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=data, random_shuffle=True, name="reader")
+        decoder = {"device": "mixed" if gpu else "cpu"}
+        if pipeline == "rn50-val":
+            images = fn.decoders.image(jpegs, name="decode", **decoder)
+            images = fn.resize(images, device=dev, resize_shorter=size * 8 // 7, name="resize")
+            mirror = 0
+        else:
+            images = fn.decoders.image_random_crop(jpegs, name="decode", **decoder)
+            images = fn.resize(images, device=dev, size=(size, size), name="resize")
+            mirror = fn.random.coin_flip()
+        images = fn.crop_mirror_normalize(images, device=dev, crop=(size, size), mirror=mirror,
+                                          mean=MEAN, std=STD, dtype=types.FLOAT16,
+                                          output_layout="CHW", name="normalize")
+        pipe.set_outputs(images, labels.gpu() if gpu else labels)
+    pipe.build()
+    return pipe
+
+
+def _window(step, seconds, warmup_s):
+    """Runs step() for warmup_s, then for at least `seconds`: (steps, seconds)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warmup_s:
+        step()
+    t0, n = time.perf_counter(), 0
+    while time.perf_counter() - t0 < seconds or n == 0:
+        step()
+        n += 1
+    return n, time.perf_counter() - t0
+
+
+def measure_loader(pipe, batch, seconds, warmup_s, wait=None):
+    """Images/s of the pipeline alone, and its statistics; wait(outputs) waits for a GPU
+    batch (as the training loop would)."""
+    def step():
+        outputs = pipe.run()
+        if wait:
+            wait(outputs)
+    n, wall = _window(step, seconds, warmup_s)
+    return {"images_per_s": n * batch / wall, "stats": pipe.stats(), "report": pipe.report()}
+
+
+class UtilSampler:
+    """GPU utilisation (%) every 100 ms from nvidia-smi, in the background."""
+
+    def __init__(self):
+        self.values, self.proc = [], None
+        if not shutil.which("nvidia-smi"):
+            return
+        env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        self.proc = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
+             "-i", "0", "-lms", "100"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, env=env)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                self.values.append(float(line.strip()))
+            except ValueError:
+                pass
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait()
+        return self.values
+
+
+def measure_training(model_name, batch, seconds, warmup_s, batches, size=224):
+    """Images/s of torchvision `model_name` training (AMP fp16, channels_last, SGD) on the
+    batches `batches()` yields (a torch (images, labels) pair each), and the GPU utilisation
+    samples of the window."""
+    import torch
+    import torchvision
+    torch.backends.cudnn.benchmark = True
+    model = getattr(torchvision.models, model_name)(num_classes=1000).cuda()
+    model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
+    scaler = torch.amp.GradScaler("cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+    it = batches()
+
+    def step():
+        x, y = next(it)
+        x = x.contiguous(memory_format=torch.channels_last)
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = loss_fn(model(x), y % 1000)
+        opt.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        torch.cuda.current_stream().synchronize()  # as a loop that logs loss.item() does
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warmup_s:
+        step()
+    sampler = UtilSampler()
+    n, wall = _window(step, seconds, 0)
+    return {"images_per_s": n * batch / wall, "gpu_util": sampler.stop()}
+
+
+def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores):
+    """(what limits training, [recommendations]) from the three rates (synthetic and fed are
+    None without a GPU) and the loader's stats() while running alone."""
+    stages = [s for s in stats["stages"] if s["stage"] != "consumer"]
+    ops = stats["operators"]
+    recs = []
+    if synthetic_rate and fed_rate and fed_rate >= 0.97 * synthetic_rate:
+        return (f"the GPU (the model itself): fed by stoker it trains at "
+                f"{100 * fed_rate / synthetic_rate:.1f}% of its synthetic-data speed"), recs
+    if synthetic_rate and loader_rate >= 1.1 * synthetic_rate:
+        # Fast enough alone, slower when training: they compete for the machine.
+        what = ("host contention with the training thread, or stoker's GPU work sharing the "
+                f"GPU: the loader alone delivers {loader_rate:,.0f} images/s, "
+                f"{loader_rate / synthetic_rate:.1f}x what the model consumes")
+        if threads > 4:
+            recs.append(f"try num_threads=4 (now {threads}): the model consumes "
+                        f"{100 * synthetic_rate / loader_rate:.0f}% of what the loader delivers "
+                        "alone, and fewer threads leave the training thread its core")
+        recs.append("keep the labels on the GPU with labels.gpu() and avoid per-step host "
+                    "copies in the training loop")
+        return what, recs
+    # The loader itself is too slow (or there is nothing to compare with): its busiest stage.
+    busiest = max(stages, key=lambda s: s["busy"] - s["starved"])
+    name = busiest["stage"]
+    stage_ops = [o for o in ops if o["backend"] == name] or ops
+    top = max(stage_ops, key=lambda o: o["seconds"])
+    per = 1000 * top["seconds"] / top["samples"] if top["samples"] else 0.0
+    if top["op"].startswith("readers."):
+        what = f"storage: the reader '{top['name']}' ({per:.3f} ms per sample)"
+        recs.append("put the data on faster storage or in fewer, larger files (TFRecord, "
+                    "webdataset: `stoker convert`)")
+    elif name == "cpu":
+        what = (f"the CPU stage: operator '{top['name']}' ({top['op']}, {per:.3f} ms per "
+                f"sample on its thread); {cores:.1f} cores busy with {threads} threads")
+        if "decoders" in top["op"]:
+            recs.append("decode on the GPU: fn.decoders.image(..., device='mixed') uses the "
+                        "hardware JPEG engines and nvJPEG")
+        recs.append(f"more threads (num_threads, now {threads}) if the machine has idle cores")
+    elif name == "mixed":
+        counters = top.get("counters", {})
+        what = f"the decoder '{top['name']}' (mixed stage)"
+        if counters:
+            what += f": split {json.dumps({k: v for k, v in counters.items() if 'load' in k})}"
+        recs.append("hw_decoder_load='auto' balances the engines and the threads; more "
+                    "threads help when the CPU's share is the slower one")
+    else:
+        gpu_ms = 1000 * top["gpu_seconds"] / top["gpu_runs"] if top.get("gpu_runs") else 0.0
+        what = (f"the GPU stage: operator '{top['name']}' ({gpu_ms:.2f} ms of GPU stream time "
+                "per batch)")
+        recs.append("fewer or fused GPU operators (resize -> crop_mirror_normalize chains "
+                    "fuse into one kernel)")
+    if busiest["queue_capacity"] and busiest["queue_mean"] > 0.8 * busiest["queue_capacity"]:
+        recs.append("its queue is usually full: the consumer, not stoker, sets the pace")
+    return what, recs
+
+
+def plot(hist_json, png):
+    """Draws the GPU utilisation histograms of a diagnose run (JSON) as a PNG."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with open(hist_json) as f:
+        h = json.load(f)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    bins = list(range(0, 105, 5))
+    for label, values in h["gpu_util"].items():
+        if values:
+            mean = sum(values) / len(values)
+            ax.hist(values, bins=bins, alpha=0.6, label=f"{label} (mean {mean:.0f}%)")
+    ax.set_xlabel("GPU utilisation (%), sampled every 100 ms")
+    ax.set_ylabel("samples")
+    ax.set_title(h.get("title", "GPU utilisation during training"))
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+    return png
+
+
+def diagnose(args):
+    import stoker
+    gpu = stoker._stoker.cuda_available()
+    try:
+        import torch
+        import torchvision  # noqa: F401
+        torch_gpu = gpu and torch.cuda.is_available()
+    except ImportError:
+        torch, torch_gpu = None, False
+    threads = args.threads or min(os.cpu_count() or 1, 16)
+    out = {"data": args.data, "pipeline": args.pipeline, "model": args.model,
+           "threads": threads, "batch": args.batch, "gpu": gpu, "notes": []}
+    pipe = build_pipeline(args.data, args.pipeline, args.batch, threads, gpu)
+    def wait(outputs):  # torch's stream waits for the batch (DLPack), the host for the stream
+        torch.from_dlpack(outputs[0])
+        torch.cuda.current_stream().synchronize()
+    alone = measure_loader(pipe, args.batch, args.seconds, args.warmup,
+                           wait if torch_gpu else None)
+    cpu = alone["stats"]["cpu"]
+    out["loader_alone"] = {"images_per_s": alone["images_per_s"], "cores": cpu["cores"]}
+    stats = alone["stats"]
+    synthetic = fed = None
+    if not torch_gpu:
+        out["notes"].append("no CUDA GPU (or no torch/torchvision): measured the loader alone; "
+                            "the training comparison needs a GPU")
+    else:
+        def synthetic_batches():
+            x = torch.randn(args.batch, 3, 224, 224, device="cuda").half()
+            y = torch.randint(0, 1000, (args.batch,), device="cuda")
+            while True:
+                yield x, y
+
+        def stoker_batches():
+            while True:
+                images, labels = pipe.run()
+                yield (torch.from_dlpack(images),
+                       torch.from_dlpack(labels).to("cuda", non_blocking=True).reshape(-1).long())
+        syn = measure_training(args.model, args.batch, args.seconds, args.warmup,
+                               synthetic_batches)
+        fedm = measure_training(args.model, args.batch, args.seconds, args.warmup,
+                                stoker_batches)
+        synthetic, fed = syn["images_per_s"], fedm["images_per_s"]
+        out["synthetic"] = {"images_per_s": synthetic}
+        out["fed"] = {"images_per_s": fed, "pct_of_synthetic": 100 * fed / synthetic}
+        hist = {"title": f"{args.model}, batch {args.batch}: GPU utilisation",
+                "gpu_util": {"synthetic data": syn["gpu_util"], "fed by stoker": fedm["gpu_util"]}}
+        base = os.path.splitext(args.png)[0]
+        with open(base + ".json", "w") as f:
+            json.dump(hist, f)
+        out["histogram_json"] = base + ".json"
+        try:
+            out["png"] = plot(base + ".json", args.png)
+        except ImportError:
+            out["notes"].append(f"matplotlib is not installed: the histograms are in "
+                                f"{base}.json (`stoker diagnose --plot {base}.json` draws them)")
+    pipe.close()
+    what, recs = bottleneck(alone["images_per_s"], synthetic, fed, stats, threads, cpu["cores"])
+    out["bottleneck"], out["recommendations"] = what, recs
+    out["report"] = alone["report"]
+    out["stages"] = stats["stages"]
+    out["operators"] = [{k: o[k] for k in ("name", "op", "backend", "samples", "seconds",
+                                            "gpu_runs", "gpu_seconds")} for o in stats["operators"]]
+    return out
+
+
+def text(out):
+    lines = [f"stoker diagnose: {out['pipeline']} on {out['data']}, batch {out['batch']}, "
+             f"{out['threads']} threads, {'GPU' if out['gpu'] else 'CPU only'}",
+             f"  loader alone:            {out['loader_alone']['images_per_s']:10,.0f} images/s "
+             f"({out['loader_alone']['cores']:.1f} cores busy)"]
+    if "synthetic" in out:
+        rate = out["synthetic"]["images_per_s"]
+        lines.append(f"  {out['model']} on synthetic data: {rate:10,.0f} images/s")
+        lines.append(f"  {out['model']} fed by stoker:    {out['fed']['images_per_s']:10,.0f} "
+                     f"images/s = {out['fed']['pct_of_synthetic']:.1f}% of synthetic")
+    lines.append(f"bottleneck: {out['bottleneck']}")
+    recs = out["recommendations"]
+    lines += [f"  - {r}" for r in recs]
+    lines += [f"note: {n}" for n in out["notes"]]
+    if out.get("png"):
+        lines.append(f"GPU utilisation histograms: {out['png']}")
+    lines += ["", "the pipeline's own statistics (loader alone):", out["report"]]
+    return "\n".join(lines)
+
+
+def main(argv=None, prog="stoker diagnose"):
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", help="class-folder tree of JPEGs")
+    ap.add_argument("--pipeline", choices=["rn50-train", "rn50-val"], default="rn50-train")
+    ap.add_argument("--model", default="resnet50",
+                    help="a torchvision model (resnet50, resnet18, ...)")
+    ap.add_argument("--threads", type=int, default=0, help="pipeline threads (default: cores, "
+                                                           "at most 16)")
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--seconds", type=float, default=10.0, help="each measurement's window")
+    ap.add_argument("--warmup", type=float, default=3.0, help="seconds before each window")
+    ap.add_argument("--png", default="stoker-diagnose.png", help="the histograms' PNG")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--plot", metavar="JSON", help="only draw the PNG of an earlier run's JSON")
+    args = ap.parse_args(argv)
+    if args.plot:
+        print(plot(args.plot, args.png))
+        return 0
+    if not args.data:
+        ap.error("--data is required")
+    if not os.path.isdir(args.data):
+        ap.error(f"--data {args.data}: not a folder")
+    out = diagnose(args)
+    print(json.dumps(out, indent=1) if args.json else text(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
