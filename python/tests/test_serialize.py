@@ -1,0 +1,105 @@
+"""pipe.serialize() / stoker.Pipeline.deserialize(): a versioned JSON schema; the rebuilt
+pipeline gives identical batches; what cannot be serialized says so."""
+
+import json
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, types
+
+
+def _pipe(folder, seed=7, **kw):
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, seed=seed, **kw)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=folder, random_shuffle=True, name="reader")
+        images = fn.decoders.image_random_crop(jpegs, name="decode")
+        images = fn.resize(images, size=(24, 32), name="resize")
+        angle = fn.random.uniform(range=(-10.0, 10.0))
+        images = fn.rotate(images, angle=angle, keep_size=True)
+        out = fn.crop_mirror_normalize(images, mirror=fn.random.coin_flip(), mean=[1, 2, 3],
+                                       std=[2, 2, 2], dtype=types.FLOAT16, output_layout="CHW")
+        pipe.set_outputs(out, labels * 2 + 1)
+    return pipe
+
+
+def _batches(pipe, n=3):
+    out = []
+    for _ in range(n):
+        images, labels = pipe.run()
+        out.append((images.as_array().copy(), labels.as_array().copy()))
+    return out
+
+
+def test_round_trip_gives_identical_batches(jpeg_folder, tmp_path):
+    original = _pipe(jpeg_folder)
+    text = original.serialize(tmp_path / "p.json")
+    doc = json.loads(text)
+    assert doc["format"] == "stoker.pipeline" and doc["version"] == 1
+    assert [n["name"] for n in doc["nodes"]][:3] == ["reader", "decode", "resize"]
+    assert any(n["op"] == "arithmetic" for n in doc["nodes"])  # labels * 2 + 1
+    assert (tmp_path / "p.json").read_text() == text
+    expected = _batches(original)
+    for source in (text, str(tmp_path / "p.json")):
+        again = stoker.Pipeline.deserialize(source)
+        assert again.serialize() == text  # the same definition, serialized the same way
+        for (a, b), (c, d) in zip(expected, _batches(again)):
+            np.testing.assert_array_equal(a, c)
+            np.testing.assert_array_equal(b, d)
+        again.close()
+    original.close()
+
+
+def test_options_can_be_overridden_and_keep_their_meaning(jpeg_folder):
+    text = _pipe(jpeg_folder, prefetch_queue_depth={"cpu_size": 3, "gpu_size": 1}).serialize()
+    doc = json.loads(text)
+    assert doc["prefetch_queue_depth"] == {"cpu_size": 3, "gpu_size": 1}
+    more = stoker.Pipeline.deserialize(text, num_threads=1)
+    assert more.num_threads == 1 and more.batch_size == 4
+    # Outputs do not depend on the number of threads (same seed).
+    for (a, b), (c, d) in zip(_batches(_pipe(jpeg_folder)), _batches(more)):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
+
+
+def test_external_sources_and_bad_documents_are_refused(jpeg_folder):
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1, seed=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(lambda: [np.zeros(3, np.uint8)] * 2, name="feed"))
+    with pytest.raises(ValueError, match="external_source 'feed' takes its data from a Python "
+                                         "source, which cannot be serialized"):
+        pipe.serialize()
+    with pytest.raises(ValueError, match="no outputs to serialize"):
+        stoker.Pipeline(batch_size=2).serialize()
+    good = json.loads(_pipe(jpeg_folder).serialize())
+    with pytest.raises(ValueError, match="not JSON"):
+        stoker.Pipeline.deserialize("{nope")
+    with pytest.raises(ValueError, match="not a serialized stoker pipeline"):
+        stoker.Pipeline.deserialize(json.dumps({"nodes": []}))
+    with pytest.raises(ValueError, match="schema version 99; this stoker reads version 1"):
+        stoker.Pipeline.deserialize(json.dumps({**good, "version": 99}))
+    bad = json.loads(json.dumps(good))
+    bad["nodes"][1]["inputs"] = [[5, 0]]  # decode reading a later node
+    with pytest.raises(ValueError, match="node 1 \\('decode'\\) reads output 0 of node 5, which "
+                                         "does not come before it"):
+        stoker.Pipeline.deserialize(json.dumps(bad))
+    bad = json.loads(json.dumps(good))
+    bad["nodes"][2]["args"]["size"] = "big"  # the native build names the operator
+    with pytest.raises(Exception, match="resize"):
+        stoker.Pipeline.deserialize(json.dumps(bad)).build()
+
+
+def test_a_distributed_shard_is_not_serialized(jpeg_folder, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    pipe = _pipe(jpeg_folder)
+    assert pipe._nodes[0]["args"]["shard_id"] == 1  # this process's shard, taken from the job
+    doc = json.loads(pipe.serialize())
+    reader = doc["nodes"][0]
+    assert reader["op"] == "readers.file" and "shard_id" not in reader["args"]
+    explicit = stoker.Pipeline(batch_size=2, seed=1)
+    with explicit:
+        jpegs, _ = fn.readers.file(file_root=jpeg_folder, shard_id=0, num_shards=3)
+        explicit.set_outputs(jpegs)
+    assert json.loads(explicit.serialize())["nodes"][0]["args"]["num_shards"] == 3
