@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,6 +98,13 @@ struct MemoryStats {
 
 class Pipeline {
  public:
+  // A pipeline from Python's pipe.serialize() JSON (schema "stoker.pipeline", version 1):
+  // its options, operators and outputs, built as PipelineBuilder would. `adjust`, when given,
+  // may change the saved options first (device_id, num_threads, checkpoint...). Throws
+  // ValueError naming the node for a document it cannot use, and the builder's errors.
+  static std::unique_ptr<Pipeline> from_json(
+      const std::string& json, const std::function<void(PipelineOptions&)>& adjust = {});
+
   ~Pipeline();  // stops the prefetching thread; never hangs, even mid-epoch
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;

@@ -103,3 +103,33 @@ def test_a_distributed_shard_is_not_serialized(jpeg_folder, monkeypatch):
         jpegs, _ = fn.readers.file(file_root=jpeg_folder, shard_id=0, num_shards=3)
         explicit.set_outputs(jpegs)
     assert json.loads(explicit.serialize())["nodes"][0]["args"]["num_shards"] == 3
+
+
+def _checksums(array_bytes):
+    """What examples/cpp/run_serialized.cpp prints: the sums of the bytes and of byte x
+    position, modulo 2**64."""
+    b = np.frombuffer(array_bytes, np.uint8).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return int(b.sum()), int((b * np.arange(len(b), dtype=np.uint64)).sum())
+
+
+def test_cpp_runs_what_python_serialized(jpeg_folder, tmp_path):
+    """The C++ example (Pipeline::from_json, no Python) gives the batches Python gives."""
+    import os
+    import subprocess
+    build = os.path.dirname(os.path.dirname(os.path.dirname(stoker.__file__)))
+    exe = os.path.join(build, "examples", "stoker_example_run_serialized")
+    if not os.path.exists(exe):
+        pytest.skip(f"no C++ example binary at {exe} (an installed stoker, not a build tree)")
+    pipe = _pipe(jpeg_folder)
+    pipe.serialize(tmp_path / "p.json")
+    r = subprocess.run([exe, str(tmp_path / "p.json"), "3"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 6
+    for it, (images, labels) in enumerate(_batches(pipe)):
+        for k, arr in enumerate((images, labels)):
+            s, w = _checksums(arr.tobytes())
+            assert lines[2 * it + k].endswith(f"checksum {s} {w}"), (it, k, lines[2 * it + k])
+    assert "4 samples, (3, 24, 32) float16" in lines[0]

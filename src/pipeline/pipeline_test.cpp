@@ -90,6 +90,77 @@ TEST(Pipeline, SameSeedSameBatchesForAnyThreadsAndPrefetch) {
   EXPECT_NE(reference[0], reference[1]);
 }
 
+// train_pipeline(root, 2, 2) as Python's pipe.serialize() writes it.
+std::string train_json(const std::string& root) {
+  return R"({"format": "stoker.pipeline", "version": 1, "batch_size": 4, "num_threads": 2,
+    "device_id": null, "seed": 1234, "prefetch_queue_depth": {"cpu_size": 2, "gpu_size": 2},
+    "host_memory_budget": 0, "device_memory_budget": 0, "on_error": "raise",
+    "pinned_outputs": false,
+    "nodes": [
+     {"op": "readers.file", "name": "Reader", "device": "cpu", "inputs": [],
+      "args": {"file_root": ")" +
+         root + R"(", "random_shuffle": true}, "arg_inputs": {}},
+     {"op": "decoders.image", "name": "decode", "device": "cpu", "inputs": [[0, 0]], "args": {},
+      "arg_inputs": {}},
+     {"op": "random_resized_crop", "name": "crop", "device": "cpu", "inputs": [[1, 0]],
+      "args": {"size": [16, 16]}, "arg_inputs": {}},
+     {"op": "random.coin_flip", "name": "coin", "device": "cpu", "inputs": [], "args": {},
+      "arg_inputs": {}},
+     {"op": "crop_mirror_normalize", "name": "cmn", "device": "cpu", "inputs": [[2, 0]],
+      "args": {"mean": [128], "std": [64], "dtype": "float16"}, "arg_inputs": {"mirror": [3, 0]}}
+    ],
+    "outputs": [[4, 0], [0, 1]]})";
+}
+
+TEST(Pipeline, FromJsonBuildsWhatTheBuilderBuilds) {
+  JpegFolder data(5);
+  auto built = train_pipeline(data.root(), 2, 2);
+  auto loaded = Pipeline::from_json(train_json(data.root()));
+  auto one_thread =
+      Pipeline::from_json(train_json(data.root()), [](PipelineOptions& o) { o.num_threads = 1; });
+  EXPECT_EQ(loaded->options().num_threads, 2);
+  EXPECT_EQ(one_thread->options().num_threads, 1);
+  EXPECT_EQ(loaded->reader_meta("Reader").epoch_size, 10);
+  for (int it = 0; it < 4; ++it) {
+    const auto expected = flatten(built->run());
+    EXPECT_EQ(flatten(loaded->run()), expected) << "iteration " << it;
+    EXPECT_EQ(flatten(one_thread->run()), expected) << "iteration " << it;
+  }
+}
+
+TEST(Pipeline, FromJsonRefusesDocumentsItCannotUseAndSaysWhy) {
+  JpegFolder data(2);
+  const std::string good = train_json(data.root());
+  auto fails = [](const std::string& text, const std::string& expected) {
+    try {
+      Pipeline::from_json(text);
+      ADD_FAILURE() << "no error; expected: " << expected;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  auto replace = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  fails("{nope", "not JSON");
+  fails(R"({"nodes": []})", "not a serialized stoker pipeline");
+  fails(replace(R"("version": 1)", R"("version": 2)"),
+        "schema version 2; this stoker reads version 1");
+  fails(replace(R"("inputs": [[1, 0]])", R"("inputs": [[3, 0]])"),
+        "node 2 ('crop', random_resized_crop) reads output 0 of node 3, which does not come "
+        "before it");
+  fails(replace(R"("size": [16, 16])", R"("size": {"w": 16})"),
+        "node 2 ('crop', random_resized_crop) argument 'size': unsupported argument value");
+  fails(replace(R"("op": "random.coin_flip")", R"("op": "random.coin_toss")"), "coin_toss");
+  fails(replace(R"("batch_size": 4)", R"("batch_size": "four")"),
+        "option 'batch_size' is \"four\"");
+  fails(replace(R"("outputs": [[4, 0], [0, 1]])", R"("outputs": [[9, 0]])"),
+        "an output reads output 0 of node 9");
+}
+
 TEST(Pipeline, ReaderMetaAndLabels) {
   JpegFolder data(3, 3);
   auto pipe = train_pipeline(data.root(), 2, 2, 9);
