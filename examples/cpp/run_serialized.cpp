@@ -40,11 +40,10 @@ int main(int argc, char** argv) {
             weighted += uint64_t(p[j]) * position;
           }
         }
-        std::printf("batch %d output %zu: %d samples, %s %s, checksum %llu %llu\n", it, k,
-                    b.size(), b.shape(0).to_string().c_str(),
-                    std::string(stoker::dtype_name(b.dtype())).c_str(),
-                    static_cast<unsigned long long>(sum),
-                    static_cast<unsigned long long>(weighted));
+        std::printf(
+            "batch %d output %zu: %d samples, %s %s, checksum %llu %llu\n", it, k, b.size(),
+            b.shape(0).to_string().c_str(), std::string(stoker::dtype_name(b.dtype())).c_str(),
+            static_cast<unsigned long long>(sum), static_cast<unsigned long long>(weighted));
       }
     }
   } catch (const stoker::Error& e) {

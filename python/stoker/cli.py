@@ -7,6 +7,7 @@
     stoker index FORMAT FILE [FILE ...]      index files for readers.tfrecord / mxnet / webdataset
     stoker diagnose --data DIR [...]         loader alone, model on synthetic data, model fed by
                                              the loader: % of synthetic and the bottleneck
+    stoker bench --data DIR [...]            the loader alone at several thread counts
 
 `stoker COMMAND --help` describes each command's options.
 """
@@ -69,9 +70,10 @@ def main(argv=None):
     sub.add_parser("index", help="index files for the container readers", add_help=False)
     sub.add_parser("diagnose", help="what limits training: the loader (which part) or the model",
                    add_help=False)
-    if argv and argv[0] in ("convert", "index", "diagnose"):
-        from stoker.tools import convert, diagnose, index
-        tool = {"convert": convert, "index": index, "diagnose": diagnose}[argv[0]]
+    sub.add_parser("bench", help="the loader alone at several thread counts", add_help=False)
+    if argv and argv[0] in ("convert", "index", "diagnose", "bench"):
+        from stoker.tools import bench, convert, diagnose, index
+        tool = {"convert": convert, "index": index, "diagnose": diagnose, "bench": bench}[argv[0]]
         return tool.main(argv[1:], prog=f"stoker {argv[0]}") or 0
     args = ap.parse_args(argv)
     if args.command == "info":

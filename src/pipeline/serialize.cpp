@@ -4,9 +4,8 @@
 // "arg_inputs": {name: [node, output]}}], "outputs": [[node, output]]}; a node reads only nodes
 // before it. Arguments convert as the Python binding converts them (bool, int, float, string,
 // and lists of ints, numbers or strings).
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,9 +43,9 @@ ArgValue to_arg(const Json& v, const std::string& where) {
 // nodes of its own, so indices differ).
 Value to_value(const Json& ref, const std::vector<std::vector<Value>>& added, size_t i,
                const std::string& where) {
-  STOKER_ENFORCE(ref.is_array() && ref.size() == 2 && ref[0].is_number_integer() &&
-                     ref[1].is_number_integer(),
-                 ValueError, where, ": an input must be [node, output], got ", ref.dump());
+  STOKER_ENFORCE(
+      ref.is_array() && ref.size() == 2 && ref[0].is_number_integer() && ref[1].is_number_integer(),
+      ValueError, where, ": an input must be [node, output], got ", ref.dump());
   const int64_t node = ref[0].get<int64_t>(), output = ref[1].get<int64_t>();
   STOKER_ENFORCE(node >= 0 && size_t(node) < std::min(i, added.size()) && output >= 0 &&
                      size_t(output) < added[size_t(node)].size(),
@@ -68,8 +67,8 @@ T field(const Json& doc, const char* key, T fallback) {
 
 }  // namespace
 
-std::unique_ptr<Pipeline> Pipeline::from_json(
-    const std::string& json, const std::function<void(PipelineOptions&)>& adjust) {
+std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
+                                              const std::function<void(PipelineOptions&)>& adjust) {
   Json doc;
   try {
     doc = Json::parse(json);
