@@ -15,24 +15,14 @@ import json
 import os
 import sys
 
-from stoker.tools.diagnose import build_pipeline, measure_loader
+from stoker.tools.diagnose import batch_waiter, build_pipeline, measure_loader
 
 
 def bench(data, pipeline, threads, device, batch, seconds, warmup, progress=None):
     """[{threads, images_per_s, cores, busiest stage}] for each thread count."""
     import stoker
     gpu = {"auto": stoker._stoker.cuda_available(), "gpu": True, "cpu": False}[device]
-    wait = None
-    if gpu:
-        try:
-            import torch
-
-            def wait(outputs):  # torch's stream waits for the batch, the host for the stream
-                torch.from_dlpack(outputs[0])
-                torch.cuda.current_stream().synchronize()
-        except ImportError:  # without torch: each batch copied to the host (waits for it)
-            def wait(outputs):
-                outputs[0].as_cpu()
+    wait = batch_waiter(gpu)
     rows = []
     for k, t in enumerate(threads):
         if progress:

@@ -65,6 +65,23 @@ def _window(step, seconds, warmup_s):
     return n, time.perf_counter() - t0
 
 
+def batch_waiter(gpu):
+    """wait(outputs) for a GPU pipeline's batch, as a training loop waits for it: torch's
+    stream waits for the batch (DLPack), the host for the stream; without torch, a host copy.
+    None for CPU pipelines (run() returns finished batches)."""
+    if not gpu:
+        return None
+    try:
+        import torch
+    except ImportError:
+        return lambda outputs: outputs[0].as_cpu()
+
+    def wait(outputs):
+        torch.from_dlpack(outputs[0])
+        torch.cuda.current_stream().synchronize()
+    return wait
+
+
 def measure_loader(pipe, batch, seconds, warmup_s, wait=None):
     """Images/s of the pipeline alone, and its statistics; wait(outputs) waits for a GPU
     batch (as the training loop would)."""
@@ -228,11 +245,7 @@ def diagnose(args):
     out = {"data": args.data, "pipeline": args.pipeline, "model": args.model,
            "threads": threads, "batch": args.batch, "gpu": gpu, "notes": []}
     pipe = build_pipeline(args.data, args.pipeline, args.batch, threads, gpu)
-    def wait(outputs):  # torch's stream waits for the batch (DLPack), the host for the stream
-        torch.from_dlpack(outputs[0])
-        torch.cuda.current_stream().synchronize()
-    alone = measure_loader(pipe, args.batch, args.seconds, args.warmup,
-                           wait if torch_gpu else None)
+    alone = measure_loader(pipe, args.batch, args.seconds, args.warmup, batch_waiter(gpu))
     cpu = alone["stats"]["cpu"]
     out["loader_alone"] = {"images_per_s": alone["images_per_s"], "cores": cpu["cores"]}
     stats = alone["stats"]
