@@ -85,7 +85,22 @@ def headline_plan(cores, gpu):
     return plan
 
 
-PLANS = {"standard": standard_plan, "headline": headline_plan}
+def priority_plan(cores, gpu):
+    """A/B of the mixed stage's stream priority (high, the default, vs normal through
+    STOKER_MIXED_STREAM_PRIORITY): heavy augmentation alone and ResNet-50 fed at 4 threads.
+    A fifth element of a plan item is extra environment for that measurement."""
+    if not gpu:
+        return []
+    normal = {"STOKER_MIXED_STREAM_PRIORITY": "normal"}
+    plan = [("synthetic", "rn50-train", "train-resnet50", 4)]
+    for env in ({}, normal):
+        plan += [("stoker-gpu", "heavy-1", "alone", cores, env),
+                 ("stoker-gpu", "heavy-4", "alone", cores, env),
+                 ("stoker-gpu", "rn50-train", "train-resnet50", 4, env)]
+    return plan
+
+
+PLANS = {"standard": standard_plan, "headline": headline_plan, "priority": priority_plan}
 
 
 def smoke_plan(cores, gpu):
@@ -258,7 +273,7 @@ def run_one(spec, timeout, logs=None):
     and leaves nothing behind to disturb the next measurement."""
     p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--one", json.dumps(spec)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True, env={**os.environ, **spec.get("env", {})})
     try:
         stdout, stderr = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -382,12 +397,13 @@ def markdown(results, env, profile):
              " wait % | CPU cores busy | RSS MB | GPU MB | NVJPG % | SM % |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
+        loader = r["loader"] + "".join(f" ({k}={v})" for k, v in r.get("env", {}).items())
         if "error" in r:
-            lines.append(f"| {r['pipeline']} | {r['mode']} | {r['loader']} | {r['threads']} | "
+            lines.append(f"| {r['pipeline']} | {r['mode']} | {loader} | {r['threads']} | "
                          f"error: {' '.join(r['error'])[:120]} ||||||||")
             continue
         lines.append(
-            f"| {r['pipeline']} | {r['mode']} | {r['loader']} | {r['threads']} | "
+            f"| {r['pipeline']} | {r['mode']} | {loader} | {r['threads']} | "
             f"{_fmt(r['images_per_s'])} | {_fmt(r['min'])}-{_fmt(r['max'])} | "
             f"{_fmt(r.get('pct_of_synthetic'), 1)} | {_fmt(r.get('wait_pct'), 1)} | "
             f"{_fmt(r['cpu_cores_busy'], 1)} | "
@@ -402,7 +418,7 @@ def main(argv=None):
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--data")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    ap.add_argument("--plan", choices=["standard", "headline", "smoke"], default="standard")
+    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke"], default="standard")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--cores", type=int, default=os.cpu_count())
@@ -441,8 +457,10 @@ def main(argv=None):
     profile = PROFILES[args.profile]
     env = environment()
     results = []
-    for loader, pipeline, mode, threads in plan:
+    for item in plan:
+        loader, pipeline, mode, threads = item[:4]
         spec = {"loader": loader, "pipeline": pipeline, "mode": mode, "threads": threads,
+                "env": item[4] if len(item) > 4 else {},
                 "batch": args.batch, "size": args.size, "data": os.path.abspath(args.data),
                 "warmup_batches": profile["warmup_batches"], "warmup_s": profile["warmup_s"],
                 "window_s": profile["window_s"]}

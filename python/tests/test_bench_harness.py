@@ -162,3 +162,26 @@ def test_plot_of_merged_parts(tmp_path):
     assert plot.training_bars(results) == [("stoker-gpu (4 thr)", "resnet50", 90.0)]
     plot.main([str(p) for p in paths] + ["-o", str(tmp_path / "h.png")])
     assert (tmp_path / "h.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_plan_items_environment_reaches_its_measurement(tmp_path, monkeypatch):
+    """A plan item's fifth element is extra environment for that measurement's process (the
+    priority plan's A/B), shown in the table's loader column."""
+    sys.path.insert(0, BENCH)
+    import harness
+    seen = tmp_path / "seen"
+    spec = {"loader": "synthetic", "pipeline": "rn50-train", "mode": "alone", "threads": 1,
+            "env": {"STOKER_BENCH_PROBE": str(seen)}}
+    code = ("import os, json, sys; open(os.environ['STOKER_BENCH_PROBE'], 'w').write('x'); "
+            "print(json.dumps({'ok': 1}))")
+    real_popen = harness.subprocess.Popen  # the measurement's process runs `code` instead
+    monkeypatch.setattr(harness.subprocess, "Popen",
+                        lambda args, **kw: real_popen([args[0], "-c", code], **kw))
+    assert harness.run_one(spec, 60) == {"ok": 1} and seen.read_text() == "x"
+    row = {**spec, "images_per_s": 1.0, "min": 1.0, "max": 1.0, "cpu_cores_busy": 1.0,
+           "rss_mb": 1.0}
+    env = {"date": "d", "cpus": 1, "torch": "t"}
+    assert f"| synthetic (STOKER_BENCH_PROBE={seen}) |" in harness.markdown([row], env, "test")
+    assert harness.priority_plan(16, False) == []
+    items = harness.priority_plan(16, True)
+    assert sum(1 for i in items if len(i) > 4 and i[4]) == 3
