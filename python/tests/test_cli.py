@@ -1,6 +1,7 @@
 """The `stoker` command (python -m stoker): info, convert and index on small data."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -44,6 +45,14 @@ def test_convert_then_index_gives_the_index_convert_wrote(jpeg_folder, tmp_path)
     r = _stoker_cmd("convert", jpeg_folder, str(out), "--shards", "2")
     assert r.returncode == 0, r.stderr
     assert "tfrecord: 24 samples in 2 files" in r.stdout
+    assert r.stderr.splitlines() == ["[1/2] 12 of 24 samples written",
+                                     "[2/2] 24 of 24 samples written"]  # progress
+    j = _stoker_cmd("convert", jpeg_folder, str(tmp_path / "again"), "--shards", "2",
+                    "--formats", "tfrecord", "--json", "--quiet")
+    assert j.returncode == 0 and j.stderr == ""
+    done = json.loads(j.stdout)
+    assert done["samples"] == 24 and [os.path.basename(p) for p in done["files"]["tfrecord"]] == \
+        ["data-00000.tfrecord", "data-00001.tfrecord"]
     for fmt, ext in (("tfrecord", "tfrecord"), ("recordio", "rec"), ("webdataset", "tar")):
         shard = out / f"data-00001.{ext}"
         written = (out / f"data-00001.{ext}.idx").read_text()
@@ -51,6 +60,11 @@ def test_convert_then_index_gives_the_index_convert_wrote(jpeg_folder, tmp_path)
         assert r.returncode == 0, r.stderr
         if fmt != "recordio":  # recordio's keys restart at 0 in a fresh index
             assert (tmp_path / f"{fmt}.idx").read_text() == written, fmt
+    j = _stoker_cmd("index", "tfrecord", str(out / "data-00000.tfrecord"), "-o",
+                    str(tmp_path / "j.idx"), "--json")
+    assert j.returncode == 0, j.stderr
+    assert json.loads(j.stdout) == [{"file": str(out / "data-00000.tfrecord"), "records": 12,
+                                     "index": str(tmp_path / "j.idx")}]
     # (reading the shards back through the readers: test_convert.py)
 
 

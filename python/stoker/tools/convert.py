@@ -1,7 +1,7 @@
 """Container files from a class-folder tree (or any (bytes, label) samples).
 
     python -m stoker.tools.convert SRC_ROOT OUT_DIR [--formats tfrecord,recordio,webdataset]
-                                   [--shards 8] [--prefix data]
+                                   [--shards 8] [--prefix data] [--json] [--quiet]
 
 SRC_ROOT holds one sub-folder per class, as readers.file reads it: labels are the sorted
 folder names' positions, samples are taken in readers.file's order (folders, then files,
@@ -17,8 +17,10 @@ sorted). Each format gets `--shards` files of consecutive samples, with their in
 
 import argparse
 import io
+import json
 import os
 import struct
+import sys
 import tarfile
 
 from stoker import _stoker
@@ -126,9 +128,10 @@ def write_shard(fmt, path, samples, first_id=0):
     _write_index(fmt, path)
 
 
-def convert(samples, out_dir, formats=FORMATS, shards=8, prefix="data"):
+def convert(samples, out_dir, formats=FORMATS, shards=8, prefix="data", progress=None):
     """Writes [(path, label)] as `shards` files per format in out_dir; returns {format: [paths]}.
-    Shard k holds samples [k*n/shards, (k+1)*n/shards) in order."""
+    Shard k holds samples [k*n/shards, (k+1)*n/shards) in order. progress(text), when given,
+    hears of each shard written."""
     os.makedirs(out_dir, exist_ok=True)
     shards = max(1, min(shards, len(samples)))
     bounds = [len(samples) * k // shards for k in range(shards + 1)]
@@ -142,6 +145,8 @@ def convert(samples, out_dir, formats=FORMATS, shards=8, prefix="data"):
             path = os.path.join(out_dir, f"{prefix}-{k:05d}.{_EXTENSIONS[fmt]}")
             write_shard(fmt, path, part, first_id=bounds[k])
             out[fmt].append(path)
+        if progress:
+            progress(f"[{k + 1}/{shards}] {bounds[k + 1]} of {len(samples)} samples written")
     return out
 
 
@@ -153,13 +158,19 @@ def main(argv=None, prog="python -m stoker.tools.convert"):
     ap.add_argument("--formats", default=",".join(FORMATS))
     ap.add_argument("--shards", type=int, default=8)
     ap.add_argument("--prefix", default="data")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     args = ap.parse_args(argv)
     formats = [f for f in args.formats.split(",") if f]
     unknown = set(formats) - set(FORMATS)
     if unknown:
         ap.error(f"unknown formats {sorted(unknown)}; expected {', '.join(FORMATS)}")
     samples = folder_samples(args.src_root)
-    written = convert(samples, args.out_dir, formats, args.shards, args.prefix)
+    progress = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    written = convert(samples, args.out_dir, formats, args.shards, args.prefix, progress)
+    if args.json:
+        print(json.dumps({"samples": len(samples), "files": written}, indent=1))
+        return
     for fmt, paths in written.items():
         print(f"{fmt}: {len(samples)} samples in {len(paths)} files under {args.out_dir}")
 

@@ -13,6 +13,7 @@ writes FILE.idx next to each file (or -o PATH for one file):
 """
 
 import argparse
+import json
 import sys
 
 from stoker import _stoker
@@ -35,11 +36,12 @@ def main(argv=None, prog="python -m stoker.tools.index"):
     ap.add_argument("format", choices=sorted(_INDEXERS))
     ap.add_argument("files", nargs="+")
     ap.add_argument("-o", "--output", help="index path (only with one file)")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
     args = ap.parse_args(argv)
     if args.output and len(args.files) != 1:
         ap.error("--output needs exactly one file")
     indexer, unit = _INDEXERS[args.format]
-    status = 0
+    status, done = 0, []
     for path in args.files:
         out = args.output or path + ".idx"
         try:
@@ -50,7 +52,11 @@ def main(argv=None, prog="python -m stoker.tools.index"):
             continue
         with open(out, "w") as f:
             f.write(text)
-        print(f"{path}: {_count(args.format, text)} {unit} -> {out}")
+        done.append({"file": path, unit: _count(args.format, text), "index": out})
+        if not args.json:
+            print(f"{path}: {done[-1][unit]} {unit} -> {out}")
+    if args.json:
+        print(json.dumps(done, indent=1))
     return status
 
 
