@@ -6,7 +6,6 @@ nodes and starts the executor."""
 import atexit
 import functools
 import inspect
-import json
 import os
 import sys
 import threading
@@ -167,8 +166,6 @@ class _Expr(DataNode):
                                                  {"expr": expr}, {}, None, device, 1)
         return self._out
 
-
-SERIAL_VERSION = 1  # of Pipeline.serialize()'s JSON
 
 _live = weakref.WeakSet()
 _exit_hook = False
@@ -429,80 +426,15 @@ class Pipeline:
         same batches. The shard a reader took from a distributed job's environment is left out
         (the loading process takes its own). Written to `path` too when given. Raises
         ValueError for an external_source (its Python source cannot be serialized)."""
-        if not self._outputs:
-            raise ValueError("the pipeline has no outputs to serialize: call set_outputs() "
-                             "(or return them from the @pipeline_def function) first")
-        for name in self._external:
-            raise ValueError(f"external_source '{name}' takes its data from a Python source, "
-                             "which cannot be serialized; serialize a pipeline without it")
-        nodes = [{"op": n["op"], "name": n["name"], "device": n["device"],
-                  "inputs": [list(r) for r in n["inputs"]],
-                  "args": {k: v for k, v in n["args"].items() if k not in n["auto_args"]},
-                  "arg_inputs": {k: list(r) for k, r in n["arg_inputs"].items()}}
-                 for n in self._nodes]
-        doc = {"format": "stoker.pipeline", "version": SERIAL_VERSION,
-               "batch_size": self.batch_size, "num_threads": self.num_threads,
-               "device_id": self.device_id, "seed": self._seed,
-               "prefetch_queue_depth": {"cpu_size": self._cpu_depth,
-                                        "gpu_size": self._gpu_depth},
-               "host_memory_budget": self.host_memory_budget,
-               "device_memory_budget": self.device_memory_budget, "on_error": self.on_error,
-               "pinned_outputs": self.pinned_outputs, "nodes": nodes,
-               "outputs": [[o._node, o._index] for o in self._outputs]}
-        text = json.dumps(doc, indent=1)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text)
-        return text
+        from stoker import serialize  # it imports this module
+        return serialize.to_json(self, path)
 
     @classmethod
     def deserialize(cls, serialized, **options):
         """A pipeline from `serialize()`'s JSON (the text, or a path to it). Keyword arguments
         override the saved options (e.g. device_id=1, num_threads=8, checkpoint=...)."""
-        text = serialized
-        if not serialized.lstrip().startswith("{"):
-            with open(serialized) as f:
-                text = f.read()
-        try:
-            doc = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"Pipeline.deserialize: not JSON ({e})") from None
-        if not isinstance(doc, dict) or doc.get("format") != "stoker.pipeline":
-            raise ValueError("Pipeline.deserialize: not a serialized stoker pipeline (no "
-                             "\"format\": \"stoker.pipeline\")")
-        if doc.get("version") != SERIAL_VERSION:
-            raise ValueError(f"Pipeline.deserialize: schema version {doc.get('version')}; this "
-                             f"stoker reads version {SERIAL_VERSION}")
-        saved = {k: doc[k] for k in ("batch_size", "num_threads", "device_id", "seed",
-                                     "prefetch_queue_depth", "host_memory_budget",
-                                     "device_memory_budget", "on_error", "pinned_outputs")}
-        pipe = cls(**{**saved, **options})
-        for i, n in enumerate(doc["nodes"]):
-            refs = [tuple(r) for r in n["inputs"]] + [tuple(r) for r in n["arg_inputs"].values()]
-            for node, out in refs:
-                if not (0 <= node < i and out >= 0):
-                    raise ValueError(f"Pipeline.deserialize: node {i} ('{n['name']}') reads "
-                                     f"output {out} of node {node}, which does not come before it")
-            if n["op"] == "external_source":
-                raise ValueError(f"Pipeline.deserialize: node {i} is an external_source, which "
-                                 "needs a Python source")
-            args = dict(n["args"])
-            auto = []
-            if n["op"].startswith("readers.") and not {"shard_id", "num_shards"} & set(args):
-                auto = sorted(_distributed_shard())
-                args.update(_distributed_shard())
-            pipe._nodes.append({"op": n["op"], "name": n["name"], "device": n["device"],
-                                "defined_at": f"serialized node {i}",
-                                "inputs": [tuple(r) for r in n["inputs"]], "args": args,
-                                "arg_inputs": {k: tuple(r) for k, r in n["arg_inputs"].items()},
-                                "auto_args": auto})
-        pipe._outputs = []
-        for node, out in doc["outputs"]:
-            if not 0 <= node < len(pipe._nodes):
-                raise ValueError(f"Pipeline.deserialize: an output reads node {node}, which "
-                                 "does not exist")
-            pipe._outputs.append(DataNode(pipe, node, out, f"{pipe._nodes[node]['name']}[{out}]"))
-        return pipe
+        from stoker import serialize
+        return serialize.from_json(cls, serialized, options)
 
     def checkpoint(self):
         """The pipeline's state after the last batch run() returned, as a string. Build the

@@ -1,0 +1,86 @@
+"""Pipeline.serialize() / Pipeline.deserialize(): a pipeline's definition as versioned JSON
+({"format": "stoker.pipeline", "version": 1}); C++ reads the same document
+(stoker::Pipeline::from_json, src/pipeline/serialize.cpp)."""
+
+import json
+
+from stoker.pipeline import DataNode, _distributed_shard
+
+SERIAL_VERSION = 1  # kSerialVersion in src/pipeline/serialize.cpp
+
+
+def to_json(pipe, path=None):
+    """Pipeline.serialize()."""
+    if not pipe._outputs:
+        raise ValueError("the pipeline has no outputs to serialize: call set_outputs() "
+                         "(or return them from the @pipeline_def function) first")
+    for name in pipe._external:
+        raise ValueError(f"external_source '{name}' takes its data from a Python source, "
+                         "which cannot be serialized; serialize a pipeline without it")
+    nodes = [{"op": n["op"], "name": n["name"], "device": n["device"],
+              "inputs": [list(r) for r in n["inputs"]],
+              "args": {k: v for k, v in n["args"].items() if k not in n["auto_args"]},
+              "arg_inputs": {k: list(r) for k, r in n["arg_inputs"].items()}}
+             for n in pipe._nodes]
+    doc = {"format": "stoker.pipeline", "version": SERIAL_VERSION,
+           "batch_size": pipe.batch_size, "num_threads": pipe.num_threads,
+           "device_id": pipe.device_id, "seed": pipe._seed,
+           "prefetch_queue_depth": {"cpu_size": pipe._cpu_depth,
+                                    "gpu_size": pipe._gpu_depth},
+           "host_memory_budget": pipe.host_memory_budget,
+           "device_memory_budget": pipe.device_memory_budget, "on_error": pipe.on_error,
+           "pinned_outputs": pipe.pinned_outputs, "nodes": nodes,
+           "outputs": [[o._node, o._index] for o in pipe._outputs]}
+    text = json.dumps(doc, indent=1)
+    if path is not None:
+        with open(path, "w") as f:
+            f.write(text)
+    return text
+
+
+def from_json(cls, serialized, options):
+    """Pipeline.deserialize(): a `cls` pipeline with the saved options, `options` on top."""
+    text = serialized
+    if not serialized.lstrip().startswith("{"):
+        with open(serialized) as f:
+            text = f.read()
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"Pipeline.deserialize: not JSON ({e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != "stoker.pipeline":
+        raise ValueError("Pipeline.deserialize: not a serialized stoker pipeline (no "
+                         "\"format\": \"stoker.pipeline\")")
+    if doc.get("version") != SERIAL_VERSION:
+        raise ValueError(f"Pipeline.deserialize: schema version {doc.get('version')}; this "
+                         f"stoker reads version {SERIAL_VERSION}")
+    saved = {k: doc[k] for k in ("batch_size", "num_threads", "device_id", "seed",
+                                 "prefetch_queue_depth", "host_memory_budget",
+                                 "device_memory_budget", "on_error", "pinned_outputs")}
+    pipe = cls(**{**saved, **options})
+    for i, n in enumerate(doc["nodes"]):
+        refs = [tuple(r) for r in n["inputs"]] + [tuple(r) for r in n["arg_inputs"].values()]
+        for node, out in refs:
+            if not (0 <= node < i and out >= 0):
+                raise ValueError(f"Pipeline.deserialize: node {i} ('{n['name']}') reads "
+                                 f"output {out} of node {node}, which does not come before it")
+        if n["op"] == "external_source":
+            raise ValueError(f"Pipeline.deserialize: node {i} is an external_source, which "
+                             "needs a Python source")
+        args = dict(n["args"])
+        auto = []
+        if n["op"].startswith("readers.") and not {"shard_id", "num_shards"} & set(args):
+            auto = sorted(_distributed_shard())
+            args.update(_distributed_shard())
+        pipe._nodes.append({"op": n["op"], "name": n["name"], "device": n["device"],
+                            "defined_at": f"serialized node {i}",
+                            "inputs": [tuple(r) for r in n["inputs"]], "args": args,
+                            "arg_inputs": {k: tuple(r) for k, r in n["arg_inputs"].items()},
+                            "auto_args": auto})
+    pipe._outputs = []
+    for node, out in doc["outputs"]:
+        if not 0 <= node < len(pipe._nodes):
+            raise ValueError(f"Pipeline.deserialize: an output reads node {node}, which "
+                             "does not exist")
+        pipe._outputs.append(DataNode(pipe, node, out, f"{pipe._nodes[node]['name']}[{out}]"))
+    return pipe
