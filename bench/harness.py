@@ -4,7 +4,7 @@ loaders and pipelines); this driver runs the plan, takes the median and spread o
 and writes JSON and a Markdown table.
 
     PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full]
-        [--plan standard|smoke] [--json out.json] [--markdown out.md]
+        [--plan standard|headline|smoke|ab --ab-env K=V] [--json out.json] [--markdown out.md]
 
 DIR comes from scripts/make_dataset.py. Modes:
 - alone: the loader by itself; the consumer waits for each batch (stream sync), so images/s is
@@ -85,22 +85,23 @@ def headline_plan(cores, gpu):
     return plan
 
 
-def priority_plan(cores, gpu):
-    """A/B of the mixed stage's stream priority (high, the default, vs normal through
-    STOKER_MIXED_STREAM_PRIORITY): heavy augmentation alone and ResNet-50 fed at 4 threads.
-    A fifth element of a plan item is extra environment for that measurement."""
+def ab_plan(cores, gpu, ab_env):
+    """A/B of a setting given as environment (`--ab-env K=V,...`, e.g. a toggle in stoker): the
+    GPU loader alone (RN50-train and heavy augmentation 1 and 4) and ResNet-50 fed at 4 threads,
+    each without and with it. A fifth element of a plan item is extra environment for that
+    measurement."""
     if not gpu:
         return []
-    normal = {"STOKER_MIXED_STREAM_PRIORITY": "normal"}
     plan = [("synthetic", "rn50-train", "train-resnet50", 4)]
-    for env in ({}, normal):
-        plan += [("stoker-gpu", "heavy-1", "alone", cores, env),
+    for env in ({}, ab_env):
+        plan += [("stoker-gpu", "rn50-train", "alone", cores, env),
+                 ("stoker-gpu", "heavy-1", "alone", cores, env),
                  ("stoker-gpu", "heavy-4", "alone", cores, env),
                  ("stoker-gpu", "rn50-train", "train-resnet50", 4, env)]
     return plan
 
 
-PLANS = {"standard": standard_plan, "headline": headline_plan, "priority": priority_plan}
+PLANS = {"standard": standard_plan, "headline": headline_plan}
 
 
 def smoke_plan(cores, gpu):
@@ -219,7 +220,8 @@ def measure(spec):
         out["gpu_mem_mb"] = (free0 - torch.cuda.mem_get_info()[0]) / 1e6
         out.update(sampler.stop())
     if loaders.LAST_PIPE is not None:  # where stoker's time went (CPU and GPU per operator)
-        out["operators"] = loaders.LAST_PIPE.operator_times()
+        stats = loaders.LAST_PIPE.stats()  # operators with their counters (the decoder's split)
+        out["operators"], out["memory"] = stats["operators"], stats["memory"]
         out["report"] = loaders.LAST_PIPE.report()
     return out
 
@@ -418,7 +420,9 @@ def main(argv=None):
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--data")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke"], default="standard")
+    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab"], default="standard")
+    ap.add_argument("--ab-env", default="", metavar="K=V,...",
+                    help="the B side's environment for --plan ab")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--cores", type=int, default=os.cpu_count())
@@ -442,9 +446,15 @@ def main(argv=None):
                       runs[0]["profile"], args)
     if not args.data:
         ap.error("--data is required")
+    ab_env = dict(kv.split("=", 1) for kv in args.ab_env.split(",") if "=" in kv)
+    if args.plan == "ab" and not ab_env:
+        ap.error("--plan ab needs --ab-env K=V")
     import torch
     gpu = torch.cuda.is_available()
-    plan = {**PLANS, "smoke": smoke_plan}[args.plan](args.cores, gpu)
+    if args.plan == "ab":
+        plan = ab_plan(args.cores, gpu, ab_env)
+    else:
+        plan = {**PLANS, "smoke": smoke_plan}[args.plan](args.cores, gpu)
     if args.only:
         keep = set(args.only.split(","))
         plan = [p for p in plan if p[0] in keep]

@@ -5,8 +5,9 @@
 #   scripts/gpu_check.sh --bench    build + the headline benchmark (bench/harness.py --plan
 #                                   headline: the README's figures, ~5 minutes), no tests
 #   scripts/gpu_check.sh --all      build + all tests + the headline benchmark
-#   BENCH_PLAN=priority (the mixed stream priority's A/B) or another bench/harness.py plan, and
-#   BENCH_PROFILE=full, change what --bench runs.
+#   BENCH_PLAN (another bench/harness.py plan), BENCH_PROFILE=full and BENCH_AB_ENV=K=V (with
+#   BENCH_PLAN=ab: the GPU loader and ResNet-50 fed, without and with that environment) change
+#   what --bench runs.
 # One device call (10 minutes) takes either of the first two, not always --all. The full plan
 # and the other benchmark sections: bench/run.sh (BENCH_SECTIONS, HARNESS_ARGS="--items A:B"
 # over several calls, then bench/harness.py --merge).
@@ -79,7 +80,7 @@ fi
 if [[ "$MODE" == "--bench" || "$MODE" == "--all" ]]; then
   log "benchmark (bench/run.sh harness --plan ${BENCH_PLAN:-headline})"
   BENCH_SECTIONS=harness BENCH_COUNT=${BENCH_COUNT:-2560} \
-    HARNESS_ARGS="--plan ${BENCH_PLAN:-headline} ${BENCH_PROFILE:+--profile $BENCH_PROFILE}" \
+    HARNESS_ARGS="--plan ${BENCH_PLAN:-headline} ${BENCH_PROFILE:+--profile $BENCH_PROFILE} ${BENCH_AB_ENV:+--ab-env $BENCH_AB_ENV}" \
     timeout 540 bench/run.sh > "$OUT/bench.log" 2>&1 || status=1
   grep -v "^|" "$OUT/bench.log" | tail -20 | tee -a "$OUT/summary.txt"
 fi

@@ -109,6 +109,7 @@ nb::dict stats_dict(const PoolStats& s) {
   d["budget"] = s.budget;
   d["allocations"] = s.allocations;
   d["reused"] = s.reused;
+  d["not_waited"] = s.not_waited;
   return d;
 }
 

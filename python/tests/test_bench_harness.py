@@ -166,7 +166,7 @@ def test_plot_of_merged_parts(tmp_path):
 
 def test_a_plan_items_environment_reaches_its_measurement(tmp_path, monkeypatch):
     """A plan item's fifth element is extra environment for that measurement's process (the
-    priority plan's A/B), shown in the table's loader column."""
+    ab plan's B side), shown in the table's loader column."""
     sys.path.insert(0, BENCH)
     import harness
     seen = tmp_path / "seen"
@@ -182,6 +182,9 @@ def test_a_plan_items_environment_reaches_its_measurement(tmp_path, monkeypatch)
            "rss_mb": 1.0}
     env = {"date": "d", "cpus": 1, "torch": "t"}
     assert f"| synthetic (STOKER_BENCH_PROBE={seen}) |" in harness.markdown([row], env, "test")
-    assert harness.priority_plan(16, False) == []
-    items = harness.priority_plan(16, True)
-    assert sum(1 for i in items if len(i) > 4 and i[4]) == 3
+    assert harness.ab_plan(16, False, {"X": "1"}) == []
+    items = harness.ab_plan(16, True, {"X": "1"})
+    assert sum(1 for i in items if len(i) > 4 and i[4] == {"X": "1"}) == 4
+    assert sum(1 for i in items if len(i) > 4 and i[4] == {}) == 4
+    with pytest.raises(SystemExit):
+        harness.main(["--data", str(tmp_path), "--plan", "ab"])  # no --ab-env

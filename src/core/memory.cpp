@@ -93,6 +93,16 @@ class NoCudaAllocator final : public Allocator {
 };
 #endif
 
+// STOKER_POOL_REUSE_PENDING=1: the oldest fitting block is reused even while its work is
+// pending (the behaviour before 2026-11-23; for an A/B on the GPU machine).
+bool reuse_pending_blocks() {
+  static const bool on = [] {
+    const char* v = std::getenv("STOKER_POOL_REUSE_PENDING");
+    return v && std::string_view(v) == "1";
+  }();
+  return on;
+}
+
 // Size classes: powers of two split in quarters above 4 KiB (≤ 25% waste), so that a block
 // freed by one iteration fits the next iteration's slightly different request.
 size_t size_class(size_t bytes) {
@@ -179,6 +189,14 @@ struct PoolState {
     stats.bytes_in_use -= block;
     free_blocks.emplace(block, std::move(b));
   }
+  // Whether the block's pending work has finished (finished events are recycled).
+  bool idle(FreeBlock& b) {
+    for (auto& e : b.pending)
+      if (!e->done()) return false;
+    for (auto& e : b.pending) spare_events.push_back(std::move(e));
+    b.pending.clear();
+    return true;
+  }
   // The block's pending work: waited for by `stream` on the device, or by the host.
   void* claim(FreeBlock& b, const StreamHandle* stream) {
     for (auto& e : b.pending) {
@@ -243,10 +261,27 @@ std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandl
   auto& st = state_->stats;
   ++st.allocations;
   void* p = nullptr;
-  // The smallest free block of this class or larger, up to twice the size: requests that
-  // vary (a reader's runs of records) still reuse blocks instead of faulting in fresh memory.
-  auto it = state_->free_blocks.lower_bound(block);
-  if (it != state_->free_blocks.end() && it->first <= 2 * block) {
+  // Candidates: free blocks of this class or larger, up to twice the size (requests that vary,
+  // like a reader's runs of records, still reuse blocks instead of faulting in fresh memory).
+  const auto first = state_->free_blocks.lower_bound(block);
+  const auto last = state_->free_blocks.upper_bound(2 * block);
+  // A block whose last users' work has finished is taken at once. When every candidate still
+  // has work pending (its last user is another stage's stream, behind on the GPU), reusing it
+  // would make this stream, or the host, wait for that stage: the stages would move in lock
+  // step. A fresh block is allocated instead, while the cached blocks stay no larger than what
+  // is in use (memory stays within twice the working set) and within the budget; past that, the
+  // oldest candidate is reused after its work.
+  auto it = first;
+  while (it != last && !reuse_pending_blocks() && !state_->idle(it->second)) ++it;
+  if (it == last && first != last) {
+    const size_t cached = st.bytes_reserved - st.bytes_in_use;
+    const bool room = !st.budget || st.bytes_reserved + block <= st.budget;
+    if (cached <= st.bytes_in_use + block && room)
+      ++st.not_waited;
+    else
+      it = first;
+  }
+  if (it != last) {
     block = it->first;
     p = state_->claim(it->second, stream);
     state_->free_blocks.erase(it);

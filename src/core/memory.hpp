@@ -42,6 +42,9 @@ struct PoolStats {
   size_t budget = 0;             // 0: unlimited
   size_t allocations = 0;        // acquire() calls
   size_t reused = 0;             // of which served from cached blocks
+  // Of allocations: fresh blocks made because every cached one was still in use on the GPU
+  // (reusing it would have made the caller wait for another stream's work).
+  size_t not_waited = 0;
 };
 
 class Buffer;
@@ -63,9 +66,11 @@ class MemoryPool {
   // RuntimeError naming the budget and the request.
   //
   // Stream order: a buffer that streams used (Buffer::record_stream) is reused only after the
-  // work those streams had queued when it was released. acquire() (for use by the host) waits
-  // for that work; acquire_on(stream) makes `stream` wait for it on the device instead, so the
-  // host never blocks, and records `stream` on the new buffer (work queued there uses it).
+  // work those streams had queued when it was released. Blocks whose work has finished are
+  // preferred; while that work is pending, fresh blocks are made up to a bound (see
+  // acquire_impl); past it acquire() (for use by the host) waits for that work, and
+  // acquire_on(stream) makes `stream` wait for it on the device instead, so the host never
+  // blocks. acquire_on records `stream` on the new buffer (work queued there uses it).
   std::shared_ptr<Buffer> acquire(size_t bytes);
   std::shared_ptr<Buffer> acquire_on(size_t bytes, StreamHandle stream);
   // Releases all cached (free) blocks to the allocator.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <future>
 #include <vector>
 
 #include "stoker/core/cuda.hpp"
@@ -150,9 +151,9 @@ TEST(Buffer, WrappedMemoryReleaseCarriesTheStreamsWork) {
 // block would be reused without waiting for that stream.
 TEST(MemoryPool, ReleaseRecordsOnTheStreamsDeviceFromAnotherDevice) {
   if (cuda_device_count() < 2) GTEST_SKIP() << "fewer than two GPUs: multi-GPU test skipped";
-  MemoryPool device1(make_device_allocator(1));
-  CudaStream a(1), b(1);
   const size_t bytes = size_t(64) << 20;
+  MemoryPool device1(make_device_allocator(1), bytes);  // one block: reuse, not a fresh one
+  CudaStream a(1), b(1);
   DeviceGuard current(0);  // the releasing thread works on GPU 0
   auto buf = device1.acquire_on(bytes, a.get());
   void* first = buf->data();
@@ -195,12 +196,13 @@ TEST(MemoryPool, PinnedAndDeviceRoundTripOnAGpu) {
 }
 
 // A block released while stream A still has work on it is handed to stream B only behind an
-// event: B's write lands after all of A's, whatever the host does in between.
+// event: B's write lands after all of A's, whatever the host does in between. (The budget of
+// one block makes the pool reuse it rather than make a fresh one.)
 TEST(MemoryPool, ReuseOnAnotherStreamWaitsForTheFirst) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
-  MemoryPool device(make_device_allocator(0));
-  CudaStream a(0), b(0);
   const size_t bytes = size_t(64) << 20;
+  MemoryPool device(make_device_allocator(0), bytes);
+  CudaStream a(0), b(0);
   for (int round = 0; round < 3; ++round) {
     auto buf = device.acquire_on(bytes, a.get());
     void* first = buf->data();
@@ -225,6 +227,65 @@ TEST(MemoryPool, ReuseOnAnotherStreamWaitsForTheFirst) {
   buf.reset();
   auto host_use = device.acquire(bytes);
   EXPECT_EQ(cudaStreamQuery(cudaStream_t(a.get())), cudaSuccess);
+}
+
+// Holds a stream's work until open(): what was queued after it stays pending.
+class StreamGate {
+ public:
+  explicit StreamGate(StreamHandle s) : future_(open_.get_future().share()) {
+    // The callback owns its copy of the future: the gate may go before the stream drains.
+    auto* f = new std::shared_future<void>(future_);
+    EXPECT_EQ(cudaLaunchHostFunc(
+                  cudaStream_t(s),
+                  [](void* p) {
+                    auto* fut = static_cast<std::shared_future<void>*>(p);
+                    fut->wait();
+                    delete fut;
+                  },
+                  f),
+              cudaSuccess);
+  }
+  ~StreamGate() { open(); }
+  void open() {
+    if (!opened_) open_.set_value(), opened_ = true;
+  }
+
+ private:
+  std::promise<void> open_;
+  std::shared_future<void> future_;
+  bool opened_ = false;
+};
+
+// Blocks whose last users' work is still pending give way to fresh ones (the caller would wait
+// for another stage's stream) while the cached blocks are no more than those in use; past that
+// bound the oldest is reused behind an event, the caller's stream waiting on the device.
+TEST(MemoryPool, PendingBlocksGiveWayToFreshOnesWithinTheBound) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  CudaStream a(0), b(0);
+  const size_t mb = size_t(1) << 20;
+  std::vector<std::shared_ptr<Buffer>> on_a;
+  for (int k = 0; k < 3; ++k) on_a.push_back(device.acquire_on(mb, a.get()));
+  std::vector<void*> blocks;
+  for (auto& buf : on_a) blocks.push_back(buf->data());
+  StreamGate gate(a.get());
+  on_a[0].reset();  // pending on A; 2 MiB in use
+  auto fresh = device.acquire_on(mb, b.get());
+  EXPECT_NE(fresh->data(), blocks[0]);
+  EXPECT_EQ(device.stats().not_waited, 1u);
+  EXPECT_EQ(device.stats().reused, 0u);
+  on_a.clear();  // 3 MiB pending, 1 MiB in use: past the bound
+  auto reused = device.acquire_on(mb, b.get());
+  EXPECT_EQ(reused->data(), blocks[0]);  // the oldest
+  EXPECT_EQ(device.stats().not_waited, 1u);
+  EXPECT_EQ(cudaStreamQuery(cudaStream_t(b.get())), cudaErrorNotReady);  // B waits for A
+  gate.open();
+  b.synchronize();
+  a.synchronize();
+  auto idle = device.acquire_on(mb, b.get());  // A's work done: a cached block, no fresh one
+  EXPECT_TRUE(idle->data() == blocks[1] || idle->data() == blocks[2]);
+  EXPECT_EQ(device.stats().reused, 2u);
+  EXPECT_EQ(device.stats().bytes_reserved, 4 * mb);
 }
 
 // A pool buffer used on a pipeline's stream and released after that stream is gone (a batch

@@ -54,17 +54,12 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     STOKER_ENFORCE(options.device_id < cuda_device_count(), RuntimeError, first.describe(),
                    " needs CUDA device ", options.device_id, ", but ", cuda_device_count(),
                    " device(s) are visible", cuda_device_count() ? "" : " (no GPU or driver)");
-    // STOKER_MIXED_STREAM_PRIORITY=normal: the mixed stage's stream at the default priority
-    // (for measuring what the high priority does; not settled yet, see bench/RESULTS.md).
-    const char* priority = std::getenv("STOKER_MIXED_STREAM_PRIORITY");
-    const bool high_mixed = !(priority && std::string(priority) == "normal");
     for (auto& st : stages_) {
       const bool gpu = graph_.nodes[st.nodes[0]].backend == ops::Backend::kGpu;
-      // The mixed stage's stream gets the greatest priority: the JPEG engines are the usual
-      // bottleneck, and nvJPEG's kernels after them (colour conversion) and the uploads should
-      // not queue behind the gpu stage's augmentation kernels (or the training's) while the
-      // engines wait. On the H100 heavy augmentation slowed the mixed stage by a third.
-      st.stream = std::make_unique<CudaStream>(options.device_id, !gpu && high_mixed);
+      // Default priority: the mixed stage's stream at the device's greatest priority (so that
+      // nvJPEG's kernels would not queue behind augmentation kernels) made no difference on the
+      // H100 (bench/RESULTS.md, 2026-11-23).
+      st.stream = std::make_unique<CudaStream>(options.device_id);
       if (gpu) st.pool = std::make_unique<ThreadPool>(gpu_planning_threads(options.num_threads));
     }
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),

@@ -1,5 +1,7 @@
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 
+#include <chrono>
+
 #include "stoker/core/error.hpp"
 
 #ifdef STOKER_HAVE_NVJPEG
@@ -78,8 +80,9 @@ bool NvjpegHardwareDecoder::supports(const Job& job, int slot) {
   return unsupported == 0;  // nvJPEG reports 0 for "supported"
 }
 
-void NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, StreamHandle stream) {
-  if (jobs.empty()) return;
+double NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr,
+                                     StreamHandle stream) {
+  if (jobs.empty()) return 0;
   DeviceGuard guard(state_->device);
   const size_t n = jobs.size();
   while (state_->params.size() < n) {
@@ -104,7 +107,10 @@ void NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, Strea
   // only the re-initialisation below waited; waiting here every batch, it never did in the
   // same runs (bench/RESULTS.md, "hardware decoder hang"). The wait is short: the stream holds
   // the last batch's uploads and the output allocation's waits.
+  const auto wait_start = std::chrono::steady_clock::now();
   synchronize_stream(stream);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
   if (state_->initialized_n != int(n) || state_->initialized_bgr != bgr) {
     state_->initialized_n = -1;
     check(api().batched_init(state_->handle, state_->state, int(n), 1,
@@ -119,6 +125,7 @@ void NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, Strea
   state_->last_batch->record(stream);  // after a failure too: what was queued must finish
   if (st != NVJPEG_STATUS_SUCCESS) state_->initialized_n = -1;  // nvJPEG: re-init after a failure
   check(st, "decoding a batch");
+  return waited;
 }
 
 #else  // built without nvjpeg.h
@@ -134,7 +141,7 @@ NvjpegHardwareDecoder::NvjpegHardwareDecoder(int) {
 NvjpegHardwareDecoder::~NvjpegHardwareDecoder() = default;
 void NvjpegHardwareDecoder::reserve_slots(int) {}
 bool NvjpegHardwareDecoder::supports(const Job&, int) { return false; }
-void NvjpegHardwareDecoder::decode(const std::vector<Job>&, bool, StreamHandle) {}
+double NvjpegHardwareDecoder::decode(const std::vector<Job>&, bool, StreamHandle) { return 0; }
 
 #endif
 

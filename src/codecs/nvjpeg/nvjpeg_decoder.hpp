@@ -46,9 +46,10 @@ class NvjpegHardwareDecoder {
   // subsampling, 8-bit, 3 components...). Parses the stream on the host; threads may call it
   // at once with different slots.
   bool supports(const Job& job, int slot);
-  // Decodes every job to interleaved RGB (BGR when `bgr`), enqueued on `stream`. Throws
+  // Decodes every job to interleaved RGB (BGR when `bgr`), enqueued on `stream`, after the
+  // stream's earlier work has finished; returns the seconds spent waiting for that. Throws
   // RuntimeError with nvJPEG's status when the batch fails (callers decode it elsewhere).
-  void decode(const std::vector<Job>& jobs, bool bgr, StreamHandle stream);
+  double decode(const std::vector<Job>& jobs, bool bgr, StreamHandle stream);
 
  private:
   struct State;

@@ -112,10 +112,10 @@ class ImageDecoderMixed final : public ImageDecoder {
         return seconds_since(t0);
       });
     bool hw_ok = !hw_jobs.empty();
-    double t_hw = 0;
+    double t_hw = 0, t_hw_wait = 0;
     if (hw_ok) {
       try {
-        hw_->decode(hw_jobs, format_ == codecs::ColorFormat::kBGR, ws.stream);
+        t_hw_wait = hw_->decode(hw_jobs, format_ == codecs::ColorFormat::kBGR, ws.stream);
       } catch (const RuntimeError&) {  // the engines refused the batch: the CPU decodes it
         hw_ok = false;
         std::lock_guard lock(stats_mutex_);
@@ -155,7 +155,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     ahead_images_ += split->host_decoded ? host_n : 0;
     seconds_ahead_ += split->host_decoded ? split->host_seconds : 0.0;
     seconds_plan_ += split->plan_seconds, seconds_finish_ += t_finish;
-    seconds_hw_submit_ += t_hw, seconds_threads_ += t_threads;
+    seconds_hw_submit_ += t_hw, seconds_hw_wait_ += t_hw_wait, seconds_threads_ += t_threads;
     seconds_total_ += seconds_since(t_start);
   }
 
@@ -179,6 +179,8 @@ class ImageDecoderMixed final : public ImageDecoder {
             {"seconds_headers", seconds_plan_},
             {"seconds_cpu_ahead", seconds_ahead_},
             {"seconds_hw_submit", seconds_hw_submit_},
+            // Of seconds_hw_submit: waiting for the stream's earlier work before the engines.
+            {"seconds_hw_wait", seconds_hw_wait_},
             {"seconds_threads", seconds_threads_},
             {"seconds_finish", seconds_finish_},
             {"seconds_total", seconds_total_}};
@@ -436,7 +438,8 @@ class ImageDecoderMixed final : public ImageDecoder {
   double cpu_cost_ = 0, cuda_cost_ = 0;
   int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, ahead_images_ = 0;
   int64_t hw_fallbacks_ = 0, cuda_fallbacks_ = 0;
-  double seconds_plan_ = 0, seconds_ahead_ = 0, seconds_hw_submit_ = 0, seconds_threads_ = 0;
+  double seconds_plan_ = 0, seconds_ahead_ = 0, seconds_hw_submit_ = 0, seconds_hw_wait_ = 0;
+  double seconds_threads_ = 0;
   double seconds_finish_ = 0, seconds_total_ = 0;
 };
 
