@@ -80,8 +80,7 @@ bool NvjpegHardwareDecoder::supports(const Job& job, int slot) {
   return unsupported == 0;  // nvJPEG reports 0 for "supported"
 }
 
-double NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr,
-                                     StreamHandle stream) {
+double NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, StreamHandle stream) {
   if (jobs.empty()) return 0;
   DeviceGuard guard(state_->device);
   const size_t n = jobs.size();

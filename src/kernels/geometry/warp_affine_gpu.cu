@@ -29,79 +29,102 @@ __device__ __forceinline__ T store(float v) {
   }
 }
 
-template <typename T, bool kLinear>
-__global__ void warp_kernel(const WarpGpuSample* __restrict__ samples, int C, Fill fill) {
-  const WarpGpuSample& s = samples[blockIdx.z];
-  const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
-  if (x >= s.ow || y >= s.oh) return;
-  const T* in = static_cast<const T*>(s.in);
-  T* out = static_cast<T*>(s.out) + (int64_t(y) * s.ow + x) * C;
-  // As the CPU kernel: the map in double, taps in float.
-  const double px = x + 0.5, py = y + 0.5;
-  const double sx = s.m[0] * px + s.m[1] * py + s.m[2];
-  const double sy = s.m[3] * px + s.m[4] * py + s.m[5];
-  // A tap's element offset, or -1 outside the image with a fill (resolved once per pixel,
-  // not per channel).
-  auto offset = [&](int64_t tx, int64_t ty) -> int64_t {
-    if (tx < 0 || ty < 0 || tx >= s.w || ty >= s.h) {
-      if (fill.used) return -1;
-      tx = tx < 0 ? 0 : tx >= s.w ? s.w - 1 : tx;
-      ty = ty < 0 ? 0 : ty >= s.h ? s.h - 1 : ty;
+// One thread per output pixel and all its channels (kC of them, or `channels` when kC is 0).
+// The grid covers a tile of the typical sample (the caller's grid size, e.g. the mean); each
+// block then walks its sample's tiles, so one large image in a batch does not launch
+// max-size tiles of idle threads for every sample (3x the work of a batch of ImageNet-size
+// images with a few larger ones, on the H100). The map is evaluated in double, as the CPU
+// kernel does (the same source pixel near ties); offsets within a row are 32-bit.
+template <typename T, int kC, bool kLinear>
+__global__ void warp_kernel(const WarpGpuSample* __restrict__ samples, int channels, Fill fill) {
+  const WarpGpuSample s = samples[blockIdx.z];
+  const int C = kC ? kC : channels;
+  const int h = int(s.h), w = int(s.w), oh = int(s.oh), ow = int(s.ow);
+  const T* __restrict__ in = static_cast<const T*>(s.in);
+  T* __restrict__ out = static_cast<T*>(s.out);
+  for (int y = int(blockIdx.y * blockDim.y + threadIdx.y); y < oh; y += gridDim.y * blockDim.y) {
+    for (int x = int(blockIdx.x * blockDim.x + threadIdx.x); x < ow; x += gridDim.x * blockDim.x) {
+      T* o = out + (int64_t(y) * ow + x) * C;
+      const double px = x + 0.5, py = y + 0.5;
+      const double sx = s.m[0] * px + s.m[1] * py + s.m[2];
+      const double sy = s.m[3] * px + s.m[4] * py + s.m[5];
+      // Taps outside the image take the fill value, or the border pixel (clamped) without one.
+      auto clamp_to = [](int64_t v, int size) { return int(v < 0 ? 0 : v >= size ? size - 1 : v); };
+      auto value = [&](const T* row, int col, bool filled, int c) -> float {
+        return filled ? fill.v[c < kWarpMaxChannels ? c : kWarpMaxChannels - 1]
+                      : float(row[col + c]);
+      };
+      if constexpr (!kLinear) {
+        const int64_t ix = int64_t(floor(sx)), iy = int64_t(floor(sy));
+        const bool f = fill.used && (ix < 0 || iy < 0 || ix >= w || iy >= h);
+        const T* row = in + int64_t(clamp_to(iy, h)) * w * C;
+        const int col = clamp_to(ix, w) * C;
+        for (int c = 0; c < C; ++c) o[c] = store<T>(value(row, col, f, c));
+      } else {
+        const double fx = sx - 0.5, fy = sy - 0.5;
+        const double x0 = floor(fx), y0 = floor(fy);
+        const float ax = float(fx - x0), ay = float(fy - y0);
+        const int64_t ix = int64_t(x0), iy = int64_t(y0);
+        const bool out_x0 = ix < 0 || ix >= w, out_x1 = ix + 1 < 0 || ix + 1 >= w;
+        const bool out_y0 = iy < 0 || iy >= h, out_y1 = iy + 1 < 0 || iy + 1 >= h;
+        const bool f00 = fill.used && (out_x0 || out_y0), f10 = fill.used && (out_x1 || out_y0);
+        const bool f01 = fill.used && (out_x0 || out_y1), f11 = fill.used && (out_x1 || out_y1);
+        const T* r0 = in + int64_t(clamp_to(iy, h)) * w * C;
+        const T* r1 = in + int64_t(clamp_to(iy + 1, h)) * w * C;
+        const int c0 = clamp_to(ix, w) * C, c1 = clamp_to(ix + 1, w) * C;
+        for (int c = 0; c < C; ++c) {
+          const float top = value(r0, c0, f00, c) * (1 - ax) + value(r0, c1, f10, c) * ax;
+          const float bot = value(r1, c0, f01, c) * (1 - ax) + value(r1, c1, f11, c) * ax;
+          o[c] = store<T>(top * (1 - ay) + bot * ay);
+        }
+      }
     }
-    return (ty * s.w + tx) * C;
-  };
-  auto tap = [&](int64_t o, int c) -> float {
-    return o >= 0 ? float(in[o + c]) : fill.v[c < kWarpMaxChannels ? c : kWarpMaxChannels - 1];
-  };
-  if (!kLinear) {
-    const int64_t o = offset(int64_t(floor(sx)), int64_t(floor(sy)));
-    for (int c = 0; c < C; ++c) out[c] = store<T>(tap(o, c));
-    return;
-  }
-  const double fx = sx - 0.5, fy = sy - 0.5;
-  const int64_t x0 = int64_t(floor(fx)), y0 = int64_t(floor(fy));
-  const float ax = float(fx - double(x0)), ay = float(fy - double(y0));
-  const int64_t o00 = offset(x0, y0), o10 = offset(x0 + 1, y0);
-  const int64_t o01 = offset(x0, y0 + 1), o11 = offset(x0 + 1, y0 + 1);
-  for (int c = 0; c < C; ++c) {
-    const float top = tap(o00, c) * (1 - ax) + tap(o10, c) * ax;
-    const float bot = tap(o01, c) * (1 - ax) + tap(o11, c) * ax;
-    out[c] = store<T>(top * (1 - ay) + bot * ay);
   }
 }
 
-template <typename T>
-int launch(const WarpGpuSample* samples, int n, int64_t oh, int64_t ow, int C, bool linear,
-           const Fill& fill, cudaStream_t stream) {
+template <typename T, int kC>
+void launch_c(const WarpGpuSample* samples, dim3 grid, int C, bool linear, const Fill& fill,
+              cudaStream_t stream) {
   const dim3 block(32, 8);
-  const dim3 grid(unsigned((ow + 31) / 32), unsigned((oh + 7) / 8), unsigned(n));
   if (linear)
-    warp_kernel<T, true><<<grid, block, 0, stream>>>(samples, C, fill);
+    warp_kernel<T, kC, true><<<grid, block, 0, stream>>>(samples, C, fill);
   else
-    warp_kernel<T, false><<<grid, block, 0, stream>>>(samples, C, fill);
+    warp_kernel<T, kC, false><<<grid, block, 0, stream>>>(samples, C, fill);
+}
+
+template <typename T>
+int launch(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w, int C, bool linear,
+           const Fill& fill, cudaStream_t stream) {
+  const dim3 grid(unsigned((grid_w + 31) / 32), unsigned((grid_h + 7) / 8), unsigned(n));
+  if (C == 3)
+    launch_c<T, 3>(samples, grid, C, linear, fill, stream);
+  else if (C == 1)
+    launch_c<T, 1>(samples, grid, C, linear, fill, stream);
+  else
+    launch_c<T, 0>(samples, grid, C, linear, fill, stream);
   return int(cudaGetLastError());
 }
 
 }  // namespace
 
-int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t max_oh, int64_t max_ow,
+int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w,
                     int channels, bool linear, const float* fill, DType type, StreamHandle stream) {
-  if (n == 0 || max_oh == 0 || max_ow == 0) return 0;
+  if (n == 0 || grid_h <= 0 || grid_w <= 0) return 0;
   if (n > 65535 || (fill && channels > kWarpMaxChannels)) return int(cudaErrorInvalidValue);
+  grid_h = grid_h < 65535 * 8 ? grid_h : 65535 * 8;
   Fill f{};
   f.used = fill != nullptr;
   for (int c = 0; fill && c < channels; ++c) f.v[c] = fill[c];
   auto s = cudaStream_t(stream);
   switch (type) {
     case DType::kU8:
-      return launch<uint8_t>(samples, n, max_oh, max_ow, channels, linear, f, s);
+      return launch<uint8_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
     case DType::kI16:
-      return launch<int16_t>(samples, n, max_oh, max_ow, channels, linear, f, s);
+      return launch<int16_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
     case DType::kU16:
-      return launch<uint16_t>(samples, n, max_oh, max_ow, channels, linear, f, s);
+      return launch<uint16_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
     case DType::kF32:
-      return launch<float>(samples, n, max_oh, max_ow, channels, linear, f, s);
+      return launch<float>(samples, n, grid_h, grid_w, channels, linear, f, s);
     default:
       return int(cudaErrorInvalidValue);
   }

@@ -70,8 +70,10 @@ struct FlipGpuSample {
   int64_t planes = 1, h = 0, w = 0, channels = 1;
   int32_t horizontal = 0, vertical = 0;
 };
-// max_rows: the most planes * h of a sample; max_w: the widest sample (pixels).
-int flip_gpu(const FlipGpuSample* samples, int n, int64_t max_rows, int64_t max_w, int element_size,
-             StreamHandle stream);
+// mean_pixels: the samples' mean planes * h * w (sets the blocks per sample; any positive
+// value is correct); max_elements: the most planes * h * w * channels of a sample (64-bit
+// indices past 2^31); all_three_channels: every sample has 3 channels (a faster kernel).
+int flip_gpu(const FlipGpuSample* samples, int n, int64_t mean_pixels, int64_t max_elements,
+             bool all_three_channels, int element_size, StreamHandle stream);
 
 }  // namespace stoker::kernels

@@ -173,17 +173,21 @@ TEST(ResampleGpu, CopyPlansNormaliseMirrorPadAndGoPlanar) {
       }
 }
 
+// Ragged launches (every sample its own size and flags) with a block count from a tiny or a
+// large size hint (blocks striding over many pixels, or many idle), mixed channel counts and
+// the 3-channel kernel.
 TEST(FlipGpu, MatchesTheCpuFlipForHwcAndPlanes) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   MemoryPool device(make_device_allocator(0));
   using Dims = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // planes, h, w, channels
-  const std::vector<Dims> dims = {{1, 7, 9, 3}, {3, 5, 11, 1}, {1, 4, 2, 4}, {1, 1, 13, 3}};
-  for (int round = 0; round < 4; ++round) {
-    // One ragged launch: every sample its own size and flags (round-dependent).
+  const std::vector<Dims> mixed = {{1, 7, 9, 3}, {3, 5, 11, 1}, {1, 4, 2, 4}, {1, 1, 13, 3}};
+  const std::vector<Dims> three = {{1, 7, 9, 3}, {1, 1, 13, 3}, {1, 40, 33, 3}};
+  for (int round = 0; round < 8; ++round) {
+    const auto& dims = round < 4 ? mixed : three;
     std::vector<FlipGpuSample> desc;
     std::vector<std::vector<uint16_t>> src, ref;
     std::vector<std::shared_ptr<Buffer>> keep;
-    int64_t max_rows = 0, max_w = 0;
+    int64_t max_elements = 0;
     for (size_t k = 0; k < dims.size(); ++k) {
       auto [planes, h, w, c] = dims[k];
       const bool hor = (round + k) & 1, ver = ((round + k) >> 1) & 1;
@@ -200,14 +204,15 @@ TEST(FlipGpu, MatchesTheCpuFlipForHwcAndPlanes) {
         flip_cpu<uint16_t>(dense_image(ref.back().data() + p * h * w * c, h, w, c),
                            dense_image<const uint16_t>(src.back().data() + p * h * w * c, h, w, c),
                            hor, ver);
-      max_rows = std::max(max_rows, planes * h), max_w = std::max(max_w, w);
+      max_elements = std::max(max_elements, int64_t(n));
     }
     auto dd = device.acquire(desc.size() * sizeof(FlipGpuSample));
     ASSERT_EQ(cudaMemcpy(dd->data(), desc.data(), desc.size() * sizeof(FlipGpuSample),
                          cudaMemcpyHostToDevice),
               cudaSuccess);
-    ASSERT_EQ(flip_gpu(static_cast<const FlipGpuSample*>(dd->data()), int(desc.size()), max_rows,
-                       max_w, 2, nullptr),
+    const int64_t hint = round % 2 ? 1 : 100000;
+    ASSERT_EQ(flip_gpu(static_cast<const FlipGpuSample*>(dd->data()), int(desc.size()), hint,
+                       max_elements, round >= 4, 2, nullptr),
               0);
     for (size_t k = 0; k < dims.size(); ++k)
       EXPECT_EQ(to_host<uint16_t>(desc[k].out, ref[k].size()), ref[k])

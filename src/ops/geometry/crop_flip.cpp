@@ -197,7 +197,8 @@ class FlipGpu final : public Flip, public ResamplingStep {
     Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
     if (n == 0) return;
     std::vector<kernels::FlipGpuSample> desc(static_cast<size_t>(n));
-    int64_t rows = 0, max_w = 0;
+    int64_t sum_pixels = 0, max_elements = 0;
+    bool three = true;
     for (int i = 0; i < n; ++i) {
       const auto& s = in.shape(i);
       auto& d = desc[size_t(i)];
@@ -208,11 +209,14 @@ class FlipGpu final : public Flip, public ResamplingStep {
         d.planes = s[0], d.h = s[1], d.w = s[2], d.channels = 1;
       d.horizontal = scalar_arg(ws, "horizontal", i) != 0;
       d.vertical = scalar_arg(ws, "vertical", i) != 0;
-      rows = std::max(rows, d.planes * d.h), max_w = std::max(max_w, d.w);
+      sum_pixels += d.planes * d.h * d.w;
+      max_elements = std::max(max_elements, d.planes * d.h * d.w * d.channels);
+      three = three && d.channels == 3;
     }
     auto device = upload(ws, desc);
     cuda_check(kernels::flip_gpu(static_cast<const kernels::FlipGpuSample*>(device->data()), n,
-                                 rows, max_w, int(dtype_size(in.dtype())), ws.stream),
+                                 (sum_pixels + n - 1) / n, max_elements, three,
+                                 int(dtype_size(in.dtype())), ws.stream),
                "flip (gpu): launching the kernel");
   }
 };

@@ -135,14 +135,20 @@ class WarpGpu final : public Warp {
     for (int64_t c = 0; c < C && !fill_.empty(); ++c)
       fill.push_back(float(fill_[fill_.size() == 1 ? 0 : size_t(c)]));
     std::vector<kernels::WarpGpuSample> desc(static_cast<size_t>(n));
-    int64_t oh = 0, ow = 0;
+    // The kernel's tile grid covers the mean output size (see warp_affine_gpu).
+    int64_t sum_oh = 0, sum_ow = 0;
     for (int i = 0; i < n; ++i) {
       auto& d = desc[size_t(i)];
       d.in = in.data(i), d.out = out.data(i);
       d.h = in.shape(i)[0], d.w = in.shape(i)[1], d.oh = out.shape(i)[0], d.ow = out.shape(i)[1];
+      STOKER_ENFORCE(
+          std::max(d.w, d.ow) * C < (int64_t(1) << 31) && std::max(d.h, d.oh) < (int64_t(1) << 31),
+          ValueError, name, " (gpu): sample ", i, " of ", d.h, "x", d.w, "x", C, " (output ", d.oh,
+          "x", d.ow, ") is too large for the kernel's 32-bit rows");
       for (int k = 0; k < 6; ++k) d.m[k] = maps[size_t(i)][size_t(k)];
-      oh = std::max(oh, d.oh), ow = std::max(ow, d.ow);
+      sum_oh += d.oh, sum_ow += d.ow;
     }
+    const int64_t oh = (sum_oh + n - 1) / n, ow = (sum_ow + n - 1) / n;
     auto device = upload(ws, desc);
     STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kI16 ||
                        in.dtype() == DType::kU16 || in.dtype() == DType::kF32,
