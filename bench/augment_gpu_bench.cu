@@ -10,12 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <string>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "stoker/core/memory.hpp"
@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
     if (load_s > 0) {
       const auto t0 = std::chrono::steady_clock::now();
       int64_t launches = 0;
-      while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < load_s) {
+      while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
+             load_s) {
         for (int k = 0; k < 10; ++k, ++launches)
           warp_affine_gpu(W, n, grid_h, grid_w, 3, true, nullptr, DType::kU8, st);
         cudaStreamSynchronize(st);
@@ -133,8 +134,9 @@ int main(int argc, char** argv) {
                   (long long)max_h, (long long)max_w, mean_h, mean_w);
       std::printf("| batch | kernel | ms per batch | GB/s |\n|---|---|---:|---:|\n");
     }
-    row("device-to-device copy (roof)",
-        time_ms(st, [&] { cudaMemcpyAsync(b->data(), a->data(), total, cudaMemcpyDeviceToDevice, st); }));
+    row("device-to-device copy (roof)", time_ms(st, [&] {
+          cudaMemcpyAsync(b->data(), a->data(), total, cudaMemcpyDeviceToDevice, st);
+        }));
     const int64_t mean_px = int64_t(mean_h * mean_w);
     row("flip (horizontal and/or vertical)",
         time_ms(st, [&] { flip_gpu(F, n, mean_px, max_elements, true, 1, st); }));
