@@ -76,6 +76,11 @@ void ThreadPool::worker_loop(int thread_index) {
   }
 }
 
+void ThreadPool::run_here(int64_t n, const std::function<void(int64_t, int)>& fn) {
+  std::lock_guard call_lock(call_mutex_);
+  for (int64_t i = 0; i < n; ++i) fn(i, 0);
+}
+
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn) {
   if (n <= 0) return;
   std::lock_guard call_lock(call_mutex_);

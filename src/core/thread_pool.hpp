@@ -34,6 +34,9 @@ class ThreadPool {
   // [0, num_threads()) and stable for the duration of one call (use it for per-thread
   // scratch). Calls from several threads are serialised.
   void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
+  // The same contract, all of it on the calling thread as thread 0 (for work too small to
+  // share): serialised with parallel_for, whose caller is thread 0 too.
+  void run_here(int64_t n, const std::function<void(int64_t, int)>& fn);
 
  private:
   void worker_loop(int thread_index);

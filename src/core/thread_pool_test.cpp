@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "stoker/core/error.hpp"
@@ -49,6 +50,38 @@ TEST(ThreadPool, ReusableAfterErrorsAndDestroyedIdle) {
   pool.parallel_for(10, [&](int64_t, int) { n++; });
   EXPECT_EQ(n.load(), 10);
   EXPECT_THROW(ThreadPool(0), ValueError);
+}
+
+// run_here: every index on the calling thread as thread 0, and never while another thread's
+// parallel_for (whose caller is thread 0 too) is running.
+TEST(ThreadPool, RunHereRunsOnTheCallerAfterOtherCallsFinish) {
+  ThreadPool pool(3);
+  std::atomic<bool> release{false}, inside{false}, ran_here{false};
+  std::thread other([&] {
+    pool.parallel_for(3, [&](int64_t i, int) {
+      if (i != 0) return;
+      inside = true;
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+  });
+  while (!inside) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread here([&] {
+    const auto me = std::this_thread::get_id();
+    std::vector<int> seen;
+    pool.run_here(5, [&](int64_t i, int t) {
+      EXPECT_EQ(std::this_thread::get_id(), me);
+      EXPECT_EQ(t, 0);
+      seen.push_back(int(i));
+    });
+    EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 3, 4}));
+    ran_here = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(ran_here.load());  // waits for the other call
+  release = true;
+  other.join();
+  here.join();
+  EXPECT_TRUE(ran_here.load());
 }
 
 double this_thread_cpu_seconds() {

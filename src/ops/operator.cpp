@@ -1,5 +1,7 @@
 #include "stoker/ops/operator.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 
 namespace stoker::ops {
@@ -26,7 +28,36 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
       }
     }
   };
-  ws.pool->parallel_for(n, body);
+  // Where this call site's work goes: the pool, or this thread when it was small last time.
+  const size_t site = fn.target_type().hash_code();
+  double last = -1;
+  {
+    std::lock_guard lock(site_mutex_);
+    for (const auto& w : site_work_)
+      if (w.site == site) last = w.seconds;
+  }
+  std::atomic<int64_t> work_ns{0};
+  auto timed = [&](int64_t i, int thread) {
+    const auto t = std::chrono::steady_clock::now();
+    body(i, thread);
+    work_ns.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t)
+            .count(),
+        std::memory_order_relaxed);
+  };
+  if (last >= 0 && last < kInlineWorkSeconds) {
+    ws.pool->run_here(n, timed);
+  } else {
+    ws.pool->parallel_for(n, timed);
+  }
+  const double seconds = double(work_ns.load()) * 1e-9;
+  std::lock_guard lock(site_mutex_);
+  for (auto& w : site_work_)
+    if (w.site == site) {
+      w.seconds = seconds;
+      return;
+    }
+  site_work_.push_back({site, seconds});
 }
 
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,

@@ -116,7 +116,10 @@ class Operator {
  protected:
   // Runs fn(sample, thread) for every sample on the pool. An error is rethrown (same kind) with
   // "sample i (source '...')" prepended, using `sources` (default: the first input) for the
-  // source; the lowest failing sample is reported.
+  // source; the lowest failing sample is reported. Work too small to share (under
+  // kInlineWorkSeconds for the batch at this call site last time, e.g. a random draw per
+  // sample) runs on the calling thread instead: waking the pool and waiting behind other
+  // stages' work on it cost more than the work.
   void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                        const Batch* sources = nullptr) const;
   // Allocates the next output (contiguous; from the pipeline's host pool for cpu operators,
@@ -146,6 +149,19 @@ class Operator {
 
  protected:
   OpSpec spec_;
+
+ private:
+  // for_each_sample's measured work per call site (the function's type): the batch's summed
+  // per-sample seconds, last time.
+  struct SiteWork {
+    size_t site;
+    double seconds;
+  };
+  mutable std::mutex site_mutex_;
+  mutable std::vector<SiteWork> site_work_;
+
+ public:
+  static constexpr double kInlineWorkSeconds = 100e-6;
 };
 
 // Device operators: a copy of `items` in device memory for work on ws.stream, through pinned

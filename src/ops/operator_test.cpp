@@ -1,0 +1,89 @@
+// Operator::for_each_sample: small work runs on the calling thread, larger work on the pool,
+// chosen per call site from the last batch's measured work; errors keep their contract.
+#include "stoker/ops/operator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "stoker/core/error.hpp"
+#include "stoker/ops/registry.hpp"
+
+namespace stoker::ops {
+namespace {
+
+// Runs two call sites per batch: a cheap one, and one that sleeps `slow_us` per sample.
+class Probe final : public Operator {
+ public:
+  using Operator::Operator;
+  int slow_us = 0;
+  int fail_at = -1;
+  std::set<std::thread::id> cheap_threads, slow_threads;
+  void run(Workspace& ws) override {
+    std::mutex m;
+    for_each_sample(ws, ws.batch_size, [&](int i, int) {
+      if (i == fail_at) throw ValueError("bad sample");
+      std::lock_guard lock(m);
+      cheap_threads.insert(std::this_thread::get_id());
+    });
+    for_each_sample(ws, ws.batch_size, [&](int, int) {
+      std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+      std::lock_guard lock(m);
+      slow_threads.insert(std::this_thread::get_id());
+    });
+  }
+};
+
+struct ProbeRun {
+  OpSpec spec;
+  ThreadPool pool{4};
+  Probe op;
+  ProbeRun() : spec(make_spec()), op(spec) {}
+  static OpSpec make_spec() {
+    OpSpec s;
+    s.schema = find_op_schema("random.coin_flip");
+    s.name = "probe";
+    return s;
+  }
+  void run(int n) {
+    Workspace ws;
+    ws.pool = &pool;
+    ws.batch_size = n;
+    op.cheap_threads.clear(), op.slow_threads.clear();
+    op.run(ws);
+  }
+};
+
+TEST(ForEachSample, SmallWorkRunsOnTheCallerLargerWorkOnThePool) {
+  ProbeRun p;
+  p.op.slow_us = 2000;  // 64 x 2 ms: far over the inline limit
+  p.run(64);            // first batch: both on the pool (nothing measured yet)
+  EXPECT_GT(p.op.slow_threads.size(), 1u);
+  for (int batch = 0; batch < 3; ++batch) {
+    p.run(64);
+    EXPECT_EQ(p.op.cheap_threads, std::set{std::this_thread::get_id()}) << batch;
+    EXPECT_GT(p.op.slow_threads.size(), 1u) << batch;  // its own measure, not the cheap one's
+  }
+  p.op.slow_us = 0;  // the work shrank: it moves to the caller after one more batch
+  p.run(64);
+  p.run(64);
+  EXPECT_EQ(p.op.slow_threads, std::set{std::this_thread::get_id()});
+}
+
+TEST(ForEachSample, ErrorsOnTheCallerNameTheSample) {
+  ProbeRun p;
+  p.run(16);
+  p.op.fail_at = 5;
+  try {
+    p.run(16);  // inline now
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()), "sample 5: bad sample");
+  }
+}
+
+}  // namespace
+}  // namespace stoker::ops
