@@ -1,0 +1,66 @@
+// num_threads="auto": how many of the pool's threads work, chosen while the pipeline runs from
+// what the consumer sees. Each window (>= kWindowSeconds and >= kWindowBatches batches) gives
+// the delivered images/s and the share of the window the consumer waited in run(). Waiting
+// means stoker is the bottleneck: more threads are tried (steps of half the count), kept when
+// the rate rises by 3% or the waiting halves, else the count goes back and that is the
+// ceiling. No waiting means stoker is ahead: one thread fewer is tried, kept while the
+// consumer still does not wait and the rate holds, else back and that is the floor (threads
+// left to the training process). Once both directions are settled the count holds; a lasting
+// change of regime (the consumer waiting again for 3 windows, or no longer) reopens the
+// search. Outputs do not depend on the thread count (randomness follows the sample index).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace stoker::pipeline {
+
+class ThreadTuner {
+ public:
+  static constexpr double kWindowSeconds = 0.5;
+  static constexpr int kWindowBatches = 4;
+  static constexpr double kWaitHigh = 0.03, kWaitLow = 0.01;
+
+  ThreadTuner(int max_threads, int start_threads);
+
+  // Called by the consumer after each batch: its images, the seconds since the last call, how
+  // many of them it waited for the batch, and how many finished batches were queued for it
+  // when it came. Returns the thread count to use from now on.
+  int add_batch(int images, double seconds, double waited, int queued = 0);
+  int threads() const { return threads_; }
+
+  // What the tuner did, for stats and traces: at `time` (seconds of windows so far) it set
+  // `threads` because of `why`, having measured `rate` images/s and `wait` (share of the
+  // window) at the count before.
+  struct Change {
+    double time;
+    int threads;
+    double rate, wait;
+    std::string why;
+  };
+  const std::vector<Change>& changes() const { return changes_; }
+  bool settled() const { return phase_ == Phase::kHold; }
+
+ private:
+  enum class Phase { kWarmup, kMeasure, kTrialUp, kTrialDown, kHold };
+  void window(double rate, double wait, double queued);
+  void set(int threads, double rate, double wait, std::string why);
+  void decide(double rate, double wait, double queued);
+
+  int max_, threads_;
+  Phase phase_ = Phase::kWarmup;
+  int warmup_windows_ = 2;
+  // The accumulating window.
+  double win_seconds_ = 0, win_waited_ = 0, win_queued_ = 0;
+  int64_t win_images_ = 0;
+  int win_batches_ = 0;
+  double time_ = 0;
+  // The count being tried and the baseline it is compared with.
+  int base_threads_ = 0;
+  double base_rate_ = 0, base_wait_ = 0, base_queued_ = 0;
+  bool ceiling_ = false, floor_ = false;
+  int regime_windows_ = 0;  // consecutive held windows that contradict the held state
+  std::vector<Change> changes_;
+};
+
+}  // namespace stoker::pipeline
