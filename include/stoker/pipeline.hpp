@@ -31,7 +31,12 @@ using ops::ReaderMeta;
 
 struct PipelineOptions {
   int batch_size = 1;
-  int num_threads = 1;              // threads for per-sample work (the caller's counts)
+  int num_threads = 1;  // threads for per-sample work (the caller's counts)
+  // num_threads="auto": num_threads is then the most threads the pipeline may use (a CPU
+  // budget, so the training process keeps its cores); it starts at min(4, num_threads) and
+  // adjusts while running: more while the consumer waits for batches and more helps, fewer
+  // while it does not. Outputs do not depend on it.
+  bool auto_threads = false;
   std::optional<int> device_id;     // none: CPU-only
   int64_t seed = -1;                // -1: drawn from std::random_device
   int prefetch_queue_depth = 2;     // batches prepared ahead by the CPU stage ("cpu_size")
@@ -181,6 +186,20 @@ class Pipeline {
     double gpu_seconds = 0;
   };
   std::vector<OperatorTimes> operator_times() const;
+  // num_threads="auto": the threads working now, and each change the tuner made (seconds of
+  // measured windows since the start, the new count, the images/s and the consumer's share of
+  // waiting measured before it, and why).
+  struct AutotuneChange {
+    double time = 0;
+    int threads = 0;
+    double rate = 0, wait = 0;
+    std::string why;
+  };
+  struct Autotune {
+    int threads = 0;
+    std::vector<AutotuneChange> changes;
+  };
+  Autotune autotune() const;
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

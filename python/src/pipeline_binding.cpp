@@ -56,7 +56,7 @@ Value to_value(nb::handle h, const std::vector<std::vector<Value>>& added) {
 // nodes: [{"op", "name", "device", "defined_at", "inputs": [(node, out)], "args": {...},
 //          "arg_inputs": {name: (node, out)}}], outputs: [(node, out)]
 std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& outputs,
-                                         int batch_size, int num_threads,
+                                         int batch_size, int num_threads, bool auto_threads,
                                          std::optional<int> device_id, int64_t seed,
                                          int prefetch_queue_depth, int gpu_queue_depth,
                                          size_t host_memory_budget, size_t device_memory_budget,
@@ -65,6 +65,7 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
   PipelineOptions o;
   o.batch_size = batch_size;
   o.num_threads = num_threads;
+  o.auto_threads = auto_threads;
   o.device_id = device_id;
   o.seed = seed;
   o.prefetch_queue_depth = prefetch_queue_depth;
@@ -137,11 +138,11 @@ void bind_pipeline(nb::module_& m) {
         "Output names of an operator whose outputs depend on its arguments.");
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
-                  nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("device_id").none(),
-                  nb::arg("seed"), nb::arg("prefetch_queue_depth"), nb::arg("gpu_queue_depth"),
-                  nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
-                  nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"),
-                  nb::arg("trace") = "")
+                  nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("auto_threads"),
+                  nb::arg("device_id").none(), nb::arg("seed"), nb::arg("prefetch_queue_depth"),
+                  nb::arg("gpu_queue_depth"), nb::arg("host_memory_budget"),
+                  nb::arg("device_memory_budget"), nb::arg("checkpoint"), nb::arg("on_error"),
+                  nb::arg("pinned_outputs"), nb::arg("trace") = "")
       .def("run",
            [](Pipeline& p) {
              release_borrowed(false);
@@ -187,6 +188,24 @@ void bind_pipeline(nb::module_& m) {
       .def("checkpoint", &Pipeline::checkpoint)
       .def("take_incidents", &Pipeline::take_incidents)
       .def("operator_stats", &Pipeline::operator_stats)
+      .def("autotune",
+           [](const Pipeline& p) {
+             auto a = p.autotune();
+             nb::list changes;
+             for (const auto& c : a.changes) {
+               nb::dict d;
+               d["time"] = c.time;
+               d["threads"] = c.threads;
+               d["rate"] = c.rate;
+               d["wait"] = c.wait;
+               d["why"] = c.why;
+               changes.append(d);
+             }
+             nb::dict d;
+             d["threads"] = a.threads;
+             d["changes"] = changes;
+             return d;
+           })
       .def("stage_stats",
            [](const Pipeline& p) {
              nb::list out;

@@ -206,6 +206,12 @@ class Pipeline:
     `pinned_outputs`: CPU outputs in page-locked memory (when CUDA is available), so that a
     framework's copy to the GPU (`tensor.cuda(non_blocking=True)`) is asynchronous DMA.
 
+    `num_threads="auto"`: the pipeline chooses how many threads work while it runs, up to
+    `cpu_budget` (default: the machine's cores): more while the consumer waits for batches and
+    more threads help, fewer while it does not (the training process keeps the rest); it
+    settles within seconds and then holds (`pipe.autotune()` lists its changes). Outputs are
+    the same for any thread count.
+
     `trace`: a path; when the pipeline closes, a Chrome/Perfetto trace (JSON) is written there:
     a track per stage thread and the consumer, a span per operator run and stage iteration
     (open it in ui.perfetto.dev). Default: the STOKER_TRACE environment variable, if set.
@@ -216,7 +222,19 @@ class Pipeline:
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
-                 on_error="raise", device_memory_budget=0, pinned_outputs=False, trace=None):
+                 on_error="raise", device_memory_budget=0, pinned_outputs=False, trace=None,
+                 cpu_budget=None):
+        if num_threads == "auto":
+            if cpu_budget is not None and (not isinstance(cpu_budget, int) or cpu_budget < 1):
+                raise ValueError(f"cpu_budget must be a whole number of cores >= 1, got "
+                                 f"{cpu_budget!r}")
+        elif not isinstance(num_threads, int) or isinstance(num_threads, bool):
+            raise ValueError(f"num_threads must be a number of threads or 'auto', got "
+                             f"{num_threads!r}")
+        elif cpu_budget is not None:
+            raise ValueError("cpu_budget applies to num_threads='auto' (with a fixed "
+                             "num_threads, that number is the budget)")
+        self.cpu_budget = cpu_budget
         if isinstance(prefetch_queue_depth, dict):
             unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
             if unknown:
@@ -310,7 +328,7 @@ class Pipeline:
         _close_at_exit(self)
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
-            self.num_threads, self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
+            self._max_threads(), self.num_threads == "auto", self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
             self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
             self.pinned_outputs, self.trace)
         live = set(self._native.external_source_names())
@@ -360,6 +378,20 @@ class Pipeline:
         already returned stay valid. Later run() calls raise RuntimeError."""
         if self._native is not None:
             self._native.close()
+
+    def _max_threads(self):
+        """The pool's size: num_threads, or for "auto" the cpu_budget (default: the cores)."""
+        if self.num_threads != "auto":
+            return self.num_threads
+        return self.cpu_budget or os.cpu_count() or 1
+
+    def autotune(self):
+        """num_threads="auto": {"threads": the threads working now, "changes": [{"time",
+        "threads", "rate", "wait", "why"}]}, each change the tuner made: when (seconds of
+        measured windows), the new count, the images/s and the share of the time the consumer
+        waited before it, and why. With a fixed num_threads: that count, no changes."""
+        self.build()
+        return self._native.autotune()
 
     def operator_stats(self, name):
         """Counters of operator `name` (e.g. a mixed decoder's split between the hardware
@@ -472,38 +504,21 @@ class Pipeline:
     def stats(self):
         """Everything the pipeline measures, in one dict: "stages" (stage_stats()), "operators"
         (operator_times(), each with the operator's own counters under "counters", e.g. a mixed
-        decoder's split), "cpu" (cpu_times()), "memory" (memory_stats()) and "errors"
-        (error_stats())."""
+        decoder's split), "cpu" (cpu_times()), "memory" (memory_stats()), "errors"
+        (error_stats()) and "autotune" (autotune())."""
         ops = self.operator_times()
         for o in ops:
             o["counters"] = self._native.operator_stats(o["name"])
         return {"stages": self.stage_stats(), "operators": ops, "cpu": self.cpu_times(),
-                "memory": self.memory_stats(), "errors": self.error_stats()}
+                "memory": self.memory_stats(), "errors": self.error_stats(),
+                "autotune": self.autotune()}
 
     def report(self):
         """stats() as a readable table: where each stage's time went, then each operator's time
         per sample, bytes out and (device operators) GPU time per batch (the busiest stage that is
-        never starved is the bottleneck)."""
-        s = self.stats()
-        lines = ["stage      iterations   busy s  starved s  blocked s   CPU s   queue"]
-        for st in s["stages"]:
-            queue = (f"{st['queue_mean']:4.1f}/{st['queue_capacity']}"
-                     if st["queue_capacity"] else "")
-            cpu = f"{st['cpu']:7.2f}" if st["stage"] != "consumer" else ""
-            lines.append(f"{st['stage']:10} {st['iterations']:10d} {st['busy']:8.2f} "
-                         f"{st['starved']:10.2f} {st['blocked']:10.2f} {cpu:>7} {queue:>7}"
-                         .rstrip())
-        c = s["cpu"]
-        lines.append(f"CPU cores busy: {c['cores']:.2f} (" + ", ".join(
-            f"{k} {v:.2f} s" for k, v in c["threads"].items()) + f" in {c['wall']:.2f} s)")
-        lines += ["", "operator                        backend   samples   ms/sample   MB out"
-                      "   GPU ms/batch"]
-        for o in s["operators"]:
-            per = 1000 * o["seconds"] / o["samples"] if o["samples"] else 0.0
-            gpu = f"{1000 * o['gpu_seconds'] / o['gpu_runs']:14.3f}" if o["gpu_runs"] else ""
-            lines.append(f"{o['name'][:31]:31} {o['backend']:8} {o['samples']:8d} {per:11.3f} "
-                         f"{o['bytes_out'] / 1e6:8.1f} {gpu}".rstrip())
-        return "\n".join(lines)
+        never starved is the bottleneck), and the automatic thread count's changes."""
+        from stoker.report import format_report
+        return format_report(self.stats())
 
     def memory_stats(self):
         """Per pool ("host", "pinned", "device"): bytes_in_use, peak_bytes_in_use,

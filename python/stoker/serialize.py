@@ -24,6 +24,7 @@ def to_json(pipe, path=None):
              for n in pipe._nodes]
     doc = {"format": "stoker.pipeline", "version": SERIAL_VERSION,
            "batch_size": pipe.batch_size, "num_threads": pipe.num_threads,
+           "cpu_budget": pipe.cpu_budget,
            "device_id": pipe.device_id, "seed": pipe._seed,
            "prefetch_queue_depth": {"cpu_size": pipe._cpu_depth,
                                     "gpu_size": pipe._gpu_depth},
@@ -57,6 +58,7 @@ def from_json(cls, serialized, options):
     saved = {k: doc[k] for k in ("batch_size", "num_threads", "device_id", "seed",
                                  "prefetch_queue_depth", "host_memory_budget",
                                  "device_memory_budget", "on_error", "pinned_outputs")}
+    saved["cpu_budget"] = doc.get("cpu_budget")
     pipe = cls(**{**saved, **options})
     for i, n in enumerate(doc["nodes"]):
         refs = [tuple(r) for r in n["inputs"]] + [tuple(r) for r in n["arg_inputs"].values()]

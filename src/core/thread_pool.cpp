@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
+
 #include "stoker/core/error.hpp"
 
 namespace stoker {
@@ -26,7 +28,21 @@ double ThreadPool::workers_cpu_seconds() const {
 
 ThreadPool::ThreadPool(int num_threads) {
   STOKER_ENFORCE(num_threads >= 1, ValueError, "num_threads must be at least 1, got ", num_threads);
+  active_limit_ = num_threads;
   for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+}
+
+void ThreadPool::set_active_threads(int k) {
+  {
+    std::lock_guard lock(mutex_);
+    active_limit_ = std::clamp(k, 1, num_threads());
+  }
+  wake_.notify_all();
+}
+
+int ThreadPool::active_threads() const {
+  std::lock_guard lock(mutex_);
+  return active_limit_;
 }
 
 ThreadPool::~ThreadPool() {
@@ -65,7 +81,9 @@ void ThreadPool::worker_loop(int thread_index) {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      // Parked workers (beyond the active limit) skip the calls made while they were parked.
+      wake_.wait(lock,
+                 [&] { return stop_ || (generation_ != seen && thread_index < active_limit_); });
       if (stop_) return;
       seen = generation_;
       ++active_workers_;

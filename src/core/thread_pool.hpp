@@ -26,6 +26,11 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return int(workers_.size()) + 1; }
+  // How many threads take part in parallel_for (the caller and workers 1..k-1; the others
+  // stay parked): for automatic tuning. Thread indices, and so per-thread scratch sized by
+  // num_threads(), are unchanged. Clamped to [1, num_threads()].
+  void set_active_threads(int k);
+  int active_threads() const;
   // CPU seconds the worker threads have used since they started (the callers' share of
   // parallel_for is on the callers' threads).
   double workers_cpu_seconds() const;
@@ -44,7 +49,7 @@ class ThreadPool {
 
   std::vector<std::thread> workers_;
   std::mutex call_mutex_;  // one parallel_for at a time
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
   const std::function<void(int64_t, int)>* fn_ = nullptr;
@@ -52,6 +57,7 @@ class ThreadPool {
   int64_t next_ = 0;
   int64_t finished_ = 0;
   int active_workers_ = 0;
+  int active_limit_ = 0;  // threads taking part (set in the constructor: all of them)
   uint64_t generation_ = 0;
   bool stop_ = false;
   int64_t error_index_ = -1;

@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -82,6 +84,35 @@ TEST(ThreadPool, RunHereRunsOnTheCallerAfterOtherCallsFinish) {
   other.join();
   here.join();
   EXPECT_TRUE(ran_here.load());
+}
+
+// Parked threads take no work; raised again, they do; indices stay below num_threads().
+TEST(ThreadPool, ActiveThreadsLimitWhoWorks) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.active_threads(), 4);
+  auto threads_used = [&] {
+    std::mutex m;
+    std::set<int> used;
+    pool.parallel_for(64, [&](int64_t, int t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      std::lock_guard lock(m);
+      used.insert(t);
+    });
+    return used;
+  };
+  pool.set_active_threads(2);
+  EXPECT_EQ(pool.active_threads(), 2);
+  for (int rep = 0; rep < 3; ++rep) {
+    auto used = threads_used();
+    EXPECT_TRUE(used.count(0) || used.count(1));
+    EXPECT_EQ(used.count(2) + used.count(3), 0u);
+  }
+  pool.set_active_threads(99);  // clamped
+  EXPECT_EQ(pool.active_threads(), 4);
+  EXPECT_EQ(threads_used().size(), 4u);
+  pool.set_active_threads(0);
+  EXPECT_EQ(pool.active_threads(), 1);
+  EXPECT_EQ(threads_used(), std::set<int>{0});
 }
 
 double this_thread_cpu_seconds() {

@@ -8,8 +8,10 @@ namespace stoker::pipeline {
 
 ThreadTuner::ThreadTuner(int max_threads, int start_threads)
     : max_(max_threads), threads_(std::clamp(start_threads, 1, std::max(1, max_threads))) {
-  STOKER_ENFORCE(max_threads >= 1, ValueError, "the automatic thread count needs at least 1 "
-                 "thread, got a budget of ", max_threads);
+  STOKER_ENFORCE(max_threads >= 1, ValueError,
+                 "the automatic thread count needs at least 1 "
+                 "thread, got a budget of ",
+                 max_threads);
 }
 
 int ThreadTuner::add_batch(int images, double seconds, double waited, int queued) {

@@ -31,6 +31,10 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       host_pool_(make_host_allocator(), options.host_memory_budget),
       thread_pool_(options.num_threads) {
   if (!options.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options.trace_path);
+  if (options.auto_threads) {
+    tuner_ = std::make_unique<ThreadTuner>(options.num_threads, std::min(4, options.num_threads));
+    thread_pool_.set_active_threads(tuner_->threads());
+  }
   std::vector<size_t> mixed, gpu;
   for (size_t n = 0; n < graph_.nodes.size(); ++n) {
     const auto& spec = graph_.nodes[n];
@@ -501,10 +505,18 @@ void Executor::device_loop(size_t stage) {
   }
 }
 
+std::vector<ThreadTuner::Change> Executor::autotune_changes() const {
+  std::lock_guard lock(mutex_);
+  return tuner_ ? tuner_->changes() : std::vector<ThreadTuner::Change>{};
+}
+
 std::vector<Batch> Executor::pop() {
   Result r;
+  double waited = 0;
+  size_t queued = 0;
   {
     std::unique_lock lock(mutex_);
+    queued = queue_.size();
     if (!started_) {
       started_ = true;
       start_time_ = Clock::now();
@@ -517,7 +529,8 @@ std::vector<Batch> Executor::pop() {
     queue_samples_ += 1;
     const auto t = Clock::now();
     changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
-    consumer_stats_.starved += seconds_since(t);
+    waited = seconds_since(t);
+    consumer_stats_.starved += waited;
     if (trace_) {
       if (consumer_stats_.iterations == 0) trace_->name_thread("consumer (run)");
       trace_->span("waiting for a batch", "consumer", t, Clock::now());
@@ -535,6 +548,21 @@ std::vector<Batch> Executor::pop() {
   {
     std::lock_guard lock(mutex_);
     delivered_ = std::move(r.after);
+    // num_threads="auto": the consumer's step (from the last batch to this one) and its wait.
+    const auto now = Clock::now();
+    if (tuner_ && consumer_stats_.iterations > 1) {
+      const size_t before = tuner_->changes().size();
+      const int k = tuner_->add_batch(options_.batch_size,
+                                      std::chrono::duration<double>(now - last_pop_).count(),
+                                      waited, int(queued));
+      if (tuner_->changes().size() != before) {
+        thread_pool_.set_active_threads(k);
+        if (trace_)
+          trace_->span("threads: " + std::to_string(k) + " (" + tuner_->changes().back().why + ")",
+                       "autotune", now, now);
+      }
+    }
+    last_pop_ = now;
   }
   return std::move(r.outputs);
 }

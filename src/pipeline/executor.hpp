@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "stoker/ops/operator.hpp"
+#include "stoker/pipeline/autotune.hpp"
 #include "stoker/pipeline/checkpoint.hpp"
 #include "stoker/pipeline/graph.hpp"
 #include "stoker/pipeline/trace.hpp"
@@ -28,6 +29,9 @@ namespace stoker::pipeline {
 struct ExecutorOptions {
   int batch_size = 1;
   int num_threads = 1;
+  // num_threads="auto": num_threads is the most the tuner may use (the CPU budget); it starts
+  // at min(4, num_threads) and adjusts (autotune.hpp).
+  bool auto_threads = false;
   int prefetch_queue_depth = 2;
   uint64_t seed = 0;
   size_t host_memory_budget = 0;
@@ -116,6 +120,9 @@ class Executor {
   std::vector<StageStats> stage_stats() const;
   std::vector<OperatorTimes> operator_times() const;
   CpuTimes cpu_times() const;
+  // num_threads="auto": the threads in use now and the tuner's changes (empty otherwise).
+  int active_threads() const { return thread_pool_.active_threads(); }
+  std::vector<ThreadTuner::Change> autotune_changes() const;
   // Incidents since the last call (for warnings in Python).
   std::vector<std::string> take_incidents();
 
@@ -215,6 +222,8 @@ class Executor {
   // Sums of the queues' lengths at each pop(), per stage (cpu, device stages), under mutex_.
   std::vector<double> queue_sums_;
   int64_t queue_samples_ = 0;
+  std::unique_ptr<ThreadTuner> tuner_;         // num_threads="auto"; fed by pop(), under mutex_
+  TraceRecorder::Clock::time_point last_pop_;  // when the last pop() returned
   bool stop_ = false;
   bool failed_ = false;  // the producer stopped after an error
   std::string failure_;

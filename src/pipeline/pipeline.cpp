@@ -158,6 +158,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   pipeline::ExecutorOptions eo;
   eo.batch_size = impl->options.batch_size;
   eo.num_threads = impl->options.num_threads;
+  eo.auto_threads = impl->options.auto_threads;
   eo.prefetch_queue_depth = impl->options.prefetch_queue_depth;
   eo.seed = uint64_t(impl->options.seed);
   eo.host_memory_budget = impl->options.host_memory_budget;
@@ -272,6 +273,13 @@ std::vector<Pipeline::OperatorTimes> Pipeline::operator_times() const {
     out.push_back({t.name, t.op, t.backend, t.runs, t.samples, t.seconds, t.bytes_in, t.bytes_out,
                    t.gpu_runs, t.gpu_seconds});
   return out;
+}
+
+Pipeline::Autotune Pipeline::autotune() const {
+  Autotune a{impl_->exec().active_threads(), {}};
+  for (const auto& c : impl_->exec().autotune_changes())
+    a.changes.push_back({c.time, c.threads, c.rate, c.wait, c.why});
+  return a;
 }
 
 std::vector<std::string> Pipeline::take_incidents() { return impl_->exec().take_incidents(); }

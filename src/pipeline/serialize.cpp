@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -83,7 +84,16 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
                  version, "; this stoker reads version ", kSerialVersion);
   PipelineOptions o;
   o.batch_size = field<int>(doc, "batch_size", o.batch_size);
-  o.num_threads = field<int>(doc, "num_threads", o.num_threads);
+  if (doc.contains("num_threads") && doc["num_threads"] == "auto") {
+    // num_threads="auto" up to cpu_budget (null: this machine's cores).
+    o.auto_threads = true;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    o.num_threads = doc.contains("cpu_budget") && !doc["cpu_budget"].is_null()
+                        ? field<int>(doc, "cpu_budget", 1)
+                        : int(cores);
+  } else {
+    o.num_threads = field<int>(doc, "num_threads", o.num_threads);
+  }
   if (doc.contains("device_id") && !doc["device_id"].is_null())
     o.device_id = field<int>(doc, "device_id", 0);
   o.seed = field<int64_t>(doc, "seed", o.seed);

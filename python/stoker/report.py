@@ -1,0 +1,31 @@
+"""Pipeline.report()'s text: stats() as readable tables."""
+
+
+def format_report(s):
+    """The stages' time, the CPU cores, each operator's time and GPU time per batch, and
+    (num_threads="auto") the tuner's changes, from a Pipeline.stats() dict."""
+    lines = ["stage      iterations   busy s  starved s  blocked s   CPU s   queue"]
+    for st in s["stages"]:
+        queue = (f"{st['queue_mean']:4.1f}/{st['queue_capacity']}"
+                 if st["queue_capacity"] else "")
+        cpu = f"{st['cpu']:7.2f}" if st["stage"] != "consumer" else ""
+        lines.append(f"{st['stage']:10} {st['iterations']:10d} {st['busy']:8.2f} "
+                     f"{st['starved']:10.2f} {st['blocked']:10.2f} {cpu:>7} {queue:>7}"
+                     .rstrip())
+    c = s["cpu"]
+    lines.append(f"CPU cores busy: {c['cores']:.2f} (" + ", ".join(
+        f"{k} {v:.2f} s" for k, v in c["threads"].items()) + f" in {c['wall']:.2f} s)")
+    lines += ["", "operator                        backend   samples   ms/sample   MB out"
+                  "   GPU ms/batch"]
+    for o in s["operators"]:
+        per = 1000 * o["seconds"] / o["samples"] if o["samples"] else 0.0
+        gpu = f"{1000 * o['gpu_seconds'] / o['gpu_runs']:14.3f}" if o["gpu_runs"] else ""
+        lines.append(f"{o['name'][:31]:31} {o['backend']:8} {o['samples']:8d} {per:11.3f} "
+                     f"{o['bytes_out'] / 1e6:8.1f} {gpu}".rstrip())
+    tuned = s.get("autotune", {}).get("changes", [])
+    if tuned:
+        lines += ["", f"threads (auto): {s['autotune']['threads']} now; changes:"]
+        lines += [f"  at {c['time']:6.1f} s -> {c['threads']:3d}  ({c['why']}; before: "
+                  f"{c['rate']:,.0f} images/s, consumer waiting {100 * c['wait']:.0f}%)"
+                  for c in tuned]
+    return "\n".join(lines)

@@ -1,0 +1,72 @@
+"""num_threads="auto": the tuner changes the working threads while running (fewer while the
+consumer is the slower side), outputs do not depend on it, the arguments are checked, and
+serialization keeps the setting."""
+import time
+
+import numpy as np
+import pytest
+
+import stoker
+from stoker import fn, types
+
+
+def _pipe(folder, **kw):
+    pipe = stoker.Pipeline(batch_size=4, seed=11, **kw)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=folder, random_shuffle=True, name="reader")
+        images = fn.decoders.image_random_crop(jpegs, name="decode")
+        images = fn.resize(images, size=(24, 24))
+        flip = fn.random.coin_flip()
+        pipe.set_outputs(fn.crop_mirror_normalize(images, mirror=flip, dtype=types.FLOAT,
+                                                  output_layout="CHW"), labels)
+    return pipe
+
+
+def test_a_slow_consumer_gets_fewer_threads_and_the_same_outputs(jpeg_folder):
+    fixed = _pipe(jpeg_folder, num_threads=1)
+    auto = _pipe(jpeg_folder, num_threads="auto", cpu_budget=4)
+    assert auto.autotune()["threads"] == 4 and auto.autotune()["changes"] == []
+    t0 = time.monotonic()
+    batches = 0
+    while time.monotonic() - t0 < 6 and auto.autotune()["threads"] > 1:
+        a, b = auto.run(), fixed.run()
+        for x, y in zip(a, b):
+            for i in range(len(x)):
+                np.testing.assert_array_equal(np.asarray(x[i]), np.asarray(y[i]))
+        batches += 1
+        time.sleep(0.03)  # a training step: stoker is far ahead of it
+    tuned = auto.autotune()
+    assert tuned["threads"] == 1, tuned
+    assert tuned["changes"] and all("fewer" in c["why"] for c in tuned["changes"])
+    assert [c["threads"] for c in tuned["changes"]] == [3, 2, 1]
+    for c in tuned["changes"]:
+        assert c["time"] > 0 and c["rate"] > 0 and 0 <= c["wait"] < 0.03
+    assert batches >= 8
+    assert "threads (auto): 1 now; changes:" in auto.report()
+    assert auto.stats()["autotune"] == tuned
+
+
+def test_arguments_are_checked():
+    for bad, msg in [({"num_threads": "many"}, "num_threads must be"),
+                     ({"num_threads": 2, "cpu_budget": 2}, "cpu_budget applies to"),
+                     ({"num_threads": "auto", "cpu_budget": 0}, "cpu_budget must be"),
+                     ({"num_threads": "auto", "cpu_budget": 1.5}, "cpu_budget must be")]:
+        with pytest.raises(ValueError, match=msg):
+            stoker.Pipeline(batch_size=1, **bad)
+
+
+def test_fixed_threads_report_their_count(jpeg_folder):
+    pipe = _pipe(jpeg_folder, num_threads=2)
+    pipe.run()
+    assert pipe.autotune() == {"threads": 2, "changes": []}
+
+
+def test_serialization_keeps_auto_and_the_budget(jpeg_folder):
+    pipe = _pipe(jpeg_folder, num_threads="auto", cpu_budget=3)
+    text = pipe.serialize()
+    again = stoker.Pipeline.deserialize(text)
+    assert again.num_threads == "auto" and again.cpu_budget == 3
+    assert again.autotune()["threads"] == 3
+    for x, y in zip(pipe.run(), again.run()):
+        for i in range(len(x)):
+            np.testing.assert_array_equal(np.asarray(x[i]), np.asarray(y[i]))
