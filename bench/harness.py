@@ -39,6 +39,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROFILES = {
     "full": {"warmup_batches": 10, "warmup_s": 5.0, "window_s": 20.0, "repeats": 3},
     "quick": {"warmup_batches": 5, "warmup_s": 2.0, "window_s": 5.0, "repeats": 1},
+    # The autotune plan: long enough a warm-up for num_threads="auto" to settle.
+    "tune": {"warmup_batches": 10, "warmup_s": 5.0, "window_s": 10.0, "repeats": 1},
     "test": {"warmup_batches": 1, "warmup_s": 0.0, "window_s": 0.5, "repeats": 1},
 }
 
@@ -101,7 +103,24 @@ def ab_plan(cores, gpu, ab_env):
     return plan
 
 
-PLANS = {"standard": standard_plan, "headline": headline_plan}
+def autotune_plan(cores, gpu):
+    """num_threads="auto" (budget: all cores) against a sweep of fixed thread counts: the GPU
+    pipeline alone and feeding ResNet-50, the CPU pipeline alone (issue: auto >= 95% of the
+    best fixed setting)."""
+    sweep = [t for t in (2, 4, 8, 12, 16) if t <= cores]
+    plan = []
+    if gpu:
+        plan += [("stoker-gpu", "rn50-train", "alone", t) for t in sweep]
+        plan.append(("stoker-gpu-auto", "rn50-train", "alone", cores))
+        plan.append(("synthetic", "rn50-train", "train-resnet50", 4))
+        plan += [("stoker-gpu", "rn50-train", "train-resnet50", t) for t in (2, 4, 8)]
+        plan.append(("stoker-gpu-auto", "rn50-train", "train-resnet50", cores))
+    plan += [("stoker-cpu", "rn50-train", "alone", t) for t in sweep if t >= 8]
+    plan.append(("stoker-cpu-auto", "rn50-train", "alone", cores))
+    return plan
+
+
+PLANS = {"standard": standard_plan, "headline": headline_plan, "autotune": autotune_plan}
 
 
 def smoke_plan(cores, gpu):
@@ -222,6 +241,7 @@ def measure(spec):
     if loaders.LAST_PIPE is not None:  # where stoker's time went (CPU and GPU per operator)
         stats = loaders.LAST_PIPE.stats()  # operators with their counters (the decoder's split)
         out["operators"], out["memory"] = stats["operators"], stats["memory"]
+        out["autotune"] = stats["autotune"]
         out["report"] = loaders.LAST_PIPE.report()
     return out
 

@@ -8,7 +8,8 @@ batches on the GPU when there is one (else on the CPU), for one of the pipelines
 - decode-only: decode to uint8 HWC (ragged; the batch is a list)
 
 Loaders: synthetic (the same tensor every step), stoker-gpu (mixed decoder, auto split),
-stoker-gpu-hw<L> (hw_decoder_load fixed at L), stoker-cpu (everything on CPU threads, pinned
+stoker-gpu-hw<L> (hw_decoder_load fixed at L), stoker-gpu-auto / stoker-cpu-auto
+(num_threads="auto", the threads column its cpu_budget), stoker-cpu (everything on CPU threads, pinned
 outputs copied with non_blocking), dataloader-pil (torch DataLoader, PIL + torchvision v2),
 dataloader-pil-u8 (the same, but workers hand over uint8 and the normalize runs on the GPU:
 4x fewer bytes through shared memory and pinning, the usual fast-DataLoader recipe), dataloader-tvio (DataLoader, torchvision.io.decode_jpeg on the CPU + v2 on tensors), naive-gpu
@@ -52,9 +53,13 @@ def stoker_loader(spec):
     gpu = spec["loader"].startswith("stoker-gpu") and torch.cuda.is_available()
     hw = spec["loader"][len("stoker-gpu-hw"):] if spec["loader"].startswith("stoker-gpu-hw") \
         else "auto"
+    # stoker-gpu-auto / stoker-cpu-auto: num_threads="auto" with the threads as the budget.
+    auto = spec["loader"].endswith("-auto")
     name, size, batch = spec["pipeline"], spec["size"], spec["batch"]
     dev = "gpu" if gpu else "cpu"
-    pipe = stoker.Pipeline(batch_size=batch, num_threads=spec["threads"], seed=0,
+    threads = {"num_threads": "auto", "cpu_budget": spec["threads"]} if auto \
+        else {"num_threads": spec["threads"]}
+    pipe = stoker.Pipeline(batch_size=batch, **threads, seed=0,
                            device_id=0 if gpu else None, pinned_outputs=torch.cuda.is_available(),
                            prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
     decoder = {"device": "mixed", "hw_decoder_load": float(hw) if hw != "auto" else "auto"} \
