@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds stoker with CUDA on the GPU machine and runs every C++ test (GPU tests included) and
 # the Python tests, with a timeout on each, logs under $OUT (or ./gpu_check_out).
-#   scripts/gpu_check.sh            build + all tests
+#   scripts/gpu_check.sh            build + all tests (GPU_CHECK_PYTHON=0: the C++ ones only)
 #   scripts/gpu_check.sh --bench    build + the headline benchmark (bench/harness.py --plan
 #                                   headline: the README's figures, ~5 minutes), no tests
 #   scripts/gpu_check.sh --all      build + all tests + the headline benchmark
@@ -24,10 +24,12 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
 { nvidia-smi; nvcc --version; } > "$OUT/machine.txt" 2>&1
 log "configure"
-if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
+# STOKER_TESTS=ON explicitly: a build folder configured without tests (a benchmark's) keeps
+# that setting in its cache otherwise.
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON \
      -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1; then
   # Ninja may be missing there; fall back to Makefiles.
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON \
      -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1 || {
     log "configure FAILED"; tail -30 "$OUT/configure.log"; exit 1; }
 fi
@@ -64,6 +66,7 @@ if command -v compute-sanitizer > /dev/null 2>&1 || [[ -x /usr/local/cuda/bin/co
 else
   log "compute-sanitizer not found: skipped"
 fi
+if [[ "${GPU_CHECK_PYTHON:-1}" != 0 ]]; then
 log "Python tests"
 # Tools that never touch the GPU (dataset making, container writing, the harness's bookkeeping)
 # are left to CI: the device's minutes go to GPU work.
@@ -76,6 +79,7 @@ PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
   > "$OUT/pytest.log" 2>&1 || status=1
 grep -E "^(FAILED|ERROR) " "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
 tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
+fi
 fi
 if [[ "$MODE" == "--bench" || "$MODE" == "--all" ]]; then
   log "benchmark (bench/run.sh harness --plan ${BENCH_PLAN:-headline})"
