@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -31,12 +30,11 @@ class Probe final : public Operator {
       ids[size_t(i)] = std::this_thread::get_id();
     });
     cheap_threads.insert(ids.begin(), ids.end());
-    std::mutex m;
-    for_each_sample(ws, ws.batch_size, [&](int, int) {
-      std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
-      std::lock_guard lock(m);
-      slow_threads.insert(std::this_thread::get_id());
+    for_each_sample(ws, ws.batch_size, [&](int i, int) {
+      if (slow_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(slow_us));
+      ids[size_t(i)] = std::this_thread::get_id();
     });
+    slow_threads.insert(ids.begin(), ids.end());
   }
 };
 
@@ -60,19 +58,20 @@ struct ProbeRun {
   }
 };
 
+// 16 samples: the cheap site stays far under the limit also in sanitizer builds.
 TEST(ForEachSample, SmallWorkRunsOnTheCallerLargerWorkOnThePool) {
   ProbeRun p;
-  p.op.slow_us = 2000;  // 64 x 2 ms: far over the inline limit
-  p.run(64);            // first batch: both on the pool (nothing measured yet)
+  p.op.slow_us = 5000;  // 16 x 5 ms: far over the inline limit
+  p.run(16);            // first batch: both on the pool (nothing measured yet)
   EXPECT_GT(p.op.slow_threads.size(), 1u);
   for (int batch = 0; batch < 3; ++batch) {
-    p.run(64);
+    p.run(16);
     EXPECT_EQ(p.op.cheap_threads, std::set{std::this_thread::get_id()}) << batch;
     EXPECT_GT(p.op.slow_threads.size(), 1u) << batch;  // its own measure, not the cheap one's
   }
   p.op.slow_us = 0;  // the work shrank: it moves to the caller after one more batch
-  p.run(64);
-  p.run(64);
+  p.run(16);
+  p.run(16);
   EXPECT_EQ(p.op.slow_threads, std::set{std::this_thread::get_id()});
 }
 
