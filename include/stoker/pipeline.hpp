@@ -37,9 +37,13 @@ struct PipelineOptions {
   // adjusts while running: more while the consumer waits for batches and more helps, fewer
   // while it does not. Outputs do not depend on it.
   bool auto_threads = false;
-  std::optional<int> device_id;     // none: CPU-only
-  int64_t seed = -1;                // -1: drawn from std::random_device
-  int prefetch_queue_depth = 2;     // batches prepared ahead by the CPU stage ("cpu_size")
+  std::optional<int> device_id;  // none: CPU-only
+  int64_t seed = -1;             // -1: drawn from std::random_device
+  int prefetch_queue_depth = 2;  // batches prepared ahead by the CPU stage ("cpu_size")
+  // prefetch_queue_depth="auto": the queue of finished batches the consumer takes from (the
+  // GPU stage's with device stages, else the CPU stage's) starts at its depth above and grows
+  // by one (up to 6) when the consumer waits while the stage filling it was blocked on it.
+  bool auto_prefetch = false;
   int gpu_queue_depth = 2;          // finished GPU-stage batches held ("gpu_size")
   size_t device_memory_budget = 0;  // bytes; 0: unlimited
   size_t host_memory_budget = 0;    // bytes; 0: unlimited
@@ -188,16 +192,24 @@ class Pipeline {
   std::vector<OperatorTimes> operator_times() const;
   // num_threads="auto": the threads working now, and each change the tuner made (seconds of
   // measured windows since the start, the new count, the images/s and the consumer's share of
-  // waiting measured before it, and why).
+  // waiting measured before it, and why); prefetch_queue_depth="auto": likewise the depth.
   struct AutotuneChange {
     double time = 0;
     int threads = 0;
     double rate = 0, wait = 0;
     std::string why;
   };
+  struct PrefetchChange {
+    double time = 0;
+    int depth = 0;
+    double wait = 0, blocked = 0;  // the consumer's waiting and the stage's blocked shares
+    std::string why;
+  };
   struct Autotune {
     int threads = 0;
     std::vector<AutotuneChange> changes;
+    int prefetch_depth = 0;  // the consumer's queue now
+    std::vector<PrefetchChange> prefetch_changes;
   };
   Autotune autotune() const;
 

@@ -59,9 +59,10 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
                                          int batch_size, int num_threads, bool auto_threads,
                                          std::optional<int> device_id, int64_t seed,
                                          int prefetch_queue_depth, int gpu_queue_depth,
-                                         size_t host_memory_budget, size_t device_memory_budget,
-                                         const std::string& checkpoint, const std::string& on_error,
-                                         bool pinned_outputs, const std::string& trace) {
+                                         bool auto_prefetch, size_t host_memory_budget,
+                                         size_t device_memory_budget, const std::string& checkpoint,
+                                         const std::string& on_error, bool pinned_outputs,
+                                         const std::string& trace) {
   PipelineOptions o;
   o.batch_size = batch_size;
   o.num_threads = num_threads;
@@ -70,6 +71,7 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
   o.seed = seed;
   o.prefetch_queue_depth = prefetch_queue_depth;
   o.gpu_queue_depth = gpu_queue_depth;
+  o.auto_prefetch = auto_prefetch;
   o.host_memory_budget = host_memory_budget;
   o.device_memory_budget = device_memory_budget;
   o.checkpoint = checkpoint;
@@ -140,9 +142,10 @@ void bind_pipeline(nb::module_& m) {
       .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
                   nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("auto_threads"),
                   nb::arg("device_id").none(), nb::arg("seed"), nb::arg("prefetch_queue_depth"),
-                  nb::arg("gpu_queue_depth"), nb::arg("host_memory_budget"),
-                  nb::arg("device_memory_budget"), nb::arg("checkpoint"), nb::arg("on_error"),
-                  nb::arg("pinned_outputs"), nb::arg("trace") = "")
+                  nb::arg("gpu_queue_depth"), nb::arg("auto_prefetch"),
+                  nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
+                  nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"),
+                  nb::arg("trace") = "")
       .def("run",
            [](Pipeline& p) {
              release_borrowed(false);
@@ -201,9 +204,21 @@ void bind_pipeline(nb::module_& m) {
                d["why"] = c.why;
                changes.append(d);
              }
+             nb::list prefetch;
+             for (const auto& c : a.prefetch_changes) {
+               nb::dict d;
+               d["time"] = c.time;
+               d["depth"] = c.depth;
+               d["wait"] = c.wait;
+               d["blocked"] = c.blocked;
+               d["why"] = c.why;
+               prefetch.append(d);
+             }
              nb::dict d;
              d["threads"] = a.threads;
              d["changes"] = changes;
+             d["prefetch_queue_depth"] = a.prefetch_depth;
+             d["prefetch_changes"] = prefetch;
              return d;
            })
       .def("stage_stats",

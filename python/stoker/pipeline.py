@@ -212,6 +212,10 @@ class Pipeline:
     settles within seconds and then holds (`pipe.autotune()` lists its changes). Outputs are
     the same for any thread count.
 
+    `prefetch_queue_depth="auto"`: the queue of finished batches (2 at first) grows by one, up
+    to 6, when the consumer waits while the pipeline was blocked on a full queue (it delivers
+    in bursts); see `pipe.autotune()`.
+
     `trace`: a path; when the pipeline closes, a Chrome/Perfetto trace (JSON) is written there:
     a track per stage thread and the consumer, a span per operator run and stage iteration
     (open it in ui.perfetto.dev). Default: the STOKER_TRACE environment variable, if set.
@@ -235,7 +239,10 @@ class Pipeline:
             raise ValueError("cpu_budget applies to num_threads='auto' (with a fixed "
                              "num_threads, that number is the budget)")
         self.cpu_budget = cpu_budget
-        if isinstance(prefetch_queue_depth, dict):
+        self._auto_prefetch = prefetch_queue_depth == "auto"
+        if self._auto_prefetch:
+            self._cpu_depth = self._gpu_depth = 2
+        elif isinstance(prefetch_queue_depth, dict):
             unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
             if unknown:
                 raise ValueError(f"prefetch_queue_depth: unknown keys {sorted(unknown)}; "
@@ -328,7 +335,8 @@ class Pipeline:
         _close_at_exit(self)
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
-            self._max_threads(), self.num_threads == "auto", self.device_id, self._seed, self._cpu_depth, self._gpu_depth,
+            self._max_threads(), self.num_threads == "auto", self.device_id, self._seed,
+            self._cpu_depth, self._gpu_depth, self._auto_prefetch,
             self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
             self.pinned_outputs, self.trace)
         live = set(self._native.external_source_names())

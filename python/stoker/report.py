@@ -28,4 +28,11 @@ def format_report(s):
         lines += [f"  at {c['time']:6.1f} s -> {c['threads']:3d}  ({c['why']}; before: "
                   f"{c['rate']:,.0f} images/s, consumer waiting {100 * c['wait']:.0f}%)"
                   for c in tuned]
+    depth = s.get("autotune", {}).get("prefetch_changes", [])
+    if depth:
+        lines += ["", f"prefetch queue (auto): {s['autotune']['prefetch_queue_depth']} batches "
+                      "now; changes:"]
+        lines += [f"  at {c['time']:6.1f} s -> {c['depth']:3d}  (consumer waiting "
+                  f"{100 * c['wait']:.0f}%, pipeline blocked {100 * c['blocked']:.0f}%)"
+                  for c in depth]
     return "\n".join(lines)

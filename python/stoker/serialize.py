@@ -26,8 +26,8 @@ def to_json(pipe, path=None):
            "batch_size": pipe.batch_size, "num_threads": pipe.num_threads,
            "cpu_budget": pipe.cpu_budget,
            "device_id": pipe.device_id, "seed": pipe._seed,
-           "prefetch_queue_depth": {"cpu_size": pipe._cpu_depth,
-                                    "gpu_size": pipe._gpu_depth},
+           "prefetch_queue_depth": "auto" if pipe._auto_prefetch else
+           {"cpu_size": pipe._cpu_depth, "gpu_size": pipe._gpu_depth},
            "host_memory_budget": pipe.host_memory_budget,
            "device_memory_budget": pipe.device_memory_budget, "on_error": pipe.on_error,
            "pinned_outputs": pipe.pinned_outputs, "nodes": nodes,

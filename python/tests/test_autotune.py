@@ -24,7 +24,7 @@ def _pipe(folder, **kw):
 
 def test_a_slow_consumer_gets_fewer_threads_and_the_same_outputs(jpeg_folder):
     fixed = _pipe(jpeg_folder, num_threads=1)
-    auto = _pipe(jpeg_folder, num_threads="auto", cpu_budget=4)
+    auto = _pipe(jpeg_folder, num_threads="auto", cpu_budget=4, prefetch_queue_depth="auto")
     assert auto.autotune()["threads"] == 4 and auto.autotune()["changes"] == []
     t0 = time.monotonic()
     batches = 0
@@ -43,7 +43,39 @@ def test_a_slow_consumer_gets_fewer_threads_and_the_same_outputs(jpeg_folder):
         assert c["time"] > 0 and c["rate"] > 0 and 0 <= c["wait"] < 0.03
     assert batches >= 8
     assert "threads (auto): 1 now; changes:" in auto.report()
+    # The consumer never waited: the queue keeps its depth.
+    assert tuned["prefetch_queue_depth"] == 2 and tuned["prefetch_changes"] == []
     assert auto.stats()["autotune"] == tuned
+
+
+def test_prefetch_auto_deepens_the_queue_for_bursty_decoding(tmp_path):
+    """Every 8th JPEG is large (about 100 ms to decode, the others about 1 ms); on average the
+    pipeline is faster than the consumer (a 20 ms step), so between large ones it fills its
+    queue and blocks, and during them the consumer waits: a deeper queue absorbs them."""
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    big = Image.fromarray(rng.integers(0, 255, (2400, 3200, 3), dtype=np.uint8))
+    small = Image.fromarray(rng.integers(0, 255, (32, 32, 3), dtype=np.uint8))
+    (tmp_path / "c").mkdir()
+    for i in range(32):
+        (big if i % 8 == 7 else small).save(tmp_path / "c" / f"{i:03d}.jpg", quality=90)
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=1, prefetch_queue_depth="auto")
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=str(tmp_path))
+        pipe.set_outputs(fn.decoders.image(jpegs))
+    t0 = time.monotonic()
+    n = 0
+    while time.monotonic() - t0 < 15 and pipe.autotune()["prefetch_queue_depth"] < 3:
+        (out,) = pipe.run()
+        assert np.asarray(out[0]).shape[0] == (2400 if n % 8 == 7 else 32)  # order kept
+        n += 1
+        time.sleep(0.02)
+    a = pipe.autotune()
+    assert a["prefetch_queue_depth"] >= 3, a
+    assert [c["depth"] for c in a["prefetch_changes"]][0] == 3
+    assert all(c["wait"] > 0.01 and c["blocked"] > 0.05 for c in a["prefetch_changes"])
+    assert next(s for s in pipe.stage_stats() if s["stage"] == "cpu")["queue_capacity"] >= 3
+    assert "prefetch queue (auto)" in pipe.report()
 
 
 def test_arguments_are_checked():
@@ -58,14 +90,16 @@ def test_arguments_are_checked():
 def test_fixed_threads_report_their_count(jpeg_folder):
     pipe = _pipe(jpeg_folder, num_threads=2)
     pipe.run()
-    assert pipe.autotune() == {"threads": 2, "changes": []}
+    assert pipe.autotune() == {"threads": 2, "changes": [], "prefetch_queue_depth": 2,
+                               "prefetch_changes": []}
 
 
 def test_serialization_keeps_auto_and_the_budget(jpeg_folder):
-    pipe = _pipe(jpeg_folder, num_threads="auto", cpu_budget=3)
+    pipe = _pipe(jpeg_folder, num_threads="auto", cpu_budget=3, prefetch_queue_depth="auto")
     text = pipe.serialize()
     again = stoker.Pipeline.deserialize(text)
     assert again.num_threads == "auto" and again.cpu_budget == 3
+    assert again.prefetch_queue_depth == "auto"
     assert again.autotune()["threads"] == 3
     for x, y in zip(pipe.run(), again.run()):
         for i in range(len(x)):

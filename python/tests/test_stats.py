@@ -104,7 +104,8 @@ def test_stats_and_report_hold_everything(jpeg_folder):
         pipe.run()
     s = pipe.stats()
     assert set(s) == {"stages", "operators", "cpu", "memory", "errors", "autotune"}
-    assert s["autotune"] == {"threads": 2, "changes": []}
+    assert s["autotune"] == {"threads": 2, "changes": [], "prefetch_queue_depth": 2,
+                             "prefetch_changes": []}
     assert [st["stage"] for st in s["stages"]] == ["cpu", "consumer"]
     assert all("counters" in o for o in s["operators"])
     assert s["memory"]["host"]["bytes_in_use"] > 0 and s["errors"]["skipped"] == 0

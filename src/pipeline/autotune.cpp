@@ -14,18 +14,47 @@ ThreadTuner::ThreadTuner(int max_threads, int start_threads)
                  max_threads);
 }
 
+bool WindowAccumulator::add(int images, double seconds, double waited, int queued, double blocked,
+                            TuneWindow& w) {
+  images_ += images, seconds_ += seconds, waited_ += waited, queued_ += queued;
+  blocked_ += blocked, ++batches_;
+  if (seconds_ < kSeconds || batches_ < kBatches) return false;
+  w.rate = double(images_) / seconds_;
+  w.wait = std::clamp(waited_ / seconds_, 0.0, 1.0);
+  w.queued = queued_ / batches_;
+  w.blocked = std::clamp(blocked_ / seconds_, 0.0, 1.0);
+  w.seconds = seconds_;
+  *this = WindowAccumulator();
+  return true;
+}
+
 int ThreadTuner::add_batch(int images, double seconds, double waited, int queued) {
-  win_images_ += images, win_seconds_ += seconds, win_waited_ += waited, ++win_batches_;
-  win_queued_ += queued;
-  if (win_seconds_ >= kWindowSeconds && win_batches_ >= kWindowBatches) {
-    const double rate = double(win_images_) / win_seconds_;
-    const double wait = std::clamp(win_waited_ / win_seconds_, 0.0, 1.0);
-    const double mean_queued = win_queued_ / win_batches_;
-    time_ += win_seconds_;
-    win_images_ = 0, win_seconds_ = 0, win_waited_ = 0, win_batches_ = 0, win_queued_ = 0;
-    window(rate, wait, mean_queued);
+  TuneWindow w;
+  if (windows_.add(images, seconds, waited, queued, 0, w)) {
+    time_ += w.seconds;
+    window(w.rate, w.wait, w.queued);
   }
   return threads_;
+}
+
+int DepthTuner::add_batch(int images, double seconds, double waited, double blocked) {
+  TuneWindow w;
+  if (!windows_.add(images, seconds, waited, 0, blocked, w)) return depth_;
+  time_ += w.seconds;
+  if (warmup_windows_ > 0) {  // queues filling: the stage is blocked by design at first
+    --warmup_windows_;
+    return depth_;
+  }
+  const bool bursty = w.wait > ThreadTuner::kWaitLow && w.blocked > kBlocked;
+  bursty_windows_ = bursty ? bursty_windows_ + 1 : 0;
+  if (bursty_windows_ >= 2 && depth_ < kMaxDepth) {
+    bursty_windows_ = 0;
+    depth_ += 1;
+    changes_.push_back({time_, depth_, w.wait, w.blocked,
+                        "the consumer waited while the stage feeding it was blocked: a deeper "
+                        "queue"});
+  }
+  return depth_;
 }
 
 void ThreadTuner::set(int threads, double rate, double wait, std::string why) {

@@ -15,10 +15,28 @@
 
 namespace stoker::pipeline {
 
+// What the consumer saw over a window of batches (>= kSeconds and >= kBatches): images/s, the
+// share of the time it waited in run(), the mean number of finished batches queued when it
+// came, and the share of the time the stage feeding it was blocked on a full queue.
+struct TuneWindow {
+  double rate = 0, wait = 0, queued = 0, blocked = 0, seconds = 0;
+};
+
+class WindowAccumulator {
+ public:
+  static constexpr double kSeconds = 0.5;
+  static constexpr int kBatches = 4;
+  // Adds one batch; returns true (and fills `w`) when a window is complete.
+  bool add(int images, double seconds, double waited, int queued, double blocked, TuneWindow& w);
+
+ private:
+  double seconds_ = 0, waited_ = 0, queued_ = 0, blocked_ = 0;
+  int64_t images_ = 0;
+  int batches_ = 0;
+};
+
 class ThreadTuner {
  public:
-  static constexpr double kWindowSeconds = 0.5;
-  static constexpr int kWindowBatches = 4;
   static constexpr double kWaitHigh = 0.03, kWaitLow = 0.01;
 
   ThreadTuner(int max_threads, int start_threads);
@@ -50,16 +68,43 @@ class ThreadTuner {
   int max_, threads_;
   Phase phase_ = Phase::kWarmup;
   int warmup_windows_ = 2;
-  // The accumulating window.
-  double win_seconds_ = 0, win_waited_ = 0, win_queued_ = 0;
-  int64_t win_images_ = 0;
-  int win_batches_ = 0;
+  WindowAccumulator windows_;
   double time_ = 0;
   // The count being tried and the baseline it is compared with.
   int base_threads_ = 0;
   double base_rate_ = 0, base_wait_ = 0, base_queued_ = 0;
   bool ceiling_ = false, floor_ = false;
   int regime_windows_ = 0;  // consecutive held windows that contradict the held state
+  std::vector<Change> changes_;
+};
+
+// prefetch_queue_depth="auto": the consumer's queue grows by one batch when, over two windows
+// in a row, the consumer waited while the stage feeding it was blocked on a full queue (more
+// than 5% of the window): that stage produces in bursts which a deeper queue absorbs. It never
+// shrinks, and stops at kMaxDepth batches (memory).
+class DepthTuner {
+ public:
+  static constexpr int kMaxDepth = 6;
+  static constexpr double kBlocked = 0.05;
+  explicit DepthTuner(int start) : depth_(start) {}
+  // As ThreadTuner::add_batch, with the seconds the feeding stage was blocked since the last
+  // call. Returns the depth to use from now on.
+  int add_batch(int images, double seconds, double waited, double blocked);
+  int depth() const { return depth_; }
+  struct Change {
+    double time;
+    int depth;
+    double wait, blocked;
+    std::string why;
+  };
+  const std::vector<Change>& changes() const { return changes_; }
+
+ private:
+  int depth_;
+  int bursty_windows_ = 0;
+  int warmup_windows_ = 2;
+  double time_ = 0;
+  WindowAccumulator windows_;
   std::vector<Change> changes_;
 };
 

@@ -128,5 +128,35 @@ TEST(ThreadTuner, BudgetOfOneAndBadBudgets) {
   EXPECT_THROW(ThreadTuner(0, 1), ValueError);
 }
 
+// DepthTuner: grows while the consumer waits and the feeding stage is blocked (bursts), one
+// step per two such windows, up to its maximum; steady waiting without blocking (the pipeline
+// is simply slower) or blocking without waiting (it is ahead) leaves it alone.
+TEST(DepthTuner, GrowsOnlyForBurstsAndStopsAtTheMaximum) {
+  // `windows` windows of 10 batches of 51 ms.
+  auto feed = [](DepthTuner& t, int windows, double wait, double blocked) {
+    for (int b = 0; b < windows * 10; ++b) t.add_batch(8, 0.051, 0.051 * wait, 0.051 * blocked);
+  };
+  DepthTuner steady(2);
+  feed(steady, 20, 0.5, 0.0);  // always waiting, never blocked: more depth would not help
+  feed(steady, 20, 0.0, 0.6);  // always ahead
+  EXPECT_EQ(steady.depth(), 2);
+  EXPECT_TRUE(steady.changes().empty());
+
+  DepthTuner bursty(2);
+  feed(bursty, 2, 0.1, 0.3);  // the warm-up windows: no change
+  EXPECT_EQ(bursty.depth(), 2);
+  feed(bursty, 1, 0.1, 0.3);  // one bursty window is not enough
+  EXPECT_EQ(bursty.depth(), 2);
+  feed(bursty, 1, 0.1, 0.3);  // two in a row
+  EXPECT_EQ(bursty.depth(), 3);
+  feed(bursty, 40, 0.1, 0.3);
+  EXPECT_EQ(bursty.depth(), DepthTuner::kMaxDepth);
+  ASSERT_EQ(bursty.changes().size(), size_t(DepthTuner::kMaxDepth - 2));
+  EXPECT_EQ(bursty.changes()[0].depth, 3);
+  EXPECT_NEAR(bursty.changes()[0].wait, 0.1, 1e-9);
+  EXPECT_NEAR(bursty.changes()[0].blocked, 0.3, 1e-9);
+  EXPECT_GT(bursty.changes()[1].time, bursty.changes()[0].time);
+}
+
 }  // namespace
 }  // namespace stoker::pipeline

@@ -31,6 +31,9 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       host_pool_(make_host_allocator(), options.host_memory_budget),
       thread_pool_(options.num_threads) {
   if (!options.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options.trace_path);
+  cpu_depth_ = options.prefetch_queue_depth, last_depth_ = options.gpu_queue_depth;
+  if (options.auto_depth)
+    depth_tuner_ = std::make_unique<DepthTuner>(stages_.empty() ? cpu_depth_ : last_depth_);
   if (options.auto_threads) {
     tuner_ = std::make_unique<ThreadTuner>(options.num_threads, std::min(4, options.num_threads));
     thread_pool_.set_active_threads(tuner_->threads());
@@ -431,7 +434,7 @@ void Executor::producer_loop() {
       auto t = Clock::now();
       changed_.wait(lock, [&] { return stop_ || started_; });  // not started: not blocked
       t = Clock::now();
-      changed_.wait(lock, [&] { return stop_ || int(out.size()) < options_.prefetch_queue_depth; });
+      changed_.wait(lock, [&] { return stop_ || int(out.size()) < cpu_depth_; });
       cpu_stats_.blocked += seconds_since(t);
       if (stop_) return;
     }
@@ -451,8 +454,9 @@ void Executor::device_loop(size_t stage) {
   auto& in = stages_[stage].input;
   const bool last = stage + 1 == stages_.size();
   auto& out = last ? queue_ : stages_[stage + 1].input;
-  // Between device stages one iteration may wait; the consumer's queue holds gpu_queue_depth.
-  const int depth = last ? options_.gpu_queue_depth : 1;
+  // Between device stages one iteration may wait; the consumer's queue holds last_depth_
+  // (gpu_queue_depth, or more with prefetch_queue_depth="auto").
+  auto depth = [&] { return last ? last_depth_ : 1; };
   if (trace_) {
     auto& st = stages_[stage];
     trace_->name_thread(st.stats.name + " stage");
@@ -479,7 +483,7 @@ void Executor::device_loop(size_t stage) {
       changed_.wait(lock, [&] { return stop_ || !in.empty(); });
       stats.starved += seconds_since(t);
       t = Clock::now();
-      changed_.wait(lock, [&] { return stop_ || int(out.size()) < depth; });
+      changed_.wait(lock, [&] { return stop_ || int(out.size()) < depth(); });
       stats.blocked += seconds_since(t);
       if (stop_) return;
       r = std::move(in.front());
@@ -508,6 +512,16 @@ void Executor::device_loop(size_t stage) {
 std::vector<ThreadTuner::Change> Executor::autotune_changes() const {
   std::lock_guard lock(mutex_);
   return tuner_ ? tuner_->changes() : std::vector<ThreadTuner::Change>{};
+}
+
+int Executor::consumer_queue_depth() const {
+  std::lock_guard lock(mutex_);
+  return stages_.empty() ? cpu_depth_ : last_depth_;
+}
+
+std::vector<DepthTuner::Change> Executor::depth_changes() const {
+  std::lock_guard lock(mutex_);
+  return depth_tuner_ ? depth_tuner_->changes() : std::vector<DepthTuner::Change>{};
 }
 
 std::vector<Batch> Executor::pop() {
@@ -560,6 +574,20 @@ std::vector<Batch> Executor::pop() {
         if (trace_)
           trace_->span("threads: " + std::to_string(k) + " (" + tuner_->changes().back().why + ")",
                        "autotune", now, now);
+      }
+    }
+    if (depth_tuner_ && consumer_stats_.iterations > 1) {
+      // prefetch_queue_depth="auto": the stage feeding the consumer's queue, blocked on it.
+      const double blocked = stages_.empty() ? cpu_stats_.blocked : stages_.back().stats.blocked;
+      const size_t before = depth_tuner_->changes().size();
+      const int d = depth_tuner_->add_batch(options_.batch_size,
+                                            std::chrono::duration<double>(now - last_pop_).count(),
+                                            waited, blocked - last_blocked_);
+      last_blocked_ = blocked;
+      if (depth_tuner_->changes().size() != before) {
+        (stages_.empty() ? cpu_depth_ : last_depth_) = d;
+        changed_.notify_all();
+        if (trace_) trace_->span("prefetch depth: " + std::to_string(d), "autotune", now, now);
       }
     }
     last_pop_ = now;

@@ -33,6 +33,9 @@ struct ExecutorOptions {
   // at min(4, num_threads) and adjusts (autotune.hpp).
   bool auto_threads = false;
   int prefetch_queue_depth = 2;
+  // prefetch_queue_depth="auto": the consumer's queue (gpu_queue_depth with device stages,
+  // else prefetch_queue_depth) starts at its given depth and grows (autotune.hpp).
+  bool auto_depth = false;
   uint64_t seed = 0;
   size_t host_memory_budget = 0;
   int device_id = -1;       // the CUDA device of mixed/gpu operators (-1: none)
@@ -123,6 +126,9 @@ class Executor {
   // num_threads="auto": the threads in use now and the tuner's changes (empty otherwise).
   int active_threads() const { return thread_pool_.active_threads(); }
   std::vector<ThreadTuner::Change> autotune_changes() const;
+  // The consumer's queue depth now, and (prefetch_queue_depth="auto") the tuner's changes.
+  int consumer_queue_depth() const;
+  std::vector<DepthTuner::Change> depth_changes() const;
   // Incidents since the last call (for warnings in Python).
   std::vector<std::string> take_incidents();
 
@@ -222,7 +228,11 @@ class Executor {
   // Sums of the queues' lengths at each pop(), per stage (cpu, device stages), under mutex_.
   std::vector<double> queue_sums_;
   int64_t queue_samples_ = 0;
-  std::unique_ptr<ThreadTuner> tuner_;         // num_threads="auto"; fed by pop(), under mutex_
+  std::unique_ptr<ThreadTuner> tuner_;       // num_threads="auto"; fed by pop(), under mutex_
+  std::unique_ptr<DepthTuner> depth_tuner_;  // prefetch_queue_depth="auto"; likewise
+  double last_blocked_ = 0;  // the consumer-feeding stage's blocked seconds at the last pop()
+  // Queue depths (under mutex_): the CPU stage's output, and the last device stage's.
+  int cpu_depth_ = 2, last_depth_ = 2;
   TraceRecorder::Clock::time_point last_pop_;  // when the last pop() returned
   bool stop_ = false;
   bool failed_ = false;  // the producer stopped after an error

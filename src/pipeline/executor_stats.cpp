@@ -26,11 +26,9 @@ std::vector<StageStats> Executor::stage_stats() const {
   }
   for (size_t i = 0; i < out.size(); ++i) {
     // The CPU stage's queue holds prefetch_queue_depth; between device stages one waits; the
-    // last stage's (the consumer's) gpu_queue_depth.
+    // last stage's (the consumer's) gpu_queue_depth (both as tuned, when "auto").
     const bool last = i + 1 == out.size();
-    out[i].queue_capacity = i == 0 ? options_.prefetch_queue_depth
-                            : last ? options_.gpu_queue_depth
-                                   : 1;
+    out[i].queue_capacity = i == 0 ? cpu_depth_ : last ? last_depth_ : 1;
     if (queue_samples_ > 0) out[i].queue_mean = queue_sums_[i] / double(queue_samples_);
   }
   out.push_back(consumer_stats_);

@@ -159,6 +159,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   eo.batch_size = impl->options.batch_size;
   eo.num_threads = impl->options.num_threads;
   eo.auto_threads = impl->options.auto_threads;
+  eo.auto_depth = impl->options.auto_prefetch;
   eo.prefetch_queue_depth = impl->options.prefetch_queue_depth;
   eo.seed = uint64_t(impl->options.seed);
   eo.host_memory_budget = impl->options.host_memory_budget;
@@ -279,6 +280,9 @@ Pipeline::Autotune Pipeline::autotune() const {
   Autotune a{impl_->exec().active_threads(), {}};
   for (const auto& c : impl_->exec().autotune_changes())
     a.changes.push_back({c.time, c.threads, c.rate, c.wait, c.why});
+  a.prefetch_depth = impl_->exec().consumer_queue_depth();
+  for (const auto& c : impl_->exec().depth_changes())
+    a.prefetch_changes.push_back({c.time, c.depth, c.wait, c.blocked, c.why});
   return a;
 }
 

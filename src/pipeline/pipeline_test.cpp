@@ -112,6 +112,27 @@ std::string train_json(const std::string& root) {
     "outputs": [[4, 0], [0, 1]]})";
 }
 
+// num_threads="auto" with a cpu_budget, prefetch_queue_depth="auto": read as the options, and
+// the outputs are the builder's (they do not depend on the thread count).
+TEST(Pipeline, FromJsonReadsTheAutomaticSettings) {
+  JpegFolder data(5);
+  std::string text = train_json(data.root());
+  const auto replace = [&](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("\"num_threads\": 2,", "\"num_threads\": \"auto\", \"cpu_budget\": 3,");
+  replace("{\"cpu_size\": 2, \"gpu_size\": 2}", "\"auto\"");
+  auto loaded = Pipeline::from_json(text);
+  EXPECT_TRUE(loaded->options().auto_threads);
+  EXPECT_EQ(loaded->options().num_threads, 3);
+  EXPECT_TRUE(loaded->options().auto_prefetch);
+  EXPECT_EQ(loaded->autotune().threads, 3);
+  EXPECT_EQ(loaded->autotune().prefetch_depth, 2);
+  auto built = train_pipeline(data.root(), 2, 2);
+  for (int it = 0; it < 3; ++it)
+    EXPECT_EQ(flatten(loaded->run()), flatten(built->run())) << "iteration " << it;
+}
+
 TEST(Pipeline, FromJsonBuildsWhatTheBuilderBuilds) {
   JpegFolder data(5);
   auto built = train_pipeline(data.root(), 2, 2);

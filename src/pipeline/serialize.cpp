@@ -97,7 +97,9 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
   if (doc.contains("device_id") && !doc["device_id"].is_null())
     o.device_id = field<int>(doc, "device_id", 0);
   o.seed = field<int64_t>(doc, "seed", o.seed);
-  if (doc.contains("prefetch_queue_depth")) {
+  if (doc.contains("prefetch_queue_depth") && doc["prefetch_queue_depth"] == "auto") {
+    o.auto_prefetch = true;
+  } else if (doc.contains("prefetch_queue_depth")) {
     const auto& q = doc["prefetch_queue_depth"];
     o.prefetch_queue_depth = field<int>(q, "cpu_size", o.prefetch_queue_depth);
     o.gpu_queue_depth = field<int>(q, "gpu_size", o.gpu_queue_depth);
