@@ -13,6 +13,7 @@ import weakref
 import warnings
 
 from stoker import _stoker
+from stoker.options import check_threads, max_threads, queue_depths
 from stoker.batch import Batch
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -228,29 +229,10 @@ class Pipeline:
                  prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
                  on_error="raise", device_memory_budget=0, pinned_outputs=False, trace=None,
                  cpu_budget=None):
-        if num_threads == "auto":
-            if cpu_budget is not None and (not isinstance(cpu_budget, int) or cpu_budget < 1):
-                raise ValueError(f"cpu_budget must be a whole number of cores >= 1, got "
-                                 f"{cpu_budget!r}")
-        elif not isinstance(num_threads, int) or isinstance(num_threads, bool):
-            raise ValueError(f"num_threads must be a number of threads or 'auto', got "
-                             f"{num_threads!r}")
-        elif cpu_budget is not None:
-            raise ValueError("cpu_budget applies to num_threads='auto' (with a fixed "
-                             "num_threads, that number is the budget)")
+        check_threads(num_threads, cpu_budget)
         self.cpu_budget = cpu_budget
-        self._auto_prefetch = prefetch_queue_depth == "auto"
-        if self._auto_prefetch:
-            self._cpu_depth = self._gpu_depth = 2
-        elif isinstance(prefetch_queue_depth, dict):
-            unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
-            if unknown:
-                raise ValueError(f"prefetch_queue_depth: unknown keys {sorted(unknown)}; "
-                                 f"expected 'cpu_size' and 'gpu_size'")
-            self._cpu_depth = int(prefetch_queue_depth.get("cpu_size", 2))
-            self._gpu_depth = int(prefetch_queue_depth.get("gpu_size", 2))
-        else:
-            self._cpu_depth = self._gpu_depth = int(prefetch_queue_depth)
+        self._auto_prefetch, self._cpu_depth, self._gpu_depth = queue_depths(
+            prefetch_queue_depth)
         self.device_memory_budget = device_memory_budget
         self.batch_size = batch_size
         self.num_threads = num_threads
@@ -388,10 +370,7 @@ class Pipeline:
             self._native.close()
 
     def _max_threads(self):
-        """The pool's size: num_threads, or for "auto" the cpu_budget (default: the cores)."""
-        if self.num_threads != "auto":
-            return self.num_threads
-        return self.cpu_budget or os.cpu_count() or 1
+        return max_threads(self.num_threads, self.cpu_budget)
 
     def autotune(self):
         """num_threads="auto": {"threads": the threads working now, "changes": [{"time",
