@@ -133,6 +133,29 @@ TEST(Pipeline, FromJsonReadsTheAutomaticSettings) {
     EXPECT_EQ(flatten(loaded->run()), flatten(built->run())) << "iteration " << it;
 }
 
+// The tuner parks threads while the stages run (a slow consumer: it descends), and the
+// outputs stay the builder's.
+TEST(Pipeline, AutoThreadsChangeWhileRunningWithoutChangingOutputs) {
+  JpegFolder data(5);
+  std::string text = train_json(data.root());
+  const std::string from = "\"num_threads\": 2,";
+  text.replace(text.find(from), from.size(), "\"num_threads\": \"auto\", \"cpu_budget\": 4,");
+  auto tuned = Pipeline::from_json(text);
+  auto built = train_pipeline(data.root(), 2, 2);
+  const auto start = std::chrono::steady_clock::now();
+  int it = 0;
+  while (tuned->autotune().changes.empty() &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    EXPECT_EQ(flatten(tuned->run()), flatten(built->run())) << "iteration " << it++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));  // a training step
+  }
+  const auto a = tuned->autotune();
+  ASSERT_FALSE(a.changes.empty()) << "no change in 20 s";
+  EXPECT_EQ(a.changes[0].threads, 3);
+  EXPECT_NE(a.changes[0].why.find("fewer"), std::string::npos);
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(flatten(tuned->run()), flatten(built->run()));
+}
+
 TEST(Pipeline, FromJsonBuildsWhatTheBuilderBuilds) {
   JpegFolder data(5);
   auto built = train_pipeline(data.root(), 2, 2);
