@@ -172,6 +172,8 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores):
             recs.append(f"try num_threads=4 (now {threads}): the model consumes "
                         f"{100 * synthetic_rate / loader_rate:.0f}% of what the loader delivers "
                         "alone, and fewer threads leave the training thread its core")
+        recs.append("or num_threads='auto' (with cpu_budget=N to cap it): stoker gives back "
+                    "the threads the model does not need")
         recs.append("keep the labels on the GPU with labels.gpu() and avoid per-step host "
                     "copies in the training loop")
         return what, recs
@@ -191,7 +193,8 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores):
         if "decoders" in top["op"]:
             recs.append("decode on the GPU: fn.decoders.image(..., device='mixed') uses the "
                         "hardware JPEG engines and nvJPEG")
-        recs.append(f"more threads (num_threads, now {threads}) if the machine has idle cores")
+        recs.append(f"more threads (num_threads, now {threads}) if the machine has idle cores, "
+                    "or num_threads='auto' to find the count")
     elif name == "mixed":
         counters = top.get("counters", {})
         what = f"the decoder '{top['name']}' (mixed stage)"
