@@ -212,6 +212,17 @@ class Pipeline {
     std::vector<PrefetchChange> prefetch_changes;
   };
   Autotune autotune() const;
+  // The GPU's utilisation sampled through NVML every 100 ms since the first run() (pipelines
+  // with GPU stages, where the driver's NVML is available; else `why`): the mean share of time
+  // kernels ran (SM) and the JPEG engines were busy (NVJPG; -1 where NVML has no counter).
+  // The whole GPU's, not only this pipeline's work.
+  struct GpuStats {
+    bool available = false;
+    std::string why;
+    int64_t samples = 0;
+    double sm_percent = 0, nvjpg_percent = -1;
+  };
+  GpuStats gpu_utilization() const;
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

@@ -221,6 +221,17 @@ void bind_pipeline(nb::module_& m) {
              d["prefetch_changes"] = prefetch;
              return d;
            })
+      .def("gpu_utilization",
+           [](const Pipeline& p) {
+             const auto u = p.gpu_utilization();
+             nb::dict d;
+             d["available"] = u.available;
+             d["why"] = u.why;
+             d["samples"] = u.samples;
+             d["sm_percent"] = u.sm_percent;
+             d["nvjpg_percent"] = u.nvjpg_percent;
+             return d;
+           })
       .def("stage_stats",
            [](const Pipeline& p) {
              nb::list out;

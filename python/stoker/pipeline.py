@@ -372,6 +372,14 @@ class Pipeline:
     def _max_threads(self):
         return max_threads(self.num_threads, self.cpu_budget)
 
+    def gpu_utilization(self):
+        """The GPU's utilisation sampled through NVML every 100 ms since the first run()
+        (pipelines with GPU operators): {"available", "why" (when not), "samples",
+        "sm_percent" (kernels running), "nvjpg_percent" (JPEG engines busy; -1 where NVML has
+        no such counter)} — the whole GPU's, training included."""
+        self.build()
+        return self._native.gpu_utilization()
+
     def autotune(self):
         """num_threads="auto": {"threads": the threads working now, "changes": [{"time",
         "threads", "rate", "wait", "why"}]}, each change the tuner made: when (seconds of
@@ -492,13 +500,13 @@ class Pipeline:
         """Everything the pipeline measures, in one dict: "stages" (stage_stats()), "operators"
         (operator_times(), each with the operator's own counters under "counters", e.g. a mixed
         decoder's split), "cpu" (cpu_times()), "memory" (memory_stats()), "errors"
-        (error_stats()) and "autotune" (autotune())."""
+        (error_stats()), "autotune" (autotune()) and "gpu" (gpu_utilization())."""
         ops = self.operator_times()
         for o in ops:
             o["counters"] = self._native.operator_stats(o["name"])
         return {"stages": self.stage_stats(), "operators": ops, "cpu": self.cpu_times(),
                 "memory": self.memory_stats(), "errors": self.error_stats(),
-                "autotune": self.autotune()}
+                "autotune": self.autotune(), "gpu": self.gpu_utilization()}
 
     def report(self):
         """stats() as a readable table: where each stage's time went, then each operator's time

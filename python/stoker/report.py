@@ -15,6 +15,10 @@ def format_report(s):
     c = s["cpu"]
     lines.append(f"CPU cores busy: {c['cores']:.2f} (" + ", ".join(
         f"{k} {v:.2f} s" for k, v in c["threads"].items()) + f" in {c['wall']:.2f} s)")
+    g = s.get("gpu", {})
+    if g.get("available") and g.get("samples"):
+        jpg = f", NVJPG {g['nvjpg_percent']:.0f}%" if g["nvjpg_percent"] >= 0 else ""
+        lines.append(f"GPU (NVML, {g['samples']} samples): SM {g['sm_percent']:.0f}%{jpg}")
     lines += ["", "operator                        backend   samples   ms/sample   MB out"
                   "   GPU ms/batch"]
     for o in s["operators"]:

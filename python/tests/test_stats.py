@@ -103,7 +103,8 @@ def test_stats_and_report_hold_everything(jpeg_folder):
     for _ in range(3):
         pipe.run()
     s = pipe.stats()
-    assert set(s) == {"stages", "operators", "cpu", "memory", "errors", "autotune"}
+    assert set(s) == {"stages", "operators", "cpu", "memory", "errors", "autotune", "gpu"}
+    assert s["gpu"]["available"] is False and s["gpu"]["why"] == "the pipeline has no GPU stages"
     assert s["autotune"] == {"threads": 2, "changes": [], "prefetch_queue_depth": 2,
                              "prefetch_changes": []}
     assert [st["stage"] for st in s["stages"]] == ["cpu", "consumer"]
@@ -152,6 +153,28 @@ def test_gpu_operators_are_counted_in_their_stages(jpeg_folder, tmp_path):
             assert e["ts"] >= host[e["args"]["iteration"]]["ts"] - 50  # µs: anchor's error
         starts = [e["ts"] for e in sorted(gpu, key=lambda e: e["args"]["iteration"])]
         assert starts == sorted(starts)
+
+
+@pytest.mark.skipif(not stoker._stoker.cuda_available(), reason="no CUDA device: GPU test skipped")
+def test_gpu_utilization_is_sampled_through_nvml(jpeg_folder):
+    pipe = stoker.Pipeline(batch_size=8, num_threads=2, seed=3, device_id=0)
+    with pipe:
+        jpegs, _ = fn.readers.file(file_root=jpeg_folder)
+        images = fn.decoders.image(jpegs, device="mixed", name="decode", hw_decoder_load=1.0)
+        pipe.set_outputs(fn.resize(images, device="gpu", size=(64, 64)))
+    assert pipe.gpu_utilization()["samples"] == 0  # sampling starts with the first run()
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 2.0:
+        pipe.run()
+    g = pipe.gpu_utilization()
+    if not g["available"]:
+        pytest.skip(f"NVML not available: {g['why']}")
+    assert g["samples"] >= 5 and 0 <= g["sm_percent"] <= 100, g
+    assert g["nvjpg_percent"] == -1 or 0 <= g["nvjpg_percent"] <= 100, g
+    if pipe.operator_stats("decode")["hw_images"] > 0 and g["nvjpg_percent"] >= 0:
+        assert g["nvjpg_percent"] > 0, g  # the engines decoded for two seconds
+    assert pipe.stats()["gpu"]["samples"] >= g["samples"]
+    assert "GPU (NVML" in pipe.report()
 
 
 def test_trace_file_has_every_operator_on_its_stage_track(jpeg_folder, tmp_path):

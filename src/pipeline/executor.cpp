@@ -72,6 +72,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
                                                 options.device_memory_budget);
     feed_stream_ = std::make_unique<CudaStream>(options.device_id);
+    gpu_monitor_ = std::make_unique<GpuMonitor>(options.device_id);
   }
   if (!stages_.empty() || (options.pinned_outputs && cuda_available())) {
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
@@ -514,6 +515,13 @@ std::vector<ThreadTuner::Change> Executor::autotune_changes() const {
   return tuner_ ? tuner_->changes() : std::vector<ThreadTuner::Change>{};
 }
 
+GpuUtilization Executor::gpu_utilization() const {
+  if (gpu_monitor_) return gpu_monitor_->read();
+  GpuUtilization none;
+  none.why = "the pipeline has no GPU stages";
+  return none;
+}
+
 int Executor::consumer_queue_depth() const {
   std::lock_guard lock(mutex_);
   return stages_.empty() ? cpu_depth_ : last_depth_;
@@ -534,6 +542,7 @@ std::vector<Batch> Executor::pop() {
     if (!started_) {
       started_ = true;
       start_time_ = Clock::now();
+      if (gpu_monitor_) gpu_monitor_->start();
       changed_.notify_all();
     }
     // How full each stage's output queue is when the consumer comes (0: it will wait).

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "stoker/core/gpu_monitor.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/pipeline/autotune.hpp"
 #include "stoker/pipeline/checkpoint.hpp"
@@ -129,6 +130,8 @@ class Executor {
   // The consumer's queue depth now, and (prefetch_queue_depth="auto") the tuner's changes.
   int consumer_queue_depth() const;
   std::vector<DepthTuner::Change> depth_changes() const;
+  // The GPU's utilisation (NVML) since the first pop(), for pipelines with device stages.
+  GpuUtilization gpu_utilization() const;
   // Incidents since the last call (for warnings in Python).
   std::vector<std::string> take_incidents();
 
@@ -207,6 +210,7 @@ class Executor {
   std::vector<DeviceStage> stages_;  // mixed, then gpu (those the graph has)
   std::unique_ptr<MemoryPool> device_pool_, pinned_pool_;
   std::unique_ptr<CudaStream> feed_stream_;  // with device stages
+  std::unique_ptr<GpuMonitor> gpu_monitor_;  // with device stages; started by the first pop()
   // CPU nodes whose outputs a mixed operator reads: they allocate from the pinned pool, so the
   // device reads them by DMA without a staging copy (nvJPEG's hardware decoder, transfers).
   std::vector<char> pinned_outputs_;

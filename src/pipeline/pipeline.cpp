@@ -286,6 +286,11 @@ Pipeline::Autotune Pipeline::autotune() const {
   return a;
 }
 
+Pipeline::GpuStats Pipeline::gpu_utilization() const {
+  const auto u = impl_->exec().gpu_utilization();
+  return {u.available, u.why, u.samples, u.sm_percent, u.nvjpg_percent};
+}
+
 std::vector<std::string> Pipeline::take_incidents() { return impl_->exec().take_incidents(); }
 
 std::string Pipeline::checkpoint() const { return impl_->exec().checkpoint().to_text(); }
