@@ -162,17 +162,22 @@ def test_diagnose_plot_draws_the_histograms(tmp_path):
 
 
 def test_bench_measures_each_thread_count(jpeg_folder):
-    r = _stoker_cmd("bench", "--data", jpeg_folder, "--threads", "1,2", "--batch", "4",
+    r = _stoker_cmd("bench", "--data", jpeg_folder, "--threads", "1,2,auto", "--batch", "4",
                     "--seconds", "0.3", "--warmup", "0.1", "--device", "cpu", "--json")
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout)
-    assert [x["threads"] for x in out["results"]] == [1, 2] and out["device"] == "cpu"
+    assert [x["threads"] for x in out["results"]] == [1, 2, "auto"] and out["device"] == "cpu"
     for x in out["results"]:
-        assert x["images_per_s"] > 0 and 0 < x["cores"] <= x["threads"] * 1.1
-        assert x["busiest_stage"] == "cpu"
-    assert "[2/2] 2 threads" in r.stderr  # progress on stderr
+        used = x["threads_used"]
+        assert x["images_per_s"] > 0 and 0 < x["cores"] <= used * 1.1 + 0.5
+        assert x["busiest_stage"] == "cpu" and used >= 1
+    assert [x["threads_used"] for x in out["results"][:2]] == [1, 2]
+    assert "[3/3] auto threads" in r.stderr  # progress on stderr
     text = _stoker_cmd("bench", "--data", jpeg_folder, "--threads", "1", "--batch", "4",
                        "--seconds", "0.2", "--warmup", "0", "--device", "cpu")
     assert text.returncode == 0 and "threads   images/s   cores busy" in text.stdout
     bad = _stoker_cmd("bench", "--data", jpeg_folder, "--threads", "0,x")
     assert bad.returncode == 2 and "expected numbers" in bad.stderr
+    text = _stoker_cmd("bench", "--data", jpeg_folder, "--threads", "auto", "--batch", "4",
+                       "--seconds", "0.2", "--warmup", "0", "--device", "cpu")
+    assert text.returncode == 0 and " auto:" in text.stdout

@@ -1,7 +1,7 @@
 """stoker bench: how fast the loader alone delivers a standard pipeline on your data and machine,
 for several thread counts.
 
-    stoker bench --data DIR [--pipeline rn50-train|rn50-val] [--threads 1,2,4,8,16]
+    stoker bench --data DIR [--pipeline rn50-train|rn50-val] [--threads 1,2,4,8,16,auto]
                  [--device auto|cpu|gpu] [--batch B] [--seconds S] [--json]
 
 Each thread count gets its own pipeline, a warm-up and a window of S seconds; the table shows
@@ -35,7 +35,8 @@ def bench(data, pipeline, threads, device, batch, seconds, warmup, progress=None
         stages = [s for s in m["stats"]["stages"] if s["stage"] != "consumer"]
         busiest = max(stages, key=lambda s: s["busy"] - s["starved"])["stage"]
         rows.append({"threads": t, "images_per_s": m["images_per_s"],
-                     "cores": m["stats"]["cpu"]["cores"], "busiest_stage": busiest})
+                     "cores": m["stats"]["cpu"]["cores"], "busiest_stage": busiest,
+                     "threads_used": m["stats"]["autotune"]["threads"]})
     return {"data": data, "pipeline": pipeline, "device": "gpu" if gpu else "cpu",
             "batch": batch, "seconds": seconds, "results": rows}
 
@@ -45,7 +46,8 @@ def table(out):
              f"{out['batch']}, {out['seconds']:g} s windows)",
              "threads   images/s   cores busy   busiest stage"]
     for r in out["results"]:
-        lines.append(f"{r['threads']:7d} {r['images_per_s']:10,.0f} {r['cores']:12.1f}   "
+        t = r["threads"] if r["threads"] != "auto" else f"auto:{r['threads_used']}"
+        lines.append(f"{t:>7} {r['images_per_s']:10,.0f} {r['cores']:12.1f}   "
                      f"{r['busiest_stage']}")
     return "\n".join(lines)
 
@@ -56,7 +58,8 @@ def main(argv=None, prog="stoker bench"):
     ap.add_argument("--data", required=True, help="class-folder tree of JPEGs")
     ap.add_argument("--pipeline", choices=["rn50-train", "rn50-val"], default="rn50-train")
     ap.add_argument("--threads", default=None,
-                    help="comma-separated thread counts (default: 1, 2, 4, ... up to the cores)")
+                    help="comma-separated thread counts, 'auto' for num_threads='auto' (default: "
+                         "1, 2, 4, ... up to the cores)")
     ap.add_argument("--device", choices=["auto", "cpu", "gpu"], default="auto")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--seconds", type=float, default=5.0, help="each measurement's window")
@@ -67,10 +70,10 @@ def main(argv=None, prog="stoker bench"):
         ap.error(f"--data {args.data}: not a folder")
     if args.threads:
         try:
-            threads = [int(t) for t in args.threads.split(",")]
+            threads = [t if t == "auto" else int(t) for t in args.threads.split(",")]
         except ValueError:
-            ap.error(f"--threads {args.threads}: expected numbers like 1,2,4")
-        if any(t < 1 for t in threads):
+            ap.error(f"--threads {args.threads}: expected numbers like 1,2,4 (or auto)")
+        if any(t != "auto" and t < 1 for t in threads):
             ap.error(f"--threads {args.threads}: every count must be at least 1")
     else:
         cores = os.cpu_count() or 1
