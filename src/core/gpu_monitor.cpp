@@ -41,8 +41,9 @@ const Nvml& nvml() {
     r.jpg = reinterpret_cast<NvmlReturn (*)(void*, unsigned int*, unsigned int*)>(
         dlsym(lib, "nvmlDeviceGetJpgUtilization"));
     if (!r.init || !r.by_pci || !r.utilization)
-      r.why = "NVML lacks nvmlInit_v2 / nvmlDeviceGetHandleByPciBusId_v2 / "
-              "nvmlDeviceGetUtilizationRates";
+      r.why =
+          "NVML lacks nvmlInit_v2 / nvmlDeviceGetHandleByPciBusId_v2 / "
+          "nvmlDeviceGetUtilizationRates";
     else if (NvmlReturn e = r.init(); e != 0)
       r.why = "nvmlInit_v2 failed (NVML error " + std::to_string(e) + ")";
     return r;
@@ -68,8 +69,8 @@ GpuMonitor::GpuMonitor(int cuda_device, double period_seconds)
   }
   if (NvmlReturn e = n.by_pci(bus, &handle_); e != 0) {
     handle_ = nullptr;
-    why_ = std::string("NVML does not know the GPU at ") + bus + " (error " + std::to_string(e) +
-           ")";
+    why_ =
+        std::string("NVML does not know the GPU at ") + bus + " (error " + std::to_string(e) + ")";
   }
 #else
   why_ = "stoker was built without CUDA";

@@ -15,10 +15,10 @@ namespace stoker {
 
 struct GpuUtilization {
   bool available = false;
-  std::string why;              // when not available
-  int64_t samples = 0;          // since start()
-  double sm_percent = 0;        // mean over the samples (kernels running)
-  double nvjpg_percent = -1;    // mean over the samples; -1: NVML has no JPEG counter here
+  std::string why;            // when not available
+  int64_t samples = 0;        // since start()
+  double sm_percent = 0;      // mean over the samples (kernels running)
+  double nvjpg_percent = -1;  // mean over the samples; -1: NVML has no JPEG counter here
 };
 
 class GpuMonitor {

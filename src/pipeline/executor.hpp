@@ -172,6 +172,9 @@ class Executor {
     std::unique_ptr<CudaEvent> anchor;
     TraceRecorder::Clock::time_point anchor_time;
   };
+  // pop()'s part for the tuners (under mutex_): the consumer waited `waited` seconds for
+  // this batch and found `queued` finished ones.
+  void tune(double waited, size_t queued);
   void producer_loop();
   void device_loop(size_t stage);
   Result run_iteration();
