@@ -106,6 +106,20 @@ def test_diagnose_measures_the_loader_and_names_its_bottleneck(jpeg_folder, tmp_
     assert text.returncode == 0 and "loader alone:" in text.stdout and "bottleneck:" in text.stdout
 
 
+def test_diagnose_with_auto_threads_recommends_what_the_tuner_chose(jpeg_folder, tmp_path):
+    r = _stoker_cmd("diagnose", "--data", jpeg_folder, "--batch", "4", "--threads", "auto",
+                    "--seconds", "0.5", "--warmup", "0.2", "--png", str(tmp_path / "h.png"),
+                    "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    assert out["threads"] == "auto" and out["loader_alone"]["threads_used"] >= 1
+    chosen = out.get("fed", out["loader_alone"])["threads_used"]
+    assert out["recommendations"][0].startswith(f"num_threads='auto' settled at {chosen} ")
+    for bad in ("0", "x"):
+        r = _stoker_cmd("diagnose", "--data", jpeg_folder, "--threads", bad)
+        assert r.returncode == 2 and "--threads" in r.stderr
+
+
 def test_diagnose_refuses_a_missing_folder(tmp_path):
     r = _stoker_cmd("diagnose", "--data", str(tmp_path / "nope"))
     assert r.returncode == 2 and "not a folder" in r.stderr

@@ -244,13 +244,14 @@ def diagnose(args):
         torch_gpu = gpu and torch.cuda.is_available()
     except ImportError:
         torch, torch_gpu = None, False
-    threads = args.threads or min(os.cpu_count() or 1, 16)
+    threads = args.threads or min(os.cpu_count() or 1, 16)  # a count, or "auto"
     out = {"data": args.data, "pipeline": args.pipeline, "model": args.model,
            "threads": threads, "batch": args.batch, "gpu": gpu, "notes": []}
     pipe = build_pipeline(args.data, args.pipeline, args.batch, threads, gpu)
     alone = measure_loader(pipe, args.batch, args.seconds, args.warmup, batch_waiter(gpu))
     cpu = alone["stats"]["cpu"]
-    out["loader_alone"] = {"images_per_s": alone["images_per_s"], "cores": cpu["cores"]}
+    out["loader_alone"] = {"images_per_s": alone["images_per_s"], "cores": cpu["cores"],
+                           "threads_used": pipe.autotune()["threads"]}
     stats = alone["stats"]
     synthetic = fed = None
     if not torch_gpu:
@@ -274,7 +275,8 @@ def diagnose(args):
                                 stoker_batches)
         synthetic, fed = syn["images_per_s"], fedm["images_per_s"]
         out["synthetic"] = {"images_per_s": synthetic}
-        out["fed"] = {"images_per_s": fed, "pct_of_synthetic": 100 * fed / synthetic}
+        out["fed"] = {"images_per_s": fed, "pct_of_synthetic": 100 * fed / synthetic,
+                      "threads_used": pipe.autotune()["threads"]}
         hist = {"title": f"{args.model}, batch {args.batch}: GPU utilisation",
                 "gpu_util": {"synthetic data": syn["gpu_util"], "fed by stoker": fedm["gpu_util"]}}
         base = os.path.splitext(args.png)[0]
@@ -287,7 +289,15 @@ def diagnose(args):
             out["notes"].append(f"matplotlib is not installed: the histograms are in "
                                 f"{base}.json (`stoker diagnose --plot {base}.json` draws them)")
     pipe.close()
-    what, recs = bottleneck(alone["images_per_s"], synthetic, fed, stats, threads, cpu["cores"])
+    what, recs = bottleneck(alone["images_per_s"], synthetic, fed, stats,
+                            out["loader_alone"]["threads_used"], cpu["cores"])
+    if threads == "auto":  # what the tuner chose is the recommendation
+        chosen = out.get("fed", out["loader_alone"])["threads_used"]
+        recs = [r for r in recs if "num_threads" not in r]
+        recs.insert(0, f"num_threads='auto' settled at {chosen} threads"
+                       f"{' while training' if 'fed' in out else ''} (alone: "
+                       f"{out['loader_alone']['threads_used']}): keep 'auto', or fix "
+                       f"num_threads={chosen}")
     out["bottleneck"], out["recommendations"] = what, recs
     out["report"] = alone["report"]
     out["stages"] = stats["stages"]
@@ -316,6 +326,20 @@ def text(out):
     return "\n".join(lines)
 
 
+def _threads(value):
+    """--threads: a count >= 1 or "auto"."""
+    if value == "auto":
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of threads or 'auto', got "
+                                         f"'{value}'") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 thread, got {n}")
+    return n
+
+
 def main(argv=None, prog="stoker diagnose"):
     ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -323,7 +347,8 @@ def main(argv=None, prog="stoker diagnose"):
     ap.add_argument("--pipeline", choices=["rn50-train", "rn50-val"], default="rn50-train")
     ap.add_argument("--model", default="resnet50",
                     help="a torchvision model (resnet50, resnet18, ...)")
-    ap.add_argument("--threads", type=int, default=0, help="pipeline threads (default: cores, "
+    ap.add_argument("--threads", type=_threads, default=0, help="pipeline threads, or 'auto' "
+                                                                "(default: cores, "
                                                            "at most 16)")
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--seconds", type=float, default=10.0, help="each measurement's window")
