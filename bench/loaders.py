@@ -9,8 +9,8 @@ batches on the GPU when there is one (else on the CPU), for one of the pipelines
 
 Loaders: synthetic (the same tensor every step), stoker-gpu (mixed decoder, auto split),
 stoker-gpu-hw<L> (hw_decoder_load fixed at L), stoker-gpu-auto / stoker-cpu-auto
-(num_threads="auto", the threads column its cpu_budget), stoker-cpu (everything on CPU threads, pinned
-outputs copied with non_blocking), dataloader-pil (torch DataLoader, PIL + torchvision v2),
+(num_threads="auto", the threads column its cpu_budget), stoker-cpu (everything on CPU
+threads, pinned outputs copied with non_blocking), dataloader-pil (torch DataLoader, PIL + torchvision v2),
 dataloader-pil-u8 (the same, but workers hand over uint8 and the normalize runs on the GPU:
 4x fewer bytes through shared memory and pinning, the usual fast-DataLoader recipe), dataloader-tvio (DataLoader, torchvision.io.decode_jpeg on the CPU + v2 on tensors), naive-gpu
 (torchvision.io.decode_jpeg(device="cuda") on each batch, then per-image crop + resize kernels

@@ -317,8 +317,8 @@ class Pipeline:
         _close_at_exit(self)
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
-            self._max_threads(), self.num_threads == "auto", self.device_id, self._seed,
-            self._cpu_depth, self._gpu_depth, self._auto_prefetch,
+            max_threads(self.num_threads, self.cpu_budget), self.num_threads == "auto",
+            self.device_id, self._seed, self._cpu_depth, self._gpu_depth, self._auto_prefetch,
             self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
             self.pinned_outputs, self.trace)
         live = set(self._native.external_source_names())
@@ -369,9 +369,6 @@ class Pipeline:
         if self._native is not None:
             self._native.close()
 
-    def _max_threads(self):
-        return max_threads(self.num_threads, self.cpu_budget)
-
     def gpu_utilization(self):
         """The GPU's utilisation sampled through NVML every 100 ms since the first run()
         (pipelines with GPU operators): {"available", "why" (when not), "samples",
@@ -384,7 +381,9 @@ class Pipeline:
         """num_threads="auto": {"threads": the threads working now, "changes": [{"time",
         "threads", "rate", "wait", "why"}]}, each change the tuner made: when (seconds of
         measured windows), the new count, the images/s and the share of the time the consumer
-        waited before it, and why. With a fixed num_threads: that count, no changes."""
+        waited before it, and why. With a fixed num_threads: that count, no changes. Also
+        "prefetch_queue_depth" (the consumer's queue now) and "prefetch_changes" ({"time",
+        "depth", "wait", "blocked", "why"}) for prefetch_queue_depth="auto"."""
         self.build()
         return self._native.autotune()
 

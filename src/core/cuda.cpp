@@ -48,14 +48,10 @@ LiveStreams& live_streams() {
 }
 }  // namespace
 
-CudaStream::CudaStream(int device, bool high_priority) : device_(device) {
+CudaStream::CudaStream(int device) : device_(device) {
   DeviceGuard guard(device);
   cudaStream_t s = nullptr;
-  int least = 0, greatest = 0;
-  if (high_priority)
-    cuda_check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "stream priorities");
-  cuda_check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high_priority ? greatest : 0),
-             "creating a CUDA stream");
+  cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a CUDA stream");
   stream_ = s;
   auto& live = live_streams();
   std::lock_guard lock(live.mutex);
@@ -217,7 +213,7 @@ void cuda_check(int error, std::string_view what) {
 }
 DeviceGuard::DeviceGuard(int) { no_cuda("selecting a CUDA device"); }
 DeviceGuard::~DeviceGuard() = default;
-CudaStream::CudaStream(int, bool) { no_cuda("creating a CUDA stream"); }
+CudaStream::CudaStream(int) { no_cuda("creating a CUDA stream"); }
 std::shared_ptr<CudaEvent> record_if_live(StreamHandle) noexcept { return nullptr; }
 bool record_unless_destroyed(CudaEvent&, StreamHandle) { return false; }
 CudaStream::~CudaStream() = default;

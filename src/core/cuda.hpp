@@ -32,9 +32,8 @@ class DeviceGuard {
 
 class CudaStream {
  public:
-  // A non-blocking stream on `device`; `high_priority`: the device's greatest stream priority
-  // (its kernels' blocks are scheduled before those of default-priority streams).
-  explicit CudaStream(int device, bool high_priority = false);
+  // A non-blocking stream on `device`.
+  explicit CudaStream(int device);
   ~CudaStream();
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;

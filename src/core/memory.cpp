@@ -93,16 +93,6 @@ class NoCudaAllocator final : public Allocator {
 };
 #endif
 
-// STOKER_POOL_REUSE_PENDING=1: the oldest fitting block is reused even while its work is
-// pending (the behaviour before 2026-11-23; for an A/B on the GPU machine).
-bool reuse_pending_blocks() {
-  static const bool on = [] {
-    const char* v = std::getenv("STOKER_POOL_REUSE_PENDING");
-    return v && std::string_view(v) == "1";
-  }();
-  return on;
-}
-
 // Size classes: powers of two split in quarters above 4 KiB (≤ 25% waste), so that a block
 // freed by one iteration fits the next iteration's slightly different request.
 size_t size_class(size_t bytes) {
@@ -272,7 +262,7 @@ std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandl
   // is in use (memory stays within twice the working set) and within the budget; past that, the
   // oldest candidate is reused after its work.
   auto it = first;
-  while (it != last && !reuse_pending_blocks() && !state_->idle(it->second)) ++it;
+  while (it != last && !state_->idle(it->second)) ++it;
   if (it == last && first != last) {
     const size_t cached = st.bytes_reserved - st.bytes_in_use;
     const bool room = !st.budget || st.bytes_reserved + block <= st.budget;

@@ -309,18 +309,6 @@ TEST(MemoryPool, ReleaseAfterItsStreamWasDestroyedSkipsThatStream) {
   EXPECT_EQ(cudaStreamQuery(cudaStream_t(again.get())), cudaSuccess);
 }
 
-TEST(CudaStream, HighPriorityStreamsGetTheDevicesGreatestPriority) {
-  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
-  int least = 0, greatest = 0, got = 1;
-  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
-  CudaStream normal(0), high(0, /*high_priority=*/true);
-  ASSERT_EQ(cudaStreamGetPriority(cudaStream_t(normal.get()), &got), cudaSuccess);
-  EXPECT_EQ(got, 0);
-  ASSERT_EQ(cudaStreamGetPriority(cudaStream_t(high.get()), &got), cudaSuccess);
-  EXPECT_EQ(got, greatest);
-  EXPECT_LE(greatest, least);
-}
-
 // Timing events measure the GPU work between them: more work, more time; none, about none.
 TEST(CudaEvent, TimingEventsMeasureTheWorkBetweenThem) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";

@@ -9,8 +9,7 @@ namespace stoker::pipeline {
 ThreadTuner::ThreadTuner(int max_threads, int start_threads)
     : max_(max_threads), threads_(std::clamp(start_threads, 1, std::max(1, max_threads))) {
   STOKER_ENFORCE(max_threads >= 1, ValueError,
-                 "the automatic thread count needs at least 1 "
-                 "thread, got a budget of ",
+                 "the automatic thread count needs a budget of at least 1 thread, got ",
                  max_threads);
 }
 

@@ -1,5 +1,5 @@
 // num_threads="auto": how many of the pool's threads work, chosen while the pipeline runs from
-// what the consumer sees. Each window (>= kWindowSeconds and >= kWindowBatches batches) gives
+// what the consumer sees. Each window (WindowAccumulator: >= 0.5 s and >= 4 batches) gives
 // the delivered images/s and the share of the window the consumer waited in run(). Waiting
 // means stoker is the bottleneck: more threads are tried (steps of half the count), kept when
 // the rate rises by 3% or the waiting halves, else the count goes back and that is the

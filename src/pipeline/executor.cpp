@@ -32,8 +32,6 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       thread_pool_(options.num_threads) {
   if (!options.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options.trace_path);
   cpu_depth_ = options.prefetch_queue_depth, last_depth_ = options.gpu_queue_depth;
-  if (options.auto_depth)
-    depth_tuner_ = std::make_unique<DepthTuner>(stages_.empty() ? cpu_depth_ : last_depth_);
   if (options.auto_threads) {
     tuner_ = std::make_unique<ThreadTuner>(options.num_threads, std::min(4, options.num_threads));
     thread_pool_.set_active_threads(tuner_->threads());
@@ -100,6 +98,10 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       rethrow_with_context(std::current_exception(), spec.describe() + ": ");
     }
   }
+  // The consumer's queue is the last device stage's, or the CPU stage's without device stages
+  // (known only now that the stages are set up).
+  if (options.auto_depth)
+    depth_tuner_ = std::make_unique<DepthTuner>(stages_.empty() ? cpu_depth_ : last_depth_);
   if (!options.checkpoint.empty()) restore(options.checkpoint);
   delivered_ = snapshot();
   producer_ = std::thread([this] { producer_loop(); });
