@@ -34,6 +34,13 @@ void store_row(const float* src, Out* dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) dst[i] = convert_sat<Out>(src[i]);
   }
 }
+
+// Planar float16 or float output of one 8-bit RGB row of W pixels (AVX2 and F16C where the CPU
+// has them, crop_mirror_normalize_cpu_rows.cpp): writes outputs [0, n) of each channel's row
+// dst[c] and returns n (0 without those instructions), the same values as the loops below.
+template <typename Out>
+int64_t normalize_rgb8_planar_row(const uint8_t* src, int64_t W, bool mirror, const float* mean,
+                                  const float* inv, float shift, Out* const dst[3]);
 }  // namespace detail
 
 // `out` holds out_channels * in.height * in.width elements, dense. Row by row: each channel's
@@ -47,6 +54,24 @@ void crop_mirror_normalize_cpu(Out* out, ImageView<const In> in, const Normalize
   float* buf = row_buf.data();
   for (int64_t y = 0; y < H; ++y) {
     const In* row = in.row(y);
+    if constexpr (std::is_same_v<In, uint8_t> &&
+                  (std::is_same_v<Out, float16> || std::is_same_v<Out, float>)) {
+      // The ImageNet case (8-bit RGB to planar halves or floats): vectorised, with the rest of
+      // the row done here and padded channels' rows set to 0.
+      if (p.planar && C == 3) {
+        Out* const dst[3] = {out + y * W, out + (H + y) * W, out + (2 * H + y) * W};
+        for (int64_t x = detail::normalize_rgb8_planar_row(row, W, p.mirror, p.mean.data(),
+                                                           p.inv_std.data(), p.shift, dst);
+             x < W; ++x)
+          for (int64_t c = 0; c < 3; ++c)
+            dst[c][x] =
+                Out((to_float(row[(p.mirror ? W - 1 - x : x) * 3 + c]) - p.mean[size_t(c)]) *
+                        p.inv_std[size_t(c)] +
+                    p.shift);
+        for (int64_t c = 3; c < OC; ++c) std::fill_n(out + (c * H + y) * W, W, Out(0.f));
+        continue;
+      }
+    }
     for (int64_t c = 0; c < C; ++c) {
       const float mean = p.mean[size_t(c)], inv = p.inv_std[size_t(c)], shift = p.shift;
       const In* src = row + c;

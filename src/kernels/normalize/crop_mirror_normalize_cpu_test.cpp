@@ -42,5 +42,37 @@ TEST(CropMirrorNormalize, F32ChwMirrored) { check<float>(true, true, 3, 1e-5); }
 TEST(CropMirrorNormalize, F16ChwPadded) { check<float16>(true, true, 4, 4e-3); }
 TEST(CropMirrorNormalize, F16HwcPadded) { check<float16>(false, false, 4, 4e-3); }
 
+// 8-bit RGB to planar halves or floats takes a vectorised row (16 pixels at a time) that must
+// give the generic loops' values bit for bit: the same pixels as 16-bit input (generic loops)
+// are the reference, for widths around the 16-pixel groups, mirrored or not, padded or not.
+template <typename Out>
+void check_vector_row_matches_generic(int64_t W, bool mirror, int64_t out_channels) {
+  SCOPED_TRACE(::testing::Message() << "W " << W << " mirror " << mirror << " OC " << out_channels);
+  const int64_t H = 3, C = 3;
+  auto src = testing::random_image_u8(H, W + 2, C, uint32_t(W));
+  std::vector<uint16_t> wide(src.begin(), src.end());
+  auto win8 = dense_image<const uint8_t>(src.data(), H, W + 2, C).window(0, 1, H, W);
+  auto win16 = dense_image<const uint16_t>(wide.data(), H, W + 2, C).window(0, 1, H, W);
+  NormalizeParams p{{123.675f, 116.28f, 103.53f},
+                    {1 / 58.395f, 1 / 57.12f, 1 / 57.375f},
+                    0.5f,
+                    mirror,
+                    true,
+                    out_channels};
+  std::vector<Out> got(size_t(H * W * out_channels), Out(-7.f)), want(got);
+  crop_mirror_normalize_cpu<Out, uint8_t>(got.data(), win8, p);
+  crop_mirror_normalize_cpu<Out, uint16_t>(want.data(), win16, p);
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(float(got[i]), float(want[i])) << "element " << i;
+}
+
+TEST(CropMirrorNormalize, VectorisedRgbRowsGiveTheGenericLoopsValues) {
+  for (int64_t W : {1, 15, 16, 17, 33, 224})
+    for (bool mirror : {false, true}) {
+      check_vector_row_matches_generic<float16>(W, mirror, 3);
+      check_vector_row_matches_generic<float>(W, mirror, 4);
+    }
+}
+
 }  // namespace
 }  // namespace stoker::kernels

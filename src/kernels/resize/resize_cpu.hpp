@@ -14,14 +14,22 @@
 namespace stoker::kernels {
 
 namespace resize_detail {
-// The common case's two hot loops, with SSE2 (resize_cpu_rows.cpp), giving the same values as
-// the generic loops below: the horizontal pass of one 8-bit RGB row of `width` pixels (a
-// pixel's three channels in one vector, multiply then add per tap; it may write one float past
-// dst's wx.out_size pixels; `row`: room for width * 3 + 1 floats), and convert_sat<uint8_t>
-// over a row.
+// The common case's hot loops (resize_cpu_rows.cpp: SSE2, or AVX2 where the CPU has it), giving
+// the same floats as the generic loops below.
+// The horizontal pass of 8-bit RGB: rgb8_scratch_floats() floats of scratch that
+// prepare_rgb8() fills once per image (a table of the weights, padding), then one call per
+// source row of `width` pixels (it may write one float past dst's wx.out_size pixels).
+int64_t rgb8_scratch_floats(const ResampleWeights& wx, int64_t width);
+void prepare_rgb8(const ResampleWeights& wx, int64_t width, float* scratch);
 void horizontal_rgb8(const uint8_t* src, int64_t width, float* dst, const ResampleWeights& wx,
-                     float* row);
+                     float* scratch);
+// acc[i] = sum over k < n of w[k] * src[k * stride + i], for i < len.
+void vertical(const float* src, int64_t stride, const float* w, int n, float* acc, int64_t len);
+// convert_sat<uint8_t> over a row.
 void round_sat_u8(const float* src, uint8_t* dst, int64_t n);
+// Tests: allow (where the CPU has it) or forbid the AVX2 loops, so that the SSE2 ones are
+// checked too; returns the previous setting. Not for use while resizes run.
+bool allow_avx2(bool allow);
 }  // namespace resize_detail
 
 // A sampling region of the input in pixel coordinates ([y0, y1) x [x0, x1), fractional
@@ -49,9 +57,10 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
   const int64_t rows = row_hi - row_lo;
   const int64_t row_len = out.width * C;
   // Layout: [horizontally resampled rows (rows x row_len)] [one accumulator row] (which also
-  // takes the float horizontal_rgb8 may write past the last row) [a source row as floats].
+  // takes the float horizontal_rgb8 may write past the last row) [horizontal_rgb8's scratch].
   const bool rgb8 = C == 3 && std::is_same_v<In, uint8_t>;
-  scratch.resize(size_t((rows + 1) * row_len + (rgb8 ? in.width * 3 + 1 : 0)));
+  scratch.resize(
+      size_t((rows + 1) * row_len + (rgb8 ? resize_detail::rgb8_scratch_floats(wx, in.width) : 0)));
   float* acc = &scratch[size_t(rows * row_len)];
   // Horizontal pass: every source row -> out.width pixels. The channel count is a template
   // constant for 1, 3 and 4 channels, so the per-tap channel loop unrolls.
@@ -81,6 +90,7 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
     }
   };
   if (rgb8) {
+    resize_detail::prepare_rgb8(wx, in.width, acc + row_len);
     for (int64_t y = row_lo; y < row_hi; ++y)
       resize_detail::horizontal_rgb8(reinterpret_cast<const uint8_t*>(in.row(y)), in.width,
                                      &scratch[size_t((y - row_lo) * row_len)], wx, acc + row_len);
@@ -94,12 +104,9 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
     horizontal(std::integral_constant<int64_t, 0>{});
   // Vertical pass.
   for (int64_t y = 0; y < out.height; ++y) {
-    std::fill(acc, acc + row_len, 0.f);
-    const float* w = &wy.weights[size_t(y) * size_t(wy.support)];
-    for (int k = 0, n = wy.count[size_t(y)]; k < n; ++k) {
-      const float* src = &scratch[size_t((wy.first[size_t(y)] - row_lo + k) * row_len)];
-      for (int64_t i = 0; i < row_len; ++i) acc[i] += w[k] * src[i];
-    }
+    resize_detail::vertical(&scratch[size_t((wy.first[size_t(y)] - row_lo) * row_len)], row_len,
+                            &wy.weights[size_t(y) * size_t(wy.support)], wy.count[size_t(y)], acc,
+                            row_len);
     Out* dst = out.row(y);
     if constexpr (std::is_same_v<Out, uint8_t>)
       resize_detail::round_sat_u8(acc, dst, row_len);

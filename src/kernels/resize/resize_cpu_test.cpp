@@ -211,7 +211,20 @@ namespace {
 // each channel resized alone (one channel: the generic loops) is compared bit for bit, for
 // widths around the 4-pixel groups, up- and downscaling, every filter (cubic and lanczos have
 // negative weights), flipped regions of interest and a window with a row stride.
+void check_fast_path_gives_the_generic_loops_floats();
+void check_row_rounding();
+
 TEST(ResizeRgb8, FastPathGivesTheGenericLoopsFloats) {
+  check_fast_path_gives_the_generic_loops_floats();
+}
+
+TEST(ResizeRgb8, Sse2PathGivesTheGenericLoopsFloats) {  // on CPUs with AVX2 too
+  const bool was = resize_detail::allow_avx2(false);
+  check_fast_path_gives_the_generic_loops_floats();
+  resize_detail::allow_avx2(was);
+}
+
+void check_fast_path_gives_the_generic_loops_floats() {
   struct Case {
     int64_t h, w, oh, ow;
     Filter filter;
@@ -249,6 +262,14 @@ TEST(ResizeRgb8, FastPathGivesTheGenericLoopsFloats) {
 }
 
 TEST(ResizeRgb8, RowRoundingMatchesConvertSat) {
+  for (bool avx2 : {true, false}) {
+    const bool was = resize_detail::allow_avx2(avx2);
+    check_row_rounding();
+    resize_detail::allow_avx2(was);
+  }
+}
+
+void check_row_rounding() {
   std::vector<float> v{NAN,         INFINITY, -INFINITY,  -1e9f,  1e9f,         -0.5f, 0.5f,
                        0.49999997f, 254.5f,   255.49998f, 255.5f, -0.50000006f, 1.5f,  2.5f};
   for (int i = 0; i < 1000; ++i) v.push_back(-20.f + 0.3f * float(i));  // 16-wide and the tail
