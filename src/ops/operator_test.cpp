@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -85,6 +88,59 @@ TEST(ForEachSample, ErrorsOnTheCallerNameTheSample) {
   } catch (const ValueError& e) {
     EXPECT_EQ(std::string(e.what()), "sample 5: bad sample");
   }
+}
+
+// Records the order in which its samples run; the first input's sample sizes decide it.
+class OrderProbe final : public Operator {
+ public:
+  using Operator::Operator;
+  std::vector<int> fail;
+  std::vector<int> order;
+  void run(Workspace& ws) override {
+    std::mutex m;
+    for_each_sample(ws, ws.inputs[0]->size(), [&](int i, int) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));  // over the inline limit
+      {
+        std::lock_guard lock(m);
+        order.push_back(i);
+      }
+      if (std::find(fail.begin(), fail.end(), i) != fail.end())
+        throw ValueError("bad sample " + std::to_string(i));
+    });
+  }
+};
+
+TEST(ForEachSample, LargestSamplesRunFirstAndTheLowestFailingSampleIsReported) {
+  OpSpec spec = ProbeRun::make_spec();
+  OrderProbe op(spec);
+  ThreadPool pool(1);  // one thread: the calls come in the order the pool hands them out
+  const std::vector<int64_t> sizes{5, 90, 7, 7, 300, 1, 60, 7};
+  auto in = Batch::with_samples(int(sizes.size()), DType::kU8);
+  std::vector<uint8_t> bytes(400);
+  for (size_t i = 0; i < sizes.size(); ++i)
+    in.set_sample(int(i), nullptr, bytes.data(), TensorShape{sizes[i]});
+  Workspace ws;
+  ws.pool = &pool;
+  ws.batch_size = in.size();
+  ws.inputs.push_back(&in);
+  op.run(ws);
+  EXPECT_EQ(op.order, (std::vector<int>{4, 1, 6, 2, 3, 7, 0, 5}));  // ties in sample order
+  op.order.clear();
+  op.fail = {2, 4};  // 4 runs first; 2 is reported
+  try {
+    op.run(ws);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()), "sample 2: bad sample 2");
+  }
+  EXPECT_EQ(op.order.size(), sizes.size());  // the other samples still ran
+  // Equal sizes: sample order.
+  auto same = Batch::with_samples(4, DType::kU8);
+  for (int i = 0; i < 4; ++i) same.set_sample(i, nullptr, bytes.data(), TensorShape{10});
+  ws.inputs = {&same};
+  op.fail.clear(), op.order.clear();
+  op.run(ws);
+  EXPECT_EQ(op.order, (std::vector<int>{0, 1, 2, 3}));
 }
 
 }  // namespace
