@@ -383,11 +383,34 @@ def add_percent_of_synthetic(results):
             r["pct_of_synthetic"] = 100 * r["images_per_s"] / synthetic[r["mode"]]
 
 
+def cpu_topology():
+    """The CPU's model and how many physical cores its logical CPUs are (hyperthreads share a
+    core's decoder units: 16 threads on 8 cores scale as ~1.5x of 8, not 2x)."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return info
+    cores, core = set(), {}
+    for block in text.split("\n\n"):
+        for line in block.splitlines():
+            key, _, value = line.partition(":")
+            core[key.strip()] = value.strip()
+        if "processor" in core:
+            cores.add((core.get("physical id", "0"), core.get("core id", core["processor"])))
+            info.setdefault("cpu_model", core.get("model name", ""))
+        core = {}
+    if cores:
+        info["physical_cores"] = len(cores)
+    return info
+
+
 def environment():
     import torch
     env = {"date": datetime.date.today().isoformat(), "cpus": os.cpu_count(),
            "python": platform.python_version(), "torch": torch.__version__,
-           "machine": platform.machine()}
+           "machine": platform.machine(), **cpu_topology()}
     try:
         import torchvision
         env["torchvision"] = torchvision.__version__
@@ -410,7 +433,9 @@ def _fmt(v, digits=0):
 
 
 def markdown(results, env, profile):
-    head = (f"{env['date']}, {env.get('gpu', 'no GPU')}, {env['cpus']} CPUs, torch "
+    cpus = f"{env['cpus']} CPUs" + (f" ({env['physical_cores']} cores, {env['cpu_model']})"
+                                     if "physical_cores" in env else "")
+    head = (f"{env['date']}, {env.get('gpu', 'no GPU')}, {cpus}, torch "
             f"{env['torch']}, torchvision {env.get('torchvision', '-')}, driver "
             f"{env.get('driver', '-')}; profile {profile} (warm-up >= {PROFILES[profile]['warmup_s']}"
             f" s, window >= {PROFILES[profile]['window_s']} s, median of "
