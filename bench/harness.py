@@ -384,8 +384,8 @@ def add_percent_of_synthetic(results):
 
 
 def cpu_topology():
-    """The CPU's model and how many physical cores its logical CPUs are (hyperthreads share a
-    core's decoder units: 16 threads on 8 cores scale as ~1.5x of 8, not 2x)."""
+    """The CPU's model and how many cores its logical CPUs are, as the system reports them (a
+    virtual machine's vCPUs may still share physical cores: thread sweeps say more)."""
     info = {}
     try:
         with open("/proc/cpuinfo") as f:

@@ -70,7 +70,9 @@ LoadedSample Prefetcher::pop() {
   LoadedSample s = std::move(g.samples[g.popped++]);
   if (g.popped == g.samples.size()) window_.pop_front();
   --pending_;
-  room_.notify_one();
+  // Wake a loader only when a whole group fits (its wait condition): waking one on every pop
+  // cost a futex round trip per sample on the consumer's side.
+  if (pending_ + group_ <= depth_) room_.notify_one();
   return s;
 }
 
