@@ -5,7 +5,6 @@
 #endif
 
 #include <algorithm>
-#include <cstring>
 
 // Every loop here adds w * s tap by tap, in order, starting from 0, as resize_cpu's generic
 // loops do, and never fuses the multiply and the add (no FMA: AVX2 alone), so that the same
@@ -24,7 +23,7 @@ namespace {
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define STOKER_HAS_AVX2_PATH 1
-bool kAvx2 = __builtin_cpu_supports("avx2");  // tests turn it off (allow_avx2) to check SSE2
+bool use_avx2 = __builtin_cpu_supports("avx2");  // tests turn it off (allow_avx2) to check SSE2
 #endif
 
 // The source row as floats (each source pixel feeds a few taps: converting it once is cheaper
@@ -228,8 +227,8 @@ __attribute__((target("avx2"))) void round_sat_u8_avx2(const float* src, uint8_t
 
 bool allow_avx2(bool allow) {
 #if defined(STOKER_HAS_AVX2_PATH)
-  const bool was = kAvx2;
-  kAvx2 = allow && __builtin_cpu_supports("avx2");
+  const bool was = use_avx2;
+  use_avx2 = allow && __builtin_cpu_supports("avx2");
   return was;
 #else
   (void)allow;
@@ -243,7 +242,7 @@ void horizontal_rgb8(const uint8_t* src, int64_t width, float* dst, const Resamp
   const float* table = scratch;
   float* row = scratch + pairs * wx.support * 8;
 #if defined(STOKER_HAS_AVX2_PATH)
-  if (kAvx2) {
+  if (use_avx2) {
     row_to_floats_avx2(src, width * 3, row);
     return horizontal_rgb8_avx2(row, dst, wx, table);
   }
@@ -254,7 +253,7 @@ void horizontal_rgb8(const uint8_t* src, int64_t width, float* dst, const Resamp
 
 void vertical(const float* src, int64_t stride, const float* w, int n, float* acc, int64_t len) {
 #if defined(STOKER_HAS_AVX2_PATH)
-  if (kAvx2) return vertical_avx2(src, stride, w, n, acc, len);
+  if (use_avx2) return vertical_avx2(src, stride, w, n, acc, len);
 #endif
   vertical_sse2(src, stride, w, n, acc, len);
 }
@@ -264,7 +263,7 @@ void round_sat_u8(const float* src, uint8_t* dst, int64_t n) {
   // as convert_sat's NaN does), truncate, step away from zero on a fraction of a half or more,
   // then saturating packs.
 #if defined(STOKER_HAS_AVX2_PATH)
-  if (kAvx2) return round_sat_u8_avx2(src, dst, n);
+  if (use_avx2) return round_sat_u8_avx2(src, dst, n);
 #endif
   const __m128 lo = _mm_set1_ps(-1.f), hi = _mm_set1_ps(256.f);
   const __m128 half = _mm_set1_ps(0.5f), mhalf = _mm_set1_ps(-0.5f);
