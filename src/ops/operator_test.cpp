@@ -61,21 +61,31 @@ struct ProbeRun {
   }
 };
 
-// 16 samples: the cheap site stays far under the limit also in sanitizer builds.
+// 16 samples: the cheap site stays far under the limit, but a thread preempted while its
+// sample is being timed (4 pool threads on a 2-core machine, slower still under sanitizers:
+// ThreadSanitizer failed 12 of 50 runs of a stricter version) makes that one batch measure
+// over it, and the next batch goes to the pool. So: most batches, not every one.
 TEST(ForEachSample, SmallWorkRunsOnTheCallerLargerWorkOnThePool) {
   ProbeRun p;
+  const std::set<std::thread::id> caller{std::this_thread::get_id()};
   p.op.slow_us = 5000;  // 16 x 5 ms: far over the inline limit
   p.run(16);            // first batch: both on the pool (nothing measured yet)
   EXPECT_GT(p.op.slow_threads.size(), 1u);
-  for (int batch = 0; batch < 3; ++batch) {
+  int cheap_inline = 0;
+  for (int batch = 0; batch < 5; ++batch) {
     p.run(16);
-    EXPECT_EQ(p.op.cheap_threads, std::set{std::this_thread::get_id()}) << batch;
+    cheap_inline += p.op.cheap_threads == caller;
     EXPECT_GT(p.op.slow_threads.size(), 1u) << batch;  // its own measure, not the cheap one's
   }
+  EXPECT_GE(cheap_inline, 3);
   p.op.slow_us = 0;  // the work shrank: it moves to the caller after one more batch
   p.run(16);
-  p.run(16);
-  EXPECT_EQ(p.op.slow_threads, std::set{std::this_thread::get_id()});
+  int slow_inline = 0;
+  for (int batch = 0; batch < 5; ++batch) {
+    p.run(16);
+    slow_inline += p.op.slow_threads == caller;
+  }
+  EXPECT_GE(slow_inline, 3);
 }
 
 TEST(ForEachSample, ErrorsOnTheCallerNameTheSample) {
