@@ -83,12 +83,16 @@ def test_bad_command_lines_say_what_is_wrong(tmp_path):
 
 # -- stoker diagnose ------------------------------------------------------------------------
 
-def test_diagnose_measures_the_loader_and_names_its_bottleneck(jpeg_folder, tmp_path):
-    r = _stoker_cmd("diagnose", "--data", jpeg_folder, "--batch", "4", "--threads", "2",
+def _diagnose_json(folder, tmp_path, threads):
+    r = _stoker_cmd("diagnose", "--data", folder, "--batch", "4", "--threads", threads,
                     "--seconds", "0.5", "--warmup", "0.2", "--png", str(tmp_path / "h.png"),
                     "--json")
     assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout)
+    return json.loads(r.stdout)
+
+
+def test_diagnose_measures_the_loader_and_names_its_bottleneck(jpeg_folder, tmp_path):
+    out = _diagnose_json(jpeg_folder, tmp_path, "2")
     assert out["loader_alone"]["images_per_s"] > 0 and out["loader_alone"]["cores"] > 0
     assert out["bottleneck"] and isinstance(out["recommendations"], list)
     assert {o["name"] for o in out["operators"]} >= {"reader", "decode", "normalize"}
@@ -107,11 +111,7 @@ def test_diagnose_measures_the_loader_and_names_its_bottleneck(jpeg_folder, tmp_
 
 
 def test_diagnose_with_auto_threads_recommends_what_the_tuner_chose(jpeg_folder, tmp_path):
-    r = _stoker_cmd("diagnose", "--data", jpeg_folder, "--batch", "4", "--threads", "auto",
-                    "--seconds", "0.5", "--warmup", "0.2", "--png", str(tmp_path / "h.png"),
-                    "--json")
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout)
+    out = _diagnose_json(jpeg_folder, tmp_path, "auto")
     assert out["threads"] == "auto" and out["loader_alone"]["threads_used"] >= 1
     chosen = out.get("fed", out["loader_alone"])["threads_used"]
     assert out["recommendations"][0].startswith(f"num_threads='auto' settled at {chosen} ")

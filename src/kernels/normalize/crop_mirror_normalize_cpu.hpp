@@ -50,15 +50,13 @@ template <typename Out, typename In>
 void crop_mirror_normalize_cpu(Out* out, ImageView<const In> in, const NormalizeParams& p) {
   const int64_t H = in.height, W = in.width, C = in.channels, OC = p.out_channels;
   STOKER_ASSERT(OC >= C && int64_t(p.mean.size()) == C && int64_t(p.inv_std.size()) == C);
-  std::vector<float> row_buf(size_t(W * OC), 0.f);  // padded channels stay 0
-  float* buf = row_buf.data();
-  for (int64_t y = 0; y < H; ++y) {
-    const In* row = in.row(y);
-    if constexpr (std::is_same_v<In, uint8_t> &&
-                  (std::is_same_v<Out, float16> || std::is_same_v<Out, float>)) {
-      // The ImageNet case (8-bit RGB to planar halves or floats): vectorised, with the rest of
-      // the row done here and padded channels' rows set to 0.
-      if (p.planar && C == 3) {
+  if constexpr (std::is_same_v<In, uint8_t> &&
+                (std::is_same_v<Out, float16> || std::is_same_v<Out, float>)) {
+    // The ImageNet case (8-bit RGB to planar halves or floats): vectorised rows, the rest of
+    // each row done here, padded channels' rows set to 0.
+    if (p.planar && C == 3) {
+      for (int64_t y = 0; y < H; ++y) {
+        const uint8_t* row = in.row(y);
         Out* const dst[3] = {out + y * W, out + (H + y) * W, out + (2 * H + y) * W};
         for (int64_t x = detail::normalize_rgb8_planar_row(row, W, p.mirror, p.mean.data(),
                                                            p.inv_std.data(), p.shift, dst);
@@ -69,9 +67,14 @@ void crop_mirror_normalize_cpu(Out* out, ImageView<const In> in, const Normalize
                         p.inv_std[size_t(c)] +
                     p.shift);
         for (int64_t c = 3; c < OC; ++c) std::fill_n(out + (c * H + y) * W, W, Out(0.f));
-        continue;
       }
+      return;
     }
+  }
+  std::vector<float> row_buf(size_t(W * OC), 0.f);  // padded channels stay 0
+  float* buf = row_buf.data();
+  for (int64_t y = 0; y < H; ++y) {
+    const In* row = in.row(y);
     for (int64_t c = 0; c < C; ++c) {
       const float mean = p.mean[size_t(c)], inv = p.inv_std[size_t(c)], shift = p.shift;
       const In* src = row + c;
