@@ -4,7 +4,7 @@ loaders and pipelines); this driver runs the plan, takes the median and spread o
 and writes JSON and a Markdown table.
 
     PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full]
-        [--plan standard|headline|smoke|ab --ab-env K=V] [--json out.json] [--markdown out.md]
+        [--plan standard|headline|smoke|ab|ab-cpu --ab-env K=V] [--json out.json] [--markdown out.md]
 
 DIR comes from scripts/make_dataset.py. Modes:
 - alone: the loader by itself; the consumer waits for each batch (stream sync), so images/s is
@@ -100,6 +100,17 @@ def ab_plan(cores, gpu, ab_env):
                  ("stoker-gpu", "heavy-1", "alone", cores, env),
                  ("stoker-gpu", "heavy-4", "alone", cores, env),
                  ("stoker-gpu", "rn50-train", "train-resnet50", 4, env)]
+    return plan
+
+
+def ab_cpu_plan(cores, ab_env):
+    """The same A/B for the CPU loader at all cores: RN50-train twice (A B A B, the target's
+    pipeline), then heavy augmentation N = 4 and RN50-val (A B each)."""
+    plan = []
+    for _ in range(2):
+        plan += [("stoker-cpu", "rn50-train", "alone", cores, env) for env in ({}, ab_env)]
+    for pipeline in ("heavy-4", "rn50-val"):
+        plan += [("stoker-cpu", pipeline, "alone", cores, env) for env in ({}, ab_env)]
     return plan
 
 
@@ -465,7 +476,8 @@ def main(argv=None):
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--data")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab"], default="standard")
+    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab", "ab-cpu"],
+                    default="standard")
     ap.add_argument("--ab-env", default="", metavar="K=V,...",
                     help="the B side's environment for --plan ab")
     ap.add_argument("--batch", type=int, default=256)
@@ -492,12 +504,14 @@ def main(argv=None):
     if not args.data:
         ap.error("--data is required")
     ab_env = dict(kv.split("=", 1) for kv in args.ab_env.split(",") if "=" in kv)
-    if args.plan == "ab" and not ab_env:
-        ap.error("--plan ab needs --ab-env K=V")
+    if args.plan in ("ab", "ab-cpu") and not ab_env:
+        ap.error(f"--plan {args.plan} needs --ab-env K=V")
     import torch
     gpu = torch.cuda.is_available()
     if args.plan == "ab":
         plan = ab_plan(args.cores, gpu, ab_env)
+    elif args.plan == "ab-cpu":
+        plan = ab_cpu_plan(args.cores, ab_env)
     else:
         plan = {**PLANS, "smoke": smoke_plan}[args.plan](args.cores, gpu)
     if args.only:
