@@ -188,3 +188,26 @@ def test_a_plan_items_environment_reaches_its_measurement(tmp_path, monkeypatch)
     assert sum(1 for i in items if len(i) > 4 and i[4] == {}) == 4
     with pytest.raises(SystemExit):
         harness.main(["--data", str(tmp_path), "--plan", "ab"])  # no --ab-env
+    # The CPU loader's A/B: RN50-train A B A B first (one call's worth), on the GPU-less too.
+    items = harness.ab_cpu_plan(4, {"X": "1"})
+    assert [(i[0], i[1], i[3], i[4]) for i in items[:4]] == \
+        [("stoker-cpu", "rn50-train", 4, e) for e in ({}, {"X": "1"}) * 2]
+    assert {i[1] for i in items[4:]} == {"heavy-4", "rn50-val"}
+    with pytest.raises(SystemExit):
+        harness.main(["--data", str(tmp_path), "--plan", "ab-cpu"])
+
+
+def test_cpu_scaling_threads_against_processes(jpeg_folder, tmp_path):
+    """bench/cpu_scaling.py: one process with K threads against K one-thread processes, each
+    figure counted inside one common window."""
+    out = tmp_path / "scaling.json"
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "cpu_scaling.py"), "--data",
+                        jpeg_folder, "--k", "1,2", "--warmup", "1", "--window", "3", "--json",
+                        str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    results = json.loads(out.read_text())["results"]
+    assert [(x["k"], x["layout"]) for x in results] == \
+        [(1, "threads"), (2, "threads"), (2, "processes")]
+    for x in results:
+        assert x["images_per_s"] > 0 and 0 < x["cores_busy"] <= 2.5
+    assert "| 2 |" in r.stdout and "K = 1:" in r.stdout
