@@ -180,9 +180,7 @@ class Pipeline {
   // Per operator (graph order, fused operators as the one that does their work): runs,
   // samples, seconds of its stage's thread (mixed/gpu operators: the host's part), bytes in
   // and out, since the start; mixed/gpu operators: the GPU time of the runs the GPU finished
-  // (CUDA events on the stage's stream around each run). `chain`: cpu operators run per sample
-  // together with the others of the same chain number (decode -> resize -> normalize of one
-  // image back to back; their seconds are shares of the chain's pass), -1: on their own.
+  // (CUDA events on the stage's stream around each run).
   struct OperatorTimes {
     std::string name, op, backend;
     int64_t runs = 0, samples = 0;
@@ -190,7 +188,6 @@ class Pipeline {
     int64_t bytes_in = 0, bytes_out = 0;
     int64_t gpu_runs = 0;
     double gpu_seconds = 0;
-    int chain = -1;
   };
   std::vector<OperatorTimes> operator_times() const;
   // num_threads="auto": the threads working now, and each change the tuner made (seconds of

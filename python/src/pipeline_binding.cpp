@@ -274,7 +274,6 @@ void bind_pipeline(nb::module_& m) {
                d["bytes_out"] = t.bytes_out;
                d["gpu_runs"] = t.gpu_runs;
                d["gpu_seconds"] = t.gpu_seconds;
-               d["chain"] = t.chain;
                out.append(d);
              }
              return out;

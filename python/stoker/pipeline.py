@@ -480,11 +480,7 @@ class Pipeline:
         (its stage thread's time in it; for mixed and gpu operators the host's part), "bytes_in",
         "bytes_out", "gpu_runs", "gpu_seconds"} since the start. The GPU figures (mixed and gpu
         operators; CUDA events on their stage's stream around each run) count the runs the GPU
-        has finished, so gpu_runs may trail runs by the iterations in flight. "chain": cpu
-        operators with the same number run per sample in one pass (a decoder, then resize,
-        flip, normalize... of one image back to back; set STOKER_SAMPLE_MAJOR=0 to run each
-        operator over the batch on its own), their "seconds" being shares of that pass; -1:
-        on its own."""
+        has finished, so gpu_runs may trail runs by the iterations in flight."""
         self.build()
         return self._native.operator_times()
 

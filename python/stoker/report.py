@@ -26,12 +26,6 @@ def format_report(s):
         gpu = f"{1000 * o['gpu_seconds'] / o['gpu_runs']:14.3f}" if o["gpu_runs"] else ""
         lines.append(f"{o['name'][:31]:31} {o['backend']:8} {o['samples']:8d} {per:11.3f} "
                      f"{o['bytes_out'] / 1e6:8.1f} {gpu}".rstrip())
-    chains = {}
-    for o in s["operators"]:
-        if o.get("chain", -1) >= 0:
-            chains.setdefault(o["chain"], []).append(o["name"])
-    for names in chains.values():
-        lines.append("run per sample, one pass: " + " -> ".join(names))
     tuned = s.get("autotune", {}).get("changes", [])
     if tuned:
         lines += ["", f"threads (auto): {s['autotune']['threads']} now; changes:"]

@@ -113,23 +113,6 @@ class Operator {
   // for pipe.operator_stats(name). Called from the consumer's thread: must be thread-safe.
   virtual std::map<std::string, double> stats() const { return {}; }
 
-  // Sample-major execution. An operator whose run() is a batch part (arguments, output shapes,
-  // add_output) followed by independent work per sample may offer the two separately:
-  // prepare_samples() does the batch part and returns the per-sample part, fn(sample, thread).
-  // The executor then runs a chain of such cpu operators per sample: decode -> resize ->
-  // normalize of one image back to back, while its pixels are still in the core's cache, with
-  // one wait for the pool per batch instead of one per operator (pipeline/executor_chains.cpp).
-  // kFirst: prepare_samples() reads its inputs' data (a decoder's header pass), so the operator
-  // can only begin a chain; kAny: it reads only their shapes, dtype, layout and source_info
-  // (and the data of argument inputs), so it may follow another chain member. The returned
-  // function may refer to `ws` and to the batches it points to: they outlive the samples' work.
-  enum class SampleMajor { kNo, kFirst, kAny };
-  virtual SampleMajor sample_major() const { return SampleMajor::kNo; }
-  virtual std::function<void(int, int)> prepare_samples(Workspace&) {
-    STOKER_ASSERT(false, spec_.describe(), " has no per-sample part");
-    return {};
-  }
-
  protected:
   // Runs fn(sample, thread) for every sample on the pool. An error is rethrown (same kind) with
   // "sample i (source '...')" prepended, using `sources` (default: the first input) for the
@@ -139,8 +122,6 @@ class Operator {
   // stages' work on it cost more than the work.
   void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                        const Batch* sources = nullptr) const;
-  // run() of an operator with prepare_samples(): the batch part, then the samples on the pool.
-  void run_samples(Workspace& ws) { for_each_sample(ws, ws.num_samples(), prepare_samples(ws)); }
   // Allocates the next output (contiguous; from the pipeline's host pool for cpu operators,
   // its device pool, ordered on the stage's stream, for mixed and gpu ones), copies the
   // samples' source_info from `sources` (default: the first input) and returns it. The
@@ -191,10 +172,6 @@ template <typename T>
 std::shared_ptr<Buffer> upload(Workspace& ws, const std::vector<T>& items) {
   return upload_bytes(ws, items.data(), items.size() * sizeof(T));
 }
-
-// The order in which to hand out n samples to `threads` threads: largest first by their element
-// count in `sources` (empty: sample order, when sizes are alike or the threads outnumber them).
-std::vector<int> largest_first(const Batch* sources, int n, int threads);
 
 // Reads sample i of `b` (any numeric dtype, any shape) as doubles.
 std::vector<double> sample_as_doubles(const Batch& b, int i);

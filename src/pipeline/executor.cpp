@@ -98,7 +98,6 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
       rethrow_with_context(std::current_exception(), spec.describe() + ": ");
     }
   }
-  plan_chains();
   // The consumer's queue is the last device stage's, or the CPU stage's without device stages
   // (known only now that the stages are set up).
   if (options.auto_depth)
@@ -319,48 +318,32 @@ bool Executor::prepares_on_host(size_t n) const {
   return true;
 }
 
-ops::Workspace Executor::cpu_workspace(
-    size_t n, const std::function<const Batch*(const ops::InputRef&)>& value, int batch,
-    uint32_t round) {
-  const auto& spec = graph_.nodes[n];
-  ops::Workspace ws;
-  ws.outputs.reserve(size_t(spec.num_outputs));  // add_output() references stay valid
-  for (auto& r : spec.inputs) ws.inputs.push_back(value(r));
-  for (auto& [name, r] : spec.arg_inputs) ws.arg_inputs[name] = value(r);
-  ws.pool = &thread_pool_;
-  ws.host_pool = !pinned_outputs_.empty() && pinned_outputs_[n] ? pinned_pool_.get() : &host_pool_;
-  ws.pinned_pool = pinned_pool_.get();
-  ws.device_id = options_.device_id;
-  ws.batch_size = batch;
-  ws.iteration = iteration_;
-  ws.seed = options_.seed;
-  ws.stream_epoch = round;
-  return ws;
-}
-
 std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uint32_t& round,
                                                     int64_t& replaced,
                                                     std::vector<std::shared_ptr<void>>* prepared) {
   const uint32_t my_round = round;
-  std::vector<std::vector<Batch>> values(graph_.nodes.size());
-  if (prepared) prepared->assign(graph_.nodes.size(), nullptr);
-  auto value = [&](const ops::InputRef& r) { return &values[size_t(r.node)][size_t(r.output)]; };
-  // p: the position in order_ (the graph's order, chains' members made contiguous).
-  for (size_t p = 0; p < count; ++p) {
-    const size_t n = order_[p];
+  std::vector<std::vector<Batch>> values(count);
+  if (prepared) prepared->assign(count, nullptr);
+  for (size_t n = 0; n < count; ++n) {
     const auto& spec = graph_.nodes[n];
     // The device stages' nodes run there (run_device_stage); mixed ones may prepare here.
     const bool prepare = prepared && prepares_on_host(n);
     if (spec.backend != ops::Backend::kCpu && !prepare) continue;
-    if (const int c = chain_at_[n]; c >= 0) {
-      auto& chain = chains_[size_t(c)];
-      if (p + chain.members.size() <= count && run_chain(chain, values, batch, my_round)) {
-        p += chain.members.size() - 1;
-        continue;
-      }
-    }
+    ops::Workspace ws;
+    ws.outputs.reserve(size_t(spec.num_outputs));  // add_output() references stay valid
+    for (auto& r : spec.inputs) ws.inputs.push_back(&values[size_t(r.node)][size_t(r.output)]);
+    for (auto& [name, r] : spec.arg_inputs)
+      ws.arg_inputs[name] = &values[size_t(r.node)][size_t(r.output)];
+    ws.pool = &thread_pool_;
+    ws.host_pool =
+        !pinned_outputs_.empty() && pinned_outputs_[n] ? pinned_pool_.get() : &host_pool_;
+    ws.pinned_pool = pinned_pool_.get();
+    ws.device_id = options_.device_id;
+    ws.batch_size = batch;
+    ws.iteration = iteration_;
+    ws.seed = options_.seed;
+    ws.stream_epoch = my_round;
     ops::SampleFailures failures;
-    ops::Workspace ws = cpu_workspace(n, value, batch, my_round);
     if (options_.skip_bad_samples) ws.failures = &failures;
     const std::string context =
         "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration_) + ", ";
@@ -386,8 +369,8 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     // iteration and replace them with new ones, read by running the nodes before this one
     // (and this one, when it produced values) again.
     const auto& failed = failures.by_sample();
-    for (size_t k = 0; k <= p; ++k) {
-      if (dynamic_cast<ops::InputFeed*>(ops_[order_[k]].get())) {
+    for (size_t k = 0; k <= n; ++k) {
+      if (dynamic_cast<ops::InputFeed*>(ops_[k].get())) {
         throw ValueError(context + failed.begin()->second +
                          " (on_error='skip' cannot replace samples that come from an "
                          "external_source)");
@@ -401,17 +384,15 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     std::vector<int> keep;
     for (int i = 0; i < batch; ++i)
       if (!failed.count(i)) keep.push_back(i);
-    const size_t redo = prepare ? p : p + 1;  // a preparing node is prepared again below
+    const size_t redo = prepare ? n : n + 1;  // a preparing node is prepared again below
     for (size_t k = 0; k < redo; ++k)
-      for (auto& b : values[order_[k]]) b = b.select(keep);
+      for (auto& b : values[k]) b = b.select(keep);
     auto refill = run_nodes(redo, int(failed.size()), ++round, replaced);
-    for (size_t k = 0; k < redo; ++k) {
-      auto& v = values[order_[k]];
-      for (size_t o = 0; o < v.size(); ++o) v[o].append(refill[order_[k]][o]);
-    }
+    for (size_t k = 0; k < redo; ++k)
+      for (size_t o = 0; o < values[k].size(); ++o) values[k][o].append(refill[k][o]);
     if (prepared)
-      for (size_t k = 0; k <= p; ++k) (*prepared)[order_[k]] = nullptr;
-    if (prepare) --p;  // prepares the new batch
+      for (size_t k = 0; k <= n; ++k) (*prepared)[k] = nullptr;
+    if (prepare) --n;  // prepares the new batch
   }
   return values;
 }

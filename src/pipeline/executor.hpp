@@ -11,7 +11,6 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -89,7 +88,6 @@ struct OperatorTimes {
   // each run), counted once the GPU has finished them, so gpu_runs may trail runs.
   int64_t gpu_runs = 0;
   double gpu_seconds = 0;
-  int chain = -1;  // the sample-major chain it runs in (executor_chains.cpp), -1: none
 };
 
 class Executor {
@@ -194,32 +192,11 @@ class Executor {
                                             std::vector<std::shared_ptr<void>>* prepared = nullptr);
   // Whether node n is a mixed node whose inputs all come from the CPU stage.
   bool prepares_on_host(size_t n) const;
-  // A workspace for running node n in the CPU stage: its inputs through `value`, the stage's
-  // pools, this iteration (`batch` samples, replacement round `round`).
-  ops::Workspace cpu_workspace(size_t n,
-                               const std::function<const Batch*(const ops::InputRef&)>& value,
-                               int batch, uint32_t round);
-
-  // Sample-major chains (executor_chains.cpp): cpu nodes whose operators offer
-  // prepare_samples(), each fed by the ones before, run per sample (all of one sample's
-  // operators back to back) with one parallel pass per batch.
-  struct Chain {
-    std::vector<size_t> members;  // graph order; contiguous in order_
-    double last_seconds = -1;     // the samples' summed work last time (producer thread only)
-  };
-  // Fills order_, chains_ and chain_at_ from the graph (STOKER_SAMPLE_MAJOR=0: no chains).
-  void plan_chains();
-  // Runs chain c's members for `batch` samples into `values`. False when a member failed (or a
-  // sample was refused under on_error="skip"): nothing is kept, and the caller runs the members
-  // one at a time, which reports the error or replaces the samples as usual.
-  bool run_chain(Chain& c, std::vector<std::vector<Batch>>& values, int batch, uint32_t round);
   void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
   // Adds the time since `start` of node n's thread to operator_times() (and the trace), and
   // when it `ran` (not only prepared on the host) one run with the samples and bytes of `ws`.
-  // (`end`: a chain member's share of the chain's time ends there.)
   void count_run(size_t n, const ops::Workspace& ws, bool ran,
-                 TraceRecorder::Clock::time_point start,
-                 TraceRecorder::Clock::time_point end = TraceRecorder::Clock::now());
+                 TraceRecorder::Clock::time_point start);
   // A timing event recorded on stage st's stream now (a spare one when there is one).
   std::unique_ptr<CudaEvent> record_timing(DeviceStage& st);
   // Adds the GPU time of stage st's node runs the GPU has finished to operator_times() and the
@@ -231,12 +208,6 @@ class Executor {
   Graph graph_;
   ExecutorOptions options_;
   std::vector<std::unique_ptr<ops::Operator>> ops_;
-  // The CPU stage's order of the nodes: the graph's, except that nodes independent of a chain
-  // that the graph places among its members run before it (e.g. a coin flip defined between the
-  // resize and the normalize). chain_at_: per node, the chain it begins (-1: none).
-  std::vector<size_t> order_;
-  std::vector<Chain> chains_;
-  std::vector<int> chain_at_;
   MemoryPool host_pool_;
   ThreadPool thread_pool_;
   std::vector<DeviceStage> stages_;  // mixed, then gpu (those the graph has)

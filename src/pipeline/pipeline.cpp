@@ -272,7 +272,7 @@ std::vector<Pipeline::OperatorTimes> Pipeline::operator_times() const {
   std::vector<OperatorTimes> out;
   for (const auto& t : impl_->exec().operator_times())
     out.push_back({t.name, t.op, t.backend, t.runs, t.samples, t.seconds, t.bytes_in, t.bytes_out,
-                   t.gpu_runs, t.gpu_seconds, t.chain});
+                   t.gpu_runs, t.gpu_seconds});
   return out;
 }
 

@@ -54,17 +54,12 @@ class ImageDecoder : public Operator {
     }
   }
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  // The header pass reads the encoded bytes: a decoder can only begin a sample-major chain.
-  SampleMajor sample_major() const override { return SampleMajor::kFirst; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
-    const Batch* in = &ws.input(0);
-    auto plan = std::make_shared<Plan>(make_plan(ws, *in));
-    Batch* out = &add_output(ws, dtype_, std::move(plan->shapes), "HWC");  // not read after
-    return [this, in, out, plan](int i, int thread) {
-      decode_host(*in, *plan, i, thread, out->data(i));
-    };
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    Plan plan = make_plan(ws, in);
+    Batch& out = add_output(ws, dtype_, std::move(plan.shapes), "HWC");
+    for_each_sample(ws, in.size(),
+                    [&](int i, int thread) { decode_host(in, plan, i, thread, out.data(i)); });
   }
 
  protected:

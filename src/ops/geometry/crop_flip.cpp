@@ -21,15 +21,13 @@ class Crop : public Operator {
     fill_ = spec.arg<std::vector<double>>("fill_values");
   }
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  SampleMajor sample_major() const override { return SampleMajor::kAny; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
+  void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    const int n = in.size();
     std::vector<TensorShape> shapes;
     auto windows = plan(ws, in, shapes);
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
-    return [this, &in, &out, windows = std::move(windows)](int i, int) {
+    for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& w = windows[size_t(i)];
       visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(
@@ -42,7 +40,7 @@ class Crop : public Operator {
                                  {in.data_as<const T>(i), s[0], s[1], s[2], s[1] * s[2]}, w.y, w.x,
                                  fill);
           });
-    };
+    });
   }
 
  protected:
@@ -96,14 +94,12 @@ class Flip : public Operator {
  public:
   using Operator::Operator;
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  SampleMajor sample_major() const override { return SampleMajor::kAny; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
+  void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    const int n = in.size();
     const std::string layout = checked_layout(in);
     Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
-    return [this, &ws, &in, &out, layout](int i, int) {
+    for_each_sample(ws, n, [&](int i, int) {
       bool h = scalar_arg(ws, "horizontal", i) != 0, v = scalar_arg(ws, "vertical", i) != 0;
       const auto& s = in.shape(i);
       visit_by_size(in.dtype(), [&](auto tag) {
@@ -121,7 +117,7 @@ class Flip : public Operator {
                                  v);
         }
       });
-    };
+    });
   }
 
  protected:

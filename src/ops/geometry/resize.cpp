@@ -50,21 +50,19 @@ class Resize : public Operator {
         "'; expected default, stretch, not_larger or not_smaller");
   }
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  SampleMajor sample_major() const override { return SampleMajor::kAny; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
-    const Batch* in = &ws.input(0);
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
     std::vector<TensorShape> shapes;
-    auto rois = plan(ws, *in, shapes);
-    Batch* out = &add_output(ws, output_dtype(spec_, in->dtype()), std::move(shapes), "HWC");
+    auto rois = plan(ws, in, shapes);
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
-    return [this, in, out, rois = std::move(rois)](int i, int thread) {
-      const auto& s = in->shape(i);
+    for_each_sample(ws, n, [&](int i, int thread) {
+      const auto& s = in.shape(i);
       const auto& roi = rois[size_t(i)];
-      resize_sample(*in, i, 0, 0, s[0], s[1], *out, filter_, antialias_, scratch_.get(thread),
+      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
                     roi ? &*roi : nullptr);
-    };
+    });
   }
 
  protected:
@@ -148,23 +146,20 @@ class RandomResizedCrop : public Operator {
     STOKER_ENFORCE(attempts_ >= 1, ValueError, "random_resized_crop: num_attempts must be >= 1");
   }
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  SampleMajor sample_major() const override { return SampleMajor::kAny; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
-    const Batch* in = &ws.input(0);
-    const int n = in->size();
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i)
       shapes[size_t(i)] =
-          TensorShape{out_h_, out_w_, image_shape(*in, i, "random_resized_crop").channels};
-    Batch* out = &add_output(ws, output_dtype(spec_, in->dtype()), std::move(shapes), "HWC");
+          TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels};
+    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
-    return [this, &ws, in, out](int i, int thread) {
-      auto win = window(ws, *in, i);
-      resize_sample(*in, i, win.y, win.x, win.height, win.width, *out, filter_, antialias_,
+    for_each_sample(ws, n, [&](int i, int thread) {
+      auto win = window(ws, in, i);
+      resize_sample(in, i, win.y, win.x, win.height, win.width, out, filter_, antialias_,
                     scratch_.get(thread));
-    };
+    });
   }
 
  protected:

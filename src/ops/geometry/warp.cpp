@@ -29,17 +29,15 @@ class Warp : public Operator {
     if (spec.has_arg("fill_value")) fill_ = spec.arg<std::vector<double>>("fill_value");
   }
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  SampleMajor sample_major() const override { return SampleMajor::kAny; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
+  void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    const int n = in.size();
     std::vector<TensorShape> shapes;
     auto maps = plan(ws, in, shapes);
+    const auto& name = spec_.schema->name;
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
     std::vector<float> fill(fill_.begin(), fill_.end());
-    return [this, &in, &out, maps = std::move(maps), fill = std::move(fill)](int i, int) {
-      const auto& name = spec_.schema->name;
+    for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& o = out.shape(i);
       STOKER_ENFORCE(fill.empty() || fill.size() == 1 || int64_t(fill.size()) == s[2], ValueError,
@@ -51,7 +49,7 @@ class Warp : public Operator {
                                      o[0], o[1], maps[size_t(i)], linear_,
                                      fill.empty() ? nullptr : &fill);
           });
-    };
+    });
   }
 
  protected:

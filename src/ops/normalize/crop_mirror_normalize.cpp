@@ -24,16 +24,13 @@ class CropMirrorNormalize : public Operator {
     pad_ = spec.arg<bool>("pad_output");
   }
 
-  void run(Workspace& ws) override { run_samples(ws); }
-
-  SampleMajor sample_major() const override { return SampleMajor::kAny; }
-  std::function<void(int, int)> prepare_samples(Workspace& ws) override {
+  void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    const int n = in.size();
     std::vector<TensorShape> shapes;
     auto windows = plan(ws, in, shapes);
     Batch& out = add_output(ws, out_dtype_, std::move(shapes), layout_);
-    // `in` and `out` are references to batches that outlive the samples' work.
-    return [this, &ws, &in, &out, windows = std::move(windows)](int i, int) {
+    for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& w = windows[size_t(i)];
       kernels::NormalizeParams p;
@@ -56,7 +53,7 @@ class CropMirrorNormalize : public Operator {
               kernels::crop_mirror_normalize_cpu<Out, In>(out.data_as<Out>(i), win, p);
             });
       });
-    };
+    });
   }
 
  protected:
