@@ -158,7 +158,8 @@ class Pipeline {
   // Per stage ("cpu", "mixed", "gpu", then "consumer"): iterations and seconds busy, starved
   // (waiting for the stage before) and blocked (waiting for room after), since the start; the
   // mean length of the stage's output queue when the consumer came (of queue_capacity), and the
-  // CPU seconds of the stage's thread.
+  // CPU seconds of the stage's thread (threads: the CPU stage's lanes, whose busy, starved and
+  // blocked seconds are their means; see executor_lanes.cpp).
   struct StageTimes {
     std::string name;
     int64_t iterations = 0;
@@ -166,6 +167,7 @@ class Pipeline {
     double queue_mean = 0;
     int queue_capacity = 0;
     double cpu = 0;
+    int threads = 1;
   };
   std::vector<StageTimes> stage_stats() const;
   // CPU seconds of stoker's threads by group ("cpu stage", "mixed stage", "gpu stage",

@@ -245,6 +245,7 @@ void bind_pipeline(nb::module_& m) {
                d["queue_mean"] = s.queue_mean;
                d["queue_capacity"] = s.queue_capacity;
                d["cpu"] = s.cpu;
+               d["threads"] = s.threads;
                out.append(d);
              }
              return out;

@@ -396,11 +396,14 @@ class Pipeline:
     def stage_stats(self):
         """Where each stage's thread spent its time since the start, in seconds: a list of
         {"stage", "iterations", "busy", "starved", "blocked", "queue_mean", "queue_capacity",
-        "cpu"} for "cpu", "mixed", "gpu" (those the pipeline has) and "consumer" (its "starved":
-        waiting in run()). "queue_mean" is how many finished batches the stage's output queue
-        held, on average, when run() was called (near 0: the consumer waits for this stage;
-        near "queue_capacity": the pipeline is ahead); "cpu" the CPU seconds of the stage's
-        thread. The stage with the most busy time and the least starved time is the
+        "cpu", "threads"} for "cpu", "mixed", "gpu" (those the pipeline has) and "consumer" (its
+        "starved": waiting in run()). "queue_mean" is how many finished batches the stage's
+        output queue held, on average, when run() was called (near 0: the consumer waits for
+        this stage; near "queue_capacity": the pipeline is ahead); "cpu" the CPU seconds of the
+        stage's threads. "threads": CPU-only pipelines with 8 or more threads run two
+        iterations at once in the CPU stage (two lanes sharing the threads, so that one batch's
+        serial parts and end are filled with the other's samples; same batches, in order;
+        STOKER_CPU_LANES=1 turns it off); their busy and blocked seconds are the lanes' mean. The stage with the most busy time and the least starved time is the
         bottleneck."""
         self.build()
         return self._native.stage_stats()

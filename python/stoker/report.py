@@ -9,7 +9,8 @@ def format_report(s):
         queue = (f"{st['queue_mean']:4.1f}/{st['queue_capacity']}"
                  if st["queue_capacity"] else "")
         cpu = f"{st['cpu']:7.2f}" if st["stage"] != "consumer" else ""
-        lines.append(f"{st['stage']:10} {st['iterations']:10d} {st['busy']:8.2f} "
+        name = st["stage"] + (f" x{st['threads']}" if st.get("threads", 1) > 1 else "")
+        lines.append(f"{name:10} {st['iterations']:10d} {st['busy']:8.2f} "
                      f"{st['starved']:10.2f} {st['blocked']:10.2f} {cpu:>7} {queue:>7}"
                      .rstrip())
     c = s["cpu"]

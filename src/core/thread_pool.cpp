@@ -54,82 +54,81 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::work(int thread_index) {
+ThreadPool::Job* ThreadPool::open_job() const {
+  for (Job* j : jobs_)
+    if (j->next < j->n) return j;
+  return nullptr;
+}
+
+void ThreadPool::work(Job& job, int thread_index) {
   for (;;) {
     int64_t i;
     {
       std::lock_guard lock(mutex_);
-      if (next_ >= n_) return;
-      i = next_++;
+      if (job.next >= job.n) return;
+      i = job.next++;
     }
     try {
-      (*fn_)(i, thread_index);
+      (*job.fn)(i, thread_index);
     } catch (...) {
       std::lock_guard lock(mutex_);
-      if (error_index_ < 0 || i < error_index_) {
-        error_index_ = i;
-        error_ = std::current_exception();
+      if (job.error_index < 0 || i < job.error_index) {
+        job.error_index = i;
+        job.error = std::current_exception();
       }
     }
     std::lock_guard lock(mutex_);
-    if (++finished_ == n_) done_.notify_all();
+    if (++job.finished == job.n) done_.notify_all();
   }
 }
 
 void ThreadPool::worker_loop(int thread_index) {
-  uint64_t seen = 0;
   for (;;) {
+    Job* job = nullptr;
     {
       std::unique_lock lock(mutex_);
-      // Parked workers (beyond the active limit) skip the calls made while they were parked.
-      wake_.wait(lock,
-                 [&] { return stop_ || (generation_ != seen && thread_index < active_limit_); });
+      // Parked workers (beyond the active limit) take no work.
+      wake_.wait(lock, [&] {
+        return stop_ || (thread_index < active_limit_ && (job = open_job()) != nullptr);
+      });
       if (stop_) return;
-      seen = generation_;
-      ++active_workers_;
+      ++job->workers;
     }
-    work(thread_index);
+    work(*job, thread_index);
     std::lock_guard lock(mutex_);
-    if (--active_workers_ == 0) done_.notify_all();
+    if (--job->workers == 0) done_.notify_all();
   }
 }
 
 void ThreadPool::run_here(int64_t n, const std::function<void(int64_t, int)>& fn) {
-  std::lock_guard call_lock(call_mutex_);
+  std::unique_lock call_lock(call_mutex_, std::defer_lock);
+  if (!concurrent_) call_lock.lock();
   for (int64_t i = 0; i < n; ++i) fn(i, 0);
 }
 
 void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn) {
   if (n <= 0) return;
-  std::lock_guard call_lock(call_mutex_);
+  std::unique_lock call_lock(call_mutex_, std::defer_lock);
+  if (!concurrent_) call_lock.lock();
   if (workers_.empty() || n == 1) {
     for (int64_t i = 0; i < n; ++i) fn(i, 0);
     return;
   }
+  Job job{&fn, n};
   {
     std::lock_guard lock(mutex_);
-    fn_ = &fn;
-    n_ = n;
-    next_ = 0;
-    finished_ = 0;
-    error_index_ = -1;
-    error_ = nullptr;
-    ++generation_;
+    jobs_.push_back(&job);
   }
   wake_.notify_all();
-  work(0);
-  std::exception_ptr error;
+  work(job, 0);
   {
-    // Wait for all indices and for every worker to leave work(), so that fn_ (a reference to
-    // the caller's function) is never touched after we return.
+    // Wait for all indices and for every worker to leave work(), so that the job (and fn, a
+    // reference to the caller's function) is never touched after we return.
     std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return finished_ == n_ && active_workers_ == 0; });
-    fn_ = nullptr;
-    n_ = 0;
-    error = error_;
-    error_ = nullptr;
+    done_.wait(lock, [&] { return job.finished == job.n && job.workers == 0; });
+    jobs_.erase(std::find(jobs_.begin(), jobs_.end(), &job));
   }
-  if (error) std::rethrow_exception(error);
+  if (job.error) std::rethrow_exception(job.error);
 }
 
 }  // namespace stoker

@@ -37,31 +37,39 @@ class ThreadPool {
 
   // Calls fn(index, thread_index) for every index in [0, n); thread_index is in
   // [0, num_threads()) and stable for the duration of one call (use it for per-thread
-  // scratch). Calls from several threads are serialised.
+  // scratch). Calls from several threads are serialised, unless allow_concurrent_calls().
   void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
   // The same contract, all of it on the calling thread as thread 0 (for work too small to
   // share): serialised with parallel_for, whose caller is thread 0 too.
   void run_here(int64_t n, const std::function<void(int64_t, int)>& fn);
+  // Lets parallel_for and run_here calls from several threads run at once (the executor's CPU
+  // lanes): each call is a job, and a worker takes indices from the oldest job that has some
+  // left, so the threads that finished one call's share help with another's instead of
+  // waiting. Every caller is thread 0 of its own call: concurrent callers must not share
+  // per-thread state (the lanes never run one operator twice at once). Set before any call.
+  void allow_concurrent_calls(bool on) { concurrent_ = on; }
 
  private:
+  struct Job {
+    const std::function<void(int64_t, int)>* fn;
+    int64_t n = 0, next = 0, finished = 0;
+    int workers = 0;  // workers inside work() for this job
+    int64_t error_index = -1;
+    std::exception_ptr error;
+  };
   void worker_loop(int thread_index);
-  void work(int thread_index);
+  void work(Job& job, int thread_index);
+  Job* open_job() const;  // the oldest job with indices left (under mutex_), or null
 
   std::vector<std::thread> workers_;
-  std::mutex call_mutex_;  // one parallel_for at a time
+  std::mutex call_mutex_;  // one parallel_for at a time, unless concurrent_
+  bool concurrent_ = false;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  const std::function<void(int64_t, int)>* fn_ = nullptr;
-  int64_t n_ = 0;
-  int64_t next_ = 0;
-  int64_t finished_ = 0;
-  int active_workers_ = 0;
-  int active_limit_ = 0;  // threads taking part (set in the constructor: all of them)
-  uint64_t generation_ = 0;
+  std::vector<Job*> jobs_;  // the calls under way, oldest first (under mutex_)
+  int active_limit_ = 0;    // threads taking part (set in the constructor: all of them)
   bool stop_ = false;
-  int64_t error_index_ = -1;
-  std::exception_ptr error_;
 };
 
 }  // namespace stoker

@@ -86,6 +86,57 @@ TEST(ThreadPool, RunHereRunsOnTheCallerAfterOtherCallsFinish) {
   EXPECT_TRUE(ran_here.load());
 }
 
+// allow_concurrent_calls: two callers' jobs run at once; the workers free of one call take the
+// other's indices (here: call A's index 0 blocks until call B finished, so B can only finish
+// beside A); each call's errors stay its own.
+TEST(ThreadPool, ConcurrentCallsShareTheWorkers) {
+  ThreadPool pool(3);
+  pool.allow_concurrent_calls(true);
+  std::atomic<bool> b_done{false}, a_inside{false};
+  std::vector<std::atomic<int>> hits_a(8), hits_b(200);
+  std::atomic<int> b_by_workers{0};
+  std::thread a([&] {
+    pool.parallel_for(8, [&](int64_t i, int) {
+      hits_a[size_t(i)]++;
+      if (i == 0) {  // held until B is done
+        a_inside = true;
+        while (!b_done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+  });
+  while (!a_inside) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::thread b([&] {
+    pool.parallel_for(200, [&](int64_t i, int t) {
+      hits_b[size_t(i)]++;
+      if (t != 0) b_by_workers++;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    });
+    b_done = true;
+  });
+  b.join();
+  a.join();
+  for (auto& h : hits_a) ASSERT_EQ(h.load(), 1);
+  for (auto& h : hits_b) ASSERT_EQ(h.load(), 1);
+  EXPECT_GT(b_by_workers.load(), 0);  // while A's caller waited, its workers served B
+  // Errors: each call rethrows its own lowest failing index.
+  std::thread c([&] {
+    EXPECT_THROW(pool.parallel_for(50,
+                                   [](int64_t i, int) {
+                                     if (i == 7) throw IOError("c7");
+                                   }),
+                 IOError);
+  });
+  try {
+    pool.parallel_for(50, [](int64_t i, int) {
+      if (i == 9 || i == 30) throw ValueError("d" + std::to_string(i));
+    });
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "d9");
+  }
+  c.join();
+}
+
 // Parked threads take no work; raised again, they do; indices stay below num_threads().
 TEST(ThreadPool, ActiveThreadsLimitWhoWorks) {
   ThreadPool pool(4);

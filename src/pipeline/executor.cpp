@@ -104,7 +104,13 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
     depth_tuner_ = std::make_unique<DepthTuner>(stages_.empty() ? cpu_depth_ : last_depth_);
   if (!options.checkpoint.empty()) restore(options.checkpoint);
   delivered_ = snapshot();
-  producer_ = std::thread([this] { producer_loop(); });
+  lanes_ = choose_lanes();
+  node_turn_.assign(graph_.nodes.size(), iteration_);
+  next_delivery_ = iteration_;
+  if (lanes_ > 1) thread_pool_.allow_concurrent_calls(true);
+  make_lane_operators();
+  producer_ = std::thread([this] { producer_loop(0); });
+  for (int l = 1; l < lanes_; ++l) lane_threads_.emplace_back([this, l] { producer_loop(l); });
   for (size_t k = 0; k < stages_.size(); ++k)
     stages_[k].thread = std::thread([this, k] { device_loop(k); });
 }
@@ -115,11 +121,13 @@ Executor::~Executor() {
     stop_ = true;
   }
   changed_.notify_all();
+  turn_changed_.notify_all();
   // Wake operators that wait for external input, so the producer can see stop_.
   for (auto& op : ops_) {
     if (auto* feed = dynamic_cast<ops::InputFeed*>(op.get())) feed->cancel();
   }
   producer_.join();
+  for (auto& t : lane_threads_) t.join();
   for (auto& st : stages_) st.thread.join();
   // No kernel may still use what is freed below, and buffers that outlive this executor (held
   // by the consumer) must not record events on its streams once they are gone.
@@ -213,14 +221,17 @@ Checkpoint Executor::checkpoint() const {
   return delivered_;
 }
 
-Executor::Result Executor::run_iteration() {
+Executor::Result Executor::run_iteration(int64_t iteration, int lane) {
   Result result;
+  result.iteration = iteration;
   std::vector<std::vector<Batch>> values;
   uint32_t round = 0;
   int64_t replaced = 0;
+  std::vector<std::optional<std::string>> states;
   try {
-    values = run_nodes(graph_.nodes.size(), options_.batch_size, round, replaced,
-                       stages_.empty() ? nullptr : &result.prepared);
+    values = run_nodes(graph_.nodes.size(), options_.batch_size, iteration, round, replaced,
+                       stages_.empty() ? nullptr : &result.prepared, lanes_ > 1 ? &states : nullptr,
+                       lane);
   } catch (const EndOfData&) {
     result.end_of_data = true;
     return result;
@@ -228,9 +239,17 @@ Executor::Result Executor::run_iteration() {
     result.error = std::current_exception();
     return result;
   }
-  result.iteration = iteration_;
-  ++iteration_;
-  result.after = snapshot();
+  if (lanes_ > 1) {
+    // Another lane may have run later iterations of the stateful nodes already: their states
+    // were taken right after this iteration's runs.
+    result.after.seed = options_.seed;
+    result.after.iteration = iteration + 1;
+    for (size_t n = 0; n < states.size(); ++n)
+      if (states[n]) result.after.ops.emplace_back(graph_.nodes[n].name, *states[n]);
+  } else {
+    ++iteration_;
+    result.after = snapshot();
+  }
   if (stages_.empty()) {
     for (auto& o : graph_.outputs)
       result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);
@@ -318,12 +337,15 @@ bool Executor::prepares_on_host(size_t n) const {
   return true;
 }
 
-std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uint32_t& round,
-                                                    int64_t& replaced,
-                                                    std::vector<std::shared_ptr<void>>* prepared) {
+std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, int64_t iteration,
+                                                    uint32_t& round, int64_t& replaced,
+                                                    std::vector<std::shared_ptr<void>>* prepared,
+                                                    std::vector<std::optional<std::string>>* states,
+                                                    int lane) {
   const uint32_t my_round = round;
   std::vector<std::vector<Batch>> values(count);
   if (prepared) prepared->assign(count, nullptr);
+  if (states) states->assign(count, std::nullopt);
   for (size_t n = 0; n < count; ++n) {
     const auto& spec = graph_.nodes[n];
     // The device stages' nodes run there (run_device_stage); mixed ones may prepare here.
@@ -340,19 +362,24 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     ws.pinned_pool = pinned_pool_.get();
     ws.device_id = options_.device_id;
     ws.batch_size = batch;
-    ws.iteration = iteration_;
+    ws.iteration = iteration;
     ws.seed = options_.seed;
     ws.stream_epoch = my_round;
     ops::SampleFailures failures;
     if (options_.skip_bad_samples) ws.failures = &failures;
     const std::string context =
-        "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration_) + ", ";
+        "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration) + ", ";
+    // CPU lanes: a shared operator's runs of earlier iterations first (another lane may hold
+    // one); the others are the lane's own.
+    ops::Operator& op = lane_op(lane, n);
+    const bool turns = states && !lane_ops_.empty() && !lane_ops_[0][n];
+    if (turns && !wait_turn(n, iteration)) throw RuntimeError("the pipeline is stopping");
     const auto t = Clock::now();
     try {
       if (prepare) {
-        (*prepared)[n] = ops_[n]->prepare_on_host(ws);
+        (*prepared)[n] = op.prepare_on_host(ws);
       } else {
-        ops_[n]->run(ws);
+        op.run(ws);
         STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                       ws.outputs.size(), " outputs");
       }
@@ -362,6 +389,10 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
       rethrow_with_context(std::current_exception(), context);
     }
     count_run(n, ws, !prepare, t);  // a mixed node's host part: its time only
+    if (turns) {
+      (*states)[n] = op.save_state();
+      pass_turn(n, iteration);
+    }
     if (!prepare) values[n] = std::move(ws.outputs);
     if (failures.empty()) continue;
 
@@ -387,7 +418,7 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, uin
     const size_t redo = prepare ? n : n + 1;  // a preparing node is prepared again below
     for (size_t k = 0; k < redo; ++k)
       for (auto& b : values[k]) b = b.select(keep);
-    auto refill = run_nodes(redo, int(failed.size()), ++round, replaced);
+    auto refill = run_nodes(redo, int(failed.size()), iteration, ++round, replaced);
     for (size_t k = 0; k < redo; ++k)
       for (size_t o = 0; o < values[k].size(); ++o) values[k][o].append(refill[k][o]);
     if (prepared)
@@ -408,10 +439,20 @@ void Executor::record_skips(const ops::OpSpec& spec, const std::map<int, std::st
   }
 }
 
-bool Executor::deliver(Result r, std::deque<Result>& to) {
+bool Executor::deliver(Result r, std::deque<Result>& to, bool in_order) {
   const bool failed = bool(r.error);
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    if (in_order) {  // CPU lanes: iteration r.iteration's turn
+      changed_.wait(lock, [&] { return stop_ || next_delivery_ == r.iteration; });
+      if (stop_) return false;
+      ++next_delivery_;
+      if (failed_) {  // nothing is delivered after a failed iteration
+        lock.unlock();
+        changed_.notify_all();
+        return false;
+      }
+    }
     if (stop_) return false;  // EndOfData from a cancelled feed, or a late result nobody wants
     if (failed && &to == &queue_) {
       failed_ = true;
@@ -425,32 +466,6 @@ bool Executor::deliver(Result r, std::deque<Result>& to) {
   }
   changed_.notify_all();
   return !failed;
-}
-
-void Executor::producer_loop() {
-  // With device stages, the CPU stage feeds the first one; otherwise the consumer's queue.
-  auto& out = stages_.empty() ? queue_ : stages_[0].input;
-  if (trace_) trace_->name_thread("cpu stage");
-  for (;;) {
-    {
-      std::unique_lock lock(mutex_);
-      auto t = Clock::now();
-      changed_.wait(lock, [&] { return stop_ || started_; });  // not started: not blocked
-      t = Clock::now();
-      changed_.wait(lock, [&] { return stop_ || int(out.size()) < cpu_depth_; });
-      cpu_stats_.blocked += seconds_since(t);
-      if (stop_) return;
-    }
-    const auto t = Clock::now();
-    Result r = run_iteration();
-    if (trace_) trace_->span("iteration", "stage", t, Clock::now(), r.iteration);
-    {
-      std::lock_guard lock(mutex_);
-      cpu_stats_.busy += seconds_since(t);
-      cpu_stats_.iterations += 1;
-    }
-    if (!deliver(std::move(r), out)) return;
-  }
 }
 
 void Executor::device_loop(size_t stage) {

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,7 +65,8 @@ struct StageStats {
   // finished iterations waiting there, and its capacity (0 for the consumer).
   double queue_mean = 0;
   int queue_capacity = 0;
-  double cpu = 0;  // CPU seconds of the stage's thread (the consumer: none counted)
+  double cpu = 0;   // CPU seconds of the stage's thread (the consumer: none counted)
+  int threads = 1;  // the stage's threads: the CPU stage's lanes (their mean busy, blocked)
 };
 
 // CPU seconds of stoker's threads since the start, by group ("cpu stage", "mixed stage",
@@ -175,21 +177,37 @@ class Executor {
   // pop()'s part for the tuners (under mutex_): the consumer waited `waited` seconds for
   // this batch and found `queued` finished ones.
   void tune(double waited, size_t queued);
-  void producer_loop();
+  // The CPU stage's thread of lane `lane` (executor_lanes.cpp).
+  void producer_loop(int lane);
   void device_loop(size_t stage);
-  Result run_iteration();
+  // Runs the CPU stage's nodes for `iteration` on lane `lane`.
+  Result run_iteration(int64_t iteration, int lane = 0);
   // One device stage's nodes for one iteration, on its stream; the last stage fills r.outputs.
   void run_device_stage(size_t stage, Result& r);
-  // Hands a finished result to the consumer (or, from the CPU stage, to the GPU stage).
-  bool deliver(Result r, std::deque<Result>& to);
+  // Hands a finished result to the consumer (or, from the CPU stage, to the GPU stage). With
+  // `in_order` (CPU lanes), after the results of the iterations before r's.
+  bool deliver(Result r, std::deque<Result>& to, bool in_order = false);
+  // CPU lanes (executor_lanes.cpp): how many, and the turns that keep every node's iterations
+  // in order: node n may run iteration node_turn_[n] (under mutex_).
+  int choose_lanes() const;
+  void make_lane_operators();
+  // The operator lane `lane` runs for node n: its own copy, or the shared one (in turns).
+  ops::Operator& lane_op(int lane, size_t n) {
+    return lane > 0 && lane_ops_[size_t(lane - 1)][n] ? *lane_ops_[size_t(lane - 1)][n] : *ops_[n];
+  }
+  bool wait_turn(size_t n, int64_t iteration);  // false: the executor is stopping
+  void pass_turn(size_t n, int64_t iteration);
   // Runs nodes [0, count) for `batch` samples (replacement round `round`). With
   // skip_bad_samples, samples that fail with a data error are replaced by running the nodes
   // before and including the failing one again (recursively) for as many new samples.
   // With `prepared` (the main pass), mixed nodes fed only by the CPU stage do their host work
   // too (prepare_on_host); a replacement drops what earlier nodes prepared (their batch changed).
-  std::vector<std::vector<Batch>> run_nodes(size_t count, int batch, uint32_t& round,
-                                            int64_t& replaced,
-                                            std::vector<std::shared_ptr<void>>* prepared = nullptr);
+  // With `states` (CPU lanes), each node's save_state() right after its run, for the
+  // iteration's checkpoint.
+  std::vector<std::vector<Batch>> run_nodes(
+      size_t count, int batch, int64_t iteration, uint32_t& round, int64_t& replaced,
+      std::vector<std::shared_ptr<void>>* prepared = nullptr,
+      std::vector<std::optional<std::string>>* states = nullptr, int lane = 0);
   // Whether node n is a mixed node whose inputs all come from the CPU stage.
   bool prepares_on_host(size_t n) const;
   void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
@@ -220,7 +238,20 @@ class Executor {
   StageStats cpu_stats_{"cpu"}, consumer_stats_{"consumer"};  // under mutex_
   std::vector<OperatorTimes> op_times_;                       // per node, under mutex_
   std::unique_ptr<TraceRecorder> trace_;                      // with options.trace_path
-  int64_t iteration_ = 0;
+  int64_t iteration_ = 0;  // the next iteration the CPU stage starts (lanes: under mutex_)
+  // CPU lanes: with several, each runs whole iterations on its own thread (lane 0: producer_),
+  // taking the next one when it finishes, all sharing the pool (concurrent calls), so that one
+  // iteration's serial parts and batch end are filled with another's samples. Only for
+  // pipelines without device stages, external sources or on_error="skip" (executor_lanes.cpp).
+  int lanes_ = 1;
+  std::vector<std::thread> lane_threads_;
+  std::vector<int64_t> node_turn_;
+  // Per lane after the first, per node: the lane's own operator (a stateless one: the same
+  // results from the same workspace), or null where the lanes share one that keeps state (a
+  // reader) and take turns with it.
+  std::vector<std::vector<std::unique_ptr<ops::Operator>>> lane_ops_;
+  std::condition_variable turn_changed_;
+  int64_t next_delivery_ = 0;  // the iteration whose result is delivered next (under mutex_)
 
   static constexpr int kMaxSkipsPerBatch = 4;  // give up beyond 4 x batch_size replacements
   static constexpr size_t kRecentIncidents = 20;

@@ -20,6 +20,8 @@ std::vector<StageStats> Executor::stage_stats() const {
   std::lock_guard lock(mutex_);
   std::vector<StageStats> out{cpu_stats_};
   out[0].cpu = thread_cpu_seconds(producer_);
+  for (const auto& t : lane_threads_) out[0].cpu += thread_cpu_seconds(t);
+  out[0].threads = lanes_;
   for (const auto& st : stages_) {
     out.push_back(st.stats);
     out.back().cpu = thread_cpu_seconds(st.thread);
@@ -38,7 +40,9 @@ std::vector<StageStats> Executor::stage_stats() const {
 CpuTimes Executor::cpu_times() const {
   CpuTimes t;
   std::lock_guard lock(mutex_);
-  t.threads.emplace_back("cpu stage", thread_cpu_seconds(producer_));
+  double cpu_stage = thread_cpu_seconds(producer_);
+  for (const auto& l : lane_threads_) cpu_stage += thread_cpu_seconds(l);
+  t.threads.emplace_back("cpu stage", cpu_stage);
   for (const auto& st : stages_)
     t.threads.emplace_back(st.stats.name + " stage", thread_cpu_seconds(st.thread));
   t.threads.emplace_back("workers", thread_pool_.workers_cpu_seconds());

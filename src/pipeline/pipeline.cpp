@@ -259,7 +259,7 @@ std::vector<Pipeline::StageTimes> Pipeline::stage_stats() const {
   std::vector<StageTimes> out;
   for (const auto& s : impl_->exec().stage_stats())
     out.push_back({s.name, s.iterations, s.busy, s.starved, s.blocked, s.queue_mean,
-                   s.queue_capacity, s.cpu});
+                   s.queue_capacity, s.cpu, s.threads});
   return out;
 }
 
