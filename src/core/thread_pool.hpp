@@ -40,7 +40,8 @@ class ThreadPool {
   // scratch). Calls from several threads are serialised, unless allow_concurrent_calls().
   void parallel_for(int64_t n, const std::function<void(int64_t, int)>& fn);
   // The same contract, all of it on the calling thread as thread 0 (for work too small to
-  // share): serialised with parallel_for, whose caller is thread 0 too.
+  // share): serialised with parallel_for, whose caller is thread 0 too (unless
+  // allow_concurrent_calls).
   void run_here(int64_t n, const std::function<void(int64_t, int)>& fn);
   // Lets parallel_for and run_here calls from several threads run at once (the executor's CPU
   // lanes): each call is a job, and a worker takes indices from the oldest job that has some
