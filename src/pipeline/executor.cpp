@@ -20,9 +20,6 @@ int gpu_planning_threads(int num_threads) {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 }  // namespace
 
 Executor::Executor(Graph graph, const ExecutorOptions& options)
@@ -103,7 +100,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
   if (options.auto_depth)
     depth_tuner_ = std::make_unique<DepthTuner>(stages_.empty() ? cpu_depth_ : last_depth_);
   if (!options.checkpoint.empty()) restore(options.checkpoint);
-  delivered_ = snapshot();
+  delivered_ = snapshot(iteration_);
   lanes_ = choose_lanes();
   node_turn_.assign(graph_.nodes.size(), iteration_);
   next_delivery_ = iteration_;
@@ -180,12 +177,14 @@ Batch Executor::copy_input(const Batch& in) {
   return out;
 }
 
-Checkpoint Executor::snapshot() const {
+Checkpoint Executor::snapshot(int64_t iteration,
+                              const std::vector<std::optional<std::string>>* states) const {
   Checkpoint c;
   c.seed = options_.seed;
-  c.iteration = iteration_;
+  c.iteration = iteration;
   for (size_t n = 0; n < ops_.size(); ++n) {
-    if (auto state = ops_[n]->save_state()) c.ops.emplace_back(graph_.nodes[n].name, *state);
+    auto state = states ? (*states)[n] : ops_[n]->save_state();
+    if (state) c.ops.emplace_back(graph_.nodes[n].name, *state);
   }
   return c;
 }
@@ -239,17 +238,10 @@ Executor::Result Executor::run_iteration(int64_t iteration, int lane) {
     result.error = std::current_exception();
     return result;
   }
-  if (lanes_ > 1) {
-    // Another lane may have run later iterations of the stateful nodes already: their states
-    // were taken right after this iteration's runs.
-    result.after.seed = options_.seed;
-    result.after.iteration = iteration + 1;
-    for (size_t n = 0; n < states.size(); ++n)
-      if (states[n]) result.after.ops.emplace_back(graph_.nodes[n].name, *states[n]);
-  } else {
-    ++iteration_;
-    result.after = snapshot();
-  }
+  // With lanes another lane may have run later iterations of the stateful nodes already:
+  // their states were taken right after this iteration's runs.
+  if (lanes_ == 1) ++iteration_;
+  result.after = snapshot(iteration + 1, lanes_ > 1 ? &states : nullptr);
   if (stages_.empty()) {
     for (auto& o : graph_.outputs)
       result.outputs.push_back(values[size_t(o.node)][size_t(o.output)]);

@@ -220,7 +220,14 @@ class Executor {
   // Adds the GPU time of stage st's node runs the GPU has finished to operator_times() and the
   // trace (stage thread; the destructor once the threads are gone).
   void collect_gpu_times(DeviceStage& st);
-  Checkpoint snapshot() const;  // producer thread only (or before it starts)
+  // The checkpoint after `iteration` - 1: the operators' states now (one lane: producer
+  // thread only, or before it starts), or those `states` taken at their runs (CPU lanes).
+  Checkpoint snapshot(int64_t iteration,
+                      const std::vector<std::optional<std::string>>* states = nullptr) const;
+  // Seconds since t (the stages' statistics).
+  static double seconds_since(TraceRecorder::Clock::time_point t) {
+    return std::chrono::duration<double>(TraceRecorder::Clock::now() - t).count();
+  }
   void restore(const std::string& text);
 
   Graph graph_;

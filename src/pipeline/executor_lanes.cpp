@@ -20,9 +20,6 @@ namespace stoker::pipeline {
 
 namespace {
 using Clock = TraceRecorder::Clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 }  // namespace
 
 int Executor::choose_lanes() const {
