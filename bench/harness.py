@@ -4,7 +4,7 @@ loaders and pipelines); this driver runs the plan, takes the median and spread o
 and writes JSON and a Markdown table.
 
     PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full]
-        [--plan standard|headline|smoke|ab|ab-cpu --ab-env K=V] [--json out.json] [--markdown out.md]
+        [--plan standard|headline|smoke|ab|ab-cpu|ab-train --ab-env K=V] [--json out.json] [--markdown out.md]
 
 DIR comes from scripts/make_dataset.py. Modes:
 - alone: the loader by itself; the consumer waits for each batch (stream sync), so images/s is
@@ -111,6 +111,19 @@ def ab_cpu_plan(cores, ab_env):
         plan += [("stoker-cpu", "rn50-train", "alone", cores, env) for env in ({}, ab_env)]
     for pipeline in ("heavy-4", "rn50-val"):
         plan += [("stoker-cpu", pipeline, "alone", cores, env) for env in ({}, ab_env)]
+    return plan
+
+
+def ab_train_plan(gpu, ab_env):
+    """Training fed by the GPU loader at 4 threads without and with a setting, A B A B between
+    the synthetic rate without and with it (the setting may speed the training loop itself):
+    ResNet-50 (items 0:6), then ResNet-18 (6:12). Full profile: about 3 items per call."""
+    plan = []
+    for model in ("resnet50", "resnet18") if gpu else ():
+        mode = f"train-{model}"
+        plan.append(("synthetic", "rn50-train", mode, 4))
+        plan += [("stoker-gpu", "rn50-train", mode, 4, env) for env in ({}, ab_env, {}, ab_env)]
+        plan.append(("synthetic", "rn50-train", mode, 4, ab_env))
     return plan
 
 
@@ -387,11 +400,19 @@ def summarise(runs):
 
 
 def add_percent_of_synthetic(results):
-    synthetic = {r["mode"]: r["images_per_s"] for r in results
+    """% of the synthetic loader's rate for the same model: measured with the same extra
+    environment where the plan has one (an A/B setting may change the training loop itself),
+    else without."""
+    def key(r, env=None):
+        return r["mode"], tuple(sorted((r.get("env") or {}).items() if env is None else env))
+    synthetic = {key(r): r["images_per_s"] for r in results
                  if r["loader"] == "synthetic" and "error" not in r}
     for r in results:
-        if r["mode"].startswith("train") and r["mode"] in synthetic and "error" not in r:
-            r["pct_of_synthetic"] = 100 * r["images_per_s"] / synthetic[r["mode"]]
+        if not r["mode"].startswith("train") or "error" in r:
+            continue
+        rate = synthetic.get(key(r), synthetic.get(key(r, {})))
+        if rate:
+            r["pct_of_synthetic"] = 100 * r["images_per_s"] / rate
 
 
 def cpu_topology():
@@ -476,7 +497,7 @@ def main(argv=None):
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--data")
     ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
-    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab", "ab-cpu"],
+    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab", "ab-cpu", "ab-train"],
                     default="standard")
     ap.add_argument("--ab-env", default="", metavar="K=V,...",
                     help="the B side's environment for --plan ab")
@@ -504,7 +525,7 @@ def main(argv=None):
     if not args.data:
         ap.error("--data is required")
     ab_env = dict(kv.split("=", 1) for kv in args.ab_env.split(",") if "=" in kv)
-    if args.plan in ("ab", "ab-cpu") and not ab_env:
+    if args.plan.startswith("ab") and not ab_env:
         ap.error(f"--plan {args.plan} needs --ab-env K=V")
     import torch
     gpu = torch.cuda.is_available()
@@ -512,6 +533,8 @@ def main(argv=None):
         plan = ab_plan(args.cores, gpu, ab_env)
     elif args.plan == "ab-cpu":
         plan = ab_cpu_plan(args.cores, ab_env)
+    elif args.plan == "ab-train":
+        plan = ab_train_plan(gpu, ab_env)
     else:
         plan = {**PLANS, "smoke": smoke_plan}[args.plan](args.cores, gpu)
     if args.only:

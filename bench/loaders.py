@@ -15,6 +15,9 @@ dataloader-pil-u8 (the same, but workers hand over uint8 and the normalize runs 
 4x fewer bytes through shared memory and pinning, the usual fast-DataLoader recipe), dataloader-tvio (DataLoader, torchvision.io.decode_jpeg on the CPU + v2 on tensors), naive-gpu
 (torchvision.io.decode_jpeg(device="cuda") on each batch, then per-image crop + resize kernels
 and one normalize).
+
+STOKER_BENCH_PIN=1 (stoker and synthetic loaders): the consumer's thread (the training loop)
+alone on the process's first core, stoker's threads on the others (Pipeline(cpu_affinity=)).
 """
 
 import os
@@ -47,6 +50,19 @@ def device():
 
 LAST_PIPE = None  # the pipeline the last stoker loader built
 
+
+def pin_consumer():
+    """STOKER_BENCH_PIN=1: this thread (the consumer's) alone on the first of the process's
+    cores; returns the others, for stoker's cpu_affinity. Else None (no pinning)."""
+    if os.environ.get("STOKER_BENCH_PIN") != "1":
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        return None
+    os.sched_setaffinity(0, {cores[0]})  # the calling thread only
+    return cores[1:]
+
+
 def stoker_loader(spec):
     import stoker
     from stoker import fn, types
@@ -61,7 +77,8 @@ def stoker_loader(spec):
         else {"num_threads": spec["threads"]}
     pipe = stoker.Pipeline(batch_size=batch, **threads, seed=0,
                            device_id=0 if gpu else None, pinned_outputs=torch.cuda.is_available(),
-                           prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2})
+                           prefetch_queue_depth={"cpu_size": 3, "gpu_size": 2},
+                           cpu_affinity=pin_consumer())
     decoder = {"device": "mixed", "hw_decoder_load": float(hw) if hw != "auto" else "auto"} \
         if gpu else {"device": "cpu"}
     decoder.update(spec.get("decoder_args", {}))  # e.g. {"cuda_decoder": "off"}
@@ -233,6 +250,7 @@ def naive_gpu_loader(spec):
 
 
 def synthetic_loader(spec):
+    pin_consumer()
     dev = device()
     x = torch.randn(spec["batch"], 3, spec["size"], spec["size"], device=dev).half()
     y = torch.randint(0, 1000, (spec["batch"],), device=dev)

@@ -8,6 +8,8 @@
 #              are passed on (e.g. "--part 1/2" to spread the plan over device calls).
 #     kernels  the fused augmentation kernel, nvJPEG's engines alone, and the GPU training feed
 #              in its decoder configurations (bench/gpu_pipeline.py)
+#     fedgap   where a fed training step's time goes (bench/fed_gap.py; FED_GAP_ARGS passed on,
+#              e.g. "--variants fed,fed-pin --profile-steps 30"); not in the default sections
 #     readers  container readers against raw reads
 #     decode   decode + augment per core against PIL + torchvision
 #   BENCH_DATA: where the dataset is made (default /tmp/stoker-bench-data; reused when there)
@@ -24,7 +26,7 @@ python3 -c "import sys, stoker._stoker as s; sys.exit(0 if s.cuda_available() el
 DATA=${BENCH_DATA:-/tmp/stoker-bench-data}
 SOURCES=.carry/bench-sources
 [[ -d "$SOURCES" ]] || SOURCES=""
-if has harness || has kernels; then
+if has harness || has kernels || has fedgap; then
   if [[ ! -f "$DATA/MANIFEST.json" ]]; then
     echo "== dataset (scripts/make_dataset.py)"
     python3 scripts/make_dataset.py "$DATA" --count "${BENCH_COUNT:-2560}" \
@@ -36,6 +38,11 @@ if has harness; then
   echo "== stoker vs the alternatives (bench/harness.py)"
   python3 bench/harness.py --data "$DATA/jpeg" --json "$OUT/harness.json" --logs "$OUT/hangs" \
     --markdown "$OUT/harness.md" ${HARNESS_ARGS:-} || echo "(some measurements failed)"
+fi
+if has fedgap; then
+  echo "== where a fed training step's time goes (bench/fed_gap.py)"
+  python3 bench/fed_gap.py --data "$DATA/jpeg" --json "$OUT/fed_gap.json" ${FED_GAP_ARGS:-} \
+    | tee "$OUT/fed_gap.md"
 fi
 if has kernels && [[ $GPU == 1 ]]; then
   echo "== the fused augmentation kernel alone"

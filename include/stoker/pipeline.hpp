@@ -58,6 +58,10 @@ struct PipelineOptions {
   // A Chrome/Perfetto trace (JSON: a track per stage thread, a span per operator run) written
   // here when the pipeline closes; "": the STOKER_TRACE environment variable's path, if set.
   std::string trace;
+  // The cores the pipeline's threads may run on (empty: any). Every thread the pipeline starts
+  // (its stages, pools, readers' I/O threads, and nvJPEG's or CUDA's started meanwhile) is
+  // restricted to them; keeping them off the training thread's core keeps that thread prompt.
+  std::vector<int> cpu_affinity;
 };
 
 struct ErrorStats {

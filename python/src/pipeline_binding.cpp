@@ -55,14 +55,12 @@ Value to_value(nb::handle h, const std::vector<std::vector<Value>>& added) {
 
 // nodes: [{"op", "name", "device", "defined_at", "inputs": [(node, out)], "args": {...},
 //          "arg_inputs": {name: (node, out)}}], outputs: [(node, out)]
-std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& outputs,
-                                         int batch_size, int num_threads, bool auto_threads,
-                                         std::optional<int> device_id, int64_t seed,
-                                         int prefetch_queue_depth, int gpu_queue_depth,
-                                         bool auto_prefetch, size_t host_memory_budget,
-                                         size_t device_memory_budget, const std::string& checkpoint,
-                                         const std::string& on_error, bool pinned_outputs,
-                                         const std::string& trace) {
+std::unique_ptr<Pipeline> build_pipeline(
+    const nb::list& nodes, const nb::list& outputs, int batch_size, int num_threads,
+    bool auto_threads, std::optional<int> device_id, int64_t seed, int prefetch_queue_depth,
+    int gpu_queue_depth, bool auto_prefetch, size_t host_memory_budget, size_t device_memory_budget,
+    const std::string& checkpoint, const std::string& on_error, bool pinned_outputs,
+    const std::string& trace, const std::vector<int>& cpu_affinity) {
   PipelineOptions o;
   o.batch_size = batch_size;
   o.num_threads = num_threads;
@@ -78,6 +76,7 @@ std::unique_ptr<Pipeline> build_pipeline(const nb::list& nodes, const nb::list& 
   o.on_error = on_error;
   o.pinned_outputs = pinned_outputs;
   o.trace = trace;
+  o.cpu_affinity = cpu_affinity;
   PipelineBuilder b(o);
   std::vector<std::vector<Value>> added;  // per Python node: its outputs in the native graph
   for (nb::handle h : nodes) {
@@ -145,7 +144,7 @@ void bind_pipeline(nb::module_& m) {
                   nb::arg("gpu_queue_depth"), nb::arg("auto_prefetch"),
                   nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
                   nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"),
-                  nb::arg("trace") = "")
+                  nb::arg("trace") = "", nb::arg("cpu_affinity") = std::vector<int>{})
       .def("run",
            [](Pipeline& p) {
              release_borrowed(false);

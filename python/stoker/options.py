@@ -16,6 +16,21 @@ def check_threads(num_threads, cpu_budget):
                          "that number is the budget)")
 
 
+def check_cores(cpu_affinity):
+    """cpu_affinity: None (any core) or cores as whole numbers; a sorted list without repeats
+    ([] for None). Whether the cores exist is checked when the pipeline is built."""
+    if cpu_affinity is None:
+        return []
+    if isinstance(cpu_affinity, (str, bytes, int)):
+        raise ValueError(f"cpu_affinity must be a list of core numbers, got {cpu_affinity!r}")
+    cores = list(cpu_affinity)
+    bad = [c for c in cores if not isinstance(c, int) or isinstance(c, bool) or c < 0]
+    if bad or not cores:
+        raise ValueError(f"cpu_affinity must be a non-empty list of core numbers (0, 1, ...), "
+                         f"got {cpu_affinity!r}")
+    return sorted(set(cores))
+
+
 def max_threads(num_threads, cpu_budget):
     """The pool's size: num_threads, or for "auto" the cpu_budget (default: the cores)."""
     if num_threads != "auto":

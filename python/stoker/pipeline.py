@@ -13,7 +13,7 @@ import weakref
 import warnings
 
 from stoker import _stoker
-from stoker.options import check_threads, max_threads, queue_depths
+from stoker.options import check_cores, check_threads, max_threads, queue_depths
 from stoker.batch import Batch
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -221,6 +221,11 @@ class Pipeline:
     a track per stage thread and the consumer, a span per operator run and stage iteration
     (open it in ui.perfetto.dev). Default: the STOKER_TRACE environment variable, if set.
 
+    `cpu_affinity`: the cores (a list of ints) that the pipeline's threads may run on; default
+    any. A GPU-bound training step waits whenever its Python thread is late to launch kernels:
+    pin that thread to a core of its own and give the pipeline the others, e.g.
+    `os.sched_setaffinity(0, {0})` in the training thread and `cpu_affinity=range(1, 16)`.
+
     In a distributed job (torchrun, torch.distributed) readers take this process's shard and a
     pipeline with GPU operators and no `device_id` runs on the process's GPU (LOCAL_RANK).
     """
@@ -228,8 +233,9 @@ class Pipeline:
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
                  on_error="raise", device_memory_budget=0, pinned_outputs=False, trace=None,
-                 cpu_budget=None):
+                 cpu_budget=None, cpu_affinity=None):
         check_threads(num_threads, cpu_budget)
+        self.cpu_affinity = check_cores(cpu_affinity)
         self.cpu_budget = cpu_budget
         self._auto_prefetch, self._cpu_depth, self._gpu_depth = queue_depths(
             prefetch_queue_depth)
@@ -320,7 +326,7 @@ class Pipeline:
             max_threads(self.num_threads, self.cpu_budget), self.num_threads == "auto",
             self.device_id, self._seed, self._cpu_depth, self._gpu_depth, self._auto_prefetch,
             self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
-            self.pinned_outputs, self.trace)
+            self.pinned_outputs, self.trace, self.cpu_affinity)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 

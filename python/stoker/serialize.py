@@ -30,7 +30,8 @@ def to_json(pipe, path=None):
            {"cpu_size": pipe._cpu_depth, "gpu_size": pipe._gpu_depth},
            "host_memory_budget": pipe.host_memory_budget,
            "device_memory_budget": pipe.device_memory_budget, "on_error": pipe.on_error,
-           "pinned_outputs": pipe.pinned_outputs, "nodes": nodes,
+           "pinned_outputs": pipe.pinned_outputs, "cpu_affinity": pipe.cpu_affinity or None,
+           "nodes": nodes,
            "outputs": [[o._node, o._index] for o in pipe._outputs]}
     text = json.dumps(doc, indent=1)
     if path is not None:
@@ -59,6 +60,7 @@ def from_json(cls, serialized, options):
                                  "prefetch_queue_depth", "host_memory_budget",
                                  "device_memory_budget", "on_error", "pinned_outputs")}
     saved["cpu_budget"] = doc.get("cpu_budget")
+    saved["cpu_affinity"] = doc.get("cpu_affinity")  # absent in files of older versions
     pipe = cls(**{**saved, **options})
     for i, n in enumerate(doc["nodes"]):
         refs = [tuple(r) for r in n["inputs"]] + [tuple(r) for r in n["arg_inputs"].values()]

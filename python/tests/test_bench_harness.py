@@ -195,6 +195,20 @@ def test_a_plan_items_environment_reaches_its_measurement(tmp_path, monkeypatch)
     assert {i[1] for i in items[4:]} == {"heavy-4", "rn50-val"}
     with pytest.raises(SystemExit):
         harness.main(["--data", str(tmp_path), "--plan", "ab-cpu"])
+    # Training fed, A B A B between the synthetic rates without and with the setting, each fed
+    # row compared with the synthetic rate of its own setting.
+    items = harness.ab_train_plan(True, {"X": "1"})
+    assert [(i[0], i[2], i[4] if len(i) > 4 else {}) for i in items[:6]] == \
+        [("synthetic", "train-resnet50", {})] + \
+        [("stoker-gpu", "train-resnet50", e) for e in ({}, {"X": "1"}) * 2] + \
+        [("synthetic", "train-resnet50", {"X": "1"})]
+    assert {i[2] for i in items[6:]} == {"train-resnet18"} and harness.ab_train_plan(False, {}) == []
+    rows = [{"loader": lo, "mode": "train-resnet50", "env": env, "images_per_s": v}
+            for lo, env, v in [("synthetic", {}, 100.0), ("synthetic", {"X": "1"}, 200.0),
+                               ("stoker-gpu", {}, 90.0), ("stoker-gpu", {"X": "1"}, 190.0),
+                               ("stoker-gpu", {"Y": "1"}, 50.0)]]
+    harness.add_percent_of_synthetic(rows)
+    assert [r.get("pct_of_synthetic") for r in rows[2:]] == [90.0, 95.0, 50.0]
 
 
 def test_cpu_scaling_threads_against_processes(jpeg_folder, tmp_path):
@@ -211,3 +225,59 @@ def test_cpu_scaling_threads_against_processes(jpeg_folder, tmp_path):
     for x in results:
         assert x["images_per_s"] > 0 and 0 < x["cores_busy"] <= 2.5
     assert "| 2 |" in r.stdout and "K = 1:" in r.stdout
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_pinning_puts_the_consumer_alone_on_the_first_core(monkeypatch):
+    """STOKER_BENCH_PIN=1: the consumer's thread on the first core, the rest for stoker."""
+    sys.path.insert(0, BENCH)
+    import loaders
+    cores = sorted(os.sched_getaffinity(0))
+    seen = {}
+
+    def consumer():
+        seen["off"] = loaders.pin_consumer()
+        monkeypatch.setenv("STOKER_BENCH_PIN", "1")
+        seen["rest"] = loaders.pin_consumer()
+        seen["mine"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=consumer)  # pinning changes only the calling thread
+    t.start()
+    t.join()
+    assert seen == {"off": None, "rest": cores[1:], "mine": {cores[0]}}
+    assert sorted(os.sched_getaffinity(0)) == cores
+
+
+def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path):
+    """bench/fed_gap.py: images/s and the training thread's scheduling per step for each
+    variant (GPU streams only where CUDA is; their arithmetic is checked below)."""
+    out = tmp_path / "gap.json"
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "fed_gap.py"), "--data", jpeg_folder,
+                        "--variants", "synthetic,discard-pin", "--model", "resnet18", "--batch",
+                        "4", "--size", "32", "--threads", "1", "--warmup", "0",
+                        "--warmup-steps", "1", "--window", "0.5", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads(out.read_text())["results"]
+    assert [x["variant"] for x in rows] == ["synthetic", "discard-pin"], rows
+    for x in rows:
+        assert x["images_per_s"] > 0 and x["thread_run_ms_per_step"] > 0
+        assert x["thread_runq_wait_ms_per_step"] >= 0 and x["voluntary_switches_per_step"] >= 0
+    assert "| discard-pin |" in r.stdout
+
+
+def test_fed_gap_streams_count_overlapping_work_once():
+    sys.path.insert(0, BENCH)
+    import fed_gap
+    assert fed_gap.busy_union([(0, 10), (5, 12), (20, 21)]) == 13
+    assert fed_gap.busy_union([]) == 0
+    ev = [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": 0, "dur": 4000, "args": {"stream": 7}},
+          {"ph": "X", "cat": "kernel", "name": "bn", "ts": 2000, "dur": 4000, "args": {"stream": 7}},
+          {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "ts": 1000, "dur": 1000,
+           "args": {"stream": 24}},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 0, "dur": 9000}]
+    streams, top = fed_gap.gpu_streams(ev, steps=2)
+    assert streams[0] == {"stream": "7", "kernels_per_step": 1.0, "copies_per_step": 0.0,
+                          "sum_ms_per_step": 4.0, "busy_ms_per_step": 3.0}
+    assert streams[1]["stream"] == "24" and streams[1]["copies_per_step"] == 0.5
+    assert [t["name"] for t in top] == ["gemm", "bn", "Memcpy HtoD"]

@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "stoker/core/affinity.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/pipeline/executor.hpp"
 
@@ -176,6 +177,9 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   const char* no_fusion = std::getenv("STOKER_DISABLE_FUSION");
   pipeline::Graph graph = pipeline::prune(impl_->graph);
   if (!(no_fusion && *no_fusion && std::string(no_fusion) != "0")) graph = pipeline::fuse(graph);
+  // Threads started while the executor is built inherit the builder's cores; the caller's own
+  // cores come back when it is built.
+  ScopedAffinity affinity(impl->options.cpu_affinity, "cpu_affinity");
   impl->executor = std::make_unique<pipeline::Executor>(std::move(graph), eo);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }

@@ -1,6 +1,7 @@
 #include "stoker/pipeline.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "stoker/core/affinity.hpp"
 #include "stoker/testing/image_reference.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
 
@@ -128,6 +130,9 @@ TEST(Pipeline, FromJsonReadsTheAutomaticSettings) {
   EXPECT_TRUE(loaded->options().auto_prefetch);
   EXPECT_EQ(loaded->autotune().threads, 3);
   EXPECT_EQ(loaded->autotune().prefetch_depth, 2);
+  EXPECT_TRUE(loaded->options().cpu_affinity.empty());  // absent: any core
+  replace("\"num_threads\":", "\"cpu_affinity\": [0], \"num_threads\":");
+  EXPECT_EQ(Pipeline::from_json(text)->options().cpu_affinity, std::vector<int>{0});
   auto built = train_pipeline(data.root(), 2, 2);
   for (int it = 0; it < 3; ++it)
     EXPECT_EQ(flatten(loaded->run()), flatten(built->run())) << "iteration " << it;
@@ -428,6 +433,60 @@ TEST(Pipeline, DestroyedMidEpochWithoutHanging) {
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30);
 }
+
+#ifdef __linux__
+std::set<int> thread_ids() {
+  std::set<int> ids;
+  for (const auto& e : fs::directory_iterator("/proc/self/task"))
+    ids.insert(std::stoi(e.path().filename()));
+  return ids;
+}
+
+std::vector<int> cores_of_thread(int tid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(tid, sizeof(set), &set) != 0) return {};
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+
+TEST(Pipeline, CpuAffinityHoldsEveryThreadThePipelineStarts) {
+  JpegFolder data(6);
+  const std::vector<int> mine = thread_affinity();
+  const int core = mine.back();
+  const std::set<int> before = thread_ids();
+  PipelineBuilder b({.batch_size = 4, .num_threads = 3, .seed = 1, .cpu_affinity = {core}});
+  auto r = b.add("readers.file", {}, {{"file_root", data.root()}});
+  auto img = b.add("decoders.image", {r[0]});
+  b.set_outputs({img[0], r[1]});
+  auto pipe = b.build();
+  for (int i = 0; i < 3; ++i) pipe->run();  // readers start their I/O threads at the first run
+  EXPECT_EQ(thread_affinity(), mine);       // the caller keeps its own cores
+  int started = 0;
+  for (int tid : thread_ids()) {
+    if (before.count(tid)) continue;
+    ++started;
+    EXPECT_EQ(cores_of_thread(tid), std::vector<int>{core}) << "thread " << tid;
+  }
+  EXPECT_GE(started, 3);  // the producer, 2 pool workers (and the readers' I/O threads)
+}
+
+TEST(Pipeline, CpuAffinityRefusesCoresThatDoNotExist) {
+  PipelineBuilder b({.batch_size = 1, .cpu_affinity = {0, 99999}});
+  auto coin = b.add("random.coin_flip");
+  b.set_outputs({coin[0]});
+  try {
+    b.build();
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu_affinity: core 99999 does not exist"),
+              std::string::npos)
+        << e.what();
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace stoker

@@ -108,6 +108,7 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
   o.device_memory_budget = field<size_t>(doc, "device_memory_budget", 0);
   o.on_error = field<std::string>(doc, "on_error", o.on_error);
   o.pinned_outputs = field<bool>(doc, "pinned_outputs", o.pinned_outputs);
+  o.cpu_affinity = field<std::vector<int>>(doc, "cpu_affinity", o.cpu_affinity);
   if (adjust) adjust(o);
 
   STOKER_ENFORCE(doc.contains("nodes") && doc["nodes"].is_array() && doc.contains("outputs") &&

@@ -1,0 +1,199 @@
+"""Where a fed training step's time goes, when training fed by stoker runs below the
+synthetic rate (issue 7: ResNet-50 fed at 96% of synthetic, not 99%).
+
+Each variant runs in its own process: a warm-up, then a window of training steps (the step of
+bench/harness.py: AMP, channels_last, SGD, a stream sync per step), recording
+- images/s;
+- the training thread's CPU time, run-queue wait (runnable but not running) and context
+  switches per step (/proc/thread-self/schedstat and status): is the thread that launches the
+  model's kernels kept waiting?
+- with --profile-steps N, every GPU kernel and copy of N more steps (CUPTI, through
+  torch.profiler), per stream: the training stream's busy time per step (do stoker's kernels
+  slow the model's?) and the other streams' (stoker's and nvJPEG's work).
+
+Variants: synthetic (the same tensor each step), fed (stoker's batches), discard (stoker runs
+and each step takes its batch, but trains on the synthetic tensor: stoker's work without its
+data); a "-pin" suffix sets STOKER_BENCH_PIN=1 (the training thread alone on the first core,
+stoker's threads on the others: bench/loaders.py).
+
+    PYTHONPATH=build-gpu/python python3 bench/fed_gap.py --data DIR/jpeg \\
+        [--variants synthetic,fed,discard,synthetic-pin,fed-pin] [--model resnet50]
+        [--threads 4] [--window 10] [--profile-steps 30] [--json out.json]
+"""
+
+import argparse
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# -- what one process measures -----------------------------------------------------------------
+
+def thread_sched():
+    """The calling thread's [run ns, run-queue wait ns, voluntary, involuntary switches]."""
+    run, wait = (int(v) for v in open("/proc/thread-self/schedstat").read().split()[:2])
+    status = dict(line.split(":", 1) for line in open("/proc/thread-self/status")
+                  if ":" in line)
+    return [run, wait, int(status["voluntary_ctxt_switches"]),
+            int(status["nonvoluntary_ctxt_switches"])]
+
+
+def busy_union(intervals):
+    """Total length covered by (start, end) intervals (overlaps counted once)."""
+    total, cur = 0.0, None
+    for a, b in sorted(intervals):
+        if cur is None or a > cur[1]:
+            total += (cur[1] - cur[0]) if cur else 0.0
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + ((cur[1] - cur[0]) if cur else 0.0)
+
+
+def gpu_streams(events, steps):
+    """Chrome-trace events of torch.profiler -> per stream: kernels, copies, the sum of their
+    durations and the time covered (ms per step), busiest first; and the ten costliest names."""
+    per = collections.defaultdict(lambda: {"kernels": 0, "copies": 0, "spans": []})
+    names = collections.Counter()
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        s = per[str(e.get("args", {}).get("stream", e.get("tid")))]
+        s["kernels" if e["cat"] == "kernel" else "copies"] += 1
+        start, dur = float(e["ts"]), float(e.get("dur", 0))
+        s["spans"].append((start, start + dur))
+        names[e["name"][:80]] += dur
+    streams = [{"stream": k, "kernels_per_step": v["kernels"] / steps,
+                "copies_per_step": v["copies"] / steps,
+                "sum_ms_per_step": sum(b - a for a, b in v["spans"]) / 1e3 / steps,
+                "busy_ms_per_step": busy_union(v["spans"]) / 1e3 / steps}
+               for k, v in per.items()]
+    streams.sort(key=lambda s: -s["busy_ms_per_step"])
+    top = [{"name": n, "ms_per_step": d / 1e3 / steps} for n, d in names.most_common(10)]
+    return streams, top
+
+
+def measure(variant, args):
+    sys.path.insert(0, HERE)
+    import torch
+    import harness
+    import loaders
+    base = variant[:-len("-pin")] if variant.endswith("-pin") else variant
+    if variant.endswith("-pin"):
+        os.environ["STOKER_BENCH_PIN"] = "1"
+    torch.backends.cudnn.benchmark = True
+    spec = {"loader": "stoker-gpu" if torch.cuda.is_available() else "stoker-cpu",
+            "pipeline": "rn50-train", "mode": f"train-{args.model}", "threads": args.threads,
+            "batch": args.batch, "size": args.size, "data": args.data}
+    step = harness._consumer(spec, torch)
+    synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
+    batches = None if base == "synthetic" else loaders.make_loader(spec)
+
+    def one():
+        if batches is None:
+            step(*synth)
+        elif base == "fed":
+            step(*next(batches))
+        else:  # discard
+            next(batches)
+            step(*synth)
+
+    t0, n = time.perf_counter(), 0
+    while n < args.warmup_steps or time.perf_counter() - t0 < args.warmup:
+        one()
+        n += 1
+    sched0, t0, steps = thread_sched(), time.perf_counter(), 0
+    while time.perf_counter() - t0 < args.window or steps == 0:
+        one()
+        steps += 1
+    wall = time.perf_counter() - t0
+    sched1 = thread_sched()
+    out = {"variant": variant, "model": args.model, "threads": args.threads,
+           "images_per_s": steps * args.batch / wall, "step_ms": 1e3 * wall / steps,
+           "thread_run_ms_per_step": (sched1[0] - sched0[0]) / 1e6 / steps,
+           "thread_runq_wait_ms_per_step": (sched1[1] - sched0[1]) / 1e6 / steps,
+           "voluntary_switches_per_step": (sched1[2] - sched0[2]) / steps,
+           "involuntary_switches_per_step": (sched1[3] - sched0[3]) / steps}
+    if args.profile_steps and torch.cuda.is_available():
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            t0 = time.perf_counter()
+            for _ in range(args.profile_steps):
+                one()
+            torch.cuda.synchronize()
+            out["profiled_step_ms"] = 1e3 * (time.perf_counter() - t0) / args.profile_steps
+        with tempfile.TemporaryDirectory() as d:
+            prof.export_chrome_trace(os.path.join(d, "trace.json"))
+            events = json.load(open(os.path.join(d, "trace.json")))["traceEvents"]
+        out["streams"], out["top_gpu_work"] = gpu_streams(events, args.profile_steps)
+    return out
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+def table(rows):
+    lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
+             "switches vol / invol | busiest stream ms | other streams ms |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['variant']} | error: {r['error'][:100]} |||||||")
+            continue
+        streams = r.get("streams") or []
+        first = f"{streams[0]['busy_ms_per_step']:.2f}" if streams else ""
+        rest = f"{sum(s['sum_ms_per_step'] for s in streams[1:]):.2f}" if streams else ""
+        lines.append(
+            f"| {r['variant']} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
+            f"{r['thread_run_ms_per_step']:.1f} | {r['thread_runq_wait_ms_per_step']:.2f} | "
+            f"{r['voluntary_switches_per_step']:.1f} / {r['involuntary_switches_per_step']:.1f}"
+            f" | {first} | {rest} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--variants", default="synthetic,fed,discard,synthetic-pin,fed-pin")
+    ap.add_argument("--model", default="resnet50")
+    ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=256)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--warmup", type=float, default=5.0, help="seconds (and >= 10 steps)")
+    ap.add_argument("--warmup-steps", type=int, default=10)
+    ap.add_argument("--window", type=float, default=10.0, help="seconds")
+    ap.add_argument("--profile-steps", type=int, default=0,
+                    help="then profile this many steps' GPU work (CUPTI); 0: none")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per variant")
+    ap.add_argument("--json")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        print(json.dumps(measure(args.one, args)), flush=True)
+        os._exit(0)  # no interpreter teardown with stoker's and CUDA's threads still there
+    rows = []
+    for variant in args.variants.split(","):
+        cmd = [sys.executable, os.path.abspath(__file__), "--one", variant] + \
+            [a for a in (argv if argv is not None else sys.argv[1:])]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+            rows.append(json.loads(lines[-1]) if lines else
+                        {"variant": variant, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})
+        except subprocess.TimeoutExpired:
+            rows.append({"variant": variant, "error": f"timed out after {args.timeout:.0f} s"})
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"results": rows, "argv": argv if argv is not None else sys.argv[1:]}, f,
+                      indent=1)
+
+
+if __name__ == "__main__":
+    main()
