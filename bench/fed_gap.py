@@ -6,7 +6,8 @@ bench/harness.py: AMP, channels_last, SGD, a stream sync per step), recording
 - images/s;
 - the training thread's CPU time, run-queue wait (runnable but not running) and context
   switches per step (/proc/thread-self/schedstat and status): is the thread that launches the
-  model's kernels kept waiting?
+  model's kernels kept waiting? And its time in stoker's calls: next() (run() and the DLPack
+  hand-over) and releasing the previous batch (its buffers going back to stoker's pools);
 - with --profile-steps N, every GPU kernel and copy of N more steps (CUPTI, through
   torch.profiler), per stream: the training stream's busy time per step (do stoker's kernels
   slow the model's?) and the other streams' (stoker's and nvJPEG's work).
@@ -14,7 +15,9 @@ bench/harness.py: AMP, channels_last, SGD, a stream sync per step), recording
 Variants: synthetic (the same tensor each step), fed (stoker's batches), discard (stoker runs
 and each step takes its batch, but trains on the synthetic tensor: stoker's work without its
 data); a "-pin" suffix sets STOKER_BENCH_PIN=1 (the training thread alone on the first core,
-stoker's threads on the others: bench/loaders.py).
+stoker's threads on the others: bench/loaders.py); "+K=V" suffixes set environment variables
+for that variant's process (e.g. fed+CUDA_DEVICE_MAX_CONNECTIONS=32: more hardware work
+queues, so the model's stream is not queued behind stoker's or nvJPEG's streams).
 
     PYTHONPATH=build-gpu/python python3 bench/fed_gap.py --data DIR/jpeg \\
         [--variants synthetic,fed,discard,synthetic-pin,fed-pin] [--model resnet50]
@@ -84,8 +87,9 @@ def measure(variant, args):
     import torch
     import harness
     import loaders
-    base = variant[:-len("-pin")] if variant.endswith("-pin") else variant
-    if variant.endswith("-pin"):
+    name = variant.split("+")[0]  # the environment (+K=V) was set by the driver
+    base = name[:-len("-pin")] if name.endswith("-pin") else name
+    if name.endswith("-pin"):
         os.environ["STOKER_BENCH_PIN"] = "1"
     torch.backends.cudnn.benchmark = True
     spec = {"loader": "stoker-gpu" if torch.cuda.is_available() else "stoker-cpu",
@@ -95,31 +99,41 @@ def measure(variant, args):
     synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
     batches = None if base == "synthetic" else loaders.make_loader(spec)
 
+    spent = {"next": 0.0, "release": 0.0}  # the training thread's time in stoker's calls
+
     def one():
         if batches is None:
             step(*synth)
-        elif base == "fed":
-            step(*next(batches))
-        else:  # discard
-            next(batches)
-            step(*synth)
+            return
+        t0 = time.perf_counter()
+        x, y = next(batches)
+        t1 = time.perf_counter()
+        step(*((x, y) if base == "fed" else synth))
+        t2 = time.perf_counter()
+        del x, y  # the batch's last references: its buffers go back to stoker's pools
+        spent["next"] += t1 - t0
+        spent["release"] += time.perf_counter() - t2
 
     t0, n = time.perf_counter(), 0
     while n < args.warmup_steps or time.perf_counter() - t0 < args.warmup:
         one()
         n += 1
     sched0, t0, steps = thread_sched(), time.perf_counter(), 0
+    spent.update(next=0.0, release=0.0)
     while time.perf_counter() - t0 < args.window or steps == 0:
         one()
         steps += 1
     wall = time.perf_counter() - t0
     sched1 = thread_sched()
-    out = {"variant": variant, "model": args.model, "threads": args.threads,
+    env = {k: os.environ.get(k) for k in (kv.split("=", 1)[0] for kv in variant.split("+")[1:])}
+    out = {"variant": variant, "env": env, "model": args.model, "threads": args.threads,
            "images_per_s": steps * args.batch / wall, "step_ms": 1e3 * wall / steps,
            "thread_run_ms_per_step": (sched1[0] - sched0[0]) / 1e6 / steps,
            "thread_runq_wait_ms_per_step": (sched1[1] - sched0[1]) / 1e6 / steps,
            "voluntary_switches_per_step": (sched1[2] - sched0[2]) / steps,
-           "involuntary_switches_per_step": (sched1[3] - sched0[3]) / steps}
+           "involuntary_switches_per_step": (sched1[3] - sched0[3]) / steps,
+           "next_ms_per_step": 1e3 * spent["next"] / steps,
+           "release_ms_per_step": 1e3 * spent["release"] / steps}
     if args.profile_steps and torch.cuda.is_available():
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -139,11 +153,12 @@ def measure(variant, args):
 
 def table(rows):
     lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
-             "switches vol / invol | busiest stream ms | other streams ms |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "switches vol / invol | next() ms | release ms | busiest stream ms | "
+             "other streams ms |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['variant']} | error: {r['error'][:100]} |||||||")
+            lines.append(f"| {r['variant']} | error: {r['error'][:100]} |||||||||")
             continue
         streams = r.get("streams") or []
         first = f"{streams[0]['busy_ms_per_step']:.2f}" if streams else ""
@@ -152,14 +167,16 @@ def table(rows):
             f"| {r['variant']} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
             f"{r['thread_run_ms_per_step']:.1f} | {r['thread_runq_wait_ms_per_step']:.2f} | "
             f"{r['voluntary_switches_per_step']:.1f} / {r['involuntary_switches_per_step']:.1f}"
-            f" | {first} | {rest} |")
+            f" | {r['next_ms_per_step']:.2f} | {r['release_ms_per_step']:.3f} | {first} | "
+            f"{rest} |")
     return "\n".join(lines)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True)
-    ap.add_argument("--variants", default="synthetic,fed,discard,synthetic-pin,fed-pin")
+    ap.add_argument("--variants", default="synthetic,fed,discard,synthetic-pin,fed-pin",
+                    help="comma-separated; each may end in -pin and +K=V environment")
     ap.add_argument("--model", default="resnet50")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--batch", type=int, default=256)
@@ -180,8 +197,10 @@ def main(argv=None):
     for variant in args.variants.split(","):
         cmd = [sys.executable, os.path.abspath(__file__), "--one", variant] + \
             [a for a in (argv if argv is not None else sys.argv[1:])]
+        env = dict(kv.split("=", 1) for kv in variant.split("+")[1:])
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                               env={**os.environ, **env})
             lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
             rows.append(json.loads(lines[-1]) if lines else
                         {"variant": variant, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})

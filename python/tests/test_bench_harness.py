@@ -253,17 +253,20 @@ def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path)
     variant (GPU streams only where CUDA is; their arithmetic is checked below)."""
     out = tmp_path / "gap.json"
     r = subprocess.run([sys.executable, os.path.join(BENCH, "fed_gap.py"), "--data", jpeg_folder,
-                        "--variants", "synthetic,discard-pin", "--model", "resnet18", "--batch",
+                        "--variants", "synthetic,discard-pin+STOKER_X=1", "--model", "resnet18",
+                        "--batch",
                         "4", "--size", "32", "--threads", "1", "--warmup", "0",
                         "--warmup-steps", "1", "--window", "0.5", "--json", str(out)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     rows = json.loads(out.read_text())["results"]
-    assert [x["variant"] for x in rows] == ["synthetic", "discard-pin"], rows
+    assert [x["variant"] for x in rows] == ["synthetic", "discard-pin+STOKER_X=1"], rows
     for x in rows:
         assert x["images_per_s"] > 0 and x["thread_run_ms_per_step"] > 0
         assert x["thread_runq_wait_ms_per_step"] >= 0 and x["voluntary_switches_per_step"] >= 0
-    assert "| discard-pin |" in r.stdout
+    assert rows[0]["next_ms_per_step"] == 0 and rows[1]["next_ms_per_step"] > 0
+    assert rows[0]["env"] == {} and rows[1]["env"] == {"STOKER_X": "1"}  # reached its process
+    assert "| discard-pin+STOKER_X=1 |" in r.stdout
 
 
 def test_fed_gap_streams_count_overlapping_work_once():

@@ -2,9 +2,9 @@
 //
 // Why: a training loop's Python thread launches the model's kernels, and on a GPU-bound step
 // any delay of that thread leaves the GPU idle. On the H100 box, ResNet-50's training stream was
-// busy for the same 51.6-51.7 ms per step with and without stoker, yet steps took longer: the
-// GPU waited for the training thread. Keeping stoker's threads off that thread's core (and the
-// thread on it) won back about 5% there (bench/RESULTS.md, 2026-11-23, session 11).
+// busy for the same 51.6-51.7 ms per step with and without stoker, yet steps took longer; keeping
+// stoker's threads off the training thread's core (and that thread on it) won back about 5% on
+// one instance (bench/RESULTS.md, 2026-11-23, session 11).
 #pragma once
 
 #include <string>
