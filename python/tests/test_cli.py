@@ -150,6 +150,7 @@ def test_bottleneck_rules():
     # The loader alone is 4x faster than the model needs, yet training loses: contention.
     what, recs = bottleneck(20000, 4600, 4100, st, 16, 3.0)
     assert what.startswith("host contention") and any("num_threads=4" in r for r in recs)
+    assert any("cpu_affinity=range(1, os.cpu_count())" in r for r in recs)
     assert any("num_threads='auto'" in r for r in recs)
     # The loader is slower than the model: its busiest, least starved stage (mixed: decoder).
     what, _ = bottleneck(3000, 4600, 2900, st, 16, 3.0)
