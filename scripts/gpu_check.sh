@@ -5,9 +5,10 @@
 #   scripts/gpu_check.sh --bench    build + the headline benchmark (bench/harness.py --plan
 #                                   headline: the README's figures, ~5 minutes), no tests
 #   scripts/gpu_check.sh --all      build + all tests + the headline benchmark
-#   BENCH_PLAN (another bench/harness.py plan), BENCH_PROFILE=full and BENCH_AB_ENV=K=V (with
-#   BENCH_PLAN=ab: the GPU loader and ResNet-50 fed, without and with that environment) change
-#   what --bench runs.
+#   BENCH_PLAN (another bench/harness.py plan), BENCH_PROFILE=full, BENCH_ITEMS=A:B (part of
+#   the plan) and BENCH_AB_ENV=K=V (with BENCH_PLAN=ab / ab-cpu / ab-train: without and with
+#   that environment) change what --bench runs; BENCH_SECTIONS other bench/run.sh sections
+#   (e.g. "fedgap" with FED_GAP_ARGS: where a fed training step's time goes).
 # One device call (10 minutes) takes either of the first two, not always --all. The full plan
 # and the other benchmark sections: bench/run.sh (BENCH_SECTIONS, HARNESS_ARGS="--items A:B"
 # over several calls, then bench/harness.py --merge).
@@ -82,9 +83,9 @@ tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
 fi
 fi
 if [[ "$MODE" == "--bench" || "$MODE" == "--all" ]]; then
-  log "benchmark (bench/run.sh harness --plan ${BENCH_PLAN:-headline})"
-  BENCH_SECTIONS=harness BENCH_COUNT=${BENCH_COUNT:-2560} \
-    HARNESS_ARGS="--plan ${BENCH_PLAN:-headline} ${BENCH_PROFILE:+--profile $BENCH_PROFILE} ${BENCH_AB_ENV:+--ab-env $BENCH_AB_ENV}" \
+  log "benchmark (bench/run.sh ${BENCH_SECTIONS:-harness} --plan ${BENCH_PLAN:-headline})"
+  BENCH_SECTIONS=${BENCH_SECTIONS:-harness} BENCH_COUNT=${BENCH_COUNT:-2560} \
+    HARNESS_ARGS="--plan ${BENCH_PLAN:-headline} ${BENCH_PROFILE:+--profile $BENCH_PROFILE} ${BENCH_AB_ENV:+--ab-env $BENCH_AB_ENV} ${BENCH_ITEMS:+--items $BENCH_ITEMS}" \
     timeout 540 bench/run.sh > "$OUT/bench.log" 2>&1 || status=1
   grep -v "^|" "$OUT/bench.log" | tail -20 | tee -a "$OUT/summary.txt"
 fi
