@@ -221,10 +221,8 @@ class Pipeline:
     a track per stage thread and the consumer, a span per operator run and stage iteration
     (open it in ui.perfetto.dev). Default: the STOKER_TRACE environment variable, if set.
 
-    `cpu_affinity`: the cores (a list of ints) that the pipeline's threads may run on; default
-    any. A GPU-bound training step waits whenever its Python thread is late to launch kernels:
-    pin that thread to a core of its own and give the pipeline the others, e.g.
-    `os.sched_setaffinity(0, {0})` in the training thread and `cpu_affinity=range(1, 16)`.
+    `cpu_affinity`: the cores (ints) the pipeline's threads may run on (default: any); e.g.
+    `os.sched_setaffinity(0, {0})` in the training thread, `cpu_affinity=range(1, 16)` here.
 
     In a distributed job (torchrun, torch.distributed) readers take this process's shard and a
     pipeline with GPU operators and no `device_id` runs on the process's GPU (LOCAL_RANK).
