@@ -179,25 +179,16 @@ struct PoolState {
     stats.bytes_in_use -= block;
     free_blocks.emplace(block, std::move(b));
   }
+  void recycle(std::vector<std::unique_ptr<CudaEvent>>& events) {
+    for (auto& e : events) spare_events.push_back(std::move(e));
+    events.clear();
+  }
   // Whether the block's pending work has finished (finished events are recycled).
   bool idle(FreeBlock& b) {
     for (auto& e : b.pending)
       if (!e->done()) return false;
-    for (auto& e : b.pending) spare_events.push_back(std::move(e));
-    b.pending.clear();
+    recycle(b.pending);
     return true;
-  }
-  // The block's pending work: waited for by `stream` on the device, or by the host.
-  void* claim(FreeBlock& b, const StreamHandle* stream) {
-    for (auto& e : b.pending) {
-      if (stream)
-        e->wait_on(*stream);
-      else
-        e->synchronize();
-      spare_events.push_back(std::move(e));
-    }
-    b.pending.clear();
-    return b.data;
   }
   ~PoolState() { release_free_locked(); }
 };
@@ -245,12 +236,17 @@ std::shared_ptr<Buffer> MemoryPool::acquire_on(size_t bytes, StreamHandle stream
   return b;
 }
 
+// acquire holds the pool's mutex across neither the allocation (cudaHostAlloc, cudaMalloc) nor
+// a host wait for a reused block's work (only a budget's forced release of the cache, and
+// trim(), free under it): a training thread giving a batch back (Buffer's destructor,
+// give_back) would wait for them, and a GPU-bound step idles the GPU while that thread is late.
 std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandle* stream) {
   size_t block = size_class(bytes);
   std::unique_lock lock(state_->mutex);
   auto& st = state_->stats;
   ++st.allocations;
   void* p = nullptr;
+  std::vector<std::unique_ptr<CudaEvent>> pending;  // a reused block's last users' work
   // Candidates: free blocks of this class or larger, up to twice the size (requests that vary,
   // like a reader's runs of records, still reuse blocks instead of faulting in fresh memory).
   const auto first = state_->free_blocks.lower_bound(block);
@@ -271,9 +267,11 @@ std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandl
     else
       it = first;
   }
-  if (it != last) {
+  const bool fresh = it == last;
+  if (!fresh) {
     block = it->first;
-    p = state_->claim(it->second, stream);
+    p = it->second.data;
+    pending = std::move(it->second.pending);
     state_->free_blocks.erase(it);
     ++st.reused;
   } else {
@@ -282,11 +280,36 @@ std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandl
                    memory_kind_name(state_->allocator->kind()), " memory budget of ", st.budget,
                    " bytes exceeded: ", st.bytes_in_use, " bytes in use, ", bytes,
                    " more requested");
-    p = state_->allocator->allocate(block);
-    st.bytes_reserved += block;
+    st.bytes_reserved += block;  // counted now, so that no other thread overdraws the budget
   }
   st.bytes_in_use += block;
   if (st.bytes_in_use > st.peak_bytes_in_use) st.peak_bytes_in_use = st.bytes_in_use;
+  lock.unlock();
+  try {
+    if (fresh) p = state_->allocator->allocate(block);
+    // The reused block's pending work: waited for by `stream` on the device, or by the host.
+    for (auto& e : pending) {
+      if (stream)
+        e->wait_on(*stream);
+      else
+        e->synchronize();
+    }
+  } catch (...) {
+    lock.lock();
+    st.bytes_in_use -= block;
+    if (fresh) {
+      st.bytes_reserved -= block;
+    } else {  // the block goes back, still waiting for its work
+      detail::FreeBlock b{p, std::move(pending)};
+      state_->free_blocks.emplace(block, std::move(b));
+    }
+    throw;
+  }
+  if (!pending.empty()) {
+    lock.lock();
+    state_->recycle(pending);
+    lock.unlock();
+  }
   return std::make_shared<Buffer>(p, bytes, state_->allocator->kind(), state_, block);
 }
 

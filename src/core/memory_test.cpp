@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <vector>
 
 #include "stoker/core/cuda.hpp"
@@ -79,6 +81,70 @@ TEST(MemoryPool, BudgetReleasesCacheBeforeFailing) {
   { auto a = pool.acquire(600 << 10); }
   auto b = pool.acquire(700 << 10);  // different class: the cached block must be released
   EXPECT_NE(b->data(), nullptr);
+}
+
+// Host memory whose allocation of `slow_bytes` waits until released, and which can be told to
+// fail: to see what the pool does while an allocation is in progress or after one failed.
+class GatedAllocator final : public Allocator {
+ public:
+  explicit GatedAllocator(size_t slow_bytes) : slow_(slow_bytes) {}
+  MemoryKind kind() const override { return MemoryKind::kHost; }
+  void* allocate(size_t bytes) override {
+    if (fail) throw RuntimeError("no memory (test)");
+    if (bytes == slow_) {
+      entered.set_value();
+      gate.get_future().wait();
+    }
+    return host_->allocate(bytes);
+  }
+  void deallocate(void* p, size_t bytes) noexcept override { host_->deallocate(p, bytes); }
+  std::promise<void> entered, gate;
+  bool fail = false;
+
+ private:
+  size_t slow_;
+  std::unique_ptr<Allocator> host_ = make_host_allocator();
+};
+
+// A thread inside a slow allocation does not hold the pool: other threads give buffers back
+// and reuse cached blocks meanwhile (a training thread releasing a batch never waits for
+// cudaHostAlloc or a GPU wait in another thread's acquire).
+TEST(MemoryPool, AnAllocationInProgressDoesNotHoldThePool) {
+  auto gated = std::make_unique<GatedAllocator>(size_t(1) << 20);
+  GatedAllocator* g = gated.get();
+  MemoryPool pool(std::move(gated));
+  { auto warm = pool.acquire(4096); }  // a cached block of another class
+  auto entered = g->entered.get_future();
+  auto slow = std::async(std::launch::async, [&] { return pool.acquire(size_t(1) << 20); });
+  entered.wait();  // the other thread is inside allocate() now
+  auto fast = std::async(std::launch::async, [&] {
+    auto reused = pool.acquire(4096);
+    reused.reset();  // given back while the allocation is still in progress
+    return pool.stats();
+  });
+  // A pool held during allocate() would wait for the gate: give up after 10 s, then open it.
+  const bool in_time = fast.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  g->gate.set_value();
+  ASSERT_TRUE(in_time) << "acquire and release waited for another thread's allocation";
+  const PoolStats seen = fast.get();
+  EXPECT_EQ(seen.reused, 1u);
+  EXPECT_EQ(seen.bytes_in_use, size_t(1) << 20);  // the allocation in progress, counted first
+  auto big = slow.get();
+  EXPECT_EQ(big->size(), size_t(1) << 20);
+  EXPECT_EQ(pool.stats().bytes_reserved, (size_t(1) << 20) + 4096);
+}
+
+TEST(MemoryPool, AFailedAllocationLeavesTheCountsAsTheyWere) {
+  auto gated = std::make_unique<GatedAllocator>(0);
+  GatedAllocator* g = gated.get();
+  MemoryPool pool(std::move(gated), 1 << 20);
+  g->fail = true;
+  EXPECT_THROW(pool.acquire(600 << 10), RuntimeError);
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
+  EXPECT_EQ(pool.stats().bytes_reserved, 0u);
+  g->fail = false;
+  auto a = pool.acquire(600 << 10);  // the budget was not spent by the failure
+  EXPECT_NE(a->data(), nullptr);
 }
 
 TEST(MemoryPool, BuffersOutliveThePool) {
