@@ -46,6 +46,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--lr", type=float, help="default: 0.1 x batch size / 256 (the ResNet rule)")
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--pin", action="store_true",
+                    help="GPU training: this thread on a core of its own, stoker's on the rest")
     args = ap.parse_args()
     root = args.data
     if root is None:
@@ -55,8 +57,16 @@ def main():
     shard_id, num_shards, device_id = shard_from_env()
     gpu = device_id is not None
     device = torch.device(f"cuda:{device_id}" if gpu else "cpu")
+    cores = sorted(os.sched_getaffinity(0))
+    affinity = None
+    if args.pin and len(cores) > 1:
+        # The thread that launches the model's kernels keeps its core; stoker's threads (and
+        # those they start) run on the others. Threads this one starts later inherit its core.
+        os.sched_setaffinity(0, {cores[0]})
+        affinity = cores[1:]
     pipe = train_pipe(root, args.size, gpu, shard_id, num_shards, batch_size=args.batch_size,
-                      num_threads=args.threads, device_id=device_id, seed=42 + shard_id)
+                      num_threads=args.threads, device_id=device_id, seed=42 + shard_id,
+                      cpu_affinity=affinity)
     loader = ClassificationIterator(pipe, reader_name="reader",
                                     last_batch_policy=LastBatchPolicy.FILL)
     classes = len([d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))])

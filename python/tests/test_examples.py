@@ -46,7 +46,7 @@ def test_train_resnet_torch_example_learns_on_the_cpu():
     pytest.importorskip("torchvision", reason="torchvision is needed for the ResNet example")
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # the CPU path, even on a GPU machine
     r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "train_resnet_torch.py"),
-                        "--size", "32", "--steps", "24"], capture_output=True, text=True,
+                        "--size", "32", "--steps", "24", "--pin"], capture_output=True, text=True,
                        timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
     first, last = _first_last(r.stdout)
