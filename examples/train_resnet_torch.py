@@ -57,13 +57,12 @@ def main():
     shard_id, num_shards, device_id = shard_from_env()
     gpu = device_id is not None
     device = torch.device(f"cuda:{device_id}" if gpu else "cpu")
-    cores = sorted(os.sched_getaffinity(0))
     affinity = None
-    if args.pin and len(cores) > 1:
+    if args.pin and len(os.sched_getaffinity(0)) > 1:
         # The thread that launches the model's kernels keeps its core; stoker's threads (and
         # those they start) run on the others. Threads this one starts later inherit its core.
-        os.sched_setaffinity(0, {cores[0]})
-        affinity = cores[1:]
+        first, *affinity = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {first})
     pipe = train_pipe(root, args.size, gpu, shard_id, num_shards, batch_size=args.batch_size,
                       num_threads=args.threads, device_id=device_id, seed=42 + shard_id,
                       cpu_affinity=affinity)
