@@ -14,13 +14,14 @@ bench/harness.py: AMP, channels_last, SGD, a stream sync per step), recording
 
 Variants: synthetic (the same tensor each step), fed (stoker's batches), discard (stoker runs
 and each step takes its batch, but trains on the synthetic tensor: stoker's work without its
-data); a "-pin" suffix sets STOKER_BENCH_PIN=1 (the training thread alone on the first core,
-stoker's threads on the others: bench/loaders.py); "+K=V" suffixes set environment variables
-for that variant's process (e.g. fed+CUDA_DEVICE_MAX_CONNECTIONS=32: more hardware work
+data); a "-pin" or "-pinN" suffix sets STOKER_BENCH_PIN=1 or N (the training thread on the
+first N cores, stoker's threads on the others: bench/loaders.py; each row records which cores
+the process's threads may use, so a pinning gone wrong shows); "+K=V" suffixes set environment
+variables for that variant's process (e.g. fed+CUDA_DEVICE_MAX_CONNECTIONS=32: more hardware work
 queues, so the model's stream is not queued behind stoker's or nvJPEG's streams).
 
     PYTHONPATH=build-gpu/python python3 bench/fed_gap.py --data DIR/jpeg \\
-        [--variants synthetic,fed,discard,synthetic-pin,fed-pin] [--model resnet50]
+        [--variants synthetic,fed,discard,synthetic-pin,fed-pin,fed-pin2] [--model resnet50]
         [--threads 4] [--window 10] [--profile-steps 30] [--json out.json]
 """
 
@@ -28,6 +29,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,6 +47,25 @@ def thread_sched():
                   if ":" in line)
     return [run, wait, int(status["voluntary_ctxt_switches"]),
             int(status["nonvoluntary_ctxt_switches"])]
+
+
+def threads_by_cores():
+    """How many of this process's threads may run on each set of cores ("0": 1, "1-15": 40)."""
+    count = collections.Counter()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            for line in open(f"/proc/self/task/{tid}/status"):
+                if line.startswith("Cpus_allowed_list:"):
+                    count[line.split(":", 1)[1].strip()] += 1
+        except OSError:  # the thread ended meanwhile
+            pass
+    return dict(count)
+
+
+def split_variant(variant):
+    """"fed-pin2+K=V" -> ("fed", 2): the loader variant and the consumer's cores (0: unpinned)."""
+    m = re.fullmatch(r"(.*?)(?:-pin(\d*))?", variant.split("+")[0])
+    return m.group(1), (int(m.group(2) or 1) if m.group(2) is not None else 0)
 
 
 def busy_union(intervals):
@@ -87,10 +108,9 @@ def measure(variant, args):
     import torch
     import harness
     import loaders
-    name = variant.split("+")[0]  # the environment (+K=V) was set by the driver
-    base = name[:-len("-pin")] if name.endswith("-pin") else name
-    if name.endswith("-pin"):
-        os.environ["STOKER_BENCH_PIN"] = "1"
+    base, pin = split_variant(variant)  # the environment (+K=V) was set by the driver
+    if pin:
+        os.environ["STOKER_BENCH_PIN"] = str(pin)
     torch.backends.cudnn.benchmark = True
     spec = {"loader": "stoker-gpu" if torch.cuda.is_available() else "stoker-cpu",
             "pipeline": "rn50-train", "mode": f"train-{args.model}", "threads": args.threads,
@@ -133,7 +153,8 @@ def measure(variant, args):
            "voluntary_switches_per_step": (sched1[2] - sched0[2]) / steps,
            "involuntary_switches_per_step": (sched1[3] - sched0[3]) / steps,
            "next_ms_per_step": 1e3 * spent["next"] / steps,
-           "release_ms_per_step": 1e3 * spent["release"] / steps}
+           "release_ms_per_step": 1e3 * spent["release"] / steps,
+           "threads_by_cores": threads_by_cores()}
     if args.profile_steps and torch.cuda.is_available():
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -154,21 +175,22 @@ def measure(variant, args):
 def table(rows):
     lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
              "switches vol / invol | next() ms | release ms | busiest stream ms | "
-             "other streams ms |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "other streams ms | threads per core set |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['variant']} | error: {r['error'][:100]} |||||||||")
+            lines.append(f"| {r['variant']} | error: {r['error'][:100]} ||||||||||")
             continue
         streams = r.get("streams") or []
         first = f"{streams[0]['busy_ms_per_step']:.2f}" if streams else ""
         rest = f"{sum(s['sum_ms_per_step'] for s in streams[1:]):.2f}" if streams else ""
+        cores = ", ".join(f"{k}: {v}" for k, v in sorted(r.get("threads_by_cores", {}).items()))
         lines.append(
             f"| {r['variant']} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
             f"{r['thread_run_ms_per_step']:.1f} | {r['thread_runq_wait_ms_per_step']:.2f} | "
             f"{r['voluntary_switches_per_step']:.1f} / {r['involuntary_switches_per_step']:.1f}"
             f" | {r['next_ms_per_step']:.2f} | {r['release_ms_per_step']:.3f} | {first} | "
-            f"{rest} |")
+            f"{rest} | {cores} |")
     return "\n".join(lines)
 
 
@@ -176,7 +198,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True)
     ap.add_argument("--variants", default="synthetic,fed,discard,synthetic-pin,fed-pin",
-                    help="comma-separated; each may end in -pin and +K=V environment")
+                    help="comma-separated; each may end in -pin / -pinN and +K=V environment")
     ap.add_argument("--model", default="resnet50")
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--batch", type=int, default=256)

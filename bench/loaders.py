@@ -16,8 +16,8 @@ dataloader-pil-u8 (the same, but workers hand over uint8 and the normalize runs 
 (torchvision.io.decode_jpeg(device="cuda") on each batch, then per-image crop + resize kernels
 and one normalize).
 
-STOKER_BENCH_PIN=1 (stoker and synthetic loaders): the consumer's thread (the training loop)
-alone on the process's first core, stoker's threads on the others (Pipeline(cpu_affinity=)).
+STOKER_BENCH_PIN=N (stoker and synthetic loaders): the consumer's thread (the training loop)
+on the process's first N cores, stoker's threads on the others (Pipeline(cpu_affinity=)).
 """
 
 import os
@@ -51,16 +51,28 @@ def device():
 LAST_PIPE = None  # the pipeline the last stoker loader built
 
 
+_CORES = None  # the process's cores before the first pinning narrowed this thread's
+
+
 def pin_consumer():
-    """STOKER_BENCH_PIN=1: this thread (the consumer's) alone on the first of the process's
-    cores; returns the others, for stoker's cpu_affinity. Else None (no pinning)."""
-    if os.environ.get("STOKER_BENCH_PIN") != "1":
+    """STOKER_BENCH_PIN=N (N >= 1): this thread (the consumer's) on the first N of the process's
+    cores; returns the others, for stoker's cpu_affinity. Else None (no pinning).
+
+    Idempotent: the synthetic batch and stoker's loader both call it from the same thread, and
+    the second call must not read the already-narrowed mask (that gave stoker no cores of its
+    own, so its threads inherited the consumer's one core: fed-pin at 56% of fed on 2026-11-23).
+    Threads the consumer starts later inherit its N cores: torch's autograd thread (which
+    launches the backward pass) among them, hence N = 2 as an option."""
+    global _CORES
+    n = int(os.environ.get("STOKER_BENCH_PIN") or 0)
+    if n < 1:
         return None
-    cores = sorted(os.sched_getaffinity(0))
-    if len(cores) < 2:
+    if _CORES is None:
+        _CORES = sorted(os.sched_getaffinity(0))
+    if len(_CORES) <= n:
         return None
-    os.sched_setaffinity(0, {cores[0]})  # the calling thread only
-    return cores[1:]
+    os.sched_setaffinity(0, set(_CORES[:n]))  # the calling thread only
+    return _CORES[n:]
 
 
 def stoker_loader(spec):

@@ -58,11 +58,16 @@ def main():
     gpu = device_id is not None
     device = torch.device(f"cuda:{device_id}" if gpu else "cpu")
     affinity = None
-    if args.pin and len(os.sched_getaffinity(0)) > 1:
+    if args.pin and not gpu:
+        print("--pin: ignored without a GPU (training on the CPU needs every core)", flush=True)
+    elif args.pin and len(os.sched_getaffinity(0)) > 1:
         # The thread that launches the model's kernels keeps its core; stoker's threads (and
-        # those they start) run on the others. Threads this one starts later inherit its core.
+        # those they start) run on the others. Threads this one starts later inherit its core
+        # (torch's CPU threads too: hence GPU training only).
         first, *affinity = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, {first})
+        print(f"--pin: training thread on core {first}, stoker's threads on "
+              f"{len(affinity)} others", flush=True)
     pipe = train_pipe(root, args.size, gpu, shard_id, num_shards, batch_size=args.batch_size,
                       num_threads=args.threads, device_id=device_id, seed=42 + shard_id,
                       cpu_affinity=affinity)

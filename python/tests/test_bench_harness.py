@@ -229,9 +229,12 @@ def test_cpu_scaling_threads_against_processes(jpeg_folder, tmp_path):
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
 def test_pinning_puts_the_consumer_alone_on_the_first_core(monkeypatch):
-    """STOKER_BENCH_PIN=1: the consumer's thread on the first core, the rest for stoker."""
+    """STOKER_BENCH_PIN=1: the consumer's thread on the first core, the rest for stoker, and
+    the same answer when asked again from the pinned thread (the synthetic batch and stoker's
+    loader both ask: a second call once gave stoker's threads the consumer's core)."""
     sys.path.insert(0, BENCH)
     import loaders
+    monkeypatch.setattr(loaders, "_CORES", None)
     cores = sorted(os.sched_getaffinity(0))
     seen = {}
 
@@ -239,13 +242,45 @@ def test_pinning_puts_the_consumer_alone_on_the_first_core(monkeypatch):
         seen["off"] = loaders.pin_consumer()
         monkeypatch.setenv("STOKER_BENCH_PIN", "1")
         seen["rest"] = loaders.pin_consumer()
+        seen["again"] = loaders.pin_consumer()
         seen["mine"] = os.sched_getaffinity(0)
 
     t = threading.Thread(target=consumer)  # pinning changes only the calling thread
     t.start()
     t.join()
-    assert seen == {"off": None, "rest": cores[1:], "mine": {cores[0]}}
+    assert seen == {"off": None, "rest": cores[1:], "again": cores[1:], "mine": {cores[0]}}
     assert sorted(os.sched_getaffinity(0)) == cores
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 3, reason="needs three cores")
+def test_pinning_can_give_the_consumer_several_cores(monkeypatch):
+    """STOKER_BENCH_PIN=2: the training thread and those it starts (torch's autograd thread)."""
+    sys.path.insert(0, BENCH)
+    import loaders
+    monkeypatch.setattr(loaders, "_CORES", None)
+    monkeypatch.setenv("STOKER_BENCH_PIN", "2")
+    cores = sorted(os.sched_getaffinity(0))
+    seen = {}
+
+    def consumer():
+        seen["rest"] = loaders.pin_consumer()
+        seen["mine"] = os.sched_getaffinity(0)
+
+    t = threading.Thread(target=consumer)
+    t.start()
+    t.join()
+    assert seen == {"rest": cores[2:], "mine": set(cores[:2])}
+
+
+def linux_cores(cores):
+    """[0, 1, 2, 5] -> "0-2,5", as /proc/*/status's Cpus_allowed_list writes them."""
+    runs = []
+    for c in cores:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(f"{a}-{b}" if a != b else f"{a}" for a, b in runs)
 
 
 def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path):
@@ -267,6 +302,12 @@ def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path)
     assert rows[0]["next_ms_per_step"] == 0 and rows[1]["next_ms_per_step"] > 0
     assert rows[0]["env"] == {} and rows[1]["env"] == {"STOKER_X": "1"}  # reached its process
     assert "| discard-pin+STOKER_X=1 |" in r.stdout
+    cores = sorted(os.sched_getaffinity(0))
+    assert rows[0]["threads_by_cores"].keys() == {linux_cores(cores)}, rows[0]
+    if len(cores) >= 2:  # pinned: the training thread on the first core, stoker's on the others
+        mine, rest = linux_cores(cores[:1]), linux_cores(cores[1:])
+        assert rows[1]["threads_by_cores"].get(mine, 0) >= 1, rows[1]
+        assert rows[1]["threads_by_cores"].get(rest, 0) >= 1, rows[1]
 
 
 def test_fed_gap_streams_count_overlapping_work_once():

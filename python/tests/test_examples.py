@@ -49,8 +49,24 @@ def test_train_resnet_torch_example_learns_on_the_cpu():
                         "--size", "32", "--steps", "24", "--pin"], capture_output=True, text=True,
                        timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
+    # Pinning the training thread would put torch's CPU threads on its one core (they inherit
+    # it): 16 of them crawled there on the 16-core GPU machine.
+    assert "--pin: ignored without a GPU" in r.stdout
     first, last = _first_last(r.stdout)
     assert last < 0.7 * first, r.stdout[-1500:]
+
+
+def test_train_resnet_torch_example_learns_on_the_gpu_pinned():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchvision", reason="torchvision is needed for the ResNet example")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU: --pin is the set-up for GPU training")
+    out = _run("train_resnet_torch.py", "--size", "32", "--steps", "24", "--batch-size", "16",
+               "--pin")
+    if len(os.sched_getaffinity(0)) > 1:
+        assert "--pin: training thread on core" in out, out[-1500:]
+    first, last = _first_last(out)
+    assert last < 0.7 * first, out[-1500:]
 
 
 def test_train_jax_example_learns():
