@@ -33,6 +33,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -63,9 +64,62 @@ def threads_by_cores():
 
 
 def split_variant(variant):
-    """"fed-pin2+K=V" -> ("fed", 2): the loader variant and the consumer's cores (0: unpinned)."""
-    m = re.fullmatch(r"(.*?)(?:-pin(\d*))?", variant.split("+")[0])
-    return m.group(1), (int(m.group(2) or 1) if m.group(2) is not None else 0)
+    """"fed-pin2-hw0-t12+K=V" -> {"base": "fed", "pin": 2, "hw": "0", "threads": 12}: the loader
+    variant, the consumer's cores (-pin = -pin1; 0: unpinned), stoker's hw_decoder_load (None:
+    auto) and threads (None: --threads)."""
+    base, *tokens = variant.split("+")[0].split("-")
+    out = {"base": base, "pin": 0, "hw": None, "threads": None}
+    for tok in tokens:
+        m = re.fullmatch(r"(pin|hw|t)([0-9.]*)", tok)
+        if not m or (m.group(1) != "pin" and not m.group(2)):
+            raise SystemExit(f"fed_gap: variant '{variant}': unknown part '-{tok}' "
+                             "(known: -pin, -pinN, -hwL, -tN)")
+        kind, val = m.groups()
+        if kind == "pin":
+            out["pin"] = int(val or 1)
+        elif kind == "hw":
+            out["hw"] = val
+        else:
+            out["threads"] = int(val)
+    return out
+
+
+def thread_names():
+    """{tid: name} of this process's threads (stoker names its own "stoker-...")."""
+    names = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            names[tid] = open(f"/proc/self/task/{tid}/comm").read().strip()
+        except OSError:
+            pass
+    return names
+
+
+def api_calls(events, steps, training_tid, names=None):
+    """Chrome-trace events -> per thread: CUDA runtime/driver calls and their time (per step),
+    busiest first, each with its three costliest calls; the training thread marked. Contention
+    for the driver's locks shows as the training thread's calls (cudaLaunchKernel) taking
+    longer when stoker's threads make many calls of their own."""
+    per = collections.defaultdict(lambda: {"calls": 0, "us": 0.0, "names": collections.Counter(),
+                                           "launch": [0, 0.0]})
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in ("cuda_runtime", "cuda_driver"):
+            continue
+        t, dur = per[str(e.get("tid"))], float(e.get("dur", 0))
+        t["calls"] += 1
+        t["us"] += dur
+        t["names"][e["name"]] += dur
+        if "LaunchKernel" in e["name"]:
+            t["launch"][0] += 1
+            t["launch"][1] += dur
+    out = [{"tid": k, "name": (names or {}).get(k, "?"), "training_thread": k == str(training_tid),
+            "calls_per_step": v["calls"] / steps, "ms_per_step": v["us"] / 1e3 / steps,
+            "launch_us_mean": v["launch"][1] / v["launch"][0] if v["launch"][0] else None,
+            "top": [{"name": n, "ms_per_step": d / 1e3 / steps}
+                    for n, d in v["names"].most_common(3)]}
+           for k, v in per.items()]
+    out.sort(key=lambda t: -t["ms_per_step"])
+    return out
 
 
 def busy_union(intervals):
@@ -108,13 +162,17 @@ def measure(variant, args):
     import torch
     import harness
     import loaders
-    base, pin = split_variant(variant)  # the environment (+K=V) was set by the driver
-    if pin:
-        os.environ["STOKER_BENCH_PIN"] = str(pin)
+    v = split_variant(variant)  # the environment (+K=V) was set by the driver
+    base = v["base"]
+    if v["pin"]:
+        os.environ["STOKER_BENCH_PIN"] = str(v["pin"])
     torch.backends.cudnn.benchmark = True
-    spec = {"loader": "stoker-gpu" if torch.cuda.is_available() else "stoker-cpu",
-            "pipeline": "rn50-train", "mode": f"train-{args.model}", "threads": args.threads,
-            "batch": args.batch, "size": args.size, "data": args.data}
+    loader = "stoker-cpu"
+    if torch.cuda.is_available():
+        loader = f"stoker-gpu-hw{v['hw']}" if v["hw"] is not None else "stoker-gpu"
+    threads = v["threads"] or args.threads
+    spec = {"loader": loader, "pipeline": "rn50-train", "mode": f"train-{args.model}",
+            "threads": threads, "batch": args.batch, "size": args.size, "data": args.data}
     step = harness._consumer(spec, torch)
     synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
     batches = None if base == "synthetic" else loaders.make_loader(spec)
@@ -146,7 +204,8 @@ def measure(variant, args):
     wall = time.perf_counter() - t0
     sched1 = thread_sched()
     env = {k: os.environ.get(k) for k in (kv.split("=", 1)[0] for kv in variant.split("+")[1:])}
-    out = {"variant": variant, "env": env, "model": args.model, "threads": args.threads,
+    out = {"variant": variant, "env": env, "model": args.model, "threads": threads,
+           "loader": loader,
            "images_per_s": steps * args.batch / wall, "step_ms": 1e3 * wall / steps,
            "thread_run_ms_per_step": (sched1[0] - sched0[0]) / 1e6 / steps,
            "thread_runq_wait_ms_per_step": (sched1[1] - sched0[1]) / 1e6 / steps,
@@ -167,6 +226,8 @@ def measure(variant, args):
             prof.export_chrome_trace(os.path.join(d, "trace.json"))
             events = json.load(open(os.path.join(d, "trace.json")))["traceEvents"]
         out["streams"], out["top_gpu_work"] = gpu_streams(events, args.profile_steps)
+        out["api_threads"] = api_calls(events, args.profile_steps, threading.get_native_id(),
+                                       thread_names())
     return out
 
 
@@ -175,22 +236,31 @@ def measure(variant, args):
 def table(rows):
     lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
              "switches vol / invol | next() ms | release ms | busiest stream ms | "
-             "other streams ms | threads per core set |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "other streams ms | CUDA calls/step: training (launch µs) / stoker's | "
+             "threads per core set |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['variant']} | error: {r['error'][:100]} ||||||||||")
+            lines.append(f"| {r['variant']} | error: {r['error'][:100]} |||||||||||")
             continue
         streams = r.get("streams") or []
         first = f"{streams[0]['busy_ms_per_step']:.2f}" if streams else ""
         rest = f"{sum(s['sum_ms_per_step'] for s in streams[1:]):.2f}" if streams else ""
+        api = r.get("api_threads") or []
+        calls = ""
+        if api:
+            mine = [t for t in api if t["training_thread"]]
+            launch = mine[0]["launch_us_mean"] if mine else None
+            theirs = sum(t["calls_per_step"] for t in api if t["name"].startswith("stoker"))
+            calls = (f"{sum(t['calls_per_step'] for t in mine):.0f}"
+                     f"{f' ({launch:.1f})' if launch else ''} / {theirs:.0f}")
         cores = ", ".join(f"{k}: {v}" for k, v in sorted(r.get("threads_by_cores", {}).items()))
         lines.append(
             f"| {r['variant']} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
             f"{r['thread_run_ms_per_step']:.1f} | {r['thread_runq_wait_ms_per_step']:.2f} | "
             f"{r['voluntary_switches_per_step']:.1f} / {r['involuntary_switches_per_step']:.1f}"
             f" | {r['next_ms_per_step']:.2f} | {r['release_ms_per_step']:.3f} | {first} | "
-            f"{rest} | {cores} |")
+            f"{rest} | {calls} | {cores} |")
     return "\n".join(lines)
 
 
@@ -215,6 +285,8 @@ def main(argv=None):
     if args.one:
         print(json.dumps(measure(args.one, args)), flush=True)
         os._exit(0)  # no interpreter teardown with stoker's and CUDA's threads still there
+    for variant in args.variants.split(","):
+        split_variant(variant)  # a typo stops here, before any variant runs
     rows = []
     for variant in args.variants.split(","):
         cmd = [sys.executable, os.path.abspath(__file__), "--one", variant] + \

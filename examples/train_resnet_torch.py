@@ -33,7 +33,9 @@ def train_pipe(root, size, gpu, shard_id, num_shards):
                                       mirror=fn.random.coin_flip(), mean=MEAN, std=STD,
                                       dtype=types.FLOAT16 if gpu else types.FLOAT,
                                       output_layout="CHW")
-    return images, fn.cast(labels, dtype=types.INT64)
+    labels = fn.cast(labels, dtype=types.INT64)
+    # On the GPU the labels go over with the images (DALI users write labels.gpu()).
+    return images, labels.gpu() if gpu else labels
 
 
 def main():

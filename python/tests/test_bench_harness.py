@@ -325,3 +325,47 @@ def test_fed_gap_streams_count_overlapping_work_once():
                           "sum_ms_per_step": 4.0, "busy_ms_per_step": 3.0}
     assert streams[1]["stream"] == "24" and streams[1]["copies_per_step"] == 0.5
     assert [t["name"] for t in top] == ["gemm", "bn", "Memcpy HtoD"]
+
+
+def test_fed_gap_counts_each_threads_cuda_calls():
+    """The training thread's CUDA calls and their mean launch time against stoker's threads'
+    (lock contention in the driver shows as slower launches)."""
+    sys.path.insert(0, BENCH)
+    import fed_gap
+    ev = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 0, "dur": 4,
+           "tid": 10},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 9, "dur": 8,
+           "tid": 10},
+          {"ph": "X", "cat": "cuda_driver", "name": "cuMemcpyHtoDAsync", "ts": 0, "dur": 30,
+           "tid": 11},
+          {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "ts": 40, "dur": 2,
+           "tid": 11},
+          {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 0, "dur": 4000, "tid": 10}]
+    rows = fed_gap.api_calls(ev, steps=2, training_tid=10, names={"11": "stoker-gpu0"})
+    assert [r["tid"] for r in rows] == ["11", "10"]  # the costliest first
+    theirs, mine = rows
+    assert mine["training_thread"] and not theirs["training_thread"]
+    assert mine["calls_per_step"] == 1.0 and mine["launch_us_mean"] == 6.0
+    assert theirs["name"] == "stoker-gpu0" and theirs["launch_us_mean"] is None
+    assert theirs["ms_per_step"] == 0.016 and theirs["top"][0]["name"] == "cuMemcpyHtoDAsync"
+    assert mine["name"] == "?"
+    table = fed_gap.table([{"variant": "fed", "images_per_s": 1000.0, "step_ms": 50.0,
+                            "thread_run_ms_per_step": 40.0, "thread_runq_wait_ms_per_step": 0.0,
+                            "voluntary_switches_per_step": 1.0,
+                            "involuntary_switches_per_step": 0.0, "next_ms_per_step": 0.5,
+                            "release_ms_per_step": 0.0, "api_threads": rows,
+                            "threads_by_cores": {"0-15": 20}}])
+    assert "| 1 (6.0) / 1 | 0-15: 20 |" in table
+
+
+def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
+    sys.path.insert(0, BENCH)
+    import fed_gap
+    assert fed_gap.split_variant("fed") == {"base": "fed", "pin": 0, "hw": None, "threads": None}
+    assert fed_gap.split_variant("fed-pin+K=V")["pin"] == 1
+    assert fed_gap.split_variant("discard-hw0-t12-pin2") == {
+        "base": "discard", "pin": 2, "hw": "0", "threads": 12}
+    with pytest.raises(SystemExit, match="unknown part '-pinned'"):
+        fed_gap.split_variant("fed-pinned")
+    with pytest.raises(SystemExit, match="unknown part '-hw'"):
+        fed_gap.split_variant("fed-hw")

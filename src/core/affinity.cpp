@@ -1,5 +1,6 @@
 #include "stoker/core/affinity.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -29,6 +30,22 @@ bool set_thread_affinity(const std::vector<int>& cores) {
 #endif
 
 }  // namespace
+
+void set_thread_name(const std::string& name) {
+#ifdef __linux__
+  pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());  // 16 bytes with the NUL
+#else
+  (void)name;
+#endif
+}
+
+std::string thread_name() {
+#ifdef __linux__
+  char buf[16] = {};
+  if (pthread_getname_np(pthread_self(), buf, sizeof(buf)) == 0) return buf;
+#endif
+  return "";
+}
 
 std::vector<int> thread_affinity() {
 #ifdef __linux__

@@ -15,6 +15,11 @@ namespace stoker {
 // The cores the calling thread may run on, ascending (Linux; elsewhere empty).
 std::vector<int> thread_affinity();
 
+// Names the calling thread ("stoker-pool3": at most 15 characters on Linux, longer names are
+// cut), so top -H, gdb, perf and bench/fed_gap.py tell stoker's threads from the framework's.
+void set_thread_name(const std::string& name);
+std::string thread_name();  // the calling thread's name ("" where names are not supported)
+
 // "0-3,8,10-11": cores as a short list, for messages and reports.
 std::string format_cores(const std::vector<int>& cores);
 

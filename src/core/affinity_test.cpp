@@ -27,6 +27,18 @@ TEST(Affinity, FormatCoresWritesRunsAsRanges) {
 }
 
 #ifdef __linux__
+TEST(Affinity, ThreadNamesAreSetAndCutToFifteenCharacters) {
+  std::string short_name, long_name;
+  std::thread([&] {
+    set_thread_name("stoker-gpu0");
+    short_name = thread_name();
+    set_thread_name("stoker-a-much-longer-name");
+    long_name = thread_name();
+  }).join();
+  EXPECT_EQ(short_name, "stoker-gpu0");
+  EXPECT_EQ(long_name, "stoker-a-much-l");  // Linux keeps 15 characters; the rest is cut
+}
+
 TEST(Affinity, ThreadsStartedInTheScopeKeepItsCoresAndTheCallerGetsItsOwnBack) {
   const std::vector<int> mine = thread_affinity();
   ASSERT_FALSE(mine.empty());

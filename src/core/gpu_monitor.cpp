@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "stoker/core/affinity.hpp"
+
 #ifdef STOKER_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -94,6 +96,7 @@ void GpuMonitor::start() {
 }
 
 void GpuMonitor::loop() {
+  set_thread_name("stoker-nvml");
   const Nvml& n = nvml();
   const auto period = std::chrono::duration<double>(period_);
   std::unique_lock lock(mutex_);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "stoker/core/affinity.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker {
@@ -83,6 +84,7 @@ void ThreadPool::work(Job& job, int thread_index) {
 }
 
 void ThreadPool::worker_loop(int thread_index) {
+  set_thread_name("stoker-pool" + std::to_string(thread_index));
   for (;;) {
     Job* job = nullptr;
     {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "stoker/core/affinity.hpp"
+
 namespace stoker::pipeline {
 
 namespace {
@@ -461,6 +463,7 @@ bool Executor::deliver(Result r, std::deque<Result>& to, bool in_order) {
 }
 
 void Executor::device_loop(size_t stage) {
+  set_thread_name("stoker-gpu" + std::to_string(stage));
   auto& in = stages_[stage].input;
   const bool last = stage + 1 == stages_.size();
   auto& out = last ? queue_ : stages_[stage + 1].input;

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "stoker/core/affinity.hpp"
 #include "stoker/pipeline/executor.hpp"
 
 namespace stoker::pipeline {
@@ -66,6 +67,7 @@ void Executor::pass_turn(size_t n, int64_t iteration) {
 }
 
 void Executor::producer_loop(int lane) {
+  set_thread_name(lane == 0 ? "stoker-cpu" : "stoker-cpu" + std::to_string(lane + 1));
   // With device stages, the CPU stage feeds the first one; otherwise the consumer's queue.
   auto& out = stages_.empty() ? queue_ : stages_[0].input;
   if (trace_)

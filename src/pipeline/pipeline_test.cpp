@@ -452,6 +452,13 @@ std::vector<int> cores_of_thread(int tid) {
   return cores;
 }
 
+std::string name_of_thread(int tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/comm");
+  std::string name;
+  std::getline(f, name);
+  return name;
+}
+
 TEST(Pipeline, CpuAffinityHoldsEveryThreadThePipelineStarts) {
   JpegFolder data(6);
   const std::vector<int> mine = thread_affinity();
@@ -469,6 +476,9 @@ TEST(Pipeline, CpuAffinityHoldsEveryThreadThePipelineStarts) {
     if (before.count(tid)) continue;
     ++started;
     EXPECT_EQ(cores_of_thread(tid), std::vector<int>{core}) << "thread " << tid;
+    // Named, so profiles (top -H, perf, bench/fed_gap.py) tell them from the framework's.
+    EXPECT_EQ(name_of_thread(tid).rfind("stoker-", 0), 0u)
+        << "thread " << tid << ": " << name_of_thread(tid);
   }
   EXPECT_GE(started, 3);  // the producer, 2 pool workers (and the readers' I/O threads)
 }

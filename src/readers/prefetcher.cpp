@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "stoker/core/affinity.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker::readers {
@@ -29,6 +30,7 @@ Prefetcher::~Prefetcher() {
 }
 
 void Prefetcher::work() {
+  set_thread_name("stoker-io");
   std::unique_lock lock(mutex_);
   for (;;) {
     // Whole groups only: a thread woken by every pop would otherwise load one sample at a time.
