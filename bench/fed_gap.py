@@ -64,16 +64,21 @@ def threads_by_cores():
 
 
 def split_variant(variant):
-    """"fed-pin2-hw0-t12+K=V" -> {"base": "fed", "pin": 2, "hw": "0", "threads": 12}: the loader
-    variant, the consumer's cores (-pin = -pin1; 0: unpinned), stoker's hw_decoder_load (None:
-    auto) and threads (None: --threads)."""
+    """"fed-pin2-hw0-t12+K=V" -> {"base": "fed", "pin": 2, "hw": "0", "threads": 12, ...}: the
+    loader variant, the consumer's cores (-pin = -pin1; 0: unpinned), stoker's hw_decoder_load
+    (None: auto), threads (None: --threads) and "cpudec" (-cpudec: every JPEG decoded by the CPU
+    threads, neither the engines nor nvJPEG's CUDA decoder: stoker's CUDA calls per batch drop
+    to a copy and the resize kernel)."""
     base, *tokens = variant.split("+")[0].split("-")
-    out = {"base": base, "pin": 0, "hw": None, "threads": None}
+    out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False}
     for tok in tokens:
+        if tok == "cpudec":
+            out["hw"], out["cpudec"] = "0", True
+            continue
         m = re.fullmatch(r"(pin|hw|t)([0-9.]*)", tok)
         if not m or (m.group(1) != "pin" and not m.group(2)):
             raise SystemExit(f"fed_gap: variant '{variant}': unknown part '-{tok}' "
-                             "(known: -pin, -pinN, -hwL, -tN)")
+                             "(known: -pin, -pinN, -hwL, -tN, -cpudec)")
         kind, val = m.groups()
         if kind == "pin":
             out["pin"] = int(val or 1)
@@ -173,6 +178,8 @@ def measure(variant, args):
     threads = v["threads"] or args.threads
     spec = {"loader": loader, "pipeline": "rn50-train", "mode": f"train-{args.model}",
             "threads": threads, "batch": args.batch, "size": args.size, "data": args.data}
+    if v["cpudec"] and loader.startswith("stoker-gpu"):
+        spec["decoder_args"] = {"cuda_decoder": "off"}
     step = harness._consumer(spec, torch)
     synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
     batches = None if base == "synthetic" else loaders.make_loader(spec)

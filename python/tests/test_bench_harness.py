@@ -361,10 +361,13 @@ def test_fed_gap_counts_each_threads_cuda_calls():
 def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
     sys.path.insert(0, BENCH)
     import fed_gap
-    assert fed_gap.split_variant("fed") == {"base": "fed", "pin": 0, "hw": None, "threads": None}
+    assert fed_gap.split_variant("fed") == {"base": "fed", "pin": 0, "hw": None, "threads": None,
+                                            "cpudec": False}
     assert fed_gap.split_variant("fed-pin+K=V")["pin"] == 1
-    assert fed_gap.split_variant("discard-hw0-t12-pin2") == {
-        "base": "discard", "pin": 2, "hw": "0", "threads": 12}
+    assert fed_gap.split_variant("discard-hw0.5-t12-pin2") == {
+        "base": "discard", "pin": 2, "hw": "0.5", "threads": 12, "cpudec": False}
+    assert fed_gap.split_variant("fed-cpudec-t12") == {
+        "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True}
     with pytest.raises(SystemExit, match="unknown part '-pinned'"):
         fed_gap.split_variant("fed-pinned")
     with pytest.raises(SystemExit, match="unknown part '-hw'"):
