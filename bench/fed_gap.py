@@ -50,6 +50,16 @@ def thread_sched():
             int(status["nonvoluntary_ctxt_switches"])]
 
 
+def switches():
+    """The calling thread's voluntary context switches so far (each one a wait: a lock, a
+    condition variable, a blocking syscall)."""
+    with open("/proc/thread-self/status") as f:
+        for line in f:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split(":")[1])
+    return 0
+
+
 def threads_by_cores():
     """How many of this process's threads may run on each set of cores ("0": 1, "1-15": 40)."""
     count = collections.Counter()
@@ -184,15 +194,18 @@ def measure(variant, args):
     synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
     batches = None if base == "synthetic" else loaders.make_loader(spec)
 
-    spent = {"next": 0.0, "release": 0.0}  # the training thread's time in stoker's calls
+    # The training thread's time in stoker's calls, and its waits in next().
+    spent = {"next": 0.0, "release": 0.0, "next_switches": 0}
 
     def one():
         if batches is None:
             step(*synth)
             return
+        s0 = switches()
         t0 = time.perf_counter()
         x, y = next(batches)
         t1 = time.perf_counter()
+        spent["next_switches"] += switches() - s0
         step(*((x, y) if base == "fed" else synth))
         t2 = time.perf_counter()
         del x, y  # the batch's last references: its buffers go back to stoker's pools
@@ -204,7 +217,7 @@ def measure(variant, args):
         one()
         n += 1
     sched0, t0, steps = thread_sched(), time.perf_counter(), 0
-    spent.update(next=0.0, release=0.0)
+    spent.update(next=0.0, release=0.0, next_switches=0)
     while time.perf_counter() - t0 < args.window or steps == 0:
         one()
         steps += 1
@@ -219,6 +232,7 @@ def measure(variant, args):
            "voluntary_switches_per_step": (sched1[2] - sched0[2]) / steps,
            "involuntary_switches_per_step": (sched1[3] - sched0[3]) / steps,
            "next_ms_per_step": 1e3 * spent["next"] / steps,
+           "next_voluntary_switches_per_step": spent["next_switches"] / steps,
            "release_ms_per_step": 1e3 * spent["release"] / steps,
            "threads_by_cores": threads_by_cores()}
     if args.profile_steps and torch.cuda.is_available():
@@ -242,7 +256,7 @@ def measure(variant, args):
 
 def table(rows):
     lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
-             "switches vol / invol | next() ms | release ms | busiest stream ms | "
+             "switches vol (in next()) / invol | next() ms | release ms | busiest stream ms | "
              "other streams ms | CUDA calls/step: training (launch µs) / stoker's | "
              "threads per core set |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
@@ -265,7 +279,9 @@ def table(rows):
         lines.append(
             f"| {r['variant']} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
             f"{r['thread_run_ms_per_step']:.1f} | {r['thread_runq_wait_ms_per_step']:.2f} | "
-            f"{r['voluntary_switches_per_step']:.1f} / {r['involuntary_switches_per_step']:.1f}"
+            f"{r['voluntary_switches_per_step']:.1f} "
+            f"({r.get('next_voluntary_switches_per_step', 0):.1f}) / "
+            f"{r['involuntary_switches_per_step']:.1f}"
             f" | {r['next_ms_per_step']:.2f} | {r['release_ms_per_step']:.3f} | {first} | "
             f"{rest} | {calls} | {cores} |")
     return "\n".join(lines)
