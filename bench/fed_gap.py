@@ -30,7 +30,7 @@ import collections
 import json
 import os
 import re
-import subprocess
+import signal
 import sys
 import tempfile
 import threading
@@ -172,11 +172,19 @@ def gpu_streams(events, steps):
     return streams, top
 
 
+def test_hang():
+    """Stands for a hung measurement in the tests of the driver's hang handling."""
+    while True:
+        time.sleep(1)
+
+
 def measure(variant, args):
     sys.path.insert(0, HERE)
     import torch
     import harness
     import loaders
+    if os.environ.get("STOKER_FED_GAP_TEST_HANG") == variant:  # the hang handling's test
+        test_hang()
     v = split_variant(variant)  # the environment (+K=V) was set by the driver
     base = v["base"]
     if v["pin"]:
@@ -306,23 +314,25 @@ def main(argv=None):
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
+        import faulthandler
+        faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks, if it hangs
         print(json.dumps(measure(args.one, args)), flush=True)
         os._exit(0)  # no interpreter teardown with stoker's and CUDA's threads still there
     for variant in args.variants.split(","):
         split_variant(variant)  # a typo stops here, before any variant runs
+    sys.path.insert(0, HERE)
+    import harness
     rows = []
     for variant in args.variants.split(","):
         cmd = [sys.executable, os.path.abspath(__file__), "--one", variant] + \
             [a for a in (argv if argv is not None else sys.argv[1:])]
         env = dict(kv.split("=", 1) for kv in variant.split("+")[1:])
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
-                               env={**os.environ, **env})
-            lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-            rows.append(json.loads(lines[-1]) if lines else
-                        {"variant": variant, "error": (p.stderr.strip().splitlines() or ["?"])[-1]})
-        except subprocess.TimeoutExpired:
-            rows.append({"variant": variant, "error": f"timed out after {args.timeout:.0f} s"})
+        # A hung variant (the engines have hung before) is killed with its whole process group
+        # and its threads' stacks kept beside the JSON; the next variant still runs.
+        hang_log = os.path.join(os.path.dirname(os.path.abspath(args.json)),
+                                f"hang-fed_gap-{variant}.txt") if args.json else None
+        r = harness.run_process(cmd, args.timeout, env, hang_log, header=variant)
+        rows.append({"variant": variant, "error": r["error"][-1]} if "error" in r else r)
         print(table(rows[-1:]).splitlines()[-1], flush=True)
     print(table(rows))
     if args.json:

@@ -317,9 +317,21 @@ def run_one(spec, timeout, logs=None):
     when it overruns `timeout` seconds: a hung loader is reported, with its threads' Python
     stacks (faulthandler, SIGUSR1) and native stacks (gdb, where installed) saved under `logs`,
     and leaves nothing behind to disturb the next measurement."""
-    p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--one", json.dumps(spec)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, env={**os.environ, **spec.get("env", {})})
+    where = None
+    if logs:
+        where = os.path.join(logs, "hang-{loader}-{pipeline}-{mode}-{threads}.txt".format(**spec))
+    r = run_process([sys.executable, os.path.abspath(__file__), "--one", json.dumps(spec)],
+                    timeout, spec.get("env", {}), where, header=json.dumps(spec))
+    return {**spec, "error": r["error"]} if "error" in r else r
+
+
+def run_process(cmd, timeout, env=None, hang_log=None, header=""):
+    """Runs a measuring process (`cmd`, `env` added to ours) in a new process group and returns
+    the last JSON line it printed, or {"error": [message]}. On overrunning `timeout` seconds its
+    threads' Python stacks (SIGUSR1: the process must have registered faulthandler for it) and
+    native stacks go to `hang_log`, and the whole group is killed."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, env={**os.environ, **(env or {})})
     try:
         stdout, stderr = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -328,15 +340,13 @@ def run_one(spec, timeout, logs=None):
         time.sleep(1)
         os.killpg(p.pid, signal.SIGKILL)
         _, stderr = p.communicate()
-        where = ""
-        if logs:
-            os.makedirs(logs, exist_ok=True)
-            where = os.path.join(logs, "hang-{loader}-{pipeline}-{mode}-{threads}.txt".format(**spec))
-            with open(where, "w") as f:
-                f.write(f"{json.dumps(spec)}\n\n== Python (faulthandler)\n{stderr}\n"
+        if hang_log:
+            os.makedirs(os.path.dirname(hang_log) or ".", exist_ok=True)
+            with open(hang_log, "w") as f:
+                f.write(f"{header}\n\n== Python (faulthandler)\n{stderr}\n"
                         f"== native stacks\n{native}\n")
-        return {**spec, "error": [f"timed out after {timeout:.0f} s (hung?)" +
-                                  (f"; stacks in {where}" if where else "")]}
+        return {"error": [f"timed out after {timeout:.0f} s (hung?)" +
+                          (f"; stacks in {hang_log}" if hang_log else "")]}
     finally:
         try:
             os.killpg(p.pid, signal.SIGKILL)  # leftover workers of a finished measurement
@@ -344,7 +354,7 @@ def run_one(spec, timeout, logs=None):
             pass
     lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
     if p.returncode != 0 or not lines:
-        return {**spec, "error": (stderr or stdout).strip().splitlines()[-1:] or ["?"]}
+        return {"error": (stderr or stdout).strip().splitlines()[-1:] or ["?"]}
     return json.loads(lines[-1])
 
 
