@@ -178,8 +178,9 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores):
                     "copies in the training loop")
         if (os.cpu_count() or 1) >= 2:  # a core for the training thread, the rest for stoker
             recs.append("give the training thread a core of its own: os.sched_setaffinity(0, "
-                        "{0}) in it and Pipeline(cpu_affinity=range(1, os.cpu_count())) (a third "
-                        "of ResNet-50's loss on one H100 box, bench/RESULTS.md)")
+                        "{0}) in it and Pipeline(cpu_affinity=range(1, os.cpu_count())) (part "
+                        "of ResNet-50's loss on two H100 instances, bench/RESULTS.md; threads "
+                        "it starts later, torch's CPU pool included, share that core)")
         return what, recs
     # The loader itself is too slow (or there is nothing to compare with): its busiest stage.
     busiest = max(stages, key=lambda s: s["busy"] - s["starved"])
