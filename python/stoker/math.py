@@ -5,7 +5,7 @@ Functions: abs, sqrt, rsqrt, exp, log, log2, log10, sin, cos, tan, floor, ceil, 
 min, max, clamp. Floating functions give float32 (float64 for float64 inputs); abs, floor, ceil,
 min, max and clamp keep the promoted input type."""
 
-from stoker.pipeline import DataNode, _Expr
+from stoker.node import DataNode, _Expr
 
 
 def _unary(fn):

@@ -1,0 +1,132 @@
+"""The values a pipeline definition passes around: DataNode (one output of an operator node)
+and _Expr (arithmetic on DataNodes and constants, fused into one `arithmetic` operator when
+first used). Split from pipeline.py, which records the nodes."""
+
+
+class DataNode:
+    """A value in a pipeline being defined: output `index` of operator node `node`.
+
+    Python operators on DataNodes (+ - * / // % **, comparisons, & | ^, unary -, abs())
+    build expressions that run as one fused `arithmetic` operator (see stoker.math)."""
+
+    __hash__ = object.__hash__  # == builds an expression; identity stays the hash
+
+    def __init__(self, pipeline, node, index, name):
+        self._pipeline = pipeline
+        self._node = node
+        self._index = index
+        self.name = name
+
+    def __repr__(self):
+        return f"DataNode({self.name})"
+
+    def gpu(self):
+        """This value copied to the GPU (one asynchronous copy per batch). The pipeline needs a
+        device_id. Under STOKER_FORCE_CPU=1 the value stays on the CPU."""
+        return self._pipeline._add_node("copy_to_device", [self], {}, {}, None, "mixed", 1)
+
+    def __bool__(self):
+        raise TypeError("a DataNode has no truth value at definition time; it stands for "
+                        "data that exists only when the pipeline runs")
+
+    def _binary(self, fn, other, reverse=False):
+        return _Expr(fn, [other, self] if reverse else [self, other])
+
+    def __add__(self, o): return self._binary("add", o)
+    def __radd__(self, o): return self._binary("add", o, True)
+    def __sub__(self, o): return self._binary("sub", o)
+    def __rsub__(self, o): return self._binary("sub", o, True)
+    def __mul__(self, o): return self._binary("mul", o)
+    def __rmul__(self, o): return self._binary("mul", o, True)
+    def __truediv__(self, o): return self._binary("div", o)
+    def __rtruediv__(self, o): return self._binary("div", o, True)
+    def __floordiv__(self, o): return self._binary("fdiv", o)
+    def __rfloordiv__(self, o): return self._binary("fdiv", o, True)
+    def __mod__(self, o): return self._binary("mod", o)
+    def __rmod__(self, o): return self._binary("mod", o, True)
+    def __pow__(self, o): return self._binary("pow", o)
+    def __rpow__(self, o): return self._binary("pow", o, True)
+    def __and__(self, o): return self._binary("and", o)
+    def __rand__(self, o): return self._binary("and", o, True)
+    def __or__(self, o): return self._binary("or", o)
+    def __ror__(self, o): return self._binary("or", o, True)
+    def __xor__(self, o): return self._binary("xor", o)
+    def __rxor__(self, o): return self._binary("xor", o, True)
+    def __eq__(self, o): return self._binary("eq", o)  # noqa: E704
+    def __ne__(self, o): return self._binary("ne", o)
+    def __lt__(self, o): return self._binary("lt", o)
+    def __le__(self, o): return self._binary("le", o)
+    def __gt__(self, o): return self._binary("gt", o)
+    def __ge__(self, o): return self._binary("ge", o)
+    def __neg__(self): return _Expr("neg", [self])
+    def __pos__(self): return self
+    def __abs__(self): return _Expr("abs", [self])
+
+
+def _constant(v):
+    """$value:type for the native expression (bool, int as int32, float as float32)."""
+    if isinstance(v, bool):
+        return f"${int(v)}:b"
+    if isinstance(v, int):
+        return f"${v}:i32"
+    if isinstance(v, float):
+        return f"${v!r}:f32"
+    raise TypeError(f"arithmetic: constants must be bool, int or float, got {type(v).__name__}")
+
+
+class _Expr(DataNode):
+    """An expression of DataNodes and constants. It becomes one `arithmetic` operator when
+    first used (as an input, argument or pipeline output); sub-expressions not used on their
+    own are fused into it."""
+
+    def __init__(self, fn, args):
+        pipes = {a._pipeline for a in args if isinstance(a, DataNode)}
+        if not pipes:
+            raise TypeError(f"arithmetic: {fn} needs at least one DataNode operand")
+        if len(pipes) > 1:
+            raise ValueError("arithmetic: operands belong to different pipelines")
+        self._pipeline = pipes.pop()
+        self._fn, self._args, self._out = fn, args, None
+        for a in args:
+            if not isinstance(a, DataNode):
+                _constant(a)  # checks the type now, where the user wrote it
+
+    @property
+    def name(self):
+        return f"({self._fn} ...)" if self._out is None else self._out.name
+
+    @property
+    def _node(self):
+        return self._materialize()._node
+
+    @property
+    def _index(self):
+        return self._materialize()._index
+
+    def _render(self, leaves):
+        parts = []
+        for a in self._args:
+            if isinstance(a, _Expr) and a._out is None:
+                parts.append(a._render(leaves))
+            elif isinstance(a, DataNode):
+                key = (a._node, a._index)
+                slot = next((k for k, (kk, _) in enumerate(leaves) if kk == key), None)
+                if slot is None:
+                    slot = len(leaves)
+                    leaves.append((key, a))
+                parts.append(f"&{slot}")
+            else:
+                parts.append(_constant(a))
+        return f"{self._fn}({','.join(parts)})"
+
+    def _materialize(self):
+        if self._out is None:
+            leaves = []
+            expr = self._render(leaves)
+            # On the GPU when any operand is GPU data (CPU operands are copied there).
+            nodes = self._pipeline._nodes
+            device = "gpu" if any(nodes[k[0]]["device"] in ("gpu", "mixed")
+                                  for k, _ in leaves) else "cpu"
+            self._out = self._pipeline._add_node("arithmetic", [a for _, a in leaves],
+                                                 {"expr": expr}, {}, None, device, 1)
+        return self._out
