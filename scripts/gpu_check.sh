@@ -17,6 +17,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu_check_out}
+# The device call's limit (10 minutes): the Python tests get what is left of it, so a hung test
+# is named in the summary instead of the call ending with nothing said.
+BUDGET=${GPU_CHECK_BUDGET:-570}
+START=$SECONDS
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 JOBS=$(nproc)
@@ -71,15 +75,23 @@ if [[ "${GPU_CHECK_PYTHON:-1}" != 0 ]]; then
 log "Python tests"
 # Tools that never touch the GPU (dataset making, container writing, the harness's bookkeeping)
 # are left to CI: the device's minutes go to GPU work.
-PYTHONPATH="$PWD/$BUILD/python" timeout 900 python3 -m pytest python/tests -q \
+LEFT=$(( BUDGET - (SECONDS - START) )); (( LEFT < 120 )) && LEFT=120
+PYTHONPATH="$PWD/$BUILD/python" timeout "$LEFT" python3 -m pytest python/tests -v \
   -o addopts="" -p no:cacheprovider --ignore=python/tests/test_make_dataset.py \
   --ignore=python/tests/test_convert.py \
   --deselect=python/tests/test_bench_harness.py::test_parts_merge_into_one_table \
   --deselect=python/tests/test_bench_harness.py::test_a_failing_loader_is_reported_not_fatal \
   --deselect=python/tests/test_bench_harness.py::test_a_measurement_over_its_time_is_killed_and_its_stacks_kept \
-  > "$OUT/pytest.log" 2>&1 || status=1
+  --deselect=python/tests/test_bench_harness.py::test_a_fed_gap_variant_over_its_time_is_killed_with_its_stacks_kept \
+  > "$OUT/pytest.log" 2>&1
+rc=$?
+(( rc != 0 )) && status=1
 grep -E "^(FAILED|ERROR) " "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
-tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
+if (( rc == 124 )); then  # -v writes each test's name before it runs: the last line is the hung one
+  echo "Python tests stopped after ${LEFT} s, in: $(tail -1 "$OUT/pytest.log")" | tee -a "$OUT/summary.txt"
+else
+  tail -1 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"
+fi
 fi
 fi
 if [[ "$MODE" == "--bench" || "$MODE" == "--all" ]]; then
