@@ -14,6 +14,23 @@
 
 namespace stoker {
 
+std::vector<CopyPiece> merge_adjacent_copies(const std::vector<CopyPiece>& pieces) {
+  std::vector<CopyPiece> out;
+  for (const CopyPiece& p : pieces) {
+    if (p.bytes == 0) continue;
+    if (!out.empty()) {
+      CopyPiece& last = out.back();
+      if (static_cast<char*>(last.dst) + last.bytes == p.dst &&
+          static_cast<const char*>(last.src) + last.bytes == p.src) {
+        last.bytes += p.bytes;
+        continue;
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
 #ifdef STOKER_HAVE_CUDA
 
 void cuda_check(int error, std::string_view what) {

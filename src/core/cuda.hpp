@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stoker {
 
@@ -84,6 +85,18 @@ std::shared_ptr<CudaEvent> record_if_live(StreamHandle stream) noexcept;
 // not make (the consumer's) are assumed alive. Returns whether it recorded; throws what
 // record() throws.
 bool record_unless_destroyed(CudaEvent& event, StreamHandle stream);
+
+// One piece of a copy made of many (a batch's samples).
+struct CopyPiece {
+  void* dst;
+  const void* src;
+  size_t bytes;
+};
+// The same copy in fewer pieces: each piece that continues the previous one in both source and
+// destination joins it (zero-byte pieces are dropped; the order is kept). A batch whose samples
+// lie back to back on both sides becomes one copy. Why: every CUDA call takes the driver's
+// locks, which the training thread's kernel launches need too (bench/RESULTS.md, session 12).
+std::vector<CopyPiece> merge_adjacent_copies(const std::vector<CopyPiece>& pieces);
 
 // Asynchronous copies on `stream` (pinned host memory for true asynchrony; pageable host memory
 // makes CUDA stage the copy).

@@ -170,8 +170,11 @@ Batch Executor::copy_input(const Batch& in) {
     const StreamHandle s = feed_stream_->get();
     if (in.ready_event()) in.ready_event()->wait_on(s);
     out = Batch::allocate_on(s, *device_pool_, in.dtype(), shapes, in.layout());
+    std::vector<CopyPiece> pieces;  // one copy when the fed samples lie back to back
     for (int i = 0; i < in.size(); ++i)
-      copy_device_async(out.data(i), in.data(i), in.sample(i).num_bytes(), s);
+      pieces.push_back({out.data(i), in.data(i), in.sample(i).num_bytes()});
+    for (const CopyPiece& p : merge_adjacent_copies(pieces))
+      copy_device_async(p.dst, p.src, p.bytes, s);
     in.record_stream(s);
     feed_stream_->synchronize();
   }

@@ -384,14 +384,18 @@ class ImageDecoderMixed final : public ImageDecoder {
     return d;
   }
 
-  // Copies host-decoded samples to their places in `out`, on the stage's stream.
+  // Copies host-decoded samples to their places in `out`, on the stage's stream: one copy per
+  // run of consecutive samples (the threads take the batch's tail, so usually one or a few
+  // copies rather than one per image).
   static void upload(Workspace& ws, const ThreadDecodes& d, Batch& out) {
     if (!d.staging) return;
     auto* base = static_cast<uint8_t*>(d.staging->data());
+    std::vector<CopyPiece> pieces;
     for (int i = 0; i < out.size(); ++i)
       if (d.staged[size_t(i)])
-        copy_to_device_async(out.data(i), base + d.offset[size_t(i)], out.sample(i).num_bytes(),
-                             ws.stream);
+        pieces.push_back({out.data(i), base + d.offset[size_t(i)], out.sample(i).num_bytes()});
+    for (const CopyPiece& p : merge_adjacent_copies(pieces))
+      copy_to_device_async(p.dst, p.src, p.bytes, ws.stream);
     d.staging->record_stream(ws.stream);
   }
 
