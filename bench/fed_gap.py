@@ -41,25 +41,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # -- what one process measures -----------------------------------------------------------------
 
-def thread_sched():
-    """The calling thread's [run ns, run-queue wait ns, voluntary, involuntary switches]."""
-    run, wait = (int(v) for v in open("/proc/thread-self/schedstat").read().split()[:2])
-    status = dict(line.split(":", 1) for line in open("/proc/thread-self/status")
-                  if ":" in line)
-    return [run, wait, int(status["voluntary_ctxt_switches"]),
-            int(status["nonvoluntary_ctxt_switches"])]
-
-
-def switches():
-    """The calling thread's voluntary context switches so far (each one a wait: a lock, a
-    condition variable, a blocking syscall)."""
-    with open("/proc/thread-self/status") as f:
-        for line in f:
-            if line.startswith("voluntary_ctxt_switches:"):
-                return int(line.split(":")[1])
-    return 0
-
-
 def threads_by_cores():
     """How many of this process's threads may run on each set of cores ("0": 1, "1-15": 40)."""
     count = collections.Counter()
@@ -183,6 +164,7 @@ def measure(variant, args):
     import torch
     import harness
     import loaders
+    from stoker.tools.thread_stats import per_step, thread_sched
     if os.environ.get("STOKER_FED_GAP_TEST_HANG") == variant:  # the hang handling's test
         test_hang()
     v = split_variant(variant)  # the environment (+K=V) was set by the driver
@@ -209,11 +191,11 @@ def measure(variant, args):
         if batches is None:
             step(*synth)
             return
-        s0 = switches()
+        s0 = thread_sched()["voluntary"]
         t0 = time.perf_counter()
         x, y = next(batches)
         t1 = time.perf_counter()
-        spent["next_switches"] += switches() - s0
+        spent["next_switches"] += thread_sched()["voluntary"] - s0
         step(*((x, y) if base == "fed" else synth))
         t2 = time.perf_counter()
         del x, y  # the batch's last references: its buffers go back to stoker's pools
@@ -230,15 +212,15 @@ def measure(variant, args):
         one()
         steps += 1
     wall = time.perf_counter() - t0
-    sched1 = thread_sched()
+    sched = per_step(sched0, thread_sched(), steps)
     env = {k: os.environ.get(k) for k in (kv.split("=", 1)[0] for kv in variant.split("+")[1:])}
     out = {"variant": variant, "env": env, "model": args.model, "threads": threads,
            "loader": loader,
            "images_per_s": steps * args.batch / wall, "step_ms": 1e3 * wall / steps,
-           "thread_run_ms_per_step": (sched1[0] - sched0[0]) / 1e6 / steps,
-           "thread_runq_wait_ms_per_step": (sched1[1] - sched0[1]) / 1e6 / steps,
-           "voluntary_switches_per_step": (sched1[2] - sched0[2]) / steps,
-           "involuntary_switches_per_step": (sched1[3] - sched0[3]) / steps,
+           "thread_run_ms_per_step": sched["run_ms"],
+           "thread_runq_wait_ms_per_step": sched["runq_wait_ms"],
+           "voluntary_switches_per_step": sched["voluntary"],
+           "involuntary_switches_per_step": sched["involuntary"],
            "next_ms_per_step": 1e3 * spent["next"] / steps,
            "next_voluntary_switches_per_step": spent["next_switches"] / steps,
            "release_ms_per_step": 1e3 * spent["release"] / steps,

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -160,6 +161,12 @@ def test_bottleneck_rules():
                _op("decode", "decoders.image", "cpu", 1.0)]
     what, recs = bottleneck(500, None, None, _stats((9.0,), (0.0,), cpu_ops), 2, 1.9)
     assert what.startswith("storage: the reader 'reader'") and "stoker convert" in recs[0]
+    # With the training thread's waits per step: cited when fed blocks it far more often.
+    what, _ = bottleneck(20000, 4600, 4100, st, 16, 3.0, waits=(1.0, 88.2))
+    assert what.endswith("; the training thread blocked 88 times per step fed, 1 on synthetic "
+                         "data"), what
+    what, _ = bottleneck(20000, 4600, 4100, st, 16, 3.0, waits=(1.0, 4.0))
+    assert "blocked" not in what
     gpu_stage = _stats((1.0, 1.0, 9.0), (5.0, 5.0, 0.0), ops, queue=(1.9, 2))
     what, recs = bottleneck(3000, 4600, 2900, gpu_stage, 16, 3.0)
     assert what.startswith("the GPU stage: operator 'resize' (300.00 ms")
@@ -196,3 +203,25 @@ def test_bench_measures_each_thread_count(jpeg_folder):
     text = _stoker_cmd("bench", "--data", jpeg_folder, "--threads", "auto", "--batch", "4",
                        "--seconds", "0.2", "--warmup", "0", "--device", "cpu")
     assert text.returncode == 0 and " auto:" in text.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/thread-self/schedstat"), reason="Linux only")
+def test_thread_stats_count_the_calling_threads_waits():
+    """The training thread's counters (diagnose, bench/fed_gap.py): blocking shows as voluntary
+    switches, running as run time; another thread's waits are not counted."""
+    import threading
+    from stoker.tools.thread_stats import per_step, thread_sched
+    before = thread_sched()
+    t = threading.Thread(target=lambda: [time.sleep(0.001) for _ in range(50)])
+    t.start()
+    t.join()  # the join blocks this thread about once
+    for _ in range(20):
+        time.sleep(0.001)  # each sleep blocks this thread once
+    spin = time.thread_time()  # 50 ms of this thread's CPU time, however busy the machine
+    while time.thread_time() - spin < 0.05:
+        pass
+    step = per_step(before, thread_sched(), 2)
+    assert 10 <= step["voluntary"] < 20, step  # 20+ waits over 2 steps, not the other's 50
+    assert step["run_ms"] >= 20, step  # the 50 ms spin, over 2 steps
+    assert step["runq_wait_ms"] >= 0 and step["involuntary"] >= 0
+    assert per_step(None, before, 1) is None and per_step(before, before, 0) is None

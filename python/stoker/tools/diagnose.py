@@ -22,6 +22,8 @@ import sys
 import threading
 import time
 
+from stoker.tools.thread_stats import per_step, thread_sched
+
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 
@@ -124,7 +126,7 @@ class UtilSampler:
 def measure_training(model_name, batch, seconds, warmup_s, batches, size=224):
     """Images/s of torchvision `model_name` training (AMP fp16, channels_last, SGD) on the
     batches `batches()` yields (a torch (images, labels) pair each), and the GPU utilisation
-    samples of the window."""
+    samples of the window, and the training thread's scheduling per step (it runs step())."""
     import torch
     import torchvision
     torch.backends.cudnn.benchmark = True
@@ -150,13 +152,16 @@ def measure_training(model_name, batch, seconds, warmup_s, batches, size=224):
     while time.perf_counter() - t0 < warmup_s:
         step()
     sampler = UtilSampler()
+    before = thread_sched()
     n, wall = _window(step, seconds, 0)
-    return {"images_per_s": n * batch / wall, "gpu_util": sampler.stop()}
+    return {"images_per_s": n * batch / wall, "gpu_util": sampler.stop(),
+            "training_thread": per_step(before, thread_sched(), n)}
 
 
-def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores):
+def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, waits=None):
     """(what limits training, [recommendations]) from the three rates (synthetic and fed are
-    None without a GPU) and the loader's stats() while running alone."""
+    None without a GPU) and the loader's stats() while running alone; `waits`: the training
+    thread's voluntary switches per step (synthetic, fed), the evidence of contention."""
     stages = [s for s in stats["stages"] if s["stage"] != "consumer"]
     ops = stats["operators"]
     recs = []
@@ -168,6 +173,9 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores):
         what = ("host contention with the training thread, or stoker's GPU work sharing the "
                 f"GPU: the loader alone delivers {loader_rate:,.0f} images/s, "
                 f"{loader_rate / synthetic_rate:.1f}x what the model consumes")
+        if waits and waits[1] > 2 * waits[0] + 5:
+            what += (f"; the training thread blocked {waits[1]:.0f} times per step fed, "
+                     f"{waits[0]:.0f} on synthetic data")
         if threads > 4:
             recs.append(f"try num_threads=4 (now {threads}): the model consumes "
                         f"{100 * synthetic_rate / loader_rate:.0f}% of what the loader delivers "
@@ -279,9 +287,10 @@ def diagnose(args):
         fedm = measure_training(args.model, args.batch, args.seconds, args.warmup,
                                 stoker_batches)
         synthetic, fed = syn["images_per_s"], fedm["images_per_s"]
-        out["synthetic"] = {"images_per_s": synthetic}
+        out["synthetic"] = {"images_per_s": synthetic, "training_thread": syn["training_thread"]}
         out["fed"] = {"images_per_s": fed, "pct_of_synthetic": 100 * fed / synthetic,
-                      "threads_used": pipe.autotune()["threads"]}
+                      "threads_used": pipe.autotune()["threads"],
+                      "training_thread": fedm["training_thread"]}
         hist = {"title": f"{args.model}, batch {args.batch}: GPU utilisation",
                 "gpu_util": {"synthetic data": syn["gpu_util"], "fed by stoker": fedm["gpu_util"]}}
         base = os.path.splitext(args.png)[0]
@@ -294,8 +303,12 @@ def diagnose(args):
             out["notes"].append(f"matplotlib is not installed: the histograms are in "
                                 f"{base}.json (`stoker diagnose --plot {base}.json` draws them)")
     pipe.close()
+    waits = None
+    if out.get("fed", {}).get("training_thread") and out["synthetic"]["training_thread"]:
+        waits = (out["synthetic"]["training_thread"]["voluntary"],
+                 out["fed"]["training_thread"]["voluntary"])
     what, recs = bottleneck(alone["images_per_s"], synthetic, fed, stats,
-                            out["loader_alone"]["threads_used"], cpu["cores"])
+                            out["loader_alone"]["threads_used"], cpu["cores"], waits)
     if threads == "auto":  # what the tuner chose is the recommendation
         chosen = out.get("fed", out["loader_alone"])["threads_used"]
         recs = [r for r in recs if "num_threads" not in r]
@@ -321,6 +334,11 @@ def text(out):
         lines.append(f"  {out['model']} on synthetic data: {rate:10,.0f} images/s")
         lines.append(f"  {out['model']} fed by stoker:    {out['fed']['images_per_s']:10,.0f} "
                      f"images/s = {out['fed']['pct_of_synthetic']:.1f}% of synthetic")
+        syn_t, fed_t = out["synthetic"].get("training_thread"), out["fed"].get("training_thread")
+        if syn_t and fed_t:
+            lines.append(f"  training thread per step: blocked {fed_t['voluntary']:.0f} times "
+                         f"fed ({syn_t['voluntary']:.0f} on synthetic data), waited for a core "
+                         f"{fed_t['runq_wait_ms']:.2f} ms ({syn_t['runq_wait_ms']:.2f})")
     lines.append(f"bottleneck: {out['bottleneck']}")
     recs = out["recommendations"]
     lines += [f"  - {r}" for r in recs]
