@@ -208,6 +208,40 @@ TEST(Pipeline, FromJsonRefusesDocumentsItCannotUseAndSaysWhy) {
         "option 'batch_size' is \"four\"");
   fails(replace(R"("outputs": [[4, 0], [0, 1]])", R"("outputs": [[9, 0]])"),
         "an output reads output 0 of node 9");
+  // Wrong JSON types name the field (they were the JSON library's type errors, found by
+  // fuzz/pipeline_json_fuzzer.cpp); numbers are not truncated or wrapped.
+  fails(replace(R"("name": "decode")", R"("name": 5)"),
+        "node 1 (decoders.image) field 'name' is 5");
+  fails(replace(R"("name": "coin", "device": "cpu")", R"("name": "coin", "device": ["cpu"])"),
+        "node 3 (random.coin_flip) field 'device' is [\"cpu\"]");
+  fails(replace(R"("inputs": [[1, 0]])", R"("inputs": {"a": [1, 0]})"),
+        "node 2 ('crop', random_resized_crop): \"inputs\" must be a list, got {\"a\":[1,0]}");
+  fails(replace(R"("args": {"size": [16, 16]})", R"("args": [16, 16])"),
+        "node 2 ('crop', random_resized_crop): \"args\" must be an object");
+  fails(replace(R"("arg_inputs": {"mirror": [3, 0]})", R"("arg_inputs": [[3, 0]])"),
+        "node 4 ('cmn', crop_mirror_normalize): \"arg_inputs\" must be an object");
+  fails(replace(R"("batch_size": 4)", R"("batch_size": 2.5)"), "option 'batch_size' is 2.5");
+  fails(replace(R"("seed": 1234)", R"("seed": 18446744073709551615)"),
+        "option 'seed' is 18446744073709551615");
+  fails(replace(R"("prefetch_queue_depth": {"cpu_size": 2, "gpu_size": 2})",
+                R"("prefetch_queue_depth": "deep")"),
+        "option 'prefetch_queue_depth' is \"deep\" (\"auto\", a depth, or");
+  fails(replace(R"("format": "stoker.pipeline")", R"("format": 7)"),
+        "not a serialized stoker pipeline");
+  std::string deep(100, '[');
+  deep += std::string(100, ']');
+  fails(replace(R"("size": [16, 16])", R"("size": )" + deep),
+        "argument 'size': unsupported argument value (a value nested more than 64 levels deep)");
+}
+
+TEST(Pipeline, FromJsonTakesOneQueueDepthForBoth) {
+  JpegFolder data(2);
+  std::string text = train_json(data.root());
+  const std::string from = R"("prefetch_queue_depth": {"cpu_size": 2, "gpu_size": 2})";
+  text.replace(text.find(from), from.size(), R"("prefetch_queue_depth": 3)");
+  const auto loaded = Pipeline::from_json(text);
+  EXPECT_EQ(loaded->options().prefetch_queue_depth, 3);
+  EXPECT_EQ(loaded->options().gpu_queue_depth, 3);
 }
 
 TEST(Pipeline, ReaderMetaAndLabels) {

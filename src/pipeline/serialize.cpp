@@ -5,9 +5,11 @@
 // before it. Arguments convert as the Python binding converts them (bool, int, float, string,
 // and lists of ints, numbers or strings).
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,16 +22,37 @@ namespace {
 using Json = nlohmann::json;
 constexpr int kSerialVersion = 1;  // SERIAL_VERSION in python/stoker/pipeline.py
 
+// `v` for a message: its JSON text, cut to 200 characters, and not printed at all when nested
+// more than 64 levels deep (printing recurses: a fuzzed document could exhaust the stack).
+std::string describe(const Json& v) {
+  std::vector<std::pair<const Json*, int>> todo{{&v, 0}};
+  while (!todo.empty()) {
+    auto [x, depth] = todo.back();
+    todo.pop_back();
+    if (depth > 64) return "(a value nested more than 64 levels deep)";
+    if (x->is_structured())
+      for (const auto& e : *x) todo.push_back({&e, depth + 1});
+  }
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return text.size() > 200 ? text.substr(0, 200) + "..." : text;
+}
+
+// An integer JSON value that fits int64_t (an unsigned one past it does not).
+bool is_int64(const Json& v) {
+  return v.is_number_integer() &&
+         !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX));
+}
+
 ArgValue to_arg(const Json& v, const std::string& where) {
   if (v.is_boolean()) return v.get<bool>();
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (v.is_number()) return v.get<double>();
+  if (is_int64(v)) return v.get<int64_t>();
+  if (v.is_number() && !v.is_number_integer()) return v.get<double>();
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array()) {
     bool all_int = true, all_num = true, all_str = true;
     for (const auto& x : v) {
-      all_int &= x.is_number_integer();
-      all_num &= x.is_number();
+      all_int &= is_int64(x);
+      all_num &= x.is_number() && (is_int64(x) || !x.is_number_integer());
       all_str &= x.is_string();
     }
     if (v.empty()) return std::vector<double>{};
@@ -37,16 +60,15 @@ ArgValue to_arg(const Json& v, const std::string& where) {
     if (all_num) return v.get<std::vector<double>>();
     if (all_str) return v.get<std::vector<std::string>>();
   }
-  throw ValueError(where + ": unsupported argument value " + v.dump());
+  throw ValueError(where + ": unsupported argument value " + describe(v));
 }
 
 // [node, output] of a document node `i` refers to -> the builder's value (the builder may add
 // nodes of its own, so indices differ).
 Value to_value(const Json& ref, const std::vector<std::vector<Value>>& added, size_t i,
                const std::string& where) {
-  STOKER_ENFORCE(
-      ref.is_array() && ref.size() == 2 && ref[0].is_number_integer() && ref[1].is_number_integer(),
-      ValueError, where, ": an input must be [node, output], got ", ref.dump());
+  STOKER_ENFORCE(ref.is_array() && ref.size() == 2 && is_int64(ref[0]) && is_int64(ref[1]),
+                 ValueError, where, ": an input must be [node, output], got ", describe(ref));
   const int64_t node = ref[0].get<int64_t>(), output = ref[1].get<int64_t>();
   STOKER_ENFORCE(node >= 0 && size_t(node) < std::min(i, added.size()) && output >= 0 &&
                      size_t(output) < added[size_t(node)].size(),
@@ -55,17 +77,66 @@ Value to_value(const Json& ref, const std::vector<std::vector<Value>>& added, si
   return added[size_t(node)][size_t(output)];
 }
 
+// `v` as T, strictly: an integer option must be a JSON integer within T's range (2.5 or
+// 1e30 are refused, not truncated), a flag a boolean, a text a string.
 template <typename T>
-T field(const Json& doc, const char* key, T fallback) {
-  if (!doc.contains(key) || doc[key].is_null()) return fallback;
-  try {
-    return doc[key].get<T>();
-  } catch (const Json::exception&) {
-    throw ValueError(std::string("Pipeline::from_json: option '") + key + "' is " +
-                     doc[key].dump());
+bool convert(const Json& v, T& out) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!v.is_boolean()) return false;
+    out = v.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<uint64_t>();
+      if (u > uint64_t(std::numeric_limits<T>::max())) return false;
+      out = T(u);
+    } else if (v.is_number_integer()) {
+      const auto i = v.get<int64_t>();
+      if (i < int64_t(std::numeric_limits<T>::min()) ||
+          (i > 0 && uint64_t(i) > uint64_t(std::numeric_limits<T>::max())))
+        return false;
+      out = T(i);
+    } else {
+      return false;
+    }
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!v.is_string()) return false;
+    out = v.get<std::string>();
+  } else {  // std::vector<int>
+    if (!v.is_array()) return false;
+    out.clear();
+    for (const auto& x : v) {
+      typename T::value_type e{};
+      if (!convert(x, e)) return false;
+      out.push_back(e);
+    }
   }
+  return true;
 }
 
+template <typename T>
+T field(const Json& doc, const char* key, T fallback, const std::string& where = "option") {
+  if (!doc.is_object() || !doc.contains(key) || doc[key].is_null()) return fallback;
+  T out{};
+  STOKER_ENFORCE(convert(doc[key], out), ValueError, "Pipeline::from_json: ", where, " '", key,
+                 "' is ", describe(doc[key]));
+  return out;
+}
+
+// A node's list or object member (absent: empty), refused when it is something else.
+const Json& member(const Json& node, const char* key, bool list, const std::string& where) {
+  static const Json empty_list = Json::array(), empty_object = Json::object();
+  if (!node.contains(key) || node[key].is_null()) return list ? empty_list : empty_object;
+  const Json& v = node[key];
+  STOKER_ENFORCE(list ? v.is_array() : v.is_object(), ValueError, where, ": \"", key, "\" must be ",
+                 list ? "a list" : "an object", ", got ", describe(v));
+  return v;
+}
+
+}  // namespace
+
+namespace {
+std::unique_ptr<Pipeline> build_from(const Json& doc,
+                                     const std::function<void(PipelineOptions&)>& adjust);
 }  // namespace
 
 std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
@@ -76,7 +147,18 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
   } catch (const Json::parse_error& e) {
     throw ValueError(std::string("Pipeline::from_json: not JSON (") + e.what() + ")");
   }
-  STOKER_ENFORCE(doc.is_object() && doc.value("format", "") == "stoker.pipeline", ValueError,
+  try {
+    return build_from(doc, adjust);
+  } catch (const Json::exception& e) {  // a shape the checks below did not foresee
+    throw ValueError(std::string("Pipeline::from_json: ") + e.what());
+  }
+}
+
+namespace {
+std::unique_ptr<Pipeline> build_from(const Json& doc,
+                                     const std::function<void(PipelineOptions&)>& adjust) {
+  STOKER_ENFORCE(doc.is_object() && doc.contains("format") && doc["format"] == "stoker.pipeline",
+                 ValueError,
                  "Pipeline::from_json: not a serialized stoker pipeline (no \"format\": "
                  "\"stoker.pipeline\")");
   const int version = field<int>(doc, "version", -1);
@@ -99,10 +181,18 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
   o.seed = field<int64_t>(doc, "seed", o.seed);
   if (doc.contains("prefetch_queue_depth") && doc["prefetch_queue_depth"] == "auto") {
     o.auto_prefetch = true;
-  } else if (doc.contains("prefetch_queue_depth")) {
+  } else if (doc.contains("prefetch_queue_depth") && !doc["prefetch_queue_depth"].is_null()) {
+    // {"cpu_size": N, "gpu_size": M}, or one depth N for both (as DALI takes it).
     const auto& q = doc["prefetch_queue_depth"];
-    o.prefetch_queue_depth = field<int>(q, "cpu_size", o.prefetch_queue_depth);
-    o.gpu_queue_depth = field<int>(q, "gpu_size", o.gpu_queue_depth);
+    if (q.is_number()) {
+      o.prefetch_queue_depth = o.gpu_queue_depth = field<int>(doc, "prefetch_queue_depth", 2);
+    } else {
+      STOKER_ENFORCE(q.is_object(), ValueError,
+                     "Pipeline::from_json: option 'prefetch_queue_depth' is ", describe(q),
+                     " (\"auto\", a depth, or {\"cpu_size\": N, \"gpu_size\": M})");
+      o.prefetch_queue_depth = field<int>(q, "cpu_size", o.prefetch_queue_depth);
+      o.gpu_queue_depth = field<int>(q, "gpu_size", o.gpu_queue_depth);
+    }
   }
   o.host_memory_budget = field<size_t>(doc, "host_memory_budget", 0);
   o.device_memory_budget = field<size_t>(doc, "device_memory_budget", 0);
@@ -123,16 +213,17 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
                    "Pipeline::from_json: node ", i, " has no \"op\"");
     const std::string op = n["op"].get<std::string>();
     NodeOptions no;
-    no.name = n.value("name", "");
-    no.device = n.value("device", "cpu");
+    const std::string node_i = "node " + std::to_string(i) + " (" + op + ")";
+    no.name = field<std::string>(n, "name", "", node_i + " field");
+    no.device = field<std::string>(n, "device", "cpu", node_i + " field");
     no.defined_at = "serialized node " + std::to_string(i);
     const std::string where =
         "Pipeline::from_json: node " + std::to_string(i) + " ('" + no.name + "', " + op + ")";
     STOKER_ENFORCE(op != "external_source", ValueError, where,
                    " is an external_source, which needs a Python source");
-    // value() returns copies: kept here, as the loops below iterate into them.
-    const Json in = n.value("inputs", Json::array()), a = n.value("args", Json::object()),
-               ai = n.value("arg_inputs", Json::object());
+    const Json& in = member(n, "inputs", true, where);
+    const Json& a = member(n, "args", false, where);
+    const Json& ai = member(n, "arg_inputs", false, where);
     std::vector<Value> inputs;
     for (const auto& ref : in) inputs.push_back(to_value(ref, added, i, where));
     std::map<std::string, ArgValue> args;
@@ -147,5 +238,6 @@ std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
   b.set_outputs(outs);
   return b.build();
 }
+}  // namespace
 
 }  // namespace stoker
