@@ -2,6 +2,7 @@
 pipeline gives identical batches; what cannot be serialized says so."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -133,3 +134,37 @@ def test_cpp_runs_what_python_serialized(jpeg_folder, tmp_path):
             s, w = _checksums(arr.tobytes())
             assert lines[2 * it + k].endswith(f"checksum {s} {w}"), (it, k, lines[2 * it + k])
     assert "4 samples, (3, 24, 32) float16" in lines[0]
+
+
+CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "fuzz", "corpus", "pipeline_json")
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(CORPUS)))
+def test_damaged_documents_are_refused_by_name(name):
+    """The C++ fuzz target's corpus through Pipeline.deserialize: the valid document builds;
+    every damaged one is a ValueError (or the operator's TypeError) that names what is wrong,
+    never an error from deep inside (std::bad_cast, an unpacking or recursion error)."""
+    with open(os.path.join(CORPUS, name)) as f:
+        text = f.read()
+    if name == "valid.json":
+        stoker.Pipeline.deserialize(text).build()
+        return
+    with pytest.raises((ValueError, TypeError)) as e:
+        stoker.Pipeline.deserialize(text).build()
+    message = str(e.value)
+    assert "bad_cast" not in message and "build(" not in message, message
+    assert e.type is TypeError and "unsupported argument value" in message or \
+        e.type is ValueError, message
+
+
+def test_deserialize_names_the_field_and_its_value():
+    doc = json.loads(open(os.path.join(CORPUS, "valid.json")).read())
+    doc["nodes"][0]["name"] = 5
+    with pytest.raises(ValueError, match=r"node 0 \(random.coin_flip\) field 'name' is 5 "
+                                         r"\(a string\)"):
+        stoker.Pipeline.deserialize(json.dumps(doc))
+    doc = json.loads(open(os.path.join(CORPUS, "valid.json")).read())
+    doc["prefetch_queue_depth"] = 3  # one depth for both queues, as DALI takes it
+    pipe = stoker.Pipeline.deserialize(json.dumps(doc))
+    pipe.build()
+    assert len(pipe.run()) == 3
