@@ -153,20 +153,12 @@ def gpu_streams(events, steps):
     return streams, top
 
 
-def test_hang():
-    """Stands for a hung measurement in the tests of the driver's hang handling."""
-    while True:
-        time.sleep(1)
-
-
 def measure(variant, args):
     sys.path.insert(0, HERE)
     import torch
     import harness
     import loaders
-    from stoker.tools.thread_stats import per_step, thread_sched
-    if os.environ.get("STOKER_FED_GAP_TEST_HANG") == variant:  # the hang handling's test
-        test_hang()
+    from stoker.tools.thread_stats import per_step, thread_sched, voluntary_switches
     v = split_variant(variant)  # the environment (+K=V) was set by the driver
     base = v["base"]
     if v["pin"]:
@@ -191,11 +183,11 @@ def measure(variant, args):
         if batches is None:
             step(*synth)
             return
-        s0 = thread_sched()["voluntary"]
+        s0 = voluntary_switches()
         t0 = time.perf_counter()
         x, y = next(batches)
         t1 = time.perf_counter()
-        spent["next_switches"] += thread_sched()["voluntary"] - s0
+        spent["next_switches"] += voluntary_switches() - s0
         step(*((x, y) if base == "fed" else synth))
         t2 = time.perf_counter()
         del x, y  # the batch's last references: its buffers go back to stoker's pools

@@ -312,21 +312,19 @@ def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path)
 
 def test_a_fed_gap_variant_over_its_time_is_killed_with_its_stacks_kept(jpeg_folder, tmp_path):
     """A hung variant (the engines have hung before) costs its timeout, not the device call:
-    killed with its process group, its stacks kept, the next variant run."""
+    killed with its process group, its stacks kept."""
     out = tmp_path / "gap.json"
     r = subprocess.run([sys.executable, os.path.join(BENCH, "fed_gap.py"), "--data", jpeg_folder,
-                        "--variants", "synthetic-t1,synthetic", "--model", "resnet18", "--batch",
-                        "4", "--size", "32", "--threads", "1", "--warmup", "0",
+                        "--variants", "synthetic", "--model", "resnet18", "--batch",
+                        "4", "--size", "32", "--threads", "1", "--warmup", "600",
                         "--warmup-steps", "1", "--window", "0.5", "--json", str(out),
                         "--timeout", "12"],
-                       capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, STOKER_FED_GAP_TEST_HANG="synthetic-t1"))
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    rows = json.loads(out.read_text())["results"]
-    assert rows[0]["error"].startswith("timed out after 12 s (hung?); stacks in"), rows[0]
-    assert rows[1]["images_per_s"] > 0  # the next variant still ran
-    text = (tmp_path / "hang-fed_gap-synthetic-t1.txt").read_text()
-    assert "== Python (faulthandler)" in text and "test_hang" in text, text[:3000]
+    (row,) = json.loads(out.read_text())["results"]  # a 10-minute warm-up stands for a hang
+    assert row["error"].startswith("timed out after 12 s (hung?); stacks in"), row
+    text = (tmp_path / "hang-fed_gap-synthetic.txt").read_text()
+    assert "== Python (faulthandler)" in text and "fed_gap.py" in text, text[:3000]
     assert not [c for c in _command_lines() if "fed_gap.py" in c and str(out) in c]
 
 
