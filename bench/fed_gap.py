@@ -59,17 +59,19 @@ def split_variant(variant):
     loader variant, the consumer's cores (-pin = -pin1; 0: unpinned), stoker's hw_decoder_load
     (None: auto), threads (None: --threads) and "cpudec" (-cpudec: every JPEG decoded by the CPU
     threads, neither the engines nor nvJPEG's CUDA decoder: stoker's CUDA calls per batch drop
-    to a copy and the resize kernel)."""
+    to a copy and the resize kernel) and "graph" (-graph: the training step captured in a CUDA
+    graph and replayed, bench/train_step.py)."""
     base, *tokens = variant.split("+")[0].split("-")
-    out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False}
+    out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False, "graph": False}
     for tok in tokens:
-        if tok == "cpudec":
-            out["hw"], out["cpudec"] = "0", True
+        if tok in ("cpudec", "graph"):
+            out[tok] = True
+            out["hw"] = "0" if tok == "cpudec" else out["hw"]
             continue
         m = re.fullmatch(r"(pin|hw|t)([0-9.]*)", tok)
         if not m or (m.group(1) != "pin" and not m.group(2)):
             raise SystemExit(f"fed_gap: variant '{variant}': unknown part '-{tok}' "
-                             "(known: -pin, -pinN, -hwL, -tN, -cpudec)")
+                             "(known: -pin, -pinN, -hwL, -tN, -cpudec, -graph)")
         kind, val = m.groups()
         if kind == "pin":
             out["pin"] = int(val or 1)
@@ -91,28 +93,45 @@ def thread_names():
     return names
 
 
-def api_calls(events, steps, training_tid, names=None):
+def training_thread_ids():
+    """The ids a profiler trace may give the calling thread: torch.profiler (Kineto) writes a
+    CUDA call's thread as the low 32 bits of its pthread_t (threading.get_ident()) taken as a
+    signed number and written without its sign (seen on the H100: pthread_t 0x7f8e96520140 as
+    1773010624), not as the kernel's thread id, which matched nothing (session 13)."""
+    ident = threading.get_ident()
+    low = ident & 0xFFFFFFFF
+    signed = low - (1 << 32) if low >= 1 << 31 else low
+    return {str(threading.get_native_id()), str(ident), str(low), str(signed), str(abs(signed))}
+
+
+def api_calls(events, steps, training_ids, names=None):
     """Chrome-trace events -> per thread: CUDA runtime/driver calls and their time (per step),
-    busiest first, each with its three costliest calls; the training thread marked. Contention
-    for the driver's locks shows as the training thread's calls (cudaLaunchKernel) taking
-    longer when stoker's threads make many calls of their own."""
+    busiest first, each with its eight costliest calls (count and time); the training thread
+    (any id in `training_ids`) marked; names from the trace's thread_name records, else
+    `names`, else "?". Contention for the driver's locks shows as the training thread's calls
+    (cudaLaunchKernel) taking longer when other threads (stoker's, nvJPEG's) make many calls."""
     per = collections.defaultdict(lambda: {"calls": 0, "us": 0.0, "names": collections.Counter(),
-                                           "launch": [0, 0.0]})
+                                           "counts": collections.Counter(), "launch": [0, 0.0]})
+    names = dict(names or {})
     for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            names.setdefault(str(e.get("tid")), str(e.get("args", {}).get("name", "?")))
         if e.get("ph") != "X" or e.get("cat") not in ("cuda_runtime", "cuda_driver"):
             continue
         t, dur = per[str(e.get("tid"))], float(e.get("dur", 0))
         t["calls"] += 1
         t["us"] += dur
         t["names"][e["name"]] += dur
+        t["counts"][e["name"]] += 1
         if "LaunchKernel" in e["name"]:
             t["launch"][0] += 1
             t["launch"][1] += dur
-    out = [{"tid": k, "name": (names or {}).get(k, "?"), "training_thread": k == str(training_tid),
+    out = [{"tid": k, "name": names.get(k, "?"), "training_thread": k in training_ids,
             "calls_per_step": v["calls"] / steps, "ms_per_step": v["us"] / 1e3 / steps,
             "launch_us_mean": v["launch"][1] / v["launch"][0] if v["launch"][0] else None,
-            "top": [{"name": n, "ms_per_step": d / 1e3 / steps}
-                    for n, d in v["names"].most_common(3)]}
+            "top": [{"name": n, "calls_per_step": v["counts"][n] / steps,
+                     "ms_per_step": d / 1e3 / steps}
+                    for n, d in v["names"].most_common(8)]}
            for k, v in per.items()]
     out.sort(key=lambda t: -t["ms_per_step"])
     return out
@@ -168,7 +187,8 @@ def measure(variant, args):
     if torch.cuda.is_available():
         loader = f"stoker-gpu-hw{v['hw']}" if v["hw"] is not None else "stoker-gpu"
     threads = v["threads"] or args.threads
-    spec = {"loader": loader, "pipeline": "rn50-train", "mode": f"train-{args.model}",
+    mode = f"train-{args.model}" + ("-graph" if v["graph"] else "")
+    spec = {"loader": loader, "pipeline": "rn50-train", "mode": mode,
             "threads": threads, "batch": args.batch, "size": args.size, "data": args.data}
     if v["cpudec"] and loader.startswith("stoker-gpu"):
         spec["decoder_args"] = {"cuda_decoder": "off"}
@@ -229,7 +249,7 @@ def measure(variant, args):
             prof.export_chrome_trace(os.path.join(d, "trace.json"))
             events = json.load(open(os.path.join(d, "trace.json")))["traceEvents"]
         out["streams"], out["top_gpu_work"] = gpu_streams(events, args.profile_steps)
-        out["api_threads"] = api_calls(events, args.profile_steps, threading.get_native_id(),
+        out["api_threads"] = api_calls(events, args.profile_steps, training_thread_ids(),
                                        thread_names())
     return out
 
@@ -239,7 +259,7 @@ def measure(variant, args):
 def table(rows):
     lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
              "switches vol (in next()) / invol | next() ms | release ms | busiest stream ms | "
-             "other streams ms | CUDA calls/step: training (launch µs) / stoker's | "
+             "other streams ms | CUDA calls/step: training (launch µs) / other threads | "
              "threads per core set |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
@@ -254,7 +274,7 @@ def table(rows):
         if api:
             mine = [t for t in api if t["training_thread"]]
             launch = mine[0]["launch_us_mean"] if mine else None
-            theirs = sum(t["calls_per_step"] for t in api if t["name"].startswith("stoker"))
+            theirs = sum(t["calls_per_step"] for t in api if not t["training_thread"])
             calls = (f"{sum(t['calls_per_step'] for t in mine):.0f}"
                      f"{f' ({launch:.1f})' if launch else ''} / {theirs:.0f}")
         cores = ", ".join(f"{k}: {v}" for k, v in sorted(r.get("threads_by_cores", {}).items()))

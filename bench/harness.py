@@ -144,7 +144,16 @@ def autotune_plan(cores, gpu):
     return plan
 
 
-PLANS = {"standard": standard_plan, "headline": headline_plan, "autotune": autotune_plan}
+def graph_plan(cores, gpu):
+    """Training whose step is captured in a CUDA graph (bench/train_step.py), synthetic then fed
+    by the GPU loader at 4 threads: ResNet-50 (items 0:2), ResNet-18 (2:4)."""
+    return [(loader, "rn50-train", f"train-{model}-graph", 4)
+            for model in (("resnet50", "resnet18") if gpu else ())
+            for loader in ("synthetic", "stoker-gpu")]
+
+
+PLANS = {"standard": standard_plan, "headline": headline_plan, "autotune": autotune_plan,
+         "graph": graph_plan}
 
 
 def smoke_plan(cores, gpu):
@@ -279,35 +288,15 @@ _T0 = time.perf_counter()
 
 
 def _consumer(spec, torch):
-    """What is done with each batch: wait for it (alone) or a training step (train-<model>)."""
+    """What is done with each batch: wait for it (alone) or a training step (train-<model>,
+    train-<model>-graph: bench/train_step.py)."""
     if spec["mode"] == "alone":
         def wait(x, y):
             if torch.cuda.is_available():
                 torch.cuda.current_stream().synchronize()
         return wait
-    import torchvision
-    model_name = spec["mode"].split("-", 1)[1]
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
-    model = getattr(torchvision.models, model_name)(num_classes=1000).to(dev)
-    model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
-    scaler = torch.amp.GradScaler(dev, enabled=dev == "cuda")
-    loss_fn = torch.nn.CrossEntropyLoss()
-
-    sync_every, steps = spec.get("sync_every", 1), [0]  # probes: how much the sync costs
-
-    def train(x, y):
-        x = x.contiguous(memory_format=torch.channels_last)
-        with torch.autocast(dev, dtype=torch.float16 if dev == "cuda" else torch.bfloat16):
-            loss = loss_fn(model(x if dev == "cuda" else x.float()), y % 1000)
-        opt.zero_grad(set_to_none=True)
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-        steps[0] += 1
-        if dev == "cuda" and steps[0] % sync_every == 0:
-            torch.cuda.current_stream().synchronize()
-    return train
+    import train_step
+    return train_step.make_step(spec["mode"], torch, spec.get("sync_every", 1))
 
 
 # -- the driver -----------------------------------------------------------------------------

@@ -359,13 +359,21 @@ def test_fed_gap_counts_each_threads_cuda_calls():
           {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "ts": 40, "dur": 2,
            "tid": 11},
           {"ph": "X", "cat": "kernel", "name": "gemm", "ts": 0, "dur": 4000, "tid": 10}]
-    rows = fed_gap.api_calls(ev, steps=2, training_tid=10, names={"11": "stoker-gpu0"})
+    ev.append({"ph": "M", "name": "thread_name", "tid": 12, "args": {"name": "autograd"}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 3, "dur": 1,
+               "tid": 12})
+    rows = fed_gap.api_calls(ev, steps=2, training_ids={"10"}, names={"11": "stoker-gpu0"})
+    assert rows[2]["name"] == "autograd" and not rows[2]["training_thread"]
+    rows = rows[:2]
     assert [r["tid"] for r in rows] == ["11", "10"]  # the costliest first
     theirs, mine = rows
     assert mine["training_thread"] and not theirs["training_thread"]
     assert mine["calls_per_step"] == 1.0 and mine["launch_us_mean"] == 6.0
     assert theirs["name"] == "stoker-gpu0" and theirs["launch_us_mean"] is None
-    assert theirs["ms_per_step"] == 0.016 and theirs["top"][0]["name"] == "cuMemcpyHtoDAsync"
+    assert theirs["ms_per_step"] == 0.016 and theirs["top"][0] == {
+        "name": "cuMemcpyHtoDAsync", "calls_per_step": 0.5, "ms_per_step": 0.015}
+    assert mine["top"] == [{"name": "cudaLaunchKernel", "calls_per_step": 1.0,
+                            "ms_per_step": 0.006}]
     assert mine["name"] == "?"
     table = fed_gap.table([{"variant": "fed", "images_per_s": 1000.0, "step_ms": 50.0,
                             "thread_run_ms_per_step": 40.0, "thread_runq_wait_ms_per_step": 0.0,
@@ -380,12 +388,14 @@ def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
     sys.path.insert(0, BENCH)
     import fed_gap
     assert fed_gap.split_variant("fed") == {"base": "fed", "pin": 0, "hw": None, "threads": None,
-                                            "cpudec": False}
+                                            "cpudec": False, "graph": False}
     assert fed_gap.split_variant("fed-pin+K=V")["pin"] == 1
     assert fed_gap.split_variant("discard-hw0.5-t12-pin2") == {
-        "base": "discard", "pin": 2, "hw": "0.5", "threads": 12, "cpudec": False}
+        "base": "discard", "pin": 2, "hw": "0.5", "threads": 12, "cpudec": False, "graph": False}
     assert fed_gap.split_variant("fed-cpudec-t12") == {
-        "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True}
+        "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True, "graph": False}
+    assert fed_gap.split_variant("synthetic-graph")["graph"] is True
+    assert fed_gap.split_variant("fed-graph-hw1")["hw"] == "1"
     with pytest.raises(SystemExit, match="unknown part '-pinned'"):
         fed_gap.split_variant("fed-pinned")
     with pytest.raises(SystemExit, match="unknown part '-hw'"):
