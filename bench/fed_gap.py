@@ -14,9 +14,13 @@ bench/harness.py: AMP, channels_last, SGD, a stream sync per step), recording
 
 Variants: synthetic (the same tensor each step), fed (stoker's batches), discard (stoker runs
 and each step takes its batch, but trains on the synthetic tensor: stoker's work without its
-data); a "-pin" or "-pinN" suffix sets STOKER_BENCH_PIN=1 or N (the training thread on the
-first N cores, stoker's threads on the others: bench/loaders.py; each row records which cores
-the process's threads may use, so a pinning gone wrong shows); "+K=V" suffixes set environment
+data), sidecar (the same, but stoker runs in a process of its own taking a batch every
+--sidecar-period seconds: its CUDA calls go to another process's driver state, its kernels to
+another CUDA context, which the GPU time-slices with the training's). Parts: "-pin" or
+"-pinN" sets STOKER_BENCH_PIN=1 or N (the training thread on the first N cores, stoker's
+threads on the others: bench/loaders.py; each row records which cores the process's threads
+may use, so a pinning gone wrong shows); -hwL, -tN, -cpudec, -graph (split_variant); "+K=V"
+suffixes set environment
 variables for that variant's process (e.g. fed+CUDA_DEVICE_MAX_CONNECTIONS=32: more hardware work
 queues, so the model's stream is not queued behind stoker's or nvJPEG's streams).
 
@@ -62,6 +66,9 @@ def split_variant(variant):
     to a copy and the resize kernel) and "graph" (-graph: the training step captured in a CUDA
     graph and replayed, bench/train_step.py)."""
     base, *tokens = variant.split("+")[0].split("-")
+    if base not in ("synthetic", "fed", "discard", "sidecar"):
+        raise SystemExit(f"fed_gap: variant '{variant}': unknown '{base}' (known: synthetic, fed, "
+                         "discard, sidecar)")
     out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False, "graph": False}
     for tok in tokens:
         if tok in ("cpudec", "graph"):
@@ -194,7 +201,8 @@ def measure(variant, args):
         spec["decoder_args"] = {"cuda_decoder": "off"}
     step = harness._consumer(spec, torch)
     synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
-    batches = None if base == "synthetic" else loaders.make_loader(spec)
+    batches = None if base in ("synthetic", "sidecar") else loaders.make_loader(spec)
+    side = start_sidecar(spec, args) if base == "sidecar" else None
 
     # The training thread's time in stoker's calls, and its waits in next().
     spent = {"next": 0.0, "release": 0.0, "next_switches": 0}
@@ -219,11 +227,13 @@ def measure(variant, args):
         one()
         n += 1
     sched0, t0, steps = thread_sched(), time.perf_counter(), 0
+    side_n0 = side.count() if side else 0
     spent.update(next=0.0, release=0.0, next_switches=0)
     while time.perf_counter() - t0 < args.window or steps == 0:
         one()
         steps += 1
     wall = time.perf_counter() - t0
+    side_rate = (side.count() - side_n0) * args.batch / wall if side else None
     sched = per_step(sched0, thread_sched(), steps)
     env = {k: os.environ.get(k) for k in (kv.split("=", 1)[0] for kv in variant.split("+")[1:])}
     out = {"variant": variant, "env": env, "model": args.model, "threads": threads,
@@ -237,6 +247,8 @@ def measure(variant, args):
            "next_voluntary_switches_per_step": spent["next_switches"] / steps,
            "release_ms_per_step": 1e3 * spent["release"] / steps,
            "threads_by_cores": threads_by_cores()}
+    if side:
+        out["sidecar_images_per_s"] = side_rate
     if args.profile_steps and torch.cuda.is_available():
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -251,7 +263,64 @@ def measure(variant, args):
         out["streams"], out["top_gpu_work"] = gpu_streams(events, args.profile_steps)
         out["api_threads"] = api_calls(events, args.profile_steps, training_thread_ids(),
                                        thread_names())
+    if side:
+        side.stop()
     return out
+
+
+class start_sidecar:
+    """Stoker's loader for `spec` in a child process (bench/fed_gap.py --sidecar), taking a
+    batch every args.sidecar_period seconds; count() is how many it has taken. Returns once
+    it has taken its first batches, so the warm-up does not measure its start."""
+
+    def __init__(self, spec, args, timeout=120.0):
+        import subprocess
+        self.file = tempfile.NamedTemporaryFile(prefix="fed_gap_sidecar_", delete=False).name
+        self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--data",
+                                      args.data, "--sidecar", json.dumps(spec),
+                                      "--sidecar-period", str(args.sidecar_period),
+                                      "--sidecar-count", self.file],
+                                     env={k: v for k, v in os.environ.items()
+                                          if k != "STOKER_BENCH_PIN"})  # the training's cores
+        t0 = time.perf_counter()
+        while self.count() < 5:
+            if self.proc.poll() is not None or time.perf_counter() - t0 > timeout:
+                self.stop()
+                raise RuntimeError("fed_gap: the sidecar loader did not start (exit "
+                                   f"{self.proc.returncode}; see its messages above)")
+            time.sleep(0.1)
+
+    def count(self):
+        try:
+            return int(open(self.file).read() or 0)
+        except (OSError, ValueError):
+            return 0
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+        os.unlink(self.file)
+
+
+def sidecar(spec, period, count_file):
+    """The sidecar's loop: a batch every `period` seconds, waited for on the GPU as a training
+    step would, its count written to `count_file` (replaced whole, so never read half-written)."""
+    sys.path.insert(0, HERE)
+    import torch
+    import loaders
+    batches = loaders.make_loader(spec)
+    n, due = 0, time.perf_counter()
+    while True:
+        x, y = next(batches)
+        if torch.cuda.is_available():
+            torch.cuda.current_stream().synchronize()
+        del x, y
+        n += 1
+        with open(count_file + ".tmp", "w") as f:
+            f.write(str(n))
+        os.replace(count_file + ".tmp", count_file)
+        due += period
+        time.sleep(max(0.0, due - time.perf_counter()))
 
 
 # -- the driver -------------------------------------------------------------------------------
@@ -278,8 +347,11 @@ def table(rows):
             calls = (f"{sum(t['calls_per_step'] for t in mine):.0f}"
                      f"{f' ({launch:.1f})' if launch else ''} / {theirs:.0f}")
         cores = ", ".join(f"{k}: {v}" for k, v in sorted(r.get("threads_by_cores", {}).items()))
+        name = r["variant"]
+        if r.get("sidecar_images_per_s") is not None:
+            name += f" (sidecar {r['sidecar_images_per_s']:,.0f}/s)"
         lines.append(
-            f"| {r['variant']} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
+            f"| {name} | {r['images_per_s']:,.0f} | {r['step_ms']:.1f} | "
             f"{r['thread_run_ms_per_step']:.1f} | {r['thread_runq_wait_ms_per_step']:.2f} | "
             f"{r['voluntary_switches_per_step']:.1f} "
             f"({r.get('next_voluntary_switches_per_step', 0):.1f}) / "
@@ -304,9 +376,16 @@ def main(argv=None):
     ap.add_argument("--profile-steps", type=int, default=0,
                     help="then profile this many steps' GPU work (CUPTI); 0: none")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds per variant")
+    ap.add_argument("--sidecar-period", type=float, default=0.057,
+                    help="seconds between the sidecar's batches (default: the H100's synthetic "
+                    "ResNet-50 step at batch 256)")
+    ap.add_argument("--sidecar", help=argparse.SUPPRESS)
+    ap.add_argument("--sidecar-count", help=argparse.SUPPRESS)
     ap.add_argument("--json")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.sidecar:
+        sidecar(json.loads(args.sidecar), args.sidecar_period, args.sidecar_count)
     if args.one:
         import faulthandler
         faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks, if it hangs

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -310,6 +311,27 @@ def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path)
         assert rows[1]["threads_by_cores"].get(rest, 0) >= 1, rows[1]
 
 
+def test_fed_gap_sidecar_runs_stoker_in_its_own_process_at_the_given_pace(jpeg_folder, tmp_path):
+    """The sidecar variant trains on synthetic data while stoker's loader runs in a child process
+    taking a batch every --sidecar-period seconds; the child is gone afterwards."""
+    out = tmp_path / "gap.json"
+    before = set(os.listdir(tempfile.gettempdir()))
+    r = subprocess.run([sys.executable, os.path.join(BENCH, "fed_gap.py"), "--data", jpeg_folder,
+                        "--variants", "sidecar", "--model", "resnet18", "--batch", "4",
+                        "--size", "32", "--threads", "1", "--warmup", "0", "--warmup-steps", "1",
+                        "--window", "2", "--sidecar-period", "0.1", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    row = json.loads(out.read_text())["results"][0]
+    assert row["next_ms_per_step"] == 0  # the training thread never called stoker
+    # 4 images every 0.1 s: 40 images/s at most (a slow CPU may make it fewer, never more).
+    assert 5 < row["sidecar_images_per_s"] <= 40 * 1.25, row
+    assert "| sidecar (sidecar " in r.stdout
+    left = [f for f in set(os.listdir(tempfile.gettempdir())) - before
+            if f.startswith("fed_gap_sidecar_")]
+    assert not left, left  # stopped and its count file removed
+
+
 def test_a_fed_gap_variant_over_its_time_is_killed_with_its_stacks_kept(jpeg_folder, tmp_path):
     """A hung variant (the engines have hung before) costs its timeout, not the device call:
     killed with its process group, its stacks kept."""
@@ -396,6 +418,9 @@ def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
         "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True, "graph": False}
     assert fed_gap.split_variant("synthetic-graph")["graph"] is True
     assert fed_gap.split_variant("fed-graph-hw1")["hw"] == "1"
+    with pytest.raises(SystemExit, match="unknown 'fedd' \\(known: synthetic, fed, discard, "
+                       "sidecar\\)"):
+        fed_gap.split_variant("fedd-pin")
     with pytest.raises(SystemExit, match="unknown part '-pinned'"):
         fed_gap.split_variant("fed-pinned")
     with pytest.raises(SystemExit, match="unknown part '-hw'"):
