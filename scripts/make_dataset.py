@@ -40,6 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_PHOTOS = os.path.join(HERE, "..", "..", "shared", "data", "photos")
 QUALITY = (90, 96)
 LARGE_SHORT_SIDES = (480, 540, 600)
+# stoker.tools.convert.FORMATS, checked before stoker (built) is imported.
+CONTAINERS = ("tfrecord", "recordio", "webdataset")
 
 
 def shared_sources():
@@ -196,6 +198,10 @@ def main(argv=None):
         ap.error("OUT is required")
     if args.count < 1 or args.classes < 1:
         ap.error("--count and --classes must be at least 1")
+    unknown = [f for f in args.formats.split(",") if f and f not in CONTAINERS]
+    if unknown:  # before minutes of rendering, not after
+        ap.error(f"--formats: unknown {', '.join(unknown)} (known: {', '.join(CONTAINERS)}; "
+                 "the JPEG folder is always written)")
     t0 = time.time()
     if os.path.exists(args.out):
         shutil.rmtree(args.out)

@@ -67,6 +67,10 @@ def test_bad_arguments_are_refused(tmp_path):
         convert.folder_samples(str(tmp_path))
     with pytest.raises(ValueError, match="unknown format 'lmdb'"):
         convert.write_shard("lmdb", str(tmp_path / "x"), [])
+    with pytest.raises(ValueError, match=r"unknown container format 'jpeg' \(known: tfrecord, "
+                                         r"recordio, webdataset\)"):
+        convert.convert([], str(tmp_path / "y"), ["jpeg"])  # was a KeyError
+    assert not (tmp_path / "y").exists()
     with pytest.raises(SystemExit):
         convert.main([str(tmp_path), str(tmp_path / "out"), "--formats", "zip"])
 

@@ -128,10 +128,19 @@ def write_shard(fmt, path, samples, first_id=0):
     _write_index(fmt, path)
 
 
+def check_formats(formats):
+    """Raises ValueError naming any format convert cannot write."""
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"unknown container format {', '.join(map(repr, unknown))} "
+                         f"(known: {', '.join(FORMATS)})")
+
+
 def convert(samples, out_dir, formats=FORMATS, shards=8, prefix="data", progress=None):
     """Writes [(path, label)] as `shards` files per format in out_dir; returns {format: [paths]}.
     Shard k holds samples [k*n/shards, (k+1)*n/shards) in order. progress(text), when given,
     hears of each shard written."""
+    check_formats(formats)
     os.makedirs(out_dir, exist_ok=True)
     shards = max(1, min(shards, len(samples)))
     bounds = [len(samples) * k // shards for k in range(shards + 1)]
