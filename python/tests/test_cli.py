@@ -163,8 +163,8 @@ def test_bottleneck_rules():
     assert what.startswith("storage: the reader 'reader'") and "stoker convert" in recs[0]
     # With the training thread's waits per step: cited when fed blocks it far more often.
     what, _ = bottleneck(20000, 4600, 4100, st, 16, 3.0, waits=(1.0, 88.2))
-    assert what.endswith("; the training thread blocked 88 times per step fed, 1 on synthetic "
-                         "data"), what
+    assert "; the training thread blocked 88 times per step fed, 1 on synthetic data (on an " \
+        "H100 these were waits for the CUDA driver's locks" in what, what
     what, _ = bottleneck(20000, 4600, 4100, st, 16, 3.0, waits=(1.0, 4.0))
     assert "blocked" not in what
     gpu_stage = _stats((1.0, 1.0, 9.0), (5.0, 5.0, 0.0), ops, queue=(1.9, 2))

@@ -175,7 +175,9 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, wai
                 f"{loader_rate / synthetic_rate:.1f}x what the model consumes")
         if waits and waits[1] > 2 * waits[0] + 5:
             what += (f"; the training thread blocked {waits[1]:.0f} times per step fed, "
-                     f"{waits[0]:.0f} on synthetic data")
+                     f"{waits[0]:.0f} on synthetic data (on an H100 these were waits for the "
+                     "CUDA driver's locks, held by the hardware decoder's per-image calls: "
+                     "its kernel launches took 17 µs instead of 9, bench/RESULTS.md)")
         if threads > 4:
             recs.append(f"try num_threads=4 (now {threads}): the model consumes "
                         f"{100 * synthetic_rate / loader_rate:.0f}% of what the loader delivers "
