@@ -63,14 +63,19 @@ def split_variant(variant):
     loader variant, the consumer's cores (-pin = -pin1; 0: unpinned), stoker's hw_decoder_load
     (None: auto), threads (None: --threads) and "cpudec" (-cpudec: every JPEG decoded by the CPU
     threads, neither the engines nor nvJPEG's CUDA decoder: stoker's CUDA calls per batch drop
-    to a copy and the resize kernel) and "graph" (-graph: the training step captured in a CUDA
-    graph and replayed, bench/train_step.py)."""
+    to a copy and the resize kernel), "graph" (-graph: the training step captured in a CUDA
+    graph and replayed, bench/train_step.py) and "sched" (-blocking / -yield: the process's
+    CUDA context waits by blocking or yielding instead of spinning, set_context_wait)."""
     base, *tokens = variant.split("+")[0].split("-")
     if base not in ("synthetic", "fed", "discard", "sidecar"):
         raise SystemExit(f"fed_gap: variant '{variant}': unknown '{base}' (known: synthetic, fed, "
                          "discard, sidecar)")
-    out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False, "graph": False}
+    out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False, "graph": False,
+           "sched": None}
     for tok in tokens:
+        if tok in ("blocking", "yield"):
+            out["sched"] = tok
+            continue
         if tok in ("cpudec", "graph"):
             out[tok] = True
             out["hw"] = "0" if tok == "cpudec" else out["hw"]
@@ -78,7 +83,8 @@ def split_variant(variant):
         m = re.fullmatch(r"(pin|hw|t)([0-9.]*)", tok)
         if not m or (m.group(1) != "pin" and not m.group(2)):
             raise SystemExit(f"fed_gap: variant '{variant}': unknown part '-{tok}' "
-                             "(known: -pin, -pinN, -hwL, -tN, -cpudec, -graph)")
+                             "(known: -pin, -pinN, -hwL, -tN, -cpudec, -graph, -blocking, "
+                             "-yield)")
         kind, val = m.groups()
         if kind == "pin":
             out["pin"] = int(val or 1)
@@ -87,6 +93,32 @@ def split_variant(variant):
         else:
             out["threads"] = int(val)
     return out
+
+
+# CU_CTX_SCHED_*: how a CUDA context's host threads wait for the GPU (cuda.h).
+_SCHED_FLAGS = {"yield": 0x02, "blocking": 0x04}
+
+
+def set_context_wait(how, device=0):
+    """Makes the primary CUDA context (torch's and stoker's) wait by yielding or blocking
+    instead of spinning, before anything creates it. By default the host threads spin in every
+    synchronisation (the training step's, nvJPEG's ~210 per step inside its hardware call);
+    if each turn of the spin takes a driver lock, that is the lock the training thread's
+    launches wait for."""
+    import ctypes
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        raise SystemExit(f"fed_gap: -{how} needs the CUDA driver (libcuda.so.1): {e}")
+
+    def check(result, what):
+        if result != 0:
+            raise SystemExit(f"fed_gap: -{how}: {what} failed (CUresult {result})")
+    check(cuda.cuInit(0), "cuInit")
+    dev = ctypes.c_int()
+    check(cuda.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
+    check(cuda.cuDevicePrimaryCtxSetFlags_v2(dev, _SCHED_FLAGS[how]),
+          "cuDevicePrimaryCtxSetFlags")
 
 
 def thread_names():
@@ -187,6 +219,8 @@ def measure(variant, args):
     from stoker.tools.thread_stats import per_step, thread_sched, voluntary_switches
     v = split_variant(variant)  # the environment (+K=V) was set by the driver
     base = v["base"]
+    if v["sched"]:
+        set_context_wait(v["sched"])  # before torch or stoker create the context
     if v["pin"]:
         os.environ["STOKER_BENCH_PIN"] = str(v["pin"])
     torch.backends.cudnn.benchmark = True

@@ -410,13 +410,17 @@ def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
     sys.path.insert(0, BENCH)
     import fed_gap
     assert fed_gap.split_variant("fed") == {"base": "fed", "pin": 0, "hw": None, "threads": None,
-                                            "cpudec": False, "graph": False}
+                                            "cpudec": False, "graph": False, "sched": None}
     assert fed_gap.split_variant("fed-pin+K=V")["pin"] == 1
     assert fed_gap.split_variant("discard-hw0.5-t12-pin2") == {
-        "base": "discard", "pin": 2, "hw": "0.5", "threads": 12, "cpudec": False, "graph": False}
+        "base": "discard", "pin": 2, "hw": "0.5", "threads": 12, "cpudec": False, "graph": False,
+        "sched": None}
     assert fed_gap.split_variant("fed-cpudec-t12") == {
-        "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True, "graph": False}
+        "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True, "graph": False,
+        "sched": None}
     assert fed_gap.split_variant("synthetic-graph")["graph"] is True
+    assert fed_gap.split_variant("fed-blocking-pin")["sched"] == "blocking"
+    assert fed_gap.split_variant("fed-yield")["sched"] == "yield"
     assert fed_gap.split_variant("fed-graph-hw1")["hw"] == "1"
     with pytest.raises(SystemExit, match="unknown 'fedd' \\(known: synthetic, fed, discard, "
                        "sidecar\\)"):
@@ -425,3 +429,31 @@ def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
         fed_gap.split_variant("fed-pinned")
     with pytest.raises(SystemExit, match="unknown part '-hw'"):
         fed_gap.split_variant("fed-hw")
+
+
+def test_fed_gap_context_wait_needs_the_driver_or_names_the_failing_call(monkeypatch):
+    """-blocking / -yield set the primary context's flags through libcuda before anything
+    creates the context; without the driver, or when a call fails, the variant says which."""
+    sys.path.insert(0, BENCH)
+    import ctypes
+    import fed_gap
+
+    def no_driver(name):
+        raise OSError(f"{name}: cannot open shared object file")
+    monkeypatch.setattr(ctypes, "CDLL", no_driver)
+    with pytest.raises(SystemExit, match=r"-blocking needs the CUDA driver \(libcuda.so.1\)"):
+        fed_gap.set_context_wait("blocking")
+    calls = []
+
+    class Driver:
+        def __getattr__(self, name):
+            def call(*args):
+                calls.append((name, args[1:] if name == "cuDevicePrimaryCtxSetFlags_v2" else ()))
+                return 201 if name == "cuDevicePrimaryCtxSetFlags_v2" else 0
+            return call
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Driver())
+    with pytest.raises(SystemExit, match=r"-yield: cuDevicePrimaryCtxSetFlags failed "
+                                         r"\(CUresult 201\)"):
+        fed_gap.set_context_wait("yield")
+    assert [c[0] for c in calls] == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxSetFlags_v2"]
+    assert calls[-1][1] == (0x02,)
