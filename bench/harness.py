@@ -401,17 +401,28 @@ def summarise(runs):
 def add_percent_of_synthetic(results):
     """% of the synthetic loader's rate for the same model: measured with the same extra
     environment where the plan has one (an A/B setting may change the training loop itself),
-    else without."""
-    def key(r, env=None):
-        return r["mode"], tuple(sorted((r.get("env") or {}).items() if env is None else env))
-    synthetic = {key(r): r["images_per_s"] for r in results
-                 if r["loader"] == "synthetic" and "error" not in r}
+    else without; from the same part (one run of --merge's inputs: one device call, maybe
+    another machine than the next part's) where it has one. A percentage against another
+    part's synthetic rate is marked (pct_cross_part), as the tables show it: "97.2 †"."""
+    def key(r, env=None, part=True):
+        return (r["mode"], tuple(sorted((r.get("env") or {}).items() if env is None else env)),
+                r.get("part", 0) if part else None)
+    synthetic = {}
     for r in results:
+        if r["loader"] == "synthetic" and "error" not in r:
+            synthetic[key(r)] = r["images_per_s"]
+            synthetic.setdefault(key(r, part=False), r["images_per_s"])
+    for r in results:
+        r.pop("pct_of_synthetic", None), r.pop("pct_cross_part", None)
         if not r["mode"].startswith("train") or "error" in r:
             continue
-        rate = synthetic.get(key(r), synthetic.get(key(r, {})))
-        if rate:
-            r["pct_of_synthetic"] = 100 * r["images_per_s"] / rate
+        for k, cross in ((key(r), False), (key(r, {}), False),
+                         (key(r, part=False), True), (key(r, {}, False), True)):
+            if synthetic.get(k):
+                r["pct_of_synthetic"] = 100 * r["images_per_s"] / synthetic[k]
+                if cross:
+                    r["pct_cross_part"] = True
+                break
 
 
 def cpu_topology():
@@ -483,10 +494,14 @@ def markdown(results, env, profile):
         lines.append(
             f"| {r['pipeline']} | {r['mode']} | {loader} | {r['threads']} | "
             f"{_fmt(r['images_per_s'])} | {_fmt(r['min'])}-{_fmt(r['max'])} | "
-            f"{_fmt(r.get('pct_of_synthetic'), 1)} | {_fmt(r.get('wait_pct'), 1)} | "
+            f"{_fmt(r.get('pct_of_synthetic'), 1)}{' †' if r.get('pct_cross_part') else ''} | "
+            f"{_fmt(r.get('wait_pct'), 1)} | "
             f"{_fmt(r['cpu_cores_busy'], 1)} | "
             f"{_fmt(r['rss_mb'])} | {_fmt(r.get('gpu_mem_mb'))} | {_fmt(r.get('nvjpg_util'))} | "
             f"{_fmt(r.get('sm_util'))} |")
+    if any(r.get("pct_cross_part") for r in results):
+        lines += ["", "† against the synthetic rate of another part of the merge (another "
+                  "device call, possibly another machine): not comparable."]
     return "\n".join(lines) + "\n"
 
 
@@ -519,8 +534,9 @@ def main(argv=None):
         return 0
     if args.merge:
         runs = [json.load(open(f)) for f in args.merge]
-        return report([r for run in runs for r in run["results"]], runs[0]["environment"],
-                      runs[0]["profile"], args)
+        merged = [{**r, "part": r.get("part", i)} for i, run in enumerate(runs)
+                  for r in run["results"]]
+        return report(merged, runs[0]["environment"], runs[0]["profile"], args)
     if not args.data:
         ap.error("--data is required")
     ab_env = dict(kv.split("=", 1) for kv in args.ab_env.split(",") if "=" in kv)

@@ -69,7 +69,35 @@ def test_parts_merge_into_one_table(jpeg_folder, tmp_path):
     rows = json.loads(merged.read_text())["results"]
     assert len(rows) == len(first) + len(second)
     fed = [x for x in rows if x["mode"] == "train-resnet18" and x["loader"] == "stoker-cpu"]
-    assert fed and fed[0]["pct_of_synthetic"] > 0  # synthetic came from the other part
+    assert fed and fed[0]["pct_of_synthetic"] > 0
+    # The training rows (synthetic and fed) are both in part 2: its own synthetic, not marked.
+    assert [x["part"] for x in rows if x["mode"] == "train-resnet18"] == [1, 1]
+    assert "pct_cross_part" not in fed[0] and "†" not in r.stdout
+
+
+def test_percent_of_synthetic_prefers_its_own_part():
+    """A merged A/B whose parts ran on different machines: each row against the synthetic
+    rate of its own part (same environment first), another part's only when its own has none,
+    and then marked."""
+    sys.path.insert(0, BENCH)
+    import harness
+
+    def row(loader, rate, part, env=None):
+        return {"loader": loader, "mode": "train-resnet50", "images_per_s": rate, "part": part,
+                "env": env or {}}
+    pin = {"STOKER_BENCH_PIN": "1"}
+    rows = [row("synthetic", 4000.0, 0), row("stoker-gpu", 3800.0, 0),
+            row("stoker-gpu", 4400.0, 1), row("stoker-gpu", 4300.0, 1, pin),
+            row("synthetic", 4600.0, 1, pin), row("stoker-gpu", 3900.0, 0, pin)]
+    harness.add_percent_of_synthetic(rows)
+    pct = [(round(r.get("pct_of_synthetic", 0), 1), r.get("pct_cross_part", False)) for r in rows]
+    assert pct == [(100.0, False), (95.0, False),
+                   (110.0, True),   # part 1 has no plain synthetic: part 0's, marked
+                   (93.5, False), (100.0, False),
+                   (97.5, False)]   # part 0 has a plain synthetic: used before part 1's pinned
+    only_other = [row("synthetic", 4000.0, 0), row("stoker-gpu", 4400.0, 1)]
+    harness.add_percent_of_synthetic(only_other)
+    assert only_other[1]["pct_of_synthetic"] == 110.0 and only_other[1]["pct_cross_part"]
 
 
 def test_a_failing_loader_is_reported_not_fatal(tmp_path):
