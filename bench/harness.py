@@ -4,7 +4,8 @@ loaders and pipelines); this driver runs the plan, takes the median and spread o
 and writes JSON and a Markdown table.
 
     PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full]
-        [--plan standard|headline|smoke|ab|ab-cpu|ab-train --ab-env K=V] [--json out.json] [--markdown out.md]
+        [--plan standard|headline|autotune|graph|smoke|ab|ab-cpu|ab-train --ab-env K=V]
+        [--json out.json] [--markdown out.md]
 
 DIR comes from scripts/make_dataset.py. Modes:
 - alone: the loader by itself; the consumer waits for each batch (stream sync), so images/s is
@@ -14,6 +15,7 @@ DIR comes from scripts/make_dataset.py. Modes:
 - train-<model>: torchvision ResNet-50 or ResNet-18 training fed by the loader (AMP fp16,
   channels_last, SGD), images/s and % of the same model fed by the synthetic loader.
   Each step ends with a stream sync (as a loop that logs loss.item() every step does).
+  train-<model>-graph: the same step captured in a CUDA graph (bench/train_step.py).
 In both modes "wait %" is the share of the window the consumer spent getting the next batch
 (next() on the loader): what the loader's latency costs a training loop that syncs.
 Method: warm-up of at least `warmup_batches` batches and `warmup_s` seconds, then a window of
