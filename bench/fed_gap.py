@@ -19,10 +19,10 @@ data), sidecar (the same, but stoker runs in a process of its own taking a batch
 another CUDA context, which the GPU time-slices with the training's). Parts: "-pin" or
 "-pinN" sets STOKER_BENCH_PIN=1 or N (the training thread on the first N cores, stoker's
 threads on the others: bench/loaders.py; each row records which cores the process's threads
-may use, so a pinning gone wrong shows); -hwL, -tN, -cpudec, -graph (split_variant); "+K=V"
-suffixes set environment
-variables for that variant's process (e.g. fed+CUDA_DEVICE_MAX_CONNECTIONS=32: more hardware work
-queues, so the model's stream is not queued behind stoker's or nvJPEG's streams).
+may use, so a pinning gone wrong shows); -hwL, -tN, -cpudec, -graph, -blocking, -yield
+(split_variant); "+K=V" suffixes set environment variables for that variant's process (e.g.
+fed+CUDA_DEVICE_MAX_CONNECTIONS=32: more hardware work queues, so the model's stream is not
+queued behind stoker's or nvJPEG's streams).
 
     PYTHONPATH=build-gpu/python python3 bench/fed_gap.py --data DIR/jpeg \\
         [--variants synthetic,fed,discard,synthetic-pin,fed-pin,fed-pin2] [--model resnet50]
@@ -236,7 +236,7 @@ def measure(variant, args):
     step = harness._consumer(spec, torch)
     synth = next(loaders.synthetic_loader(spec))  # pins this thread with -pin
     batches = None if base in ("synthetic", "sidecar") else loaders.make_loader(spec)
-    side = start_sidecar(spec, args) if base == "sidecar" else None
+    side = Sidecar(spec, args) if base == "sidecar" else None
 
     # The training thread's time in stoker's calls, and its waits in next().
     spent = {"next": 0.0, "release": 0.0, "next_switches": 0}
@@ -302,10 +302,11 @@ def measure(variant, args):
     return out
 
 
-class start_sidecar:
+class Sidecar:
     """Stoker's loader for `spec` in a child process (bench/fed_gap.py --sidecar), taking a
     batch every args.sidecar_period seconds; count() is how many it has taken. Returns once
-    it has taken its first batches, so the warm-up does not measure its start."""
+    it has taken its first batches, so the warm-up does not measure its start. The child ends
+    with this process however it ends (an error, os._exit, a kill: see sidecar())."""
 
     def __init__(self, spec, args, timeout=120.0):
         import subprocess
@@ -339,12 +340,16 @@ class start_sidecar:
 def sidecar(spec, period, count_file):
     """The sidecar's loop: a batch every `period` seconds, waited for on the GPU as a training
     step would, its count written to `count_file` (replaced whole, so never read half-written)."""
+    import ctypes
+    parent = os.getppid()
+    # PR_SET_PDEATHSIG (1): killed when the measuring process ends, error or os._exit included.
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
     sys.path.insert(0, HERE)
     import torch
     import loaders
     batches = loaders.make_loader(spec)
     n, due = 0, time.perf_counter()
-    while True:
+    while os.getppid() == parent:  # the parent died before prctl took effect
         x, y = next(batches)
         if torch.cuda.is_available():
             torch.cuda.current_stream().synchronize()
@@ -420,6 +425,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.sidecar:
         sidecar(json.loads(args.sidecar), args.sidecar_period, args.sidecar_count)
+        os._exit(0)  # its parent is gone; stoker's threads need no teardown
     if args.one:
         import faulthandler
         faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks, if it hangs

@@ -360,6 +360,37 @@ def test_fed_gap_sidecar_runs_stoker_in_its_own_process_at_the_given_pace(jpeg_f
     assert not left, left  # stopped and its count file removed
 
 
+def test_fed_gap_sidecar_ends_with_the_process_that_started_it(jpeg_folder, tmp_path):
+    """However the measuring process ends (here os._exit, as after an error or a kill), its
+    sidecar does not outlive it."""
+    script = (f"import json, os, sys, types; sys.path.insert(0, {BENCH!r}); import fed_gap\n"
+              f"spec = dict(loader='stoker-cpu', pipeline='rn50-train', mode='alone', threads=1,"
+              f" batch=4, size=32, data={jpeg_folder!r})\n"
+              f"args = types.SimpleNamespace(data=spec['data'], sidecar_period=0.05)\n"
+              f"side = fed_gap.Sidecar(spec, args)\n"
+              f"open({str(tmp_path / 'pid')!r}, 'w').write(str(side.proc.pid))\n"
+              f"os._exit(3)\n")
+    # Output to files, not pipes: a sidecar that outlived its parent would hold a pipe open
+    # and stall subprocess.run until its timeout.
+    with open(tmp_path / "err", "w") as err:
+        r = subprocess.run([sys.executable, "-c", script], stdout=subprocess.DEVNULL, stderr=err,
+                           timeout=300, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert r.returncode == 3, (tmp_path / "err").read_text()[-2000:]
+    pid = int((tmp_path / "pid").read_text())
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            state = open(f"/proc/{pid}/stat").read().split(")")[-1].split()[0]
+        except OSError:
+            break  # gone
+        if state == "Z":  # killed, not yet reaped (its parent is gone: init reaps it)
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(pid, 9)
+        raise AssertionError(f"the sidecar {pid} outlived its parent")
+
+
 def test_a_fed_gap_variant_over_its_time_is_killed_with_its_stacks_kept(jpeg_folder, tmp_path):
     """A hung variant (the engines have hung before) costs its timeout, not the device call:
     killed with its process group, its stacks kept."""
