@@ -1,12 +1,14 @@
 """The training step the benchmarks feed: torchvision ResNet (AMP, channels_last, SGD with
 momentum, a stream sync per step), run eagerly or captured whole in a CUDA graph.
 
-Why a graph variant: fed by stoker, ResNet-50's eager step on an H100 is partly bound by the
-training thread launching ~1,900 kernels and copies per step (bench/fed_gap.py: the GPU is busy
-~90% of a synthetic step), and each launch takes longer while stoker's threads make CUDA calls
-of their own (nvJPEG's per-image calls: the driver's locks are shared). Replaying a captured
-step costs the training thread one launch, so it measures what a user who graphs the step
-(torch.cuda.graphs, torch.compile(mode="reduce-overhead")) would see.
+Why a graph variant: fed by stoker, ResNet-50's eager step on an H100 is partly bound by its
+~2,000 CUDA calls per step (forward thread ~860, autograd thread ~1,120; bench/fed_gap.py: the
+GPU is busy ~90% of a synthetic step), and each launch takes longer while stoker's threads
+make CUDA calls of their own (nvJPEG's per-image calls: the driver's locks are shared).
+Replaying a captured step costs the training thread one launch, so it measures what a user
+who graphs the step (torch.cuda.graphs, torch.compile(mode="reduce-overhead")) would see.
+Measured (bench/RESULTS.md, 2026-11-23): this bfloat16 graphed step is itself ~12% slower
+than the eager float16 one, and fed by stoker it reaches ~91% of its synthetic rate.
 
 The graph variant autocasts to bfloat16 without a GradScaler (its inf check syncs with the CPU,
 which a graph cannot hold); the eager one keeps float16 with the scaler, as most ResNet recipes.
