@@ -121,37 +121,24 @@ def set_context_wait(how, device=0):
           "cuDevicePrimaryCtxSetFlags")
 
 
-def thread_names():
-    """{tid: name} of this process's threads (stoker names its own "stoker-...")."""
-    names = {}
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            names[tid] = open(f"/proc/self/task/{tid}/comm").read().strip()
-        except OSError:
-            pass
-    return names
-
-
 def training_thread_ids():
-    """The ids a profiler trace may give the calling thread: torch.profiler (Kineto) writes a
-    CUDA call's thread as the low 32 bits of its pthread_t (threading.get_ident()) taken as a
-    signed number and written without its sign (seen on the H100: pthread_t 0x7f8e96520140 as
-    1773010624), not as the kernel's thread id, which matched nothing (session 13)."""
-    ident = threading.get_ident()
-    low = ident & 0xFFFFFFFF
-    signed = low - (1 << 32) if low >= 1 << 31 else low
-    return {str(threading.get_native_id()), str(ident), str(low), str(signed), str(abs(signed))}
+    """The id a profiler trace gives the calling thread's CUDA calls: torch.profiler (Kineto)
+    writes the low 32 bits of its pthread_t (threading.get_ident()) as a signed number without
+    its sign (seen on the H100: pthread_t 0x7f8e96520140 as 1773010624), not the kernel's
+    thread id, which matched nothing (session 13). A set, for api_calls."""
+    low = threading.get_ident() & 0xFFFFFFFF
+    return {str(abs(low - (1 << 32) if low >= 1 << 31 else low))}
 
 
-def api_calls(events, steps, training_ids, names=None):
+def api_calls(events, steps, training_ids):
     """Chrome-trace events -> per thread: CUDA runtime/driver calls and their time (per step),
     busiest first, each with its eight costliest calls (count and time); the training thread
-    (any id in `training_ids`) marked; names from the trace's thread_name records, else
-    `names`, else "?". Contention for the driver's locks shows as the training thread's calls
+    (any id in `training_ids`) marked; names from the trace's thread_name records, else "?"
+    (the trace's ids are not the kernel's, so /proc's names cannot be matched). Contention for the driver's locks shows as the training thread's calls
     (cudaLaunchKernel) taking longer when other threads (stoker's, nvJPEG's) make many calls."""
     per = collections.defaultdict(lambda: {"calls": 0, "us": 0.0, "names": collections.Counter(),
                                            "counts": collections.Counter(), "launch": [0, 0.0]})
-    names = dict(names or {})
+    names = {}
     for e in events:
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             names.setdefault(str(e.get("tid")), str(e.get("args", {}).get("name", "?")))
@@ -295,8 +282,7 @@ def measure(variant, args):
             prof.export_chrome_trace(os.path.join(d, "trace.json"))
             events = json.load(open(os.path.join(d, "trace.json")))["traceEvents"]
         out["streams"], out["top_gpu_work"] = gpu_streams(events, args.profile_steps)
-        out["api_threads"] = api_calls(events, args.profile_steps, training_thread_ids(),
-                                       thread_names())
+        out["api_threads"] = api_calls(events, args.profile_steps, training_thread_ids())
     if side:
         side.stop()
     return out

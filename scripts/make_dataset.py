@@ -40,8 +40,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED_PHOTOS = os.path.join(HERE, "..", "..", "shared", "data", "photos")
 QUALITY = (90, 96)
 LARGE_SHORT_SIDES = (480, 540, 600)
-# stoker.tools.convert.FORMATS, checked before stoker (built) is imported.
-CONTAINERS = ("tfrecord", "recordio", "webdataset")
 
 
 def shared_sources():
@@ -198,10 +196,17 @@ def main(argv=None):
         ap.error("OUT is required")
     if args.count < 1 or args.classes < 1:
         ap.error("--count and --classes must be at least 1")
-    unknown = [f for f in args.formats.split(",") if f and f not in CONTAINERS]
-    if unknown:  # before minutes of rendering, not after
-        ap.error(f"--formats: unknown {', '.join(unknown)} (known: {', '.join(CONTAINERS)}; "
-                 "the JPEG folder is always written)")
+    formats = [f for f in args.formats.split(",") if f]
+    if formats:  # checked before minutes of rendering, not after
+        try:
+            from stoker.tools import convert
+        except ImportError as e:
+            sys.exit(f"make_dataset: writing {', '.join(formats)} needs the built stoker "
+                     f"(PYTHONPATH=build/python), or --formats '': {e}")
+        try:
+            convert.check_formats(formats)
+        except ValueError as e:
+            ap.error(f"--formats: {e} (the JPEG folder is always written)")
     t0 = time.time()
     if os.path.exists(args.out):
         shutil.rmtree(args.out)
@@ -224,13 +229,7 @@ def main(argv=None):
         total_bytes += len(data)
         pixels += w * h
         sizes[f"{w}x{h}"] = sizes.get(f"{w}x{h}", 0) + 1
-    formats = [f for f in args.formats.split(",") if f]
     if formats:
-        try:
-            from stoker.tools import convert
-        except ImportError as e:
-            sys.exit(f"make_dataset: writing {', '.join(formats)} needs the built stoker "
-                     f"(PYTHONPATH=build/python), or --formats '': {e}")
         samples.sort()  # readers.file's order
         for fmt in formats:
             convert.convert(samples, os.path.join(args.out, fmt), [fmt], args.shards)

@@ -443,7 +443,8 @@ def test_fed_gap_counts_each_threads_cuda_calls():
     ev.append({"ph": "M", "name": "thread_name", "tid": 12, "args": {"name": "autograd"}})
     ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 3, "dur": 1,
                "tid": 12})
-    rows = fed_gap.api_calls(ev, steps=2, training_ids={"10"}, names={"11": "stoker-gpu0"})
+    ev.append({"ph": "M", "name": "thread_name", "tid": 11, "args": {"name": "stoker-gpu0"}})
+    rows = fed_gap.api_calls(ev, steps=2, training_ids={"10"})
     assert rows[2]["name"] == "autograd" and not rows[2]["training_thread"]
     rows = rows[:2]
     assert [r["tid"] for r in rows] == ["11", "10"]  # the costliest first
@@ -463,6 +464,15 @@ def test_fed_gap_counts_each_threads_cuda_calls():
                             "release_ms_per_step": 0.0, "api_threads": rows,
                             "threads_by_cores": {"0-15": 20}}])
     assert "| 1 (6.0) / 1 | 0-15: 20 |" in table
+
+
+def test_fed_gap_training_thread_id_is_the_pthread_ids_low_half_without_sign(monkeypatch):
+    sys.path.insert(0, BENCH)
+    import fed_gap
+    monkeypatch.setattr(threading, "get_ident", lambda: 0x7F8E96520140)  # seen on the H100
+    assert fed_gap.training_thread_ids() == {"1773010624"}
+    monkeypatch.setattr(threading, "get_ident", lambda: 0x7F8E15D6CEC0)
+    assert fed_gap.training_thread_ids() == {str(0x15D6CEC0)}
 
 
 def test_fed_gap_variants_name_pinning_decoder_load_and_threads():

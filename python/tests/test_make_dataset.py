@@ -81,6 +81,6 @@ def test_unknown_container_format_is_refused_before_rendering(tmp_path):
     r = subprocess.run([sys.executable, SCRIPT, str(tmp_path / "x"), "--formats", "jpeg,tfrecord"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
-    assert "--formats: unknown jpeg (known: tfrecord, recordio, webdataset; the JPEG folder is " \
-        "always written)" in r.stderr
+    assert "--formats: unknown container format 'jpeg' (known: tfrecord, recordio, webdataset) " \
+        "(the JPEG folder is always written)" in r.stderr
     assert not (tmp_path / "x").exists()
