@@ -112,6 +112,7 @@ nb::dict stats_dict(const PoolStats& s) {
   d["allocations"] = s.allocations;
   d["reused"] = s.reused;
   d["not_waited"] = s.not_waited;
+  d["release_events"] = s.release_events;
   return d;
 }
 

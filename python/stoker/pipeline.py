@@ -396,8 +396,10 @@ class Pipeline:
     def memory_stats(self):
         """Per pool ("host", "pinned", "device"): bytes_in_use, peak_bytes_in_use,
         bytes_reserved (in use + cached free blocks), budget (0: none), allocations, how many
-        were reused from the cache, and "not_waited": fresh blocks made because every cached
-        one was still in use on the GPU (reusing it would have made the stage wait)."""
+        were reused from the cache, "not_waited": fresh blocks made because every cached
+        one was still in use on the GPU (reusing it would have made the stage wait), and
+        "release_events": CUDA events recorded as buffers came back (one per stream that used
+        a buffer; a batch whose last GPU use was already queued shares one event instead)."""
         self.build()
         return self._native.memory_stats()
 

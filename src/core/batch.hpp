@@ -83,6 +83,10 @@ class Batch {
   void set_ready_event(std::shared_ptr<CudaEvent> e) { ready_ = std::move(e); }
   // Marks every sample buffer as used by work on `stream` (Buffer::record_stream).
   void record_stream(StreamHandle stream) const;
+  // Marks every sample buffer as used by the work queued on `stream` so far and by nothing
+  // queued later: one event recorded now guards them all (Buffer::record_use). For batches of
+  // many buffers (a reader's samples) whose last GPU use is already queued.
+  void record_use(StreamHandle stream) const;
 
  private:
   static Batch allocate_impl(MemoryPool& pool, const StreamHandle* stream, DType dtype,

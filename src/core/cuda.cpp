@@ -142,6 +142,7 @@ void CudaEvent::record(StreamHandle stream) {
     event_ = e;
     device_ = device;
   }
+  finished_.store(false, std::memory_order_relaxed);
   cuda_check(cudaEventRecord(cudaEvent_t(event_), cudaStream_t(stream)), "cudaEventRecord");
 }
 void CudaEvent::wait_on(StreamHandle stream) const {
@@ -149,12 +150,16 @@ void CudaEvent::wait_on(StreamHandle stream) const {
              "cudaStreamWaitEvent");
 }
 void CudaEvent::synchronize() const {
+  if (finished_.load(std::memory_order_acquire)) return;
   cuda_check(cudaEventSynchronize(cudaEvent_t(event_)), "cudaEventSynchronize");
+  finished_.store(true, std::memory_order_release);
 }
 bool CudaEvent::done() const {
+  if (finished_.load(std::memory_order_acquire)) return true;
   cudaError_t e = cudaEventQuery(cudaEvent_t(event_));
   if (e == cudaErrorNotReady) return false;
   cuda_check(e, "cudaEventQuery");
+  finished_.store(true, std::memory_order_release);
   return true;
 }
 double elapsed_seconds(const CudaEvent& from, const CudaEvent& to) {

@@ -6,6 +6,7 @@
 // events without timing. A null `stream` argument means the legacy default stream.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -61,13 +62,17 @@ class CudaEvent {
   // Makes `stream` wait (on the device, without blocking the host) for the captured work.
   void wait_on(StreamHandle stream) const;
   void synchronize() const;  // blocks the host until the captured work has finished
-  bool done() const;         // without blocking
+  // Without blocking. Once the captured work is known to have finished, later calls answer
+  // without asking the driver (until the next record): one event may guard many buffers
+  // (Buffer::record_use), and every driver call contends with the training thread's launches.
+  bool done() const;
   void* get() const { return event_; }
 
  private:
   void* event_ = nullptr;
   int device_ = 0;
   bool timing_ = false;
+  mutable std::atomic<bool> finished_{false};
 };
 
 // Seconds of GPU time between two timing events (both recorded and done(), same device).

@@ -128,15 +128,16 @@ bool cuda_available() { return false; }
 namespace detail {
 struct FreeBlock {
   void* data = nullptr;
-  // Work that may still use the block (recorded on the streams that used it at release).
-  std::vector<std::unique_ptr<CudaEvent>> pending;
+  // Work that may still use the block (recorded on the streams that used it at release, or
+  // shared with other blocks: Buffer::record_use).
+  std::vector<std::shared_ptr<CudaEvent>> pending;
 };
 
 struct PoolState {
   std::unique_ptr<Allocator> allocator;
   mutable std::mutex mutex;
-  std::multimap<size_t, FreeBlock> free_blocks;  // block size -> block
-  std::vector<std::unique_ptr<CudaEvent>> spare_events;
+  std::multimap<size_t, FreeBlock> free_blocks;          // block size -> block
+  std::vector<std::shared_ptr<CudaEvent>> spare_events;  // owned by this pool alone
   std::vector<StreamHandle> forgotten;  // destroyed streams (MemoryPool::forget_stream)
   PoolStats stats;
 
@@ -148,18 +149,19 @@ struct PoolState {
     }
     free_blocks.clear();
   }
-  void give_back(void* p, size_t block, std::vector<StreamHandle> streams) {
-    FreeBlock b{p, {}};
+  void give_back(void* p, size_t block, std::vector<StreamHandle> streams,
+                 std::vector<std::shared_ptr<CudaEvent>> uses) {
+    FreeBlock b{p, std::move(uses)};
     std::lock_guard lock(mutex);
     for (StreamHandle s : streams) {
       if (std::find(forgotten.begin(), forgotten.end(), s) != forgotten.end()) continue;
-      std::unique_ptr<CudaEvent> e;
+      std::shared_ptr<CudaEvent> e;
       if (!spare_events.empty()) {
         e = std::move(spare_events.back());
         spare_events.pop_back();
       } else {
         try {
-          e = std::make_unique<CudaEvent>();
+          e = std::make_shared<CudaEvent>();
         } catch (const Error&) {
           continue;  // no CUDA: nothing can still be using the block
         }
@@ -174,13 +176,16 @@ struct PoolState {
       } catch (const Error&) {
         continue;  // a stream CUDA refuses: its work has been submitted and cannot be waited on
       }
+      ++stats.release_events;
       b.pending.push_back(std::move(e));
     }
     stats.bytes_in_use -= block;
     free_blocks.emplace(block, std::move(b));
   }
-  void recycle(std::vector<std::unique_ptr<CudaEvent>>& events) {
-    for (auto& e : events) spare_events.push_back(std::move(e));
+  // Finished events go back to the spares unless another block or buffer shares them.
+  void recycle(std::vector<std::shared_ptr<CudaEvent>>& events) {
+    for (auto& e : events)
+      if (e.use_count() == 1) spare_events.push_back(std::move(e));
     events.clear();
   }
   // Whether the block's pending work has finished (finished events are recycled).
@@ -201,6 +206,14 @@ void Buffer::record_stream(StreamHandle stream) {
   streams_.push_back(stream);
 }
 
+void Buffer::record_use(std::shared_ptr<CudaEvent> done) {
+  if (!done) return;
+  std::lock_guard lock(streams_mutex_);
+  for (const auto& e : uses_)
+    if (e == done) return;
+  uses_.push_back(std::move(done));
+}
+
 std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t size, MemoryKind kind, ReleaseFn release) {
   auto b = std::make_shared<Buffer>(data, size, kind, nullptr, 0);
   b->release_ = std::move(release);
@@ -209,9 +222,9 @@ std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t size, MemoryKind kind, R
 
 Buffer::~Buffer() {
   if (pool_) {
-    pool_->give_back(data_, block_size_, std::move(streams_));
+    pool_->give_back(data_, block_size_, std::move(streams_), std::move(uses_));
   } else if (release_) {
-    std::vector<std::shared_ptr<CudaEvent>> pending;
+    std::vector<std::shared_ptr<CudaEvent>> pending = std::move(uses_);
     for (StreamHandle s : streams_)
       if (auto e = record_if_live(s)) pending.push_back(std::move(e));
     release_(std::move(pending));
@@ -246,7 +259,7 @@ std::shared_ptr<Buffer> MemoryPool::acquire_impl(size_t bytes, const StreamHandl
   auto& st = state_->stats;
   ++st.allocations;
   void* p = nullptr;
-  std::vector<std::unique_ptr<CudaEvent>> pending;  // a reused block's last users' work
+  std::vector<std::shared_ptr<CudaEvent>> pending;  // a reused block's last users' work
   // Candidates: free blocks of this class or larger, up to twice the size (requests that vary,
   // like a reader's runs of records, still reuse blocks instead of faulting in fresh memory).
   const auto first = state_->free_blocks.lower_bound(block);

@@ -45,6 +45,9 @@ struct PoolStats {
   // Of allocations: fresh blocks made because every cached one was still in use on the GPU
   // (reusing it would have made the caller wait for another stream's work).
   size_t not_waited = 0;
+  // Events recorded when buffers came back (one per stream a released buffer was used on,
+  // Buffer::record_stream); buffers guarded by a shared event (Buffer::record_use) need none.
+  size_t release_events = 0;
 };
 
 class Buffer;
@@ -110,6 +113,11 @@ class Buffer {
   // Says that work queued on `stream` uses this buffer: when the buffer is released, an event
   // recorded on each such stream guards its reuse (see MemoryPool::acquire). Thread-safe.
   void record_stream(StreamHandle stream);
+  // Says that the work `done` captured is this buffer's last use on the GPU (nothing queued
+  // later uses it): the buffer is reused only after that event. One event can guard a whole
+  // batch of buffers, where record_stream records one per buffer at release and each is polled
+  // on its own. Thread-safe.
+  void record_use(std::shared_ptr<CudaEvent> done);
 
  private:
   void* data_;
@@ -120,6 +128,7 @@ class Buffer {
   ReleaseFn release_;
   std::mutex streams_mutex_;
   std::vector<StreamHandle> streams_;
+  std::vector<std::shared_ptr<CudaEvent>> uses_;
 };
 
 // The process-wide host pool used where no pipeline pool is at hand (e.g. Python inputs).

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <future>
@@ -373,6 +374,61 @@ TEST(MemoryPool, ReleaseAfterItsStreamWasDestroyedSkipsThatStream) {
   auto reused = device.acquire(1 << 20);
   EXPECT_EQ(reused->data(), first);
   EXPECT_EQ(cudaStreamQuery(cudaStream_t(again.get())), cudaSuccess);
+}
+
+// A batch of buffers whose last use is already queued shares one event (Buffer::record_use):
+// released, they record none of their own, and each is still reused only after that work.
+// record_stream, for comparison, records one per buffer at release.
+TEST(MemoryPool, OneSharedEventGuardsABatchOfBuffers) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool pinned(make_pinned_allocator());
+  CudaStream a(0), b(0);
+  const size_t kb = 64 << 10;
+  std::vector<std::shared_ptr<Buffer>> samples;
+  for (int k = 0; k < 16; ++k) samples.push_back(pinned.acquire(kb));
+  std::vector<void*> blocks;
+  for (auto& s : samples) blocks.push_back(s->data());
+  StreamGate gate(a.get());  // the engines' reads, say, still queued behind it
+  auto used = std::make_shared<CudaEvent>();
+  used->record(a.get());
+  for (auto& s : samples) s->record_use(used);
+  samples.clear();
+  EXPECT_EQ(pinned.stats().release_events, 0u);
+  EXPECT_FALSE(used->done());
+  // Past the bound (16 cached, none in use): the oldest block, behind the shared event.
+  auto next = pinned.acquire_on(kb, b.get());
+  EXPECT_NE(std::find(blocks.begin(), blocks.end(), next->data()), blocks.end());
+  EXPECT_EQ(cudaStreamQuery(cudaStream_t(b.get())), cudaErrorNotReady);  // B waits for A
+  gate.open();
+  b.synchronize();
+  EXPECT_TRUE(used->done());
+  next.reset();
+  for (int k = 0; k < 4; ++k) samples.push_back(pinned.acquire(kb));
+  EXPECT_EQ(pinned.stats().bytes_reserved, 16 * kb);  // all cached blocks, no fresh one
+  for (auto& s : samples) s->record_stream(a.get());
+  samples.clear();
+  EXPECT_EQ(pinned.stats().release_events, 4u + 1u);  // + `next`, used on B
+  a.synchronize();
+}
+
+// An event known to be finished answers done() from its cache until it is recorded again.
+TEST(CudaEvent, DoneIsRememberedUntilTheNextRecord) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  CudaStream s(0);
+  CudaEvent e;
+  e.record(s.get());
+  e.synchronize();
+  EXPECT_TRUE(e.done());
+  {
+    StreamGate gate(s.get());
+    e.record(s.get());
+    EXPECT_FALSE(e.done());
+    EXPECT_FALSE(e.done());
+    gate.open();
+    s.synchronize();
+    EXPECT_TRUE(e.done());
+  }
+  EXPECT_TRUE(e.done());
 }
 
 // Timing events measure the GPU work between them: more work, more time; none, about none.

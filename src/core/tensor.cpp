@@ -1,5 +1,7 @@
 #include "stoker/core/tensor.hpp"
 
+#include <algorithm>
+
 #include "stoker/core/batch.hpp"
 
 namespace stoker {
@@ -117,6 +119,18 @@ void Batch::record_stream(StreamHandle stream) const {
   const Buffer* last = nullptr;
   for (const auto& s : samples_) {
     if (s.owner && s.owner.get() != last) s.owner->record_stream(stream);
+    last = s.owner.get();
+  }
+}
+
+void Batch::record_use(StreamHandle stream) const {
+  if (std::none_of(samples_.begin(), samples_.end(), [](const auto& s) { return bool(s.owner); }))
+    return;
+  auto done = std::make_shared<CudaEvent>();
+  done->record(stream);
+  const Buffer* last = nullptr;
+  for (const auto& s : samples_) {
+    if (s.owner && s.owner.get() != last) s.owner->record_use(done);
     last = s.owner.get();
   }
 }

@@ -76,7 +76,7 @@ class ExternalSource final : public Operator, public InputFeed {
       Batch& out = add_output(ws, in.dtype(), in.shapes(), in.layout());
       upload_batch(ws, in, out);
       out.copy_source_info(in);
-      in.record_stream(ws.stream);
+      in.record_use(ws.stream);  // the uploads are its last use: one event for all its arrays
     }
   }
 
