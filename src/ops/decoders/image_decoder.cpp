@@ -102,7 +102,9 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
       {"hw_decoder_load", ArgType::kString,
        "device='mixed': the fraction of each batch offered to the GPU's hardware JPEG decoder "
        "(0 to 1), or 'auto' (default): the split that makes the hardware and the CPU threads "
-       "finish together, from measured rates. JPEGs the hardware cannot take (progressive, "
+       "finish together, from measured rates; when batches are asked for more slowly than the "
+       "hardware alone decodes them (training paced by the GPU), the hardware takes what it can "
+       "within that pace, sparing the CPU. JPEGs the hardware cannot take (progressive, "
        "4:1:1, EXIF-rotated, other output types) go to the threads, with the rest of the "
        "batch. nvJPEG decodes with its own IDCT and chroma upsampling: pixels differ slightly "
        "from libjpeg-turbo's (mean absolute difference about 1 level).",
