@@ -163,16 +163,52 @@ def api_calls(events, steps, training_ids):
     return out
 
 
+def merged(intervals):
+    """(start, end) intervals -> the disjoint, sorted intervals covering the same time."""
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
 def busy_union(intervals):
     """Total length covered by (start, end) intervals (overlaps counted once)."""
-    total, cur = 0.0, None
-    for a, b in sorted(intervals):
-        if cur is None or a > cur[1]:
-            total += (cur[1] - cur[0]) if cur else 0.0
-            cur = [a, b]
-        else:
-            cur[1] = max(cur[1], b)
-    return total + ((cur[1] - cur[0]) if cur else 0.0)
+    return sum(b - a for a, b in merged(intervals))
+
+
+def model_idle(events, steps):
+    """The busiest stream's (the model's) idle time per step between its first and last work,
+    and how much of that idle time other streams' kernels were running: GPU work of others
+    (nvJPEG's conversions, stoker's kernels) in the model's way rather than the GPU waiting
+    for the training thread's next launch."""
+    spans, kernels = collections.defaultdict(list), collections.defaultdict(list)
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        stream = str(e.get("args", {}).get("stream", e.get("tid")))
+        start, dur = float(e["ts"]), float(e.get("dur", 0))
+        spans[stream].append((start, start + dur))
+        if e["cat"] == "kernel":
+            kernels[stream].append((start, start + dur))
+    if not spans:
+        return None
+    model = max(spans, key=lambda k: busy_union(spans[k]))
+    busy = merged(spans[model])
+    gaps = [(a[1], b[0]) for a, b in zip(busy, busy[1:])]
+    others = merged([iv for k, v in kernels.items() if k != model for iv in v])
+    overlap, j = 0.0, 0
+    for a, b in gaps:  # both lists sorted and disjoint: one pass
+        while j < len(others) and others[j][1] <= a:
+            j += 1
+        k = j
+        while k < len(others) and others[k][0] < b:
+            overlap += min(b, others[k][1]) - max(a, others[k][0])
+            k += 1
+    return {"idle_ms_per_step": sum(b - a for a, b in gaps) / 1e3 / steps,
+            "idle_other_kernels_ms_per_step": overlap / 1e3 / steps}
 
 
 def gpu_streams(events, steps):
@@ -282,6 +318,7 @@ def measure(variant, args):
             prof.export_chrome_trace(os.path.join(d, "trace.json"))
             events = json.load(open(os.path.join(d, "trace.json")))["traceEvents"]
         out["streams"], out["top_gpu_work"] = gpu_streams(events, args.profile_steps)
+        out["model_idle"] = model_idle(events, args.profile_steps)
         out["api_threads"] = api_calls(events, args.profile_steps, training_thread_ids())
     if side:
         side.stop()
@@ -353,16 +390,19 @@ def sidecar(spec, period, count_file):
 def table(rows):
     lines = ["| variant | images/s | step ms | thread run ms | run-queue wait ms | "
              "switches vol (in next()) / invol | next() ms | release ms | busiest stream ms | "
-             "other streams ms | CUDA calls/step: training (launch µs) / other threads | "
-             "threads per core set |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "other streams ms | its idle ms (others' kernels running) | "
+             "CUDA calls/step: training (launch µs) / other threads | threads per core set |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['variant']} | error: {r['error'][:100]} |||||||||||")
+            lines.append(f"| {r['variant']} | error: {r['error'][:100]} ||||||||||||")
             continue
         streams = r.get("streams") or []
         first = f"{streams[0]['busy_ms_per_step']:.2f}" if streams else ""
         rest = f"{sum(s['sum_ms_per_step'] for s in streams[1:]):.2f}" if streams else ""
+        idle = r.get("model_idle") or {}
+        idle = (f"{idle['idle_ms_per_step']:.2f} ({idle['idle_other_kernels_ms_per_step']:.2f})"
+                if idle else "")
         api = r.get("api_threads") or []
         calls = ""
         if api:
@@ -382,7 +422,7 @@ def table(rows):
             f"({r.get('next_voluntary_switches_per_step', 0):.1f}) / "
             f"{r['involuntary_switches_per_step']:.1f}"
             f" | {r['next_ms_per_step']:.2f} | {r['release_ms_per_step']:.3f} | {first} | "
-            f"{rest} | {calls} | {cores} |")
+            f"{rest} | {idle} | {calls} | {cores} |")
     return "\n".join(lines)
 
 

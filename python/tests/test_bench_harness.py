@@ -426,6 +426,24 @@ def test_fed_gap_streams_count_overlapping_work_once():
     assert [t["name"] for t in top] == ["gemm", "bn", "Memcpy HtoD"]
 
 
+def test_fed_gap_splits_the_models_idle_time_by_what_else_ran():
+    """The model's stream (the busiest) is idle 2 ms between its kernels and 1 ms before the
+    last; another stream's kernel covers 1.5 ms of those gaps, a copy (copy engines, not SMs)
+    covers more but is not counted; work outside the model's first and last is ignored."""
+    sys.path.insert(0, BENCH)
+    import fed_gap
+
+    def k(ts, dur, stream, cat="kernel"):
+        return {"ph": "X", "cat": cat, "name": "k", "ts": ts, "dur": dur, "args": {"stream": stream}}
+    ev = [k(0, 3000, 7), k(5000, 3000, 7), k(9000, 4000, 7),  # gaps 3000-5000, 8000-9000
+          k(4000, 1500, 30), k(8500, 1000, 30),  # 1000 + 500 in the gaps
+          k(2000, 7000, 31, "gpu_memcpy"), k(20000, 5000, 30)]  # a copy; after the model's last
+    idle = fed_gap.model_idle(ev, steps=1)
+    assert idle == {"idle_ms_per_step": 3.0, "idle_other_kernels_ms_per_step": 1.5}
+    assert fed_gap.model_idle([], steps=1) is None
+    assert fed_gap.merged([(5, 6), (0, 2), (1, 3)]) == [[0, 3], [5, 6]]
+
+
 def test_fed_gap_counts_each_threads_cuda_calls():
     """The training thread's CUDA calls and their mean launch time against stoker's threads'
     (lock contention in the driver shows as slower launches)."""
