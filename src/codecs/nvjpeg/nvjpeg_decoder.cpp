@@ -67,6 +67,10 @@ void NvjpegHardwareDecoder::reserve_slots(int slots) {
 
 NvjpegHardwareDecoder::~NvjpegHardwareDecoder() = default;
 
+bool NvjpegHardwareDecoder::device_input() const {
+  return nvjpeg_detail::shared_handle(state_->device).device_input;
+}
+
 bool NvjpegHardwareDecoder::supports(const Job& job, int slot) {
   STOKER_ASSERT(slot >= 0 && slot < int(state_->probes.size()), "slot ", slot, " not reserved");
   auto [stream, params] = state_->probes[size_t(slot)];
@@ -140,6 +144,7 @@ NvjpegHardwareDecoder::NvjpegHardwareDecoder(int) {
 NvjpegHardwareDecoder::~NvjpegHardwareDecoder() = default;
 void NvjpegHardwareDecoder::reserve_slots(int) {}
 bool NvjpegHardwareDecoder::supports(const Job&, int) { return false; }
+bool NvjpegHardwareDecoder::device_input() const { return false; }
 double NvjpegHardwareDecoder::decode(const std::vector<Job>&, bool, StreamHandle) { return 0; }
 
 #endif
