@@ -11,6 +11,7 @@
 #include <map>
 
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
+#include "stoker/ops/decoders/hw_share.hpp"
 #include "stoker/ops/decoders/image_decoder_base.hpp"
 
 namespace stoker::ops::decoders_detail {
@@ -31,7 +32,7 @@ double seconds_since(Clock::time_point t) {
 // to the CPU. hw_decoder_load is the fraction of the batch offered to the hardware, or "auto":
 // measured rates of the hardware and the threads set it so that they take equal time, or, when
 // the consumer asks for batches more slowly than the engines alone decode them, so that the
-// engines take what they can within that pace (see balance()).
+// engines take what they can within that pace (HwShare).
 //
 // The host work runs in the CPU stage, an iteration ahead (prepare_on_host): the header pass,
 // the split, and libjpeg-turbo's share of the batch into pinned memory. The mixed stage then
@@ -77,7 +78,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     const Batch& in = ws.input(0);
     const int n = in.size();
     const auto t_start = Clock::now();
-    if (auto_) note_pace(t_start);
+    if (auto_) share_.started(std::chrono::duration<double>(t_start.time_since_epoch()).count());
     auto split = std::static_pointer_cast<Split>(ws.prepared);
     if (!split || split->n != n || (n > 0 && split->first != in.data(0)))
       split = make_split(ws, in);  // not prepared (or for another batch): all of it here
@@ -437,54 +438,18 @@ class ImageDecoderMixed final : public ImageDecoder {
     learn(cuda_cost_, d.cuda_seconds, d.cuda_timed);
   }
 
-  // "auto": the hardware's share that makes both sides take equal time, from this batch's
-  // rates, smoothed over batches.
-  // The time between batches (this stage's pace: its consumer's, when that is the slower).
-  void note_pace(Clock::time_point now) {
-    if (last_run_ != Clock::time_point{}) {
-      const double p = std::chrono::duration<double>(now - last_run_).count();
-      pace_ = pace_ > 0 ? 0.7 * pace_ + 0.3 * p : p;
-    }
-    last_run_ = now;
-  }
-
-  // "auto": the split that makes the engines and the threads finish a batch together, from
-  // their measured rates — unless this stage idles between batches (its consumer, a training
-  // loop paced by its GPU, asks for them more slowly). Then the engines take as much as keeps
-  // this stage busy for kPaceMargin of the pace (its other work per batch, `busy` minus the
-  // engines' time, counted), up to everything they accept: they cost the host one submitting
-  // thread, while the threads' decoding slows the training process's own thread (ResNet-18
-  // fed: 83% of synthetic with the balanced split, 89.5% with the engines taking all;
-  // bench/RESULTS.md). Where this stage is the slower one, busy is about the pace and the
-  // margin brings the share back to the balance within a few batches.
+  // "auto" (HwShare): this batch's measurements; the share for the next batches.
   void balance(int n, int hw_n, double t_hw, int threads_n, double t_threads, double busy) {
-    if (hw_n > 0 && t_hw > 0) hw_rate_ = 0.7 * hw_rate_ + 0.3 * (hw_n / t_hw);
-    if (threads_n > 0 && t_threads > 0)
-      threads_rate_ = 0.7 * threads_rate_ + 0.3 * (threads_n / t_threads);
-    const double other = std::max(0.0, busy - t_hw);
-    other_ = other_ > 0 ? 0.7 * other_ + 0.3 * other : other;
-    double load = -1;
-    if (hw_rate_ > 0 && threads_rate_ > 0)
-      load = std::clamp(hw_rate_ / (hw_rate_ + threads_rate_), 0.05, 1.0);
-    if (load >= 0 && hw_rate_ > 0 && pace_ > 0 && n > 0) {
-      const double engines_time = kPaceMargin * pace_ - other_;  // seconds per batch
-      load = std::max(load, std::min(1.0, engines_time * hw_rate_ / n));
-    }
-    if (load >= 0) {
-      std::lock_guard lock(stats_mutex_);
-      auto_load_ = load;
-    }
+    share_.finished(n, hw_n, t_hw, threads_n, t_threads, busy);
+    std::lock_guard lock(stats_mutex_);
+    auto_load_ = share_.share();
   }
 
   bool auto_ = false;
   double load_ = 1.0;
   std::string cuda_mode_;  // cuda_decoder: "auto", "on" or "off"
   int64_t gpu_huffman_threshold_;
-  double hw_rate_ = 0, threads_rate_ = 0;  // the mixed stage's thread only
-  static constexpr double kPaceMargin = 0.75;
-  Clock::time_point last_run_{};  // the mixed stage's thread only
-  double pace_ = 0;               // seconds between batches, smoothed
-  double other_ = 0;              // seconds of this stage's work per batch besides the engines'
+  HwShare share_;  // the mixed stage's thread only
   std::mutex open_mutex_;
   bool gpu_tried_ = false;
   std::string hw_why_, cuda_why_;
