@@ -215,7 +215,8 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, wai
         what = f"the decoder '{top['name']}' (mixed stage)"
         if counters:
             what += f": split {json.dumps({k: v for k, v in counters.items() if 'load' in k})}"
-        recs.append("hw_decoder_load='auto' balances the engines and the threads; more "
+        recs.append("hw_decoder_load='auto' balances the engines and the threads (and gives "
+                    "the engines all they can take when training sets a slower pace); more "
                     "threads help when the CPU's share is the slower one")
     else:
         gpu_ms = 1000 * top["gpu_seconds"] / top["gpu_runs"] if top.get("gpu_runs") else 0.0
