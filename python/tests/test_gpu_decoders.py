@@ -251,8 +251,9 @@ def test_auto_split_gives_the_engines_all_when_the_consumer_is_slower(jpeg_folde
         time.sleep(0.05)
     s = pipe.operator_stats("dec")
     # The threads took part in the first batches only (the split of a batch is made an
-    # iteration or two ahead); baseline JPEGs all go to the engines now.
-    assert s["cpu_images"] + s["cuda_images"] <= before + 2 * 16, s
+    # iteration or two ahead); baseline JPEGs all go to the engines now. (The hardware batch
+    # size's hysteresis had kept 3 of every 16 on the threads: 18 more in 6 batches.)
+    assert s["cpu_images"] + s["cuda_images"] <= before + 8, s
 
 
 _DEVICE_INPUT_RUN = """

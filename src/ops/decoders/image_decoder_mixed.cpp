@@ -307,10 +307,13 @@ class ImageDecoderMixed final : public ImageDecoder {
     if (auto_) {
       // The measured share moves a little every batch; the hardware's batch size follows it
       // only when it moved by kTakeStep samples or more, because each new size re-initialises
-      // nvJPEG's batch state after waiting for the stream (see NvjpegHardwareDecoder).
+      // nvJPEG's batch state after waiting for the stream (see NvjpegHardwareDecoder). A
+      // share of 1 (the engines take all, under a slower consumer) is taken whole: within
+      // kTakeStep of the last size, a few images per batch would stay on the threads for good.
       std::lock_guard lock(stats_mutex_);
       take = int(std::lround(auto_load_ * s.n));
-      if (last_take_ >= 0 && last_take_ <= s.n && std::abs(take - last_take_) < kTakeStep)
+      if (last_take_ >= 0 && last_take_ <= s.n && std::abs(take - last_take_) < kTakeStep &&
+          take < s.n)
         take = last_take_;
       last_take_ = take;
     }
