@@ -24,6 +24,7 @@ bool nvjpeg_hardware_available(int device, std::string* why) {
 struct NvjpegHardwareDecoder::State {
   int device = 0;
   nvjpegHandle_t handle = nullptr;
+  bool device_input = false;  // the handle's backend reads bitstreams from device memory
   nvjpegJpegState_t state = nullptr;
   // supports() probes, one per calling thread: a stream parser and decode parameters.
   std::vector<std::pair<nvjpegJpegStream_t, nvjpegDecodeParams_t>> probes;
@@ -48,7 +49,9 @@ NvjpegHardwareDecoder::NvjpegHardwareDecoder(int device) : state_(std::make_uniq
   STOKER_ENFORCE(nvjpeg_hardware_available(device, &why), RuntimeError,
                  "nvJPEG hardware decoder unavailable: ", why);
   state_->device = device;
-  state_->handle = nvjpeg_detail::shared_handle(device).handle;
+  const auto& shared = nvjpeg_detail::shared_handle(device);
+  state_->handle = shared.handle;
+  state_->device_input = shared.device_input;
   check(api().state_create(state_->handle, &state_->state), "creating a decoding state");
 }
 
@@ -67,9 +70,7 @@ void NvjpegHardwareDecoder::reserve_slots(int slots) {
 
 NvjpegHardwareDecoder::~NvjpegHardwareDecoder() = default;
 
-bool NvjpegHardwareDecoder::device_input() const {
-  return nvjpeg_detail::shared_handle(state_->device).device_input;
-}
+bool NvjpegHardwareDecoder::device_input() const { return state_->device_input; }
 
 bool NvjpegHardwareDecoder::supports(const Job& job, int slot) {
   STOKER_ASSERT(slot >= 0 && slot < int(state_->probes.size()), "slot ", slot, " not reserved");
