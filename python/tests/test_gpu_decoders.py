@@ -256,49 +256,6 @@ def test_auto_split_gives_the_engines_all_when_the_consumer_is_slower(jpeg_folde
     assert s["cpu_images"] + s["cuda_images"] <= before + 8, s
 
 
-_DEVICE_INPUT_RUN = """
-import sys, numpy as np, stoker
-from stoker import fn
-pipe = stoker.Pipeline(batch_size=8, num_threads=2, seed=9, device_id=0)
-with pipe:
-    jpegs, _ = fn.readers.file(file_root=sys.argv[1])
-    pipe.set_outputs(fn.decoders.image_random_crop(jpegs, device="mixed", name="dec",
-                                                   hw_decoder_load=1.0, cuda_decoder="off"))
-arrays = {}
-for it in range(3):
-    (b,) = pipe.run()
-    for i, s in enumerate(b.as_cpu()):
-        arrays[f"{it}_{i}"] = s.numpy()
-np.savez(sys.argv[2], **arrays)
-s = pipe.operator_stats("dec")
-print(int(s["hw_available"]), int(s["hw_device_input"]), int(s["hw_images"]))
-"""
-
-
-@needs_gpu
-def test_engines_reading_bitstreams_from_one_upload_decode_like_the_cpu(jpeg_folder, tmp_path):
-    """STOKER_NVJPEG_DEVICE_INPUT=1 (an experiment): the hardware backend that reads bitstreams
-    from device memory, the batch's bitstreams uploaded in one copy. Same pixels as the CPU
-    decoder within nvJPEG's difference; in a subprocess with a timeout (the handle is made once
-    per process, and a hang must fail the test, not stop the suite)."""
-    out = tmp_path / "decoded.npz"
-    env = dict(os.environ, STOKER_NVJPEG_DEVICE_INPUT="1")
-    r = subprocess.run([sys.executable, "-c", _DEVICE_INPUT_RUN, jpeg_folder, str(out)], env=env,
-                       capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, r.stderr[-3000:]
-    available, device_input, hw_images = (int(v) for v in r.stdout.split())
-    if not available:
-        pytest.skip("no hardware JPEG decoder on this GPU")
-    if not device_input:
-        pytest.skip("this nvJPEG has no hardware backend with device input")
-    assert hw_images >= 16, r.stdout
-    cpu = _decode_pipe(jpeg_folder, "cpu", window="image_random_crop")
-    decoded = np.load(out)
-    expect = _decoded(cpu, iterations=3)
-    got = [decoded[f"{it}_{i}"].astype(np.int16) for it in range(3) for i in range(8)]
-    _assert_close_to_cpu(expect, got)
-
-
 @needs_gpu
 def test_engines_inputs_share_one_event_per_batch(jpeg_folder):
     """The readers' pinned samples that the engines read are guarded by one event per batch

@@ -109,14 +109,7 @@ void set_window(nvjpegDecodeParams_t p, const NvjpegJob& j, bool bgr) {
 
 namespace {
 constexpr size_t kPadding = size_t(4) << 20;
-
-// An experiment until measured on a GPU: the hardware backend reading bitstreams from device
-// memory, so that a batch's bitstreams go up in one copy instead of nvJPEG's one per image.
-bool device_input_requested() {
-  const char* v = std::getenv("STOKER_NVJPEG_DEVICE_INPUT");
-  return v && std::string(v) == "1";
 }
-}  // namespace
 
 const SharedHandle& shared_handle(int device) {
   static std::mutex mutex;
@@ -131,16 +124,8 @@ const SharedHandle& shared_handle(int device) {
       DeviceGuard guard(device);
       // The hardware backend's handle also serves the CUDA decoders; a GPU without JPEG
       // engines gets a default handle (CUDA decoders only).
-      nvjpegStatus_t s = NVJPEG_STATUS_NOT_INITIALIZED;
-      if (device_input_requested()) {
-        s = api().create_ex(NVJPEG_BACKEND_HARDWARE_DEVICE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT,
-                            &h.handle);
-        h.device_input = s == NVJPEG_STATUS_SUCCESS;
-        if (!h.device_input) h.handle = nullptr;
-      }
-      if (!h.device_input)
-        s = api().create_ex(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT,
-                            &h.handle);
+      nvjpegStatus_t s = api().create_ex(NVJPEG_BACKEND_HARDWARE, nullptr, nullptr,
+                                         NVJPEG_FLAGS_DEFAULT, &h.handle);
       h.hardware = s == NVJPEG_STATUS_SUCCESS;
       if (!h.hardware) {
         h.handle = nullptr;

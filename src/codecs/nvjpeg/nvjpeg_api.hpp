@@ -62,9 +62,6 @@ void set_window(nvjpegDecodeParams_t p, const NvjpegJob& j, bool bgr);
 struct SharedHandle {
   nvjpegHandle_t handle = nullptr;
   bool hardware = false;
-  // Made for the hardware backend that reads bitstreams from device memory
-  // (STOKER_NVJPEG_DEVICE_INPUT=1, where nvJPEG offers it): see NvjpegHardwareDecoder.
-  bool device_input = false;
   std::string why;
 };
 const SharedHandle& shared_handle(int device);

@@ -24,7 +24,6 @@ bool nvjpeg_hardware_available(int device, std::string* why) {
 struct NvjpegHardwareDecoder::State {
   int device = 0;
   nvjpegHandle_t handle = nullptr;
-  bool device_input = false;  // the handle's backend reads bitstreams from device memory
   nvjpegJpegState_t state = nullptr;
   // supports() probes, one per calling thread: a stream parser and decode parameters.
   std::vector<std::pair<nvjpegJpegStream_t, nvjpegDecodeParams_t>> probes;
@@ -49,9 +48,7 @@ NvjpegHardwareDecoder::NvjpegHardwareDecoder(int device) : state_(std::make_uniq
   STOKER_ENFORCE(nvjpeg_hardware_available(device, &why), RuntimeError,
                  "nvJPEG hardware decoder unavailable: ", why);
   state_->device = device;
-  const auto& shared = nvjpeg_detail::shared_handle(device);
-  state_->handle = shared.handle;
-  state_->device_input = shared.device_input;
+  state_->handle = nvjpeg_detail::shared_handle(device).handle;
   check(api().state_create(state_->handle, &state_->state), "creating a decoding state");
 }
 
@@ -69,8 +66,6 @@ void NvjpegHardwareDecoder::reserve_slots(int slots) {
 }
 
 NvjpegHardwareDecoder::~NvjpegHardwareDecoder() = default;
-
-bool NvjpegHardwareDecoder::device_input() const { return state_->device_input; }
 
 bool NvjpegHardwareDecoder::supports(const Job& job, int slot) {
   STOKER_ASSERT(slot >= 0 && slot < int(state_->probes.size()), "slot ", slot, " not reserved");
@@ -145,7 +140,6 @@ NvjpegHardwareDecoder::NvjpegHardwareDecoder(int) {
 NvjpegHardwareDecoder::~NvjpegHardwareDecoder() = default;
 void NvjpegHardwareDecoder::reserve_slots(int) {}
 bool NvjpegHardwareDecoder::supports(const Job&, int) { return false; }
-bool NvjpegHardwareDecoder::device_input() const { return false; }
 double NvjpegHardwareDecoder::decode(const std::vector<Job>&, bool, StreamHandle) { return 0; }
 
 #endif

@@ -24,8 +24,7 @@ bool nvjpeg_hardware_available(int device, std::string* why = nullptr);
 // One image to decode: a JPEG in host memory, the window of it to decode, and where the
 // interleaved 8-bit pixels go on the device.
 struct NvjpegJob {
-  // The JPEG, in host memory (in device memory for a hardware decoder with device_input()).
-  const uint8_t* data = nullptr;
+  const uint8_t* data = nullptr;  // the JPEG, in host memory
   size_t size = 0;
   int64_t y = 0, x = 0, h = 0, w = 0;  // the window to decode (the whole image or a part)
   uint8_t* out = nullptr;              // device: h rows of w * 3 bytes, `pitch` apart
@@ -44,13 +43,9 @@ class NvjpegHardwareDecoder {
   // Prepares `slots` probes for supports(), one per thread that calls it.
   void reserve_slots(int slots);
   // Whether the engines can decode this stream's window (baseline, one scan, supported
-  // subsampling, 8-bit, 3 components...). Parses the stream (in host memory) on the host;
-  // threads may call it at once with different slots.
+  // subsampling, 8-bit, 3 components...). Parses the stream on the host; threads may call it
+  // at once with different slots.
   bool supports(const Job& job, int slot);
-  // Whether decode() reads the jobs' bitstreams from device memory (STOKER_NVJPEG_DEVICE_INPUT=1
-  // and nvJPEG offers that backend): the caller uploads a batch's bitstreams in one copy,
-  // where nvJPEG otherwise makes one copy (and CUDA calls around it) per image.
-  bool device_input() const;
   // Decodes every job to interleaved RGB (BGR when `bgr`), enqueued on `stream`, after the
   // stream's earlier work has finished; returns the seconds spent waiting for that. Throws
   // RuntimeError with nvJPEG's status when the batch fails (callers decode it elsewhere).

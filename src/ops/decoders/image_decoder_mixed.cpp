@@ -93,14 +93,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     // nvJPEG's copies of the hardware share's streams to the device are DMA only from pinned
     // memory: the executor gives readers feeding this operator pinned buffers; other inputs
     // are gathered into pinned memory first (in parallel), not staged by the driver.
-    std::shared_ptr<Buffer> pinned_streams, device_streams;
+    std::shared_ptr<Buffer> pinned_streams;
     const bool input_pinned = all_pinned(in);
-    if (!hw_jobs.empty() && hw_->device_input()) {
+    if (!hw_jobs.empty() && !input_pinned && pinned_bitstreams())
       pinned_streams = gather_pinned(ws, hw_jobs);
-      device_streams = upload_bitstreams(ws, *pinned_streams, hw_jobs);
-    } else if (!hw_jobs.empty() && !input_pinned && pinned_bitstreams()) {
-      pinned_streams = gather_pinned(ws, hw_jobs);
-    }
     // What the threads decode here: the CUDA decoder's share, and libjpeg-turbo's unless the CPU
     // stage did it. They run on the pool while this thread submits the hardware share (nvJPEG's
     // hardware call holds its thread while the engines work).
@@ -180,9 +176,6 @@ class ImageDecoderMixed final : public ImageDecoder {
             {"cpu_images_ahead", double(ahead_images_)},
             {"hw_load", auto_ ? auto_load_ : load_},
             {"hw_available", hw_ ? 1.0 : 0.0},
-            // The engines read the bitstreams from one upload per batch (an experiment,
-            // STOKER_NVJPEG_DEVICE_INPUT=1).
-            {"hw_device_input", hw_ && hw_->device_input() ? 1.0 : 0.0},
             {"cuda_available", cuda_ ? 1.0 : 0.0},
             {"hw_batch_fallbacks", double(hw_fallbacks_)},
             {"cuda_refused", double(cuda_fallbacks_)},
@@ -355,18 +348,6 @@ class ImageDecoderMixed final : public ImageDecoder {
       jobs[size_t(k)].data = base + at[size_t(k)];
     });
     return buf;
-  }
-
-  // The gathered bitstreams to the device in one copy on the stage's stream (the hardware
-  // decoder waits for the stream before it starts); the jobs then point into the device copy.
-  static std::shared_ptr<Buffer> upload_bitstreams(Workspace& ws, const Buffer& pinned,
-                                                   std::vector<Job>& jobs) {
-    auto device = ws.device_pool->acquire_on(pinned.size(), ws.stream);
-    copy_to_device_async(device->data(), pinned.data(), pinned.size(), ws.stream);
-    const auto* host = static_cast<const uint8_t*>(pinned.data());
-    auto* dev = static_cast<uint8_t*>(device->data());
-    for (auto& j : jobs) j.data = dev + (j.data - host);
-    return device;
   }
 
   // Decodes the samples with side kCpu or kCuda on the pool (kCuda ones nvJPEG refuses are
