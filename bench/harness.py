@@ -3,7 +3,7 @@ machine (issue 7). Every measurement runs in its own process (bench/loaders.py d
 loaders and pipelines); this driver runs the plan, takes the median and spread of the repeats,
 and writes JSON and a Markdown table.
 
-    PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full]
+    PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full|tune]
         [--plan standard|headline|autotune|graph|smoke|ab|ab-cpu|ab-train --ab-env K=V]
         [--json out.json] [--markdown out.md]
 
@@ -21,7 +21,9 @@ In both modes "wait %" is the share of the window the consumer spent getting the
 Method: warm-up of at least `warmup_batches` batches and `warmup_s` seconds, then a window of
 at least `window_s` seconds; `repeats` processes per measurement; median and min-max.
 Profiles: full = the issue's method (10 batches + 5 s warm-up, 20 s window, 3 repeats); quick =
-a shorter window and one repeat, so the standard plan fits one 10-minute GPU-machine call.
+a shorter window and one repeat, so the standard plan fits one 10-minute GPU-machine call
+(the default); tune = the autotune plan's default (5 s warm-up, in which num_threads="auto"
+settles, 10 s window, one repeat).
 """
 
 import argparse
@@ -512,7 +514,9 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--data")
-    ap.add_argument("--profile", choices=sorted(PROFILES), default="quick")
+    ap.add_argument("--profile", choices=sorted(PROFILES),
+                    help="default: tune for --plan autotune (the tuner settles in its warm-up), "
+                         "else quick")
     ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab", "ab-cpu", "ab-train"],
                     default="standard")
     ap.add_argument("--ab-env", default="", metavar="K=V,...",
@@ -541,6 +545,7 @@ def main(argv=None):
         return report(merged, runs[0]["environment"], runs[0]["profile"], args)
     if not args.data:
         ap.error("--data is required")
+    args.profile = args.profile or ("tune" if args.plan == "autotune" else "quick")
     ab_env = dict(kv.split("=", 1) for kv in args.ab_env.split(",") if "=" in kv)
     if args.plan.startswith("ab") and not ab_env:
         ap.error(f"--plan {args.plan} needs --ab-env K=V")

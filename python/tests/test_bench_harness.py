@@ -108,6 +108,18 @@ def test_a_failing_loader_is_reported_not_fatal(tmp_path):
     assert "error" in row and "error:" in r.stdout
 
 
+def test_the_autotune_plan_defaults_to_a_warm_up_the_tuner_settles_in(tmp_path):
+    # On the quick profile (2 s warm-up, 5 s window) num_threads="auto" is still moving in the
+    # window: on the H100 it measured 93.9% of the best fixed count there, 98.7% on "tune".
+    for plan, profile in (("autotune", "tune"), ("headline", "quick")):
+        r = _harness("--data", str(tmp_path), "--plan", plan, "--items", "0:0")
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        assert f"profile {profile} (" in r.stdout
+    r = _harness("--data", str(tmp_path), "--plan", "autotune", "--profile", "quick",
+                 "--items", "0:0")
+    assert "profile quick (" in r.stdout
+
+
 def test_a_measurement_over_its_time_is_killed_and_its_stacks_kept(jpeg_folder, tmp_path):
     r = _harness("--data", jpeg_folder, "--plan", "smoke", "--profile", "test", "--only",
                  "dataloader-pil", "--timeout", "4", "--logs", str(tmp_path / "hangs"),
