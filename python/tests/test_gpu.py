@@ -450,6 +450,37 @@ def test_warp_affine_and_rotate_match_cpu():
 
 
 @needs_gpu
+def test_flips_fused_into_warps_match_the_cpu_chain():
+    """A gpu flip that only feeds a bilinear rotate or warp_affine becomes part of the warp's
+    map (graph fusion): the same pixels as the CPU's flip then warp, per-sample and constant
+    flips, both axes, odd and even sizes."""
+    images = _images(53) + [np.arange(7 * 6 * 3, dtype=np.uint8).reshape(7, 6, 3)]
+    floats = [a.astype(np.float32) for a in images]
+
+    def build(data, device):
+        angle = fn.random.uniform(range=(-30, 30))
+        h, v = fn.random.coin_flip(), fn.random.coin_flip(probability=0.7)
+        rotated = fn.rotate(fn.flip(data, device=device, horizontal=h, vertical=v),
+                            device=device, angle=angle, keep_size=True)
+        warped = fn.warp_affine(fn.flip(data, device=device, vertical=1),
+                                device=device, matrix=(0.5, 0.1, 1.0, 0.0, 2.0, -1.5),
+                                size=(9, 11), fill_value=0)
+        twice = fn.rotate(fn.flip(fn.flip(data, device=device, horizontal=h), device=device,
+                                  horizontal=0, vertical=1), device=device, angle=angle)
+        return rotated, warped, twice
+    cpu, gpu = _run_twins(build, images, iterations=3)
+    _assert_twins(cpu, gpu, atol=1)
+    cpu, gpu = _run_twins(build, floats)
+    _assert_twins(cpu, gpu, atol=1e-3)
+    pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=7, device_id=0)
+    with pipe:
+        pipe.set_outputs(*build(fn.external_source(lambda: images, layout="HWC"), "gpu"))
+    pipe.run()
+    ran = [o["op"] for o in pipe.stats()["operators"]]
+    assert ran.count("flip") == 1 and ran.count("rotate") == 2, ran  # one flip of `twice` left
+
+
+@needs_gpu
 def test_gaussian_blur_matches_cpu():
     images = _images(61)
     gray = [a[..., 0] for a in _images(62)]  # HW samples

@@ -6,18 +6,27 @@ namespace stoker::ops::testing {
 
 OpRunner::OpRunner(const std::string& op, const std::map<std::string, ArgValue>& args, int threads,
                    uint64_t seed, int64_t instance)
-    : pool_(make_host_allocator()), threads_(threads), seed_(seed) {
-  spec_.schema = find_op_schema(op);
-  STOKER_ASSERT(spec_.schema, "unknown op ", op);
-  spec_.name = op;
-  spec_.instance = instance;
-  spec_.defined_at = "test";
-  for (auto& [k, v] : args) {
-    const ArgSchema* a = spec_.schema->find_arg(k);
-    STOKER_ASSERT(a, op, " has no argument ", k);
-    spec_.args[k] = coerce_arg(*spec_.schema, *a, v);
-  }
+    : OpRunner(spec(op, args, instance), threads, seed) {}
+
+OpRunner::OpRunner(OpSpec spec, int threads, uint64_t seed)
+    : spec_(std::move(spec)), pool_(make_host_allocator()), threads_(threads), seed_(seed) {
   op_ = spec_.schema->make_cpu(spec_);
+}
+
+OpSpec OpRunner::spec(const std::string& op, const std::map<std::string, ArgValue>& args,
+                      int64_t instance) {
+  OpSpec s;
+  s.schema = find_op_schema(op);
+  STOKER_ASSERT(s.schema, "unknown op ", op);
+  s.name = op;
+  s.instance = instance;
+  s.defined_at = "test";
+  for (auto& [k, v] : args) {
+    const ArgSchema* a = s.schema->find_arg(k);
+    STOKER_ASSERT(a, op, " has no argument ", k);
+    s.args[k] = coerce_arg(*s.schema, *a, v);
+  }
+  return s;
 }
 
 std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,

@@ -16,6 +16,11 @@ class OpRunner {
  public:
   OpRunner(const std::string& op, const std::map<std::string, ArgValue>& args, int threads = 2,
            uint64_t seed = 42, int64_t instance = 0);
+  // The CPU backend of a spec made by spec() and changed (e.g. fused_middle set, as the graph's
+  // fusion pass does).
+  explicit OpRunner(OpSpec spec, int threads = 2, uint64_t seed = 42);
+  static OpSpec spec(const std::string& op, const std::map<std::string, ArgValue>& args,
+                     int64_t instance = 0);
   // Runs one iteration; `arg_inputs` bind per-sample arguments.
   std::vector<Batch> run(std::vector<Batch> inputs, int batch_size = -1,
                          const std::map<std::string, Batch>& arg_inputs = {});

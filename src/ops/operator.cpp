@@ -138,7 +138,13 @@ std::vector<double> sample_as_doubles(const Batch& b, int i) {
 }
 
 double Operator::scalar_arg(const Workspace& ws, std::string_view name, int i) const {
-  if (auto it = ws.arg_inputs.find(name); it != ws.arg_inputs.end()) {
+  return scalar_arg(spec_, ws, "", name, i);
+}
+
+double Operator::scalar_arg(const OpSpec& spec, const Workspace& ws, std::string_view prefix,
+                            std::string_view name, int i) {
+  if (auto it = ws.arg_inputs.find(std::string(prefix) + std::string(name));
+      it != ws.arg_inputs.end()) {
     const Batch& b = *it->second;
     STOKER_ENFORCE(i < b.size(), ValueError, "argument '", name, "' has ", b.size(),
                    " samples, fewer than the batch's");
@@ -147,11 +153,11 @@ double Operator::scalar_arg(const Workspace& ws, std::string_view name, int i) c
                    "' must be a scalar per sample, got shape ", b.shape(i).to_string());
     return v[0];
   }
-  const ArgSchema* a = spec_.schema->find_arg(name);
+  const ArgSchema* a = spec.schema->find_arg(name);
   STOKER_ASSERT(a != nullptr, "no argument ", name);
-  if (a->type == ArgType::kFloat) return spec_.arg<double>(name);
-  if (a->type == ArgType::kBool) return spec_.arg<bool>(name) ? 1.0 : 0.0;
-  return double(spec_.arg<int64_t>(name));
+  if (a->type == ArgType::kFloat) return spec.arg<double>(name);
+  if (a->type == ArgType::kBool) return spec.arg<bool>(name) ? 1.0 : 0.0;
+  return double(spec.arg<int64_t>(name));
 }
 
 std::vector<double> Operator::list_arg(const Workspace& ws, std::string_view name, int i) const {

@@ -144,6 +144,10 @@ class Operator {
   }
   // A scalar argument for sample i: the per-sample tensor when one is bound, else the constant.
   double scalar_arg(const Workspace& ws, std::string_view name, int i) const;
+  // The same for an operator fused into this one (OpSpec::fused_middle), whose per-sample
+  // tensors are bound under `prefix` + name ("fused1:horizontal").
+  static double scalar_arg(const OpSpec& spec, const Workspace& ws, std::string_view prefix,
+                           std::string_view name, int i);
   // A list argument for sample i (a per-sample 1-D tensor, or the constant list).
   std::vector<double> list_arg(const Workspace& ws, std::string_view name, int i) const;
 

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "stoker/core/error.hpp"
+#include "stoker/kernels/resize/resample_weights.hpp"
 
 namespace stoker::pipeline {
 
@@ -148,6 +149,18 @@ bool is_gpu(const ops::OpSpec& n, std::string_view name) {
          n.inputs[0].output == 0 && !n.fused_first;
 }
 
+// Whether a warp samples bilinearly: a mirror then commutes with it exactly (its taps and weights
+// mirror too); nearest-neighbour sampling breaks ties at pixel edges towards one side.
+bool bilinear(const ops::OpSpec& warp) {
+  bool antialias = false;
+  try {
+    return kernels::parse_filter(warp.arg<std::string>("interp_type"), antialias) ==
+           kernels::Filter::kLinear;
+  } catch (const Error&) {
+    return false;  // the operator names the bad value when it is made
+  }
+}
+
 // A transpose or cast right after a float32 gpu crop_mirror_normalize `cmn` that its options
 // can do instead; writes them into `cmn`.
 bool absorb_after(ops::OpSpec& cmn, const ops::OpSpec& t) {
@@ -203,6 +216,21 @@ Graph fuse(const Graph& g) {
       keep[middle[middle.size() - 1 - k]] = false;
     }
     b.inputs[0] = a.inputs[0];
+  }
+  // A flip that only feeds a bilinear warp_affine or rotate: the warp samples the flip's input
+  // through its map composed with the mirrors, one pass instead of two (a mirror maps pixel
+  // centres onto pixel centres, so the composition is exact; see Warp::plan).
+  for (auto& w : out.nodes) {
+    if ((!is_gpu(w, "rotate") && !is_gpu(w, "warp_affine")) || !w.fused_middle.empty() ||
+        !bilinear(w))
+      continue;
+    const size_t at = size_t(w.inputs[0].node);
+    const auto& f = out.nodes[at];
+    if (!keep[at] || uses[at] != 1 || !is_gpu(f, "flip") || !f.fused_middle.empty()) continue;
+    w.fused_middle.push_back(std::make_shared<ops::OpSpec>(f));
+    for (const auto& [name, r] : f.arg_inputs) w.arg_inputs["fused1:" + name] = r;
+    keep[at] = false;
+    w.inputs[0] = f.inputs[0];
   }
   // A transpose or cast after a crop_mirror_normalize: its consumers read the latter instead.
   std::vector<int> replaced(out.nodes.size(), -1);

@@ -26,10 +26,12 @@ Graph prune(const Graph& g);
 // The graph with GPU augmentation chains fused into one kernel that never writes an
 // intermediate image: a gpu crop_mirror_normalize whose input comes, through any gpu crops
 // (without padding) and flips, from a gpu resize or random_resized_crop, each used by nothing
-// else, takes over their work (OpSpec::fused_first, fused_middle) and the resize's input. A
-// transpose between HWC and CHW, or a cast to float16/float32/uint8/int8, that only follows a
-// float32 crop_mirror_normalize becomes that operator's output_layout or dtype (the same
-// values: its rounding is the cast's). Instance numbers (random streams) are kept.
+// else, takes over their work (OpSpec::fused_first, fused_middle) and the resize's input; a
+// bilinear gpu warp_affine or rotate whose input is a gpu flip used by nothing else takes over
+// the flip (fused_middle) and its input. A transpose between HWC and CHW, or a cast to
+// float16/float32/uint8/int8, that only follows a float32 crop_mirror_normalize becomes that
+// operator's output_layout or dtype (the same values: its rounding is the cast's). Instance
+// numbers (random streams) are kept.
 Graph fuse(const Graph& g);
 
 // Levenshtein distance, for "did you mean" suggestions.

@@ -118,5 +118,59 @@ TEST(Fusion, PaddingCropsAndOtherTransposesStayApart) {
   EXPECT_EQ(h.nodes[5].schema->name, "cast");
 }
 
+// external_source -> coin_flip; copy_to_device -> flip(horizontal=coin) -> rotate ->
+// flip(vertical) -> flip -> warp_affine
+Graph warp_chain() {
+  Graph g;
+  g.nodes.push_back(node("external_source", ops::Backend::kCpu, {}, 0));
+  g.nodes.push_back(node("random.coin_flip", ops::Backend::kCpu, {}, 1));
+  g.nodes.push_back(node("copy_to_device", ops::Backend::kMixed, {{0, 0}}, 2));
+  g.nodes.push_back(node("flip", ops::Backend::kGpu, {{2, 0}}, 3));
+  g.nodes.back().arg_inputs["horizontal"] = {1, 0};
+  g.nodes.push_back(node("rotate", ops::Backend::kGpu, {{3, 0}}, 4));
+  g.nodes.push_back(node("flip", ops::Backend::kGpu, {{4, 0}}, 5));
+  g.nodes.back().args["vertical"] = int64_t{1};
+  g.nodes.push_back(node("flip", ops::Backend::kGpu, {{5, 0}}, 6));
+  g.nodes.push_back(node("warp_affine", ops::Backend::kGpu, {{6, 0}}, 7));
+  g.outputs = {{7, 0}};
+  return g;
+}
+
+TEST(Fusion, AFlipBeforeAWarpBecomesPartOfIt) {
+  Graph f = fuse(warp_chain());
+  // external_source, coin_flip, copy, rotate (+ the first flip), flip, warp_affine (+ a flip)
+  ASSERT_EQ(f.nodes.size(), 6u);
+  const auto& rotate = f.nodes[3];
+  ASSERT_EQ(rotate.schema->name, "rotate");
+  ASSERT_EQ(rotate.fused_middle.size(), 1u);
+  EXPECT_EQ(rotate.fused_middle[0]->schema->name, "flip");
+  EXPECT_EQ(rotate.fused_middle[0]->instance, 3);
+  EXPECT_EQ(rotate.arg_inputs.at("fused1:horizontal").node, 1);
+  EXPECT_EQ(rotate.inputs[0].node, 2);
+  // Of two flips in a row only the one feeding the warp joins it.
+  EXPECT_EQ(f.nodes[4].schema->name, "flip");
+  EXPECT_EQ(f.nodes[4].inputs[0].node, 3);
+  const auto& warp = f.nodes[5];
+  ASSERT_EQ(warp.schema->name, "warp_affine");
+  ASSERT_EQ(warp.fused_middle.size(), 1u);
+  EXPECT_EQ(warp.fused_middle[0]->instance, 6);
+  EXPECT_EQ(warp.inputs[0].node, 4);
+  EXPECT_EQ(f.outputs[0].node, 5);
+}
+
+TEST(Fusion, AFlipUsedElsewhereOrBeforeACpuWarpIsKept) {
+  Graph g = warp_chain();
+  g.outputs.push_back({3, 0});  // the first flip is also an output
+  g.nodes[7].backend = ops::Backend::kCpu;
+  Graph f = fuse(g);
+  ASSERT_EQ(f.nodes.size(), 8u);
+  for (const auto& n : f.nodes) EXPECT_TRUE(n.fused_middle.empty()) << n.name;
+  // Nearest-neighbour sampling breaks ties at pixel edges towards one side: not mirrored.
+  g = warp_chain();
+  g.nodes[4].args["interp_type"] = std::string("INTERP_NN");
+  g.nodes[7].args["interp_type"] = std::string("nn");
+  EXPECT_EQ(fuse(g).nodes.size(), 8u);
+}
+
 }  // namespace
 }  // namespace stoker::pipeline

@@ -160,5 +160,55 @@ TEST(FlipOp, PerSampleFlagsAndChw) {
   EXPECT_EQ(o[0].data_as<uint8_t>(0)[20], img[20 + 4]);  // plane 1
 }
 
+// The graph fuses a gpu flip into the bilinear warp it feeds (OpSpec::fused_middle): the warp's
+// map is mirrored instead (Warp::plan, shared by both backends). On the CPU backend, set by
+// hand: the same pixels as the flip followed by the warp, for each pair of axes, per-sample and
+// constant flags, odd and even sizes, clamped and filled borders.
+TEST(WarpOp, AFusedFlipGivesTheFlipThenWarpPixels) {
+  const std::vector<TensorShape> shapes{{9, 14, 3}, {16, 7, 3}, {11, 11, 3}, {6, 10, 3}};
+  std::vector<std::vector<uint8_t>> pixels;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    pixels.push_back(ref::random_image_u8(shapes[i][0], shapes[i][1], 3, uint32_t(20 + i)));
+  auto images = [&] { return testing::image_batch(pixels, shapes); };
+  const std::vector<std::pair<std::string, std::map<std::string, ArgValue>>> warps{
+      {"rotate", {{"angle", 17.5}}},
+      {"rotate", {{"angle", -40.0}, {"keep_size", true}, {"fill_value", std::vector<double>{3}}}},
+      {"warp_affine",
+       {{"matrix", std::vector<double>{0.5, 0.1, 1.0, 0.0, 2.0, -1.5}},
+        {"size", std::vector<int64_t>{9, 11}}}}};
+  const auto horizontal = testing::scalar_batch<int32_t>({1, 0, 1, 0});
+  const auto vertical = testing::scalar_batch<int32_t>({0, 1, 1, 0});
+  for (const auto& [op, args] : warps) {
+    OpRunner flip("flip", {}), warp(op, args);
+    auto flipped = flip.run({images()}, -1, {{"horizontal", horizontal}, {"vertical", vertical}});
+    auto expected = warp.run({std::move(flipped[0])});
+    OpSpec fused = OpRunner::spec(op, args);
+    fused.fused_middle.push_back(std::make_shared<OpSpec>(OpRunner::spec("flip", {})));
+    OpRunner both(std::move(fused));
+    auto got = both.run({images()}, -1,
+                        {{"fused1:horizontal", horizontal}, {"fused1:vertical", vertical}});
+    // A constant flip (the flip's own vertical=1, horizontal default 1) too.
+    OpRunner flip_const("flip", {{"vertical", int64_t{1}}});
+    auto expected_const = warp.run({flip_const.run({images()})[0]});
+    OpSpec fused_const = OpRunner::spec(op, args);
+    fused_const.fused_middle.push_back(
+        std::make_shared<OpSpec>(OpRunner::spec("flip", {{"vertical", int64_t{1}}})));
+    auto got_const = OpRunner(std::move(fused_const)).run({images()});
+    for (auto [e, g] : {std::pair{&expected[0], &got[0]}, {&expected_const[0], &got_const[0]}}) {
+      for (int i = 0; i < e->size(); ++i) {
+        ASSERT_EQ(e->shape(i), g->shape(i)) << op << " sample " << i;
+        const auto* a = e->data_as<uint8_t>(i);
+        const auto* b = g->data_as<uint8_t>(i);
+        int64_t off = 0;  // bilinear in double: a tie may round one level apart
+        for (int64_t k = 0; k < e->shape(i).volume(); ++k) {
+          ASSERT_NEAR(a[k], b[k], 1) << op << " sample " << i << " element " << k;
+          off += a[k] != b[k];
+        }
+        EXPECT_LE(off, e->shape(i).volume() / 100) << op << " sample " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stoker::ops

@@ -74,8 +74,20 @@ class Warp : public Operator {
       shapes[size_t(i)] = TensorShape{oh, ow, s.channels};
       maps[size_t(i)] =
           rotate_ ? rotation(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow) : matrix(ws, i);
+      if (!spec_.fused_middle.empty()) mirror(ws, i, s.height, s.width, maps[size_t(i)]);
     });
     return maps;
+  }
+
+  // A flip fused into this warp (graph fusion): `map` leads to a point of the flipped image;
+  // the point it mirrors in the flip's input is (w - x, y) or (x, h - y) with pixel centres at
+  // +0.5, so the rows of the map change sign and shift by the extent.
+  void mirror(const Workspace& ws, int i, int64_t h, int64_t w, kernels::Affine& map) const {
+    const OpSpec& flip = *spec_.fused_middle[0];
+    if (scalar_arg(flip, ws, "fused1:", "horizontal", i) != 0)
+      map = {-map[0], -map[1], double(w) - map[2], map[3], map[4], map[5]};
+    if (scalar_arg(flip, ws, "fused1:", "vertical", i) != 0)
+      map = {map[0], map[1], map[2], -map[3], -map[4], double(h) - map[5]};
   }
 
   // The bounding box of the rotated image, rounded up (1e-6 of slack, so that quarter turns
