@@ -47,6 +47,7 @@ std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,
 Batch bytes_batch(const std::vector<std::vector<uint8_t>>& samples,
                   const std::vector<std::string>& sources) {
   std::vector<TensorShape> shapes;
+  shapes.reserve(samples.size());
   for (auto& s : samples) shapes.push_back(TensorShape{int64_t(s.size())});
   auto b = Batch::allocate(default_host_pool(), DType::kU8, shapes);
   for (size_t i = 0; i < samples.size(); ++i) {

@@ -164,7 +164,7 @@ bool bilinear(const ops::OpSpec& warp) {
 // A transpose or cast right after a float32 gpu crop_mirror_normalize `cmn` that its options
 // can do instead; writes them into `cmn`.
 bool absorb_after(ops::OpSpec& cmn, const ops::OpSpec& t) {
-  if (t.arg_inputs.size() || cmn.arg<std::string>("dtype") != "float32") return false;
+  if (!t.arg_inputs.empty() || cmn.arg<std::string>("dtype") != "float32") return false;
   if (t.schema->name == "transpose") {
     const auto perm = t.arg<std::vector<int64_t>>("perm");
     const auto layout = cmn.arg<std::string>("output_layout");
