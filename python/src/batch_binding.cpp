@@ -116,6 +116,7 @@ void prepare_for_consumer(const Batch& b, std::optional<int64_t> stream) {
 Batch to_host(const Batch& b) {
   if (b.memory() != MemoryKind::kDevice) return b;
   std::vector<TensorShape> shapes;
+  shapes.reserve(size_t(b.size()));
   for (int i = 0; i < b.size(); ++i) shapes.push_back(b.shape(i));
   Batch out = Batch::allocate(default_host_pool(), b.dtype(), shapes, b.layout());
   nb::gil_scoped_release release;

@@ -101,7 +101,7 @@ NB_MODULE(_stoker, m) {
       "DALI-format index text ('offset size' per record) of a TFRecord file; checks CRCs.");
   m.def(
       "masked_crc32c",
-      [](nb::bytes data) {
+      [](const nb::bytes& data) {
         return stoker::readers::masked_crc32c(static_cast<const uint8_t*>(data.data()),
                                               data.size());
       },

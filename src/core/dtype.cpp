@@ -7,6 +7,8 @@
 #include <array>
 #include <cstring>
 
+#include "stoker/core/cpu_features.hpp"
+
 namespace stoker {
 
 uint16_t float_to_half_bits(float f) {
@@ -43,7 +45,7 @@ __attribute__((target("avx,f16c"))) void floats_to_halves_f16c(const float* src,
 
 void floats_to_halves(const float* src, float16* dst, size_t n) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  static const bool f16c = cpu_has_f16c();
   if (f16c) return floats_to_halves_f16c(src, dst, n);
 #endif
   for (size_t i = 0; i < n; ++i) dst[i] = float16::from_bits(float_to_half_bits(src[i]));

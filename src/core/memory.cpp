@@ -149,7 +149,7 @@ struct PoolState {
     }
     free_blocks.clear();
   }
-  void give_back(void* p, size_t block, std::vector<StreamHandle> streams,
+  void give_back(void* p, size_t block, const std::vector<StreamHandle>& streams,
                  std::vector<std::shared_ptr<CudaEvent>> uses) {
     FreeBlock b{p, std::move(uses)};
     std::lock_guard lock(mutex);
@@ -222,7 +222,7 @@ std::shared_ptr<Buffer> Buffer::wrap(void* data, size_t size, MemoryKind kind, R
 
 Buffer::~Buffer() {
   if (pool_) {
-    pool_->give_back(data_, block_size_, std::move(streams_), std::move(uses_));
+    pool_->give_back(data_, block_size_, streams_, std::move(uses_));
   } else if (release_) {
     std::vector<std::shared_ptr<CudaEvent>> pending = std::move(uses_);
     for (StreamHandle s : streams_)

@@ -171,6 +171,7 @@ Batch Executor::copy_input(const Batch& in) {
     if (in.ready_event()) in.ready_event()->wait_on(s);
     out = Batch::allocate_on(s, *device_pool_, in.dtype(), shapes, in.layout());
     std::vector<CopyPiece> pieces;  // one copy when the fed samples lie back to back
+    pieces.reserve(size_t(in.size()));
     for (int i = 0; i < in.size(); ++i)
       pieces.push_back({out.data(i), in.data(i), in.sample(i).num_bytes()});
     for (const CopyPiece& p : merge_adjacent_copies(pieces))

@@ -112,6 +112,7 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   impl_->names.insert(spec.name);
   int node_index = int(impl_->graph.nodes.size());
   std::vector<Value> outs;
+  outs.reserve(size_t(spec.num_outputs));
   for (int o = 0; o < spec.num_outputs; ++o) outs.push_back({node_index, o});
   impl_->graph.nodes.push_back(std::move(spec));
   return outs;

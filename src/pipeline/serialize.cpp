@@ -31,7 +31,7 @@ std::string describe(const Json& v) {
     todo.pop_back();
     if (depth > 64) return "(a value nested more than 64 levels deep)";
     if (x->is_structured())
-      for (const auto& e : *x) todo.push_back({&e, depth + 1});
+      for (const auto& e : *x) todo.emplace_back(&e, depth + 1);
   }
   std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   return text.size() > 200 ? text.substr(0, 200) + "..." : text;

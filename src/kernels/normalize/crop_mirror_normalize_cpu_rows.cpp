@@ -1,3 +1,4 @@
+#include "stoker/core/cpu_features.hpp"
 #include "stoker/kernels/normalize/crop_mirror_normalize_cpu.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -83,7 +84,7 @@ __attribute__((target("avx2,f16c"))) int64_t rgb8_planar_avx2(const uint8_t* src
   return x;
 }
 
-const bool kAvx2F16c = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+const bool kAvx2F16c = __builtin_cpu_supports("avx2") && cpu_has_f16c();
 
 }  // namespace
 

@@ -122,7 +122,7 @@ class Flip : public Operator {
 
  protected:
   static std::string checked_layout(const Batch& in) {
-    const std::string layout = in.layout().empty() ? "HWC" : in.layout().str();
+    std::string layout = in.layout().empty() ? "HWC" : in.layout().str();
     STOKER_ENFORCE(layout == "HWC" || layout == "CHW", ValueError,
                    "flip: expected layout HWC or CHW, got '", layout, "'");
     return layout;

@@ -29,7 +29,7 @@ struct Reducer {
     for (int d = nd - 1; d >= 0; --d) {
       if (d < nd - 1)
         rstride[size_t(d)] =
-            rstride[size_t(d + 1)] * (reduced[size_t(d + 1)] ? 1 : shape[size_t(d + 1)]);
+            rstride[size_t(d) + 1] * (reduced[size_t(d) + 1] ? 1 : shape[size_t(d) + 1]);
     }
     for (int d = 0; d < nd; ++d)
       if (!reduced[size_t(d)]) groups *= shape[size_t(d)];
@@ -177,7 +177,7 @@ class NormalizeGpu final : public Normalize {
         d.shape[k] = r.shape[size_t(k)], d.stride[k] = r.stride[size_t(k)];
         d.rstride[k] = r.reduced[size_t(k)] ? 0 : r.rstride[size_t(k)];
       }
-      d.count = r.groups ? double(d.elements / r.groups) : 0.0;
+      d.count = r.groups ? double(d.elements) / double(r.groups) : 0.0;  // a whole number
       batch_count += d.count;
       if (batch) {
         STOKER_ENFORCE(i == 0 || size_t(r.groups) == slots, ValueError,
