@@ -176,7 +176,7 @@ Batch Executor::copy_input(const Batch& in) {
       pieces.push_back({out.data(i), in.data(i), in.sample(i).num_bytes()});
     for (const CopyPiece& p : merge_adjacent_copies(pieces))
       copy_device_async(p.dst, p.src, p.bytes, s);
-    in.record_use(s);  // the copies are its last use: one event for all its buffers
+    // Waited for here, so `in`'s buffers need no event guarding their reuse.
     feed_stream_->synchronize();
   }
   out.copy_source_info(in);
