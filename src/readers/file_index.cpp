@@ -106,7 +106,7 @@ std::vector<FileEntry> index_files(const std::vector<std::string>& files,
                  " files but ", labels.size(), " labels");
   std::vector<FileEntry> out;
   for (size_t i = 0; i < files.size(); ++i)
-    out.push_back({join(root, files[i]), labels.empty() ? 0 : int32_t(labels[i])});
+    out.push_back({join(root, files[i]), int32_t(labels.empty() ? int64_t(i) : labels[i])});
   return out;
 }
 

@@ -76,5 +76,13 @@ TEST_F(FileIndexTest, MissingRootAndEmptyFolders) {
   EXPECT_THROW(index_files({"a", "b"}, {1}, ""), ValueError);
 }
 
+TEST(FileIndex, FilesWithoutLabelsAreLabelledByPositionAsInDali) {
+  auto e = index_files({"a", "b", "c"}, {}, "r");
+  ASSERT_EQ(e.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(e[size_t(i)].label, i);
+  EXPECT_EQ(e[1].path, "r/b");
+  EXPECT_EQ(index_files({"a", "b"}, {7, 9}, "")[1].label, 9);
+}
+
 }  // namespace
 }  // namespace stoker::readers

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <numeric>
+#include <random>
 
 #include "stoker/core/error.hpp"
 #include "stoker/core/rng.hpp"
@@ -25,6 +26,17 @@ SampleLoader::SampleLoader(int64_t dataset_size, const LoaderOptions& o)
   STOKER_ENFORCE(o.initial_fill >= 1, ValueError, "initial_fill must be at least 1, got ",
                  o.initial_fill);
   STOKER_ENFORCE(o.batch_size >= 1, ValueError, "batch_size must be at least 1");
+  STOKER_ENFORCE(!(o.shuffle_after_epoch && o.stick_to_shard), ValueError,
+                 "shuffle_after_epoch and stick_to_shard cannot be both true");
+  STOKER_ENFORCE(!(o.shuffle_after_epoch && o.shuffle == ShuffleMode::kGlobal), ValueError,
+                 "shuffle_after_epoch and shuffle='global' cannot be combined (both reorder the "
+                 "dataset every epoch)");
+  if (!o.file_starts.empty()) {
+    STOKER_ASSERT(o.file_starts.front() == 0 && std::is_sorted(o.file_starts.begin(),
+                                                                o.file_starts.end()) &&
+                      o.file_starts.back() <= dataset_size,
+                  "file_starts must ascend from 0 within the dataset");
+  }
   int64_t smallest = dataset_size, largest = 0;
   for (int k = 0; k < o.num_shards; ++k) {
     smallest = std::min(smallest, shard_size(k));
@@ -46,7 +58,9 @@ int64_t SampleLoader::shard_size(int k) const {
 }
 
 int SampleLoader::virtual_shard(int64_t epoch) const {
-  if (options_.stick_to_shard || options_.shuffle == ShuffleMode::kGlobal) return options_.shard_id;
+  if (options_.stick_to_shard || options_.shuffle_after_epoch ||
+      options_.shuffle == ShuffleMode::kGlobal)
+    return options_.shard_id;
   return int((options_.shard_id + epoch) % options_.num_shards);
 }
 
@@ -55,34 +69,98 @@ int64_t SampleLoader::epoch_length(int64_t epoch) const {
 }
 
 int64_t SampleLoader::epoch_size_padded() const {
-  return options_.pad_last_batch ? padded_length_ * options_.num_shards : dataset_size_;
+  // DALI's figure: every shard padded to the largest shard (not to whole batches).
+  const int64_t n = options_.num_shards;
+  return options_.pad_last_batch ? (dataset_size_ + n - 1) / n * n : dataset_size_;
 }
 
-void SampleLoader::make_permutation(int64_t epoch) {
-  if (permutation_epoch_ == epoch) return;
-  permutation_.resize(size_t(dataset_size_));
-  std::iota(permutation_.begin(), permutation_.end(), int64_t(0));
-  // Fisher-Yates; the stream is keyed by the epoch (and a tag that keeps it apart from the
-  // buffer shuffle's draws), identical on every shard.
-  auto rng = random_stream(options_.seed, options_.instance, uint64_t(epoch), 0x9106a1u);
-  for (int64_t i = dataset_size_ - 1; i > 0; --i) {
-    auto j = int64_t(rng.below(uint32_t(i + 1)));
-    std::swap(permutation_[size_t(i)], permutation_[size_t(j)]);
-  }
-  permutation_epoch_ = epoch;
-}
-
-SampleLoader::Next SampleLoader::sequential() {
-  const int shard = virtual_shard(epoch_);
-  const int64_t size = shard_size(shard);
-  const bool padded = position_ >= size;
-  const int64_t pos = padded ? size - 1 : position_;
-  Next n{0, epoch_, padded};
-  if (options_.shuffle == ShuffleMode::kGlobal) {
-    make_permutation(epoch_);
-    n.index = permutation_[size_t(shard_begin(shard) + pos)];
+const std::vector<int64_t>& SampleLoader::order(int64_t epoch) {
+  const auto& o = options_;
+  if (order_epoch_ == epoch) return order_;
+  auto identity = [&] {
+    order_.resize(size_t(dataset_size_));
+    std::iota(order_.begin(), order_.end(), int64_t(0));
+  };
+  auto dali_engine = [&](int64_t e) {  // DALI counts epochs from 1 here
+    return std::mt19937_64(o.shuffle_after_epoch_seed + (uint64_t(e + 1) << 32));
+  };
+  if (o.shuffle_after_epoch && !o.file_starts.empty()) {
+    // Fresh every epoch: the files in a shuffled order, each file's samples in order.
+    std::vector<size_t> files(o.file_starts.size());
+    std::iota(files.begin(), files.end(), size_t(0));
+    auto g = dali_engine(epoch);
+    std::shuffle(files.begin(), files.end(), g);
+    order_.clear();
+    for (size_t f : files) {
+      int64_t end = f + 1 < o.file_starts.size() ? o.file_starts[f + 1] : dataset_size_;
+      for (int64_t i = o.file_starts[f]; i < end; ++i) order_.push_back(i);
+    }
+  } else if (o.shuffle_after_epoch) {
+    // Cumulative: epoch e shuffles epoch e-1's order (replayed from the start when resuming).
+    int64_t from = order_epoch_ >= 0 && order_epoch_ < epoch ? order_epoch_ + 1 : 0;
+    if (from == 0) identity();
+    for (int64_t e = from; e <= epoch; ++e) {
+      auto g = dali_engine(e);
+      std::shuffle(order_.begin(), order_.end(), g);
+    }
+  } else if (o.shuffle == ShuffleMode::kGlobal) {
+    // Fisher-Yates; the stream is keyed by the epoch (and a tag that keeps it apart from the
+    // buffer shuffle's draws), identical on every shard.
+    identity();
+    auto rng = random_stream(o.seed, o.instance, uint64_t(epoch), 0x9106a1u);
+    for (int64_t i = dataset_size_ - 1; i > 0; --i) {
+      auto j = int64_t(rng.below(uint32_t(i + 1)));
+      std::swap(order_[size_t(i)], order_[size_t(j)]);
+    }
+  } else if (o.preshuffle && o.shuffle == ShuffleMode::kBuffer) {
+    if (order_epoch_ < 0) {  // the same every epoch
+      identity();
+      std::mt19937 g(kDaliLoaderSeed);
+      std::shuffle(order_.begin(), order_.end(), g);
+    }
   } else {
-    n.index = shard_begin(shard) + pos;
+    order_.clear();  // identity, not stored
+  }
+  order_epoch_ = epoch;
+  return order_;
+}
+
+SampleLoader::Stream SampleLoader::sequential() {
+  const int shard = virtual_shard(stream_epoch_);
+  const auto& ord = order(stream_epoch_);
+  const int64_t pos = shard_begin(shard) + stream_position_;
+  Stream s{ord.empty() ? pos : ord[size_t(pos)], stream_epoch_};
+  if (++stream_position_ == shard_size(shard)) {
+    stream_position_ = 0;
+    ++stream_epoch_;
+  }
+  return s;
+}
+
+SampleLoader::Stream SampleLoader::draw_from_buffer() {
+  while (buffer_.size() < size_t(options_.initial_fill)) buffer_.push_back(sequential());
+  // The buffer is in stream order, so the samples of the epoch being delivered lead it.
+  auto end = std::partition_point(buffer_.begin(), buffer_.end(),
+                                  [&](const Stream& s) { return s.epoch <= epoch_; });
+  const auto candidates = uint32_t(end - buffer_.begin());
+  STOKER_ASSERT(candidates > 0 && buffer_.front().epoch == epoch_,
+                "the shuffle buffer holds no sample of epoch ", epoch_);
+  auto rng = random_stream(options_.seed, options_.instance, draws_++);
+  std::swap(buffer_[rng.below(candidates)], buffer_.front());
+  Stream out = buffer_.front();
+  buffer_.pop_front();
+  buffer_.push_back(sequential());
+  return out;
+}
+
+SampleLoader::Next SampleLoader::next() {
+  Next n{last_index_, epoch_, true};
+  if (position_ < shard_size(virtual_shard(epoch_))) {
+    Stream s = options_.shuffle == ShuffleMode::kBuffer ? draw_from_buffer() : sequential();
+    STOKER_ASSERT(s.epoch == epoch_, "the sample stream is in epoch ", s.epoch,
+                  " while epoch ", epoch_, " is delivered");
+    n = {s.index, epoch_, false};
+    last_index_ = s.index;
   }
   if (++position_ == epoch_length(epoch_)) {
     position_ = 0;
@@ -91,20 +169,11 @@ SampleLoader::Next SampleLoader::sequential() {
   return n;
 }
 
-SampleLoader::Next SampleLoader::next() {
-  if (options_.shuffle != ShuffleMode::kBuffer) return sequential();
-  const size_t fill = size_t(std::min<int64_t>(options_.initial_fill, epoch_length(epoch_)));
-  while (buffer_.size() < fill) buffer_.push_back(sequential());
-  auto rng = random_stream(options_.seed, options_.instance, draws_++);
-  size_t pick = rng.below(uint32_t(buffer_.size()));
-  Next out = buffer_[pick];
-  buffer_[pick] = sequential();
-  return out;
-}
-
 std::string SampleLoader::save_state() const {
-  std::string s = detail::concat("v1 ", epoch_, " ", position_, " ", draws_, " ", buffer_.size());
-  for (const auto& b : buffer_) s += detail::concat(" ", b.index, ":", b.epoch, ":", int(b.padded));
+  std::string s = detail::concat("v2 ", epoch_, " ", position_, " ", last_index_, " ",
+                                 stream_epoch_, " ", stream_position_, " ", draws_, " ",
+                                 buffer_.size());
+  for (const auto& b : buffer_) s += detail::concat(" ", b.index, ":", b.epoch);
   return s;
 }
 
@@ -121,25 +190,33 @@ void SampleLoader::restore_state(std::string_view text) {
   auto num = [&](std::string_view f) {
     int64_t v = 0;
     auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-    if (r.ec != std::errc() || r.ptr != f.data() + f.size()) fail();
+    if (r.ec != std::errc() || r.ptr != f.data() + f.size() || v < 0) fail();
     return v;
   };
-  if (fields.size() < 5 || fields[0] != "v1") fail();
-  int64_t epoch = num(fields[1]), position = num(fields[2]), draws = num(fields[3]);
-  auto count = size_t(num(fields[4]));
-  if (fields.size() != 5 + count || epoch < 0 || position < 0 || position >= epoch_length(epoch))
+  if (fields.size() < 8 || fields[0] != "v2") fail();
+  const int64_t epoch = num(fields[1]), position = num(fields[2]), last = num(fields[3]),
+                stream_epoch = num(fields[4]), stream_position = num(fields[5]),
+                draws = num(fields[6]);
+  const auto count = size_t(num(fields[7]));
+  if (fields.size() != 8 + count || position >= epoch_length(epoch) || last >= dataset_size_ ||
+      stream_epoch < epoch || stream_position >= shard_size(virtual_shard(stream_epoch)))
     fail();
-  std::vector<Next> buffer;
+  std::deque<Stream> buffer;
   for (size_t i = 0; i < count; ++i) {
-    auto f = fields[5 + i];
-    auto a = f.find(':'), b = f.rfind(':');
-    if (a == std::string_view::npos || a == b) fail();
-    Next n{num(f.substr(0, a)), num(f.substr(a + 1, b - a - 1)), num(f.substr(b + 1)) != 0};
-    if (n.index < 0 || n.index >= dataset_size_) fail();
-    buffer.push_back(n);
+    auto f = fields[8 + i];
+    auto a = f.find(':');
+    if (a == std::string_view::npos) fail();
+    Stream s{num(f.substr(0, a)), num(f.substr(a + 1))};
+    if (s.index >= dataset_size_ || s.epoch < epoch || s.epoch > stream_epoch ||
+        (!buffer.empty() && s.epoch < buffer.back().epoch))
+      fail();
+    buffer.push_back(s);
   }
   epoch_ = epoch;
   position_ = position;
+  last_index_ = last;
+  stream_epoch_ = stream_epoch;
+  stream_position_ = stream_position;
   draws_ = uint64_t(draws);
   buffer_ = std::move(buffer);
 }

@@ -27,6 +27,12 @@ class MultiFileIndex {
  public:
   void add_file(int64_t count) { ends_.push_back(total() + count); }
   int64_t total() const { return ends_.empty() ? 0 : ends_.back(); }
+  // The first sample of each file (empty files included: they hold a place in file orders).
+  std::vector<int64_t> starts() const {
+    std::vector<int64_t> s{0};
+    if (!ends_.empty()) s.insert(s.end(), ends_.begin(), ends_.end() - 1);
+    return s;
+  }
   // (file, index within the file) of global sample `index` (0 <= index < total()).
   std::pair<size_t, int64_t> locate(int64_t index) const {
     size_t k = 0, hi = ends_.size();

@@ -23,6 +23,8 @@ class FileSource final : public ReaderSource {
                  {std::move(label), l, TensorShape{1}}};
   }
 
+  bool preshuffles() const override { return true; }  // as DALI's file lists
+
   int64_t build_index() override {
     auto root = spec_.arg<std::string>("file_root");
     auto list = spec_.arg<std::string>("file_list");
@@ -73,7 +75,7 @@ OpSchema file_reader_schema() {
                std::string()},
               {"files", ArgType::kStringList, "Explicit list of files.",
                std::vector<std::string>{}},
-              {"labels", ArgType::kIntList, "Labels for `files` (default 0).",
+              {"labels", ArgType::kIntList, "Labels for `files` (default: the file's position in `files`, as in DALI).",
                std::vector<int64_t>{}},
               {"file_filters", ArgType::kStringList,
                "Glob patterns of files to take from "

@@ -58,6 +58,8 @@ class MXNetSource final : public ReaderSource {
     s.outputs = {std::move(img), {std::move(lab), l, TensorShape{int64_t(image.labels.size())}}};
   }
 
+  std::vector<int64_t> file_starts() const override { return index_.starts(); }
+
   int64_t build_index() override {
     auto paths = spec_.arg<std::vector<std::string>>("path");
     auto index_paths = spec_.arg<std::vector<std::string>>("index_path");

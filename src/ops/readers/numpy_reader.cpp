@@ -132,6 +132,8 @@ class NumpySource final : public ReaderSource {
     d = {std::move(buf), p, out};
   }
 
+  bool preshuffles() const override { return true; }  // as DALI's file lists
+
   int64_t build_index() override {
     namespace fs = std::filesystem;
     auto root = spec_.arg<std::string>("file_root");

@@ -14,7 +14,10 @@ std::vector<ArgSchema> loader_arg_schemas() {
       {"num_shards", ArgType::kInt, "Number of shards the dataset is split into.", int64_t{1}},
       {"random_shuffle", ArgType::kBool,
        "Shuffle through a buffer of `initial_fill` samples (DALI's shuffle; same as "
-       "shuffle='buffer').",
+       "shuffle='buffer'). Each output is drawn among the buffered samples of the current "
+       "epoch: every epoch delivers each sample of its shard exactly once. readers.file and "
+       "readers.numpy also permute their file list once, as DALI does (a fixed permutation, "
+       "the same on every shard), so that shards are random subsets of the dataset.",
        false},
       {"initial_fill", ArgType::kInt, "Size of the shuffling buffer.", int64_t{1024}},
       {"shuffle", ArgType::kString,
@@ -22,13 +25,23 @@ std::vector<ArgSchema> loader_arg_schemas() {
        "epoch, split across shards: every sample exactly once per epoch over all shards). "
        "Empty: decided by random_shuffle.",
        std::string()},
+      {"shuffle_after_epoch", ArgType::kBool,
+       "Reshuffle the dataset after every epoch, the same way on every shard, so that the "
+       "shards of one epoch together hold every sample once (DALI's order, exactly). Readers "
+       "of container files (TFRecord, RecordIO, webdataset) shuffle the order of the files, "
+       "keeping each file's samples in sequence. Implies stick_to_shard.",
+       false},
+      {"shuffle_after_epoch_seed", ArgType::kInt,
+       "Seed of shuffle_after_epoch's permutations (DALI's default: 524287, the same in every "
+       "run). Use the same value on every shard.",
+       int64_t(readers::kDaliLoaderSeed)},
       {"stick_to_shard", ArgType::kBool,
        "Read only this shard every epoch (default: epoch e reads shard (shard_id + e) mod "
        "num_shards, as DALI does).",
        false},
       {"pad_last_batch", ArgType::kBool,
-       "Pad every epoch, repeating the shard's last sample, to the same batch-divisible length "
-       "on all shards, so batches do not straddle epochs.",
+       "Pad every epoch, repeating its last delivered sample, to the same batch-divisible "
+       "length on all shards, so batches do not straddle epochs.",
        false},
       {"lazy_init", ArgType::kBool, "Index the dataset at the first run, not at build.", false},
       {"dont_use_mmap", ArgType::kBool,
@@ -75,6 +88,16 @@ ReaderOperator::ReaderOperator(const OpSpec& spec, std::unique_ptr<ReaderSource>
   o.shuffle = !shuffle.empty() ? readers::parse_shuffle_mode(shuffle)
               : random_shuffle ? readers::ShuffleMode::kBuffer
                                : readers::ShuffleMode::kNone;
+  o.preshuffle = source_->preshuffles();
+  o.shuffle_after_epoch = spec.arg<bool>("shuffle_after_epoch");
+  o.shuffle_after_epoch_seed = uint64_t(spec.arg<int64_t>("shuffle_after_epoch_seed"));
+  STOKER_ENFORCE(!(o.shuffle_after_epoch && o.stick_to_shard), ValueError, spec.schema->name,
+                 ": shuffle_after_epoch and stick_to_shard cannot be both true");
+  // DALI's file lists forbid the pair; its container readers combine them (files reshuffled,
+  // samples shuffled in the buffer).
+  STOKER_ENFORCE(!(o.shuffle_after_epoch && o.preshuffle && o.shuffle == readers::ShuffleMode::kBuffer),
+                 ValueError, spec.schema->name,
+                 ": shuffle_after_epoch and random_shuffle cannot be both true");
   options_ = o;
   io_threads_ = int(spec.arg<int64_t>("num_io_threads"));
   depth_batches_ = int(spec.arg<int64_t>("prefetch_queue_depth"));
@@ -92,25 +115,35 @@ int64_t ReaderOperator::dataset_size() const {
   if (size_ < 0) {
     size_ = source_->build_index();  // once, lazily: the only mutation of the source
     STOKER_ASSERT(size_ > 0, spec_.schema->name, " built an empty index");
+    file_starts_ = source_->file_starts();
   }
   return size_;
 }
 
+readers::LoaderOptions ReaderOperator::loader_options() const {
+  auto o = options_;
+  std::lock_guard lock(index_mutex_);
+  o.file_starts = file_starts_;
+  return o;
+}
+
 std::optional<ReaderMeta> ReaderOperator::reader_meta() const {
-  readers::SampleLoader l(dataset_size(), options_);
+  readers::SampleLoader l(dataset_size(), loader_options());
   return ReaderMeta{l.dataset_size(),       l.epoch_size_padded(), l.epoch_length(),
                     options_.shard_id,      options_.num_shards,   options_.pad_last_batch,
-                    options_.stick_to_shard};
+                    // whether every epoch reads the own shard (the iterators' epoch sizes)
+                    options_.stick_to_shard || options_.shuffle_after_epoch ||
+                        options_.shuffle == readers::ShuffleMode::kGlobal};
 }
 
 std::optional<std::string> ReaderOperator::save_state() const {
   if (delivered_) return delivered_->save_state();
   if (!pending_state_.empty()) return pending_state_;
-  return readers::SampleLoader(dataset_size(), options_).save_state();
+  return readers::SampleLoader(dataset_size(), loader_options()).save_state();
 }
 
 void ReaderOperator::restore_state(const std::string& state) {
-  readers::SampleLoader(dataset_size(), options_).restore_state(state);  // validates
+  readers::SampleLoader(dataset_size(), loader_options()).restore_state(state);  // validates
   prefetcher_.reset();  // drops what was read ahead; start() resumes from the state
   ahead_.reset();
   delivered_.reset();
@@ -159,8 +192,9 @@ void ReaderOperator::load_group(std::span<readers::LoadedSample> group, MemoryPo
 }
 
 void ReaderOperator::start(const Workspace& ws) {
-  auto o = options_;  // options_ stays as built: reader_meta() reads it concurrently
-  o.seed = ws.seed;   // the shuffle order follows the pipeline seed
+  dataset_size();
+  auto o = loader_options();  // options_ stays as built: reader_meta() reads it concurrently
+  o.seed = ws.seed;           // the shuffle order follows the pipeline seed
   ahead_.emplace(dataset_size(), o);
   delivered_.emplace(dataset_size(), o);
   if (!pending_state_.empty()) {

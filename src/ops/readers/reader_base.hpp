@@ -40,6 +40,11 @@ class ReaderSource {
   virtual int64_t build_index() = 0;
   // The dtype of each output (after build_index).
   virtual std::vector<DType> output_dtypes() const = 0;
+  // DALI's dataset-order conventions for this format (see readers::SampleLoader): whether
+  // random_shuffle also permutes the list once (file lists), and the first sample of each
+  // container file, in index order (shuffle_after_epoch then shuffles files).
+  virtual bool preshuffles() const { return false; }
+  virtual std::vector<int64_t> file_starts() const { return {}; }
   // The layout of output k ("" when none).
   virtual TensorLayout output_layout(size_t /*k*/) const { return {}; }
   // Where sample `index` comes from (path, record, offset), for errors and Batch::source_info.
@@ -79,12 +84,15 @@ class ReaderOperator final : public Operator {
 
  private:
   int64_t dataset_size() const;
+  // options_ with the index's file_starts (call dataset_size() first).
+  readers::LoaderOptions loader_options() const;
   void start(const Workspace& ws);
   // Loads a group of consecutive draws (I/O threads).
   void load_group(std::span<readers::LoadedSample> group, MemoryPool& pool) const;
 
   mutable std::mutex index_mutex_;
   mutable int64_t size_ = -1;
+  mutable std::vector<int64_t> file_starts_;
   readers::LoaderOptions options_;
   std::unique_ptr<ReaderSource> source_;
   std::vector<DType> dtypes_;

@@ -103,6 +103,8 @@ class TFRecordSource final : public ReaderSource {
                           file->records[size_t(rec)].offset, ")");
   }
 
+  std::vector<int64_t> file_starts() const override { return index_.starts(); }
+
   int64_t build_index() override {
     auto paths = spec_.arg<std::vector<std::string>>("path");
     auto index_paths = spec_.arg<std::vector<std::string>>("index_path");

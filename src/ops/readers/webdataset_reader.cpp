@@ -56,6 +56,8 @@ class WebdatasetSource final : public ReaderSource {
       s.outputs.push_back({b.owner, b.data, TensorShape{int64_t(b.size)}});
   }
 
+  std::vector<int64_t> file_starts() const override { return index_.starts(); }
+
   int64_t build_index() override {
     auto paths = spec_.arg<std::vector<std::string>>("paths");
     auto index_paths = spec_.arg<std::vector<std::string>>("index_paths");
