@@ -66,6 +66,7 @@ struct PipelineOptions {
 
 struct ErrorStats {
   int64_t skipped = 0;              // samples replaced since the start
+  int64_t warnings = 0;             // samples used despite a warning (corrupt JPEG data)
   std::vector<std::string> recent;  // the last incidents: operator, sample, source, error
 };
 
@@ -125,8 +126,10 @@ class Pipeline {
   // The next batch (one Batch per pipeline output). Starts prefetching on the first call.
   // Throws EndOfData when an external source ended its epoch, or the error of the failed
   // iteration (operator, sample, source in the message). After an error the pipeline stays
-  // stopped and every later run() throws RuntimeError.
-  std::vector<Batch> run();
+  // stopped and every later run() throws RuntimeError. While it waits, `interrupted` (when
+  // given) is called every 50 ms; when it returns true, run() throws Interrupted and the batch
+  // stays for the next call.
+  std::vector<Batch> run(const std::function<bool()>& interrupted = {});
   // Stops the pipeline now: threads joined, device work finished, operators destroyed (what
   // the destructor does). Later calls to run() throw RuntimeError. Python calls it at exit,
   // before other libraries tear CUDA down.

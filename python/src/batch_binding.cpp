@@ -55,6 +55,9 @@ int dlpack_device(MemoryKind k) {
 
 nb::ndarray<nb::array_api> view(void* data, const std::vector<size_t>& shape, DType dtype,
                                 MemoryKind mem, std::shared_ptr<Buffer> owner) {
+  // nanobind aborts the interpreter on arrays of very many dimensions: refuse them here.
+  STOKER_ENFORCE(shape.size() <= size_t(kMaxNdim) + 1, ValueError, "an array of ", shape.size(),
+                 " dimensions cannot be handed over (at most ", kMaxNdim, " per sample)");
   // Device memory says which GPU it is on (a pipeline per GPU in one process).
   const int device_id = mem == MemoryKind::kDevice ? std::max(cuda_device_of(data), 0) : 0;
   return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), keep_alive(std::move(owner)),

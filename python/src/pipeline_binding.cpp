@@ -149,8 +149,22 @@ void bind_pipeline(nb::module_& m) {
       .def("run",
            [](Pipeline& p) {
              release_borrowed(false);
-             nb::gil_scoped_release release;
-             return p.run();
+             std::vector<Batch> out;
+             bool interrupted = false;
+             {
+               nb::gil_scoped_release release;
+               try {
+                 // Signal handlers (Ctrl-C) run while waiting, not only when the batch comes.
+                 out = p.run([] {
+                   nb::gil_scoped_acquire acquire;
+                   return PyErr_CheckSignals() != 0;
+                 });
+               } catch (const Interrupted&) {
+                 interrupted = true;
+               }
+             }
+             if (interrupted) throw nb::python_error();  // the handler's exception
+             return out;
            })
       .def("close",
            [](Pipeline& p) {
@@ -284,6 +298,7 @@ void bind_pipeline(nb::module_& m) {
              auto s = p.error_stats();
              nb::dict d;
              d["skipped"] = s.skipped;
+             d["warnings"] = s.warnings;
              d["recent"] = s.recent;
              return d;
            })

@@ -28,9 +28,10 @@ from stoker.batch import Batch, Sample
 from stoker.pipeline import DataNode, Pipeline, pipeline_def
 from stoker import fn
 from stoker import math
+from stoker import tfrecord
 
 InternalError = _stoker.InternalError
 __version__ = "0.1.0"
 
 __all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "Sample", "fn", "math", "pipeline_def",
-           "types", "__version__"]
+           "tfrecord", "types", "__version__"]

@@ -1,6 +1,12 @@
 """The values a pipeline definition passes around: DataNode (one output of an operator node)
 and _Expr (arithmetic on DataNodes and constants, fused into one `arithmetic` operator when
-first used). Split from pipeline.py, which records the nodes."""
+first used). Split from pipeline.py, which records the nodes.
+
+A DataNode refers to its pipeline weakly: the pipeline holds its outputs' DataNodes, and a
+strong reference back would make every pipeline a reference cycle that only the garbage
+collector frees (threads, pools and GPU memory held until it runs)."""
+
+import weakref
 
 
 class DataNode:
@@ -16,6 +22,17 @@ class DataNode:
         self._node = node
         self._index = index
         self.name = name
+
+    @property
+    def _pipeline(self):
+        pipe = self._pipeline_ref()
+        if pipe is None:
+            raise RuntimeError(f"{self.name}: the pipeline this value belongs to no longer exists")
+        return pipe
+
+    @_pipeline.setter
+    def _pipeline(self, pipe):
+        self._pipeline_ref = weakref.ref(pipe)
 
     def __repr__(self):
         return f"DataNode({self.name})"

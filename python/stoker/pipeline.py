@@ -349,8 +349,10 @@ class Pipeline:
         return self._native.checkpoint()
 
     def error_stats(self):
-        """With on_error="skip": {"skipped": samples replaced so far, "recent": the last
-        incidents (operator, sample, source, error)}."""
+        """{"skipped": samples replaced so far (on_error="skip"), "warnings": samples used
+        despite a warning (JPEGs decoded past corrupt or truncated data, as DALI and PIL decode
+        them; strict=True on the decoder raises instead), "recent": the last incidents
+        (operator, sample, source, error or warning)}."""
         self.build()
         return self._native.error_stats()
 

@@ -14,11 +14,23 @@ namespace stoker::codecs {
 
 struct Decoder::State {
   JpegDecoder jpeg;
+  std::string warning;         // of the last decode
   std::vector<uint8_t> whole;  // a full decode, for windows of formats that cannot decode one
 };
 
 Decoder::Decoder() : state_(std::make_unique<State>()) {}
 Decoder::~Decoder() = default;
+
+const std::string& Decoder::warning() const { return state_->warning; }
+
+namespace {
+JpegLimits jpeg_limits(const DecodeLimits& l) {
+  JpegLimits j;
+  j.max_pixels = l.max_pixels;
+  j.strict = l.strict;
+  return j;
+}
+}  // namespace
 
 ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
                         const DecodeLimits& limits) {
@@ -27,7 +39,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
   out.format = detect_format(data, size);
   switch (out.format) {
     case ImageFormat::kJpeg: {
-      auto h = state_->jpeg.read_header(data, size, {limits.max_pixels});
+      auto h = state_->jpeg.read_header(data, size, jpeg_limits(limits));
       out.height = h.height, out.width = h.width, out.channels = jpeg_output_channels(fmt, h);
       out.orientation = jpeg_exif_orientation(data, size);
       out.jpeg_baseline_huffman = !h.progressive && !h.arithmetic;
@@ -63,9 +75,11 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
 
 void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
                      uint8_t* out, int64_t row_stride, const DecodeLimits& limits) {
+  state_->warning.clear();
   switch (info.format) {
     case ImageFormat::kJpeg:
-      state_->jpeg.decode(data, size, fmt, out, row_stride, {limits.max_pixels});
+      state_->jpeg.decode(data, size, fmt, out, row_stride, jpeg_limits(limits));
+      if (state_->jpeg.warnings() > 0) state_->warning = state_->jpeg.first_warning();
       return;
     case ImageFormat::kPng:
       decode_png(data, size, fmt, out, row_stride, {limits.max_pixels});
@@ -85,6 +99,7 @@ void Decoder::decode16(const uint8_t* data, size_t size, ColorFormat fmt, const 
                        uint16_t* out, int64_t row_stride, const DecodeLimits& limits) {
   STOKER_ASSERT(info.format == ImageFormat::kPng && info.bit_depth == 16,
                 "decode16() called for an 8-bit ", format_name(info.format));
+  state_->warning.clear();
   decode_png(data, size, fmt, reinterpret_cast<uint8_t*>(out), row_stride * 2, {limits.max_pixels},
              /*keep_16=*/true);
 }
@@ -99,7 +114,9 @@ void Decoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,
                  " image");
   if (info.format == ImageFormat::kJpeg) {
     JpegRegion r{y, x, h, w, scale};
-    state_->jpeg.decode_region(data, size, fmt, r, out, row_stride, {limits.max_pixels});
+    state_->warning.clear();
+    state_->jpeg.decode_region(data, size, fmt, r, out, row_stride, jpeg_limits(limits));
+    if (state_->jpeg.warnings() > 0) state_->warning = state_->jpeg.first_warning();
     return;
   }
   STOKER_ENFORCE(scale == 1, ValueError, "DCT-domain downscaling is for JPEG only, not ",

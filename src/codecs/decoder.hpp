@@ -13,6 +13,7 @@ namespace stoker::codecs {
 
 struct DecodeLimits {
   int64_t max_pixels = int64_t(1) << 27;  // refused before anything is allocated
+  bool strict = false;                    // JPEG: data warnings raise (see JpegLimits)
 };
 
 struct ImageInfo {
@@ -53,6 +54,9 @@ class Decoder {
   void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
                      int64_t y, int64_t x, int64_t h, int64_t w, uint8_t* out, int64_t row_stride,
                      const DecodeLimits& limits, int scale = 1);
+  // What the last decode*() call decoded past (libjpeg-turbo's first warning about corrupt or
+  // truncated data, decoded anyway); empty when the data was clean.
+  const std::string& warning() const;
 
  private:
   struct State;

@@ -62,6 +62,13 @@ class EndOfData : public std::exception {
   const char* what() const noexcept override { return "end of data"; }
 };
 
+// Thrown by a wait that its caller's check interrupted (Python: a signal such as Ctrl-C is
+// pending; the binding raises the KeyboardInterrupt it set).
+class Interrupted : public std::exception {
+ public:
+  const char* what() const noexcept override { return "interrupted"; }
+};
+
 namespace detail {
 // Appends the text of a value: strings as they are, numbers in their shortest round-trip form
 // (std::to_chars), bools as true/false. Deliberately not iostreams: no locale, no global

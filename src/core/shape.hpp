@@ -10,6 +10,10 @@
 
 namespace stoker {
 
+// The most dimensions a sample may have: numpy's limit (NPY_MAXDIMS), and what frameworks take
+// through DLPack. Data declaring more is refused where it enters (readers, reshape, hand-over).
+inline constexpr int kMaxNdim = 64;
+
 class TensorShape {
  public:
   TensorShape() = default;

@@ -10,17 +10,33 @@
 
 namespace stoker::ops {
 
+namespace {
+// "sample i (source '...')", for messages about one sample.
+std::string sample_context(int64_t i, const Batch* sources) {
+  std::string ctx = "sample " + std::to_string(i);
+  if (sources && i < sources->size() && !sources->source_info(int(i)).empty())
+    ctx += " (source '" + sources->source_info(int(i)) + "')";
+  return ctx;
+}
+}  // namespace
+
+void Operator::warn_sample(Workspace& ws, int i, const std::string& message,
+                           const Batch* sources) const {
+  if (!ws.warnings) return;
+  if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
+  ws.warnings->add(i, sample_context(i, sources) + ": " + message);
+}
+
 void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                                const Batch* sources) const {
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
   auto body = [&](int64_t i, int thread) {
     if (ws.failures && ws.failures->contains(int(i))) return;  // failed in an earlier pass
+    if (ws.stopping && ws.stopping->load(std::memory_order_relaxed)) return;  // closing
     try {
       fn(int(i), thread);
     } catch (...) {
-      std::string ctx = "sample " + std::to_string(i);
-      if (sources && i < sources->size() && !sources->source_info(int(i)).empty())
-        ctx += " (source '" + sources->source_info(int(i)) + "')";
+      const std::string ctx = sample_context(i, sources);
       try {
         rethrow_with_context(std::current_exception(), ctx + ": ");
       } catch (const ValueError& e) {  // bad data: skippable
@@ -96,15 +112,32 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
 
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
                             TensorLayout layout, const Batch* sources) const {
-  if (spec_.backend == Backend::kCpu) {
-    ws.outputs.push_back(
-        Batch::allocate(*ws.host_pool, dtype, std::move(shapes), std::move(layout)));
-  } else {
-    STOKER_ASSERT(ws.device_pool != nullptr, spec_.describe(), " ran without a device pool");
-    ws.outputs.push_back(Batch::allocate_on(ws.stream, *ws.device_pool, dtype, std::move(shapes),
-                                            std::move(layout)));
-  }
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
+  // What a failed allocation names: the batch's size and its largest sample.
+  int64_t total = 0, largest = -1;
+  int biggest = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const int64_t v = shapes[i].volume();
+    total += v;
+    if (v > largest) largest = v, biggest = int(i);
+  }
+  const TensorShape biggest_shape = shapes.empty() ? TensorShape{} : shapes[size_t(biggest)];
+  try {
+    if (spec_.backend == Backend::kCpu) {
+      ws.outputs.push_back(
+          Batch::allocate(*ws.host_pool, dtype, std::move(shapes), std::move(layout)));
+    } else {
+      STOKER_ASSERT(ws.device_pool != nullptr, spec_.describe(), " ran without a device pool");
+      ws.outputs.push_back(Batch::allocate_on(ws.stream, *ws.device_pool, dtype,
+                                              std::move(shapes), std::move(layout)));
+    }
+  } catch (const std::exception& e) {
+    if (!dynamic_cast<const RuntimeError*>(&e) && !dynamic_cast<const std::bad_alloc*>(&e)) throw;
+    throw RuntimeError(detail::concat(
+        e.what(), " (the output batch: ", total * int64_t(dtype_size(dtype)),
+        " bytes; the largest sample is ", sample_context(biggest, sources), ", shape ",
+        biggest_shape.to_string(), ")"));
+  }
   if (sources) ws.outputs.back().copy_source_info(*sources);
   return ws.outputs.back();
 }

@@ -3,6 +3,7 @@
 // outputs from the pipeline's pools and run kernels per sample on the thread pool.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -18,7 +19,8 @@
 
 namespace stoker::ops {
 
-// on_error="skip": per-sample data errors recorded instead of thrown (sample -> message).
+// Per-sample messages (sample -> message): data errors recorded instead of thrown
+// (on_error="skip"), and warnings about data an operator used anyway.
 class SampleFailures {
  public:
   void add(int sample, std::string message) {
@@ -57,6 +59,11 @@ struct Workspace {
   // Set when the pipeline skips bad samples: for_each_sample records ValueError/IOError of a
   // sample here (and leaves that sample alone afterwards) instead of throwing.
   SampleFailures* failures = nullptr;
+  // Warnings about samples the operator processed anyway (a JPEG decoded past corrupt data):
+  // counted and listed by the pipeline's error_stats(). Null: not collected.
+  SampleFailures* warnings = nullptr;
+  // Set when the pipeline is closing: for_each_sample skips the samples it has not started.
+  const std::atomic<bool>* stopping = nullptr;
   // Mixed operators: what prepare_on_host() returned for this iteration (null: nothing).
   std::shared_ptr<void> prepared;
 
@@ -68,7 +75,7 @@ struct Workspace {
 // What a reader reports about its dataset (pipe.reader_meta(name) in Python).
 struct ReaderMeta {
   int64_t epoch_size = 0;         // samples in the whole dataset (all shards)
-  int64_t epoch_size_padded = 0;  // with pad_last_batch: padded epoch length x shards
+  int64_t epoch_size_padded = 0;  // with pad_last_batch: ceil(N / shards) x shards (DALI's)
   int64_t shard_size = 0;         // samples per epoch of this reader (padded when asked)
   int shard_id = 0;
   int num_shards = 1;
@@ -122,6 +129,10 @@ class Operator {
   // stages' work on it cost more than the work.
   void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                        const Batch* sources = nullptr) const;
+  // Records a warning about sample i (used anyway) in ws.warnings, as "sample i (source
+  // '...'): message", the source taken from `sources` (default: the first input).
+  void warn_sample(Workspace& ws, int i, const std::string& message,
+                   const Batch* sources = nullptr) const;
   // Allocates the next output (contiguous; from the pipeline's host pool for cpu operators,
   // its device pool, ordered on the stage's stream, for mixed and gpu ones), copies the
   // samples' source_info from `sources` (default: the first input) and returns it. The

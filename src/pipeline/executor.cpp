@@ -118,6 +118,7 @@ Executor::~Executor() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
+    stopping_ = true;
   }
   changed_.notify_all();
   turn_changed_.notify_all();
@@ -363,8 +364,10 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, int
     ws.iteration = iteration;
     ws.seed = options_.seed;
     ws.stream_epoch = my_round;
-    ops::SampleFailures failures;
+    ops::SampleFailures failures, warned;
     if (options_.skip_bad_samples) ws.failures = &failures;
+    ws.warnings = &warned;
+    ws.stopping = &stopping_;
     const std::string context =
         "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration) + ", ";
     // CPU lanes: a shared operator's runs of earlier iterations first (another lane may hold
@@ -392,6 +395,7 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, int
       pass_turn(n, iteration);
     }
     if (!prepare) values[n] = std::move(ws.outputs);
+    if (!warned.empty()) record_warnings(spec, warned.by_sample());
     if (failures.empty()) continue;
 
     // on_error="skip": drop the failed samples from everything computed so far in this
@@ -434,6 +438,15 @@ void Executor::record_skips(const ops::OpSpec& spec, const std::map<int, std::st
     incidents_.push_back(text);
     if (recent_.size() == kRecentIncidents) recent_.erase(recent_.begin());
     recent_.push_back(std::move(text));
+  }
+}
+
+void Executor::record_warnings(const ops::OpSpec& spec, const std::map<int, std::string>& warned) {
+  std::lock_guard lock(mutex_);
+  for (auto& [sample, message] : warned) {
+    ++warnings_;
+    if (recent_.size() == kRecentIncidents) recent_.erase(recent_.begin());
+    recent_.push_back("warning: " + spec.describe() + ": " + message);
   }
 }
 
@@ -526,7 +539,7 @@ void Executor::device_loop(size_t stage) {
   }
 }
 
-std::vector<Batch> Executor::pop() {
+std::vector<Batch> Executor::pop(const std::function<bool()>& interrupted) {
   Result r;
   double waited = 0;
   size_t queued = 0;
@@ -545,7 +558,17 @@ std::vector<Batch> Executor::pop() {
       queue_sums_[i] += double(i < stages_.size() ? stages_[i].input.size() : queue_.size());
     queue_samples_ += 1;
     const auto t = Clock::now();
-    changed_.wait(lock, [&] { return !queue_.empty() || failed_; });
+    const auto ready = [&] { return !queue_.empty() || failed_; };
+    if (!interrupted) {
+      changed_.wait(lock, ready);
+    } else {
+      while (!changed_.wait_for(lock, std::chrono::milliseconds(50), ready)) {
+        lock.unlock();  // the check may take the caller's locks (Python's GIL)
+        const bool stop = interrupted();
+        lock.lock();
+        if (stop) throw Interrupted();
+      }
+    }
     waited = seconds_since(t);
     consumer_stats_.starved += waited;
     if (trace_) {

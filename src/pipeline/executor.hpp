@@ -8,6 +8,7 @@
 // wait for it. (Data flows CPU -> mixed -> gpu only, so the stage order is always valid.)
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -51,6 +52,7 @@ struct ExecutorOptions {
 
 struct ErrorStats {
   int64_t skipped = 0;              // samples replaced since the start
+  int64_t warnings = 0;             // samples used despite a warning (corrupt JPEG data)
   std::vector<std::string> recent;  // the last few incidents (operator, sample, source, error)
 };
 
@@ -99,7 +101,9 @@ class Executor {
 
   // Blocks for the next iteration's outputs. Throws EndOfData at the end of an external
   // source's epoch, or the failed iteration's error (with operator context).
-  std::vector<Batch> pop();
+  // The next batch. While waiting, `interrupted` (when given) is called every 50 ms without the
+  // executor's lock; when it returns true, pop() throws Interrupted and the batch stays queued.
+  std::vector<Batch> pop(const std::function<bool()>& interrupted = {});
 
   const Graph& graph() const { return graph_; }
   ops::Operator& op(int node) { return *ops_[size_t(node)]; }
@@ -211,6 +215,7 @@ class Executor {
   // Whether node n is a mixed node whose inputs all come from the CPU stage.
   bool prepares_on_host(size_t n) const;
   void record_skips(const ops::OpSpec& spec, const std::map<int, std::string>& failed);
+  void record_warnings(const ops::OpSpec& spec, const std::map<int, std::string>& warned);
   // Adds the time since `start` of node n's thread to operator_times() (and the trace), and
   // when it `ran` (not only prepared on the host) one run with the samples and bytes of `ws`.
   void count_run(size_t n, const ops::Workspace& ws, bool ran,
@@ -264,7 +269,7 @@ class Executor {
   static constexpr size_t kRecentIncidents = 20;
   mutable std::mutex mutex_;
   Checkpoint delivered_;
-  int64_t skipped_ = 0;
+  int64_t skipped_ = 0, warnings_ = 0;
   std::vector<std::string> recent_, incidents_;
   std::condition_variable changed_;
   std::deque<Result> queue_;  // finished iterations for the consumer
@@ -280,6 +285,9 @@ class Executor {
   int cpu_depth_ = 2, last_depth_ = 2;
   TraceRecorder::Clock::time_point last_pop_;  // when the last pop() returned
   bool stop_ = false;
+  // stop_, readable without the lock: running operators skip their remaining samples, so that
+  // closing a pipeline does not wait for a slow batch to finish.
+  std::atomic<bool> stopping_{false};
   bool failed_ = false;  // the producer stopped after an error
   std::string failure_;
   std::thread producer_;

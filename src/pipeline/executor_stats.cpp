@@ -13,7 +13,7 @@ using Clock = TraceRecorder::Clock;
 
 ErrorStats Executor::error_stats() const {
   std::lock_guard lock(mutex_);
-  return {skipped_, recent_};
+  return {skipped_, warnings_, recent_};
 }
 
 std::vector<StageStats> Executor::stage_stats() const {

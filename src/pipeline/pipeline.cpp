@@ -188,7 +188,9 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Pipeline::~Pipeline() = default;
 
-std::vector<Batch> Pipeline::run() { return impl_->exec().pop(); }
+std::vector<Batch> Pipeline::run(const std::function<bool()>& interrupted) {
+  return impl_->exec().pop(interrupted);
+}
 
 void Pipeline::close() { impl_->executor.reset(); }
 
@@ -250,7 +252,7 @@ ReaderMeta Pipeline::reader_meta(const std::string& name) const {
 
 ErrorStats Pipeline::error_stats() const {
   auto s = impl_->exec().error_stats();
-  return {s.skipped, s.recent};
+  return {s.skipped, s.warnings, s.recent};
 }
 
 std::map<std::string, double> Pipeline::operator_stats(const std::string& name) const {

@@ -1,6 +1,8 @@
 #include "stoker/readers/data_file.hpp"
 
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 #include "stoker/core/error.hpp"
 
@@ -74,6 +77,54 @@ void pread_all(int fd, void* out, int64_t offset, int64_t size, const std::strin
   }
 }
 
+// A mapped file that shrinks after it was mapped (a dataset rewritten, a network filesystem)
+// raises SIGBUS on access to the pages past its new end. The I/O threads touch a range's pages
+// under this guard: a bus error there jumps back and becomes an IOError naming the file.
+// Faults anywhere else go to the handler that was installed before (Python's faulthandler,
+// the default action).
+thread_local sigjmp_buf* t_guard = nullptr;
+struct sigaction g_previous {};
+
+void on_sigbus(int sig, siginfo_t* info, void* context) {
+  if (t_guard != nullptr) siglongjmp(*t_guard, 1);
+  if (g_previous.sa_flags & SA_SIGINFO) {
+    g_previous.sa_sigaction(sig, info, context);
+  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+    g_previous.sa_handler(sig);
+  } else {
+    ::sigaction(SIGBUS, &g_previous, nullptr);  // the fault repeats with the default action
+  }
+}
+
+// Installs on_sigbus unless it is the current handler (another library may have replaced it).
+void ensure_sigbus_handler() {
+  static std::mutex m;
+  std::lock_guard lock(m);
+  struct sigaction current {};
+  ::sigaction(SIGBUS, nullptr, &current);
+  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigbus) return;
+  struct sigaction ours {};
+  ours.sa_sigaction = on_sigbus;
+  ours.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&ours.sa_mask);
+  g_previous = current;
+  ::sigaction(SIGBUS, &ours, nullptr);
+}
+
+// prefault() under the guard; false when the pages are gone (SIGBUS).
+bool prefault_guarded(const uint8_t* p, size_t n) {
+  ensure_sigbus_handler();
+  sigjmp_buf jump;
+  if (sigsetjmp(jump, 1) != 0) {
+    t_guard = nullptr;
+    return false;
+  }
+  t_guard = &jump;
+  prefault(p, n);
+  t_guard = nullptr;
+  return true;
+}
+
 }  // namespace
 
 void prefault(const uint8_t* p, size_t n) {
@@ -116,7 +167,19 @@ FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool to
                  "': the file has ", size_, " bytes");
   if (mapping_) {
     const auto* p = static_cast<const uint8_t*>(mapping_->addr) + offset;
-    if (mode_ == IoMode::kMmap && touch) prefault(p, size_t(size));
+    if (mode_ == IoMode::kMmap && touch) {
+      // Past a file's current end the mapping has no pages (SIGBUS): check, then touch under
+      // a guard for a file that shrinks in between.
+      struct stat st {};
+      STOKER_ENFORCE(::fstat(*fd_owner_, &st) == 0, IOError, "cannot stat '", path_,
+                     "': ", std::strerror(errno));
+      STOKER_ENFORCE(offset + size <= int64_t(st.st_size), IOError, "'", path_, "' shrank to ",
+                     int64_t(st.st_size), " bytes since it was opened (", size_,
+                     "): cannot read ", size, " bytes at offset ", offset);
+      STOKER_ENFORCE(prefault_guarded(p, size_t(size)), IOError, "'", path_,
+                     "' shrank while ", size, " bytes at offset ", offset,
+                     " were read from its mapping (bus error)");
+    }
     return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
   }
   auto buf = pool.acquire(size_t(size));
@@ -168,7 +231,8 @@ FileBytes read_whole_file(const std::string& path, const FileOptions& options, M
     auto m = std::make_shared<FileMapping>(map_file(fd, size_t(size), options.read_ahead, path),
                                            size_t(size), true);
     const auto* p = static_cast<const uint8_t*>(m->addr);
-    prefault(p, size_t(size));
+    STOKER_ENFORCE(prefault_guarded(p, size_t(size)), IOError, "'", path,
+                   "' shrank while it was read from its mapping (bus error)");
     return {std::shared_ptr<Buffer>(m, &m->whole), p, size_t(size)};
   }
   auto buf = pool.acquire(size_t(size));

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "stoker/core/error.hpp"
+#include "stoker/core/shape.hpp"
 
 namespace stoker::readers {
 
@@ -100,6 +101,9 @@ NpyHeader parse_npy_header(std::span<const uint8_t> f, const std::string& path) 
                  ": malformed fortran_order in .npy header");
   h.fortran_order = fo == "True";
   h.shape = parse_shape(dict_value(dict, "shape", path), path);
+  STOKER_ENFORCE(h.shape.size() <= size_t(kMaxNdim), ValueError, path, ": the .npy header declares ",
+                 h.shape.size(), " dimensions; at most ", kMaxNdim,
+                 " are supported (numpy's limit)");
   size_t elems = 1;
   for (auto d : h.shape) {
     STOKER_ENFORCE(d == 0 || elems <= (size_t(1) << 48) / size_t(d), ValueError, path,

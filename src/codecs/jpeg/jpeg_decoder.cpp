@@ -17,22 +17,31 @@ namespace stoker::codecs {
 namespace {
 
 // libjpeg reports errors through error_exit (which must not return) and warnings through
-// emit_message(-1). Both are turned into a longjmp back to the decode function, which turns
+// emit_message(-1). Errors are turned into a longjmp back to the decode function, which turns
 // them into C++ exceptions outside the setjmp frame (so no destructor is ever skipped).
+// Warnings about the data (corrupt entropy-coded data, a segment that ends early, junk between
+// segments) are counted and the decode goes on with what libjpeg-turbo outputs (PIL and
+// torchvision return that image too); in strict mode they are errors. A stream without its
+// end (no EOI: the file was cut short) is an error in both modes.
 struct ErrorManager {
   jpeg_error_mgr pub;
   jmp_buf jump;
   char message[JMSG_LENGTH_MAX + 64];
+  bool strict = false;
+  int warnings = 0;                     // data warnings of the current decode
+  char warning[JMSG_LENGTH_MAX] = {0};  // the first of them
+  bool raised_warning = false;          // the longjmp came from a warning
 };
 
+// Warnings about metadata, not pixels: never counted.
 bool benign_warning(int code) {
-  return code == JWRN_EXTRANEOUS_DATA || code == JWRN_ADOBE_XFORM || code == JWRN_JFIF_MAJOR ||
-         code == JWRN_BOGUS_ICC;
+  return code == JWRN_ADOBE_XFORM || code == JWRN_JFIF_MAJOR || code == JWRN_BOGUS_ICC;
 }
 
 void on_error_exit(j_common_ptr cinfo) {
   auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
   (*cinfo->err->format_message)(cinfo, err->message);
+  err->raised_warning = false;
   std::longjmp(err->jump, 1);
 }
 
@@ -41,8 +50,14 @@ void on_emit_message(j_common_ptr cinfo, int level) {
   auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
   cinfo->err->num_warnings++;
   if (benign_warning(cinfo->err->msg_code)) return;
-  (*cinfo->err->format_message)(cinfo, err->message);
-  std::longjmp(err->jump, 1);
+  // A stream that ends before its EOI (a file cut short) is refused, as DALI, PIL and
+  // torchvision refuse it; libjpeg-turbo would fill the missing rows with grey.
+  if (err->strict || cinfo->err->msg_code == JWRN_JPEG_EOF) {
+    (*cinfo->err->format_message)(cinfo, err->message);
+    err->raised_warning = cinfo->err->msg_code != JWRN_JPEG_EOF;  // strict mode's doing
+    std::longjmp(err->jump, 1);
+  }
+  if (err->warnings++ == 0) (*cinfo->err->format_message)(cinfo, err->warning);
 }
 
 struct ScanGuard {
@@ -59,6 +74,14 @@ void on_progress(j_common_ptr cinfo) {
                   "progressive JPEG has more than %d scans (a scan bomb?)", guard->max_scans);
     std::longjmp(err->jump, 1);
   }
+}
+
+// What an error raised only because of strict mode adds to libjpeg's message.
+std::string strict_note(ErrorManager& err) {
+  const bool strict_only = err.raised_warning;
+  err.raised_warning = false;
+  return strict_only ? " (strict=True; without it the image decodes as libjpeg-turbo outputs it)"
+                     : "";
 }
 
 }  // namespace
@@ -184,9 +207,15 @@ bool decode_c(jpeg_decompress_struct* cinfo, ErrorManager* err, const uint8_t* d
 
 }  // namespace
 
+int JpegDecoder::warnings() const { return state_->err.warnings; }
+std::string JpegDecoder::first_warning() const { return state_->err.warning; }
+
 JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLimits& limits) {
   auto& s = *state_;
   s.guard.max_scans = limits.max_scans;
+  s.err.strict = limits.strict;
+  s.err.warnings = 0;
+  s.err.warning[0] = 0;
   STOKER_ENFORCE(data != nullptr && size > 0, ValueError, "empty JPEG stream (0 bytes)");
   if (!read_header_c(&s.cinfo, &s.err, data, size)) {
     // Name the unsupported variants plainly: libjpeg's messages speak of precision and SOF types.
@@ -198,7 +227,7 @@ JpegInfo JpegDecoder::read_header(const uint8_t* data, size_t size, const JpegLi
     if (code == JERR_SOF_UNSUPPORTED && std::strstr(s.err.message, "0xc3"))
       throw ValueError(std::string("unsupported JPEG: lossless (SOF3) coding (") + s.err.message +
                        ")");
-    throw ValueError(std::string("invalid JPEG: ") + s.err.message);
+    throw ValueError(std::string("invalid JPEG: ") + s.err.message + strict_note(s.err));
   }
   JpegInfo info{s.cinfo.image_height,           s.cinfo.image_width,      s.cinfo.num_components,
                 bool(s.cinfo.progressive_mode), bool(s.cinfo.arith_code), {}};
@@ -245,9 +274,11 @@ void JpegDecoder::decode_region(const uint8_t* data, size_t size, ColorFormat fm
                  region.width, "] lies outside the ", sw, "x", sh, " image");
   auto& s = *state_;
   s.row.resize(size_t(info.width) * 4);  // a scanline of any output (CMYK is 4 per pixel)
+  s.err.warnings = 0;  // the decode reads the header again: count its warnings once
+  s.err.warning[0] = 0;
   if (!decode_c(&s.cinfo, &s.err, data, size, fmt, out, row_stride, limits.max_pixels, s.row.data(),
                 JDIMENSION(info.width), JDIMENSION(info.height), region)) {
-    throw ValueError(std::string("corrupt JPEG data: ") + s.err.message);
+    throw ValueError(std::string("corrupt JPEG data: ") + s.err.message + strict_note(s.err));
   }
 }
 

@@ -26,6 +26,9 @@ struct JpegInfo {
 struct JpegLimits {
   int64_t max_pixels = int64_t(1) << 27;  // refused before anything is allocated
   int max_scans = 500;                    // progressive scan bomb guard
+  // Raise on libjpeg warnings about the data (corrupt entropy-coded data, a scan that ends
+  // early, junk before a marker) instead of returning what libjpeg-turbo outputs.
+  bool strict = false;
 };
 
 // Channels of the output for a colour format: ANY_DATA gives 1 for grayscale JPEGs, else 3.
@@ -59,9 +62,11 @@ class JpegDecoder {
 
   // Decodes the whole image into `out` (height rows of width * color_channels(fmt) bytes,
   // `row_stride` bytes apart). CMYK/YCCK (Adobe, inverted) is converted as R = C*K/255 (and
-  // so on), like OpenCV. Corrupt data, truncation and every libjpeg warning except harmless
-  // ones (extraneous bytes before a marker, unknown Adobe transform, bogus ICC/JFIF version)
-  // raise ValueError rather than give a partly grey image.
+  // so on), like OpenCV. Streams libjpeg-turbo decodes only with a warning about the data
+  // (corrupt entropy-coded data, a scan that ends early: grey below the data, extraneous
+  // bytes before a marker) give what it outputs, as PIL and torchvision do; warnings() says
+  // how many there were. With limits.strict they raise ValueError. Streams it cannot decode,
+  // and streams cut short before their end (no EOI marker), raise ValueError.
   void decode(const uint8_t* data, size_t size, ColorFormat fmt, uint8_t* out, int64_t row_stride,
               const JpegLimits& limits = {});
   // Decodes only `region` into `out` (region.height rows of region.width pixels): rows above
@@ -69,6 +74,10 @@ class JpegDecoder {
   // The pixels equal the same window of a whole decode.
   void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const JpegRegion& region,
                      uint8_t* out, int64_t row_stride, const JpegLimits& limits = {});
+
+  // The data warnings of the last read_header/decode (0 when clean), and the first's message.
+  int warnings() const;
+  std::string first_warning() const;
 
  private:
   struct State;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -82,12 +83,10 @@ TEST(JpegDecoder, ErrorsAreClear) {
 
   auto src = testing::random_image_u8(64, 64, 3, 4);
   auto jpeg = testing::encode_jpeg(src.data(), 64, 64, 3);
-  auto truncated = std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + long(jpeg.size() / 2));
   std::vector<uint8_t> out(64 * 64 * 3);
-  EXPECT_EQ(message_of([&] {
-              dec.decode(truncated.data(), truncated.size(), ColorFormat::kRGB, out.data(), 192);
-            }),
-            "corrupt JPEG data: Premature end of JPEG file");
+  auto no_scan = std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + 100);  // cut in the tables
+  EXPECT_EQ(message_of([&] { dec.read_header(no_scan.data(), no_scan.size()); }),
+            "invalid JPEG: Premature end of JPEG file");
 
   auto huge = jpeg;
   testing::patch_jpeg_size(huge, 64250, 64250);
@@ -96,6 +95,78 @@ TEST(JpegDecoder, ErrorsAreClear) {
             "(raise max_pixels to allow it)");
   // The decoder is still usable after errors.
   dec.decode(jpeg.data(), jpeg.size(), ColorFormat::kRGB, out.data(), 192);
+}
+
+// Where the first marker after SOI's first segment starts.
+size_t second_segment(const std::vector<uint8_t>& j) {
+  EXPECT_EQ(j[2], 0xFF);
+  return 4 + (size_t(j[4]) << 8 | j[5]);
+}
+
+// Streams libjpeg-turbo decodes with a warning decode as it outputs them (as DALI, PIL and
+// torchvision return them), with the warning counted; strict mode raises.
+TEST(JpegDecoder, DataWarningsDecodeAnywayUnlessStrict) {
+  auto src = testing::random_image_u8(64, 96, 3, 5);
+  auto jpeg = testing::encode_jpeg(src.data(), 64, 96, 3);
+  JpegDecoder dec;
+  std::vector<uint8_t> clean(64 * 96 * 3), out(clean.size(), 7);
+  dec.decode(jpeg.data(), jpeg.size(), ColorFormat::kRGB, clean.data(), 96 * 3);
+  EXPECT_EQ(dec.warnings(), 0);
+  JpegLimits strict;
+  strict.strict = true;
+
+  // Junk bytes between two segments: the pixels are the clean decode's.
+  auto junk = jpeg;
+  const size_t at = second_segment(junk);
+  const uint8_t marker = junk[at + 1];
+  junk.insert(junk.begin() + long(at), {0x12, 0x34, 0x56});
+  dec.decode(junk.data(), junk.size(), ColorFormat::kRGB, out.data(), 96 * 3);
+  EXPECT_EQ(dec.warnings(), 1);
+  char expected[80];
+  std::snprintf(expected, sizeof expected,
+                "Corrupt JPEG data: 3 extraneous bytes before marker 0x%02x", marker);
+  EXPECT_EQ(dec.first_warning(), expected);
+  EXPECT_EQ(out, clean);
+  EXPECT_EQ(message_of([&] {
+              dec.decode(junk.data(), junk.size(), ColorFormat::kRGB, out.data(), 96 * 3, strict);
+            }),
+            std::string("invalid JPEG: ") + expected +
+                " (strict=True; without it the image decodes as libjpeg-turbo outputs it)");
+
+  // Cut inside the entropy-coded data, the EOI marker after the cut (the "premature end of data
+  // segment" of real camera files): the rows before the cut are the clean decode's, the rest
+  // is what libjpeg-turbo fills in (grey).
+  auto cut = std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + long(jpeg.size() * 2 / 3));
+  cut.insert(cut.end(), {0xFF, 0xD9});
+  std::fill(out.begin(), out.end(), 7);
+  dec.decode(cut.data(), cut.size(), ColorFormat::kRGB, out.data(), 96 * 3);
+  EXPECT_EQ(dec.warnings(), 1);
+  EXPECT_EQ(dec.first_warning(), "Corrupt JPEG data: premature end of data segment");
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 8 * 96 * 3, clean.begin()));  // 1st MCU row
+  EXPECT_EQ(out[out.size() - 1], 128);  // the last rows had no data
+  EXPECT_NE(out, clean);
+  EXPECT_EQ(message_of([&] {
+              dec.decode(cut.data(), cut.size(), ColorFormat::kRGB, out.data(), 96 * 3, strict);
+            }),
+            "corrupt JPEG data: Corrupt JPEG data: premature end of data segment (strict=True; "
+            "without it the image decodes as libjpeg-turbo outputs it)");
+  // A file cut short (no EOI) is refused in both modes, as DALI, PIL and torchvision refuse it.
+  auto truncated = std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + long(jpeg.size() * 2 / 3));
+  for (const auto& limits : {JpegLimits{}, strict}) {
+    EXPECT_EQ(message_of([&] {
+                dec.decode(truncated.data(), truncated.size(), ColorFormat::kRGB, out.data(),
+                           96 * 3, limits);
+              }),
+              "corrupt JPEG data: Premature end of JPEG file");
+  }
+  // A window of a truncated stream decodes too; a clean stream afterwards has no warnings.
+  std::vector<uint8_t> window(16 * 16 * 3);
+  dec.decode_region(cut.data(), cut.size(), ColorFormat::kRGB, {0, 0, 16, 16}, window.data(),
+                    16 * 3);
+  dec.decode(jpeg.data(), jpeg.size(), ColorFormat::kRGB, out.data(), 96 * 3);
+  EXPECT_EQ(dec.warnings(), 0);
+  EXPECT_EQ(dec.first_warning(), "");
+  EXPECT_EQ(out, clean);
 }
 
 std::optional<std::string> data_or_skip() { return testing::shared_data_dir(); }

@@ -129,11 +129,22 @@ bool read_image(Handles& h, ColorFormat fmt, bool keep_16, png_bytep* rows, size
   throw ValueError(detail::concat("invalid PNG ", what, ": ", msg));
 }
 
-void check_limits(const PngInfo& info, const PngLimits& limits) {
+// Deflate expands data at most 1032 times (RFC 1951: a 258-byte match costs at least 2 bits).
+constexpr int64_t kDeflateMaxRatio = 1032;
+
+void check_limits(const PngInfo& info, const PngLimits& limits, size_t size) {
   STOKER_ENFORCE(info.width > 0 && info.height > 0, ValueError, "PNG of ", info.width, "x",
                  info.height, " pixels");
   STOKER_ENFORCE(info.width * info.height <= limits.max_pixels, ValueError, "PNG of ", info.width,
                  "x", info.height, " pixels exceeds max_pixels (", limits.max_pixels, ")");
+  // The scanlines need at least a filter byte and bit_depth bits per pixel each: a file too
+  // small to hold them compressed is cut short (or lies), and is refused before its image is
+  // allocated.
+  const int64_t least = info.height * (1 + (info.width * info.bit_depth + 7) / 8);
+  STOKER_ENFORCE(least <= kDeflateMaxRatio * int64_t(size) + 1024, ValueError, "truncated PNG: ",
+                 size, " bytes cannot hold the ", info.width, "x", info.height,
+                 " image the header declares (its scanlines need at least ", least,
+                 " bytes; deflate expands at most ", kDeflateMaxRatio, " times)");
 }
 
 }  // namespace
@@ -149,7 +160,7 @@ PngInfo open_png(Handles& h, PngStream& s, const PngLimits& limits) {
   STOKER_ENFORCE(create(h, s), RuntimeError, "libpng: cannot create a read struct");
   PngInfo info;
   if (!read_info(h, info)) fail(s, "header");
-  check_limits(info, limits);
+  check_limits(info, limits, s.size);
   return info;
 }
 

@@ -13,7 +13,11 @@ using decoders_detail::Window;
 class PeekImageShape final : public Operator {
  public:
   explicit PeekImageShape(const OpSpec& spec)
-      : Operator(spec), dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
+      : Operator(spec),
+        dtype_(dtype_from_name(spec.arg<std::string>("dtype"))),
+        format_(decoders_detail::is_ycbcr(spec.arg<std::string>("image_type"))
+                    ? codecs::ColorFormat::kRGB
+                    : codecs::parse_color_format(spec.arg<std::string>("image_type"))) {}
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
@@ -22,7 +26,7 @@ class PeekImageShape final : public Operator {
       auto view = in.sample(i);
       codecs::Decoder dec;  // reading a header needs no state worth keeping
       auto info = dec.info(static_cast<const uint8_t*>(view.data), size_t(view.shape[0]),
-                           codecs::ColorFormat::kAnyData, {int64_t(1) << 62});
+                           format_, {int64_t(1) << 62});
       const bool swap =
           spec_.arg<bool>("adjust_orientation") && codecs::orientation_swaps_axes(info.orientation);
       const int64_t v[3] = {swap ? info.width : info.height, swap ? info.height : info.width,
@@ -37,6 +41,7 @@ class PeekImageShape final : public Operator {
 
  private:
   DType dtype_;
+  codecs::ColorFormat format_;
 };
 
 std::vector<ArgSchema> decoder_args() {
@@ -49,6 +54,12 @@ std::vector<ArgSchema> decoder_args() {
       {"adjust_orientation", ArgType::kBool,
        "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
       {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.", int64_t{1} << 27},
+      {"strict", ArgType::kBool,
+       "Raise on JPEGs that libjpeg-turbo decodes only with a warning (corrupt or truncated "
+       "entropy-coded data, junk bytes before a marker). Default: return what libjpeg-turbo "
+       "outputs, as DALI, PIL and torchvision do (a truncated image is grey below its data), "
+       "counted in operator_stats()['decoded_with_warnings'] and pipe.error_stats().",
+       false},
       {"dtype", ArgType::kDType,
        "uint8, uint16 or float32: values in the type's dynamic range (uint16 = uint8 * 257, "
        "float32 in [0, 1]); 16-bit PNGs keep their full precision in uint16 and float32.",
@@ -186,14 +197,19 @@ OpSchema peek_image_shape_schema() {
   return {
       .name = "peek_image_shape",
       .doc =
-          "The [height, width, channels] of each encoded image, from its header alone "
-          "(channels as stored: ANY_DATA's count). With adjust_orientation, EXIF orientations "
-          "5-8 swap height and width.",
+          "The [height, width, channels] of each encoded image, from its header alone, as "
+          "decoders.image would output it for `image_type` (channels 3 for RGB, as in DALI; "
+          "ANY_DATA: as stored). With adjust_orientation, EXIF orientations 5-8 swap height and "
+          "width.",
       .inputs = {"encoded"},
       .outputs = {"shape"},
       .args = {{"dtype", ArgType::kDType, "int32, int64, uint32, uint64, float32 or float64.",
                 std::string("int64")},
-               {"adjust_orientation", ArgType::kBool, "Report the EXIF-oriented size.", true}},
+               {"adjust_orientation", ArgType::kBool, "Report the EXIF-oriented size.", true},
+               {"image_type", ArgType::kString,
+                "The colour format whose channel count is reported: 'RGB', 'BGR', 'YCbCr', "
+                "'GRAY' or 'ANY_DATA'.",
+                std::string("RGB")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<PeekImageShape>(s); },
   };
 }

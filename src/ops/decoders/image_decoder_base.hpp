@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <atomic>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,6 +45,7 @@ class ImageDecoder : public Operator {
         dtype_(dtype_from_name(spec.arg<std::string>("dtype"))),
         adjust_orientation_(spec.arg<bool>("adjust_orientation")) {
     limits_.max_pixels = spec.arg<int64_t>("max_pixels");
+    limits_.strict = spec.arg<bool>("strict");
     STOKER_ENFORCE(dtype_ == DType::kU8 || dtype_ == DType::kU16 || dtype_ == DType::kF32,
                    TypeError, spec.schema->name, ": dtype must be uint8, uint16 or float32, got ",
                    dtype_name(dtype_));
@@ -59,7 +62,7 @@ class ImageDecoder : public Operator {
     Plan plan = make_plan(ws, in);
     Batch& out = add_output(ws, dtype_, std::move(plan.shapes), "HWC");
     for_each_sample(ws, in.size(),
-                    [&](int i, int thread) { decode_host(in, plan, i, thread, out.data(i)); });
+                    [&](int i, int thread) { decode_host(ws, in, plan, i, thread, out.data(i)); });
   }
 
  protected:
@@ -108,9 +111,13 @@ class ImageDecoder : public Operator {
     return p;
   }
 
+  std::map<std::string, double> stats() const override {
+    return {{"decoded_with_warnings", double(decoded_with_warnings_.load())}};
+  }
+
   // Decodes sample i into host memory `out` (its output shape, in dtype_), on pool thread
-  // `thread`.
-  void decode_host(const Batch& in, const Plan& p, int i, int thread, void* out) {
+  // `thread`; a decode past corrupt data is counted and reported to ws.warnings.
+  void decode_host(Workspace& ws, const Batch& in, const Plan& p, int i, int thread, void* out) {
     const auto& info = p.infos[size_t(i)];
     const auto& win = p.windows[size_t(i)];
     const int64_t samples = win.height * win.width * info.channels;
@@ -123,8 +130,12 @@ class ImageDecoder : public Operator {
       sc.window.resize(size_t(samples * bytes));
       dst = sc.window.data();
     }
-    decode_window(*decoders_[size_t(thread)], in.sample(i), info, win, p.scales[size_t(i)], bytes,
-                  sc, dst);
+    auto& dec = *decoders_[size_t(thread)];
+    decode_window(dec, in.sample(i), info, win, p.scales[size_t(i)], bytes, sc, dst);
+    if (!dec.warning().empty()) {
+      ++decoded_with_warnings_;
+      warn_sample(ws, i, "corrupt JPEG data: " + dec.warning() + " (decoded anyway; strict=True raises)");
+    }
     finish(dst, bytes, samples, out);
   }
 
@@ -279,6 +290,7 @@ class ImageDecoder : public Operator {
   DType dtype_;
   bool adjust_orientation_;
   codecs::DecodeLimits limits_;
+  std::atomic<int64_t> decoded_with_warnings_{0};
   std::mutex mutex_;
   std::vector<std::unique_ptr<codecs::Decoder>> decoders_;  // one per pool thread
   std::vector<Scratch> scratch_;                            // one per pool thread

@@ -168,8 +168,9 @@ class ImageDecoderMixed final : public ImageDecoder {
   }
 
   std::map<std::string, double> stats() const override {
+    auto out = ImageDecoder::stats();  // the threads' libjpeg-turbo decodes past warnings
     std::lock_guard lock(stats_mutex_);
-    return {{"hw_images", double(hw_images_)},
+    out.merge(std::map<std::string, double>{{"hw_images", double(hw_images_)},
             {"cuda_images", double(cuda_images_)},
             {"cpu_images", double(cpu_images_)},
             // Of cpu_images, those decoded in the CPU stage ahead of the mixed stage.
@@ -191,7 +192,8 @@ class ImageDecoderMixed final : public ImageDecoder {
             {"seconds_hw_wait", seconds_hw_wait_},
             {"seconds_threads", seconds_threads_},
             {"seconds_finish", seconds_finish_},
-            {"seconds_total", seconds_total_}};
+            {"seconds_total", seconds_total_}});
+    return out;
   }
 
  private:
@@ -383,7 +385,7 @@ class ImageDecoderMixed final : public ImageDecoder {
         return;
       }
       if (s == Side::kCuda) ++p.refused;
-      decode_host(in, plan, i, thread, base + d.offset[size_t(i)]);
+      decode_host(ws, in, plan, i, thread, base + d.offset[size_t(i)]);
       d.staged[size_t(i)] = 1;  // distinct bytes per sample: no race
       if (s == Side::kCpu) p.cpu_s += seconds_since(t), ++p.cpu_n;
     });

@@ -48,12 +48,33 @@ std::string error_of(OpRunner& r, Batch in) {
   return "<no error>";
 }
 
+TEST(ImageDecoderOp, WarnedJpegsDecodeAnywayUnlessStrict) {
+  auto good = jpeg_of(64, 64, 4);
+  // Cut inside the scan, EOI after the cut: libjpeg-turbo warns and fills the rest.
+  auto cut = std::vector<uint8_t>(good.begin(), good.begin() + long(good.size() / 2));
+  cut.insert(cut.end(), {0xFF, 0xD9});
+  auto batch = testing::bytes_batch({good, cut}, {"ok.jpg", "/data/cut.jpg"});
+  OpRunner lenient("decoders.image", {});
+  auto out = lenient.run({batch});
+  EXPECT_EQ(out[0].shape(1), (TensorShape{64, 64, 3}));
+  EXPECT_EQ(lenient.op().stats().at("decoded_with_warnings"), 1.0);
+  OpRunner strict("decoders.image", {{"strict", true}});
+  EXPECT_EQ(error_of(strict, batch),
+            "sample 1 (source '/data/cut.jpg'): corrupt JPEG data: Corrupt JPEG data: premature "
+            "end of data segment (strict=True; without it the image decodes as libjpeg-turbo "
+            "outputs it)");
+  EXPECT_EQ(strict.op().stats().at("decoded_with_warnings"), 0.0);
+}
+
 TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
   OpRunner r("decoders.image", {});
   auto good = jpeg_of(64, 64, 4);
   auto truncated = std::vector<uint8_t>(good.begin(), good.begin() + long(good.size() / 2));
   EXPECT_EQ(error_of(r, testing::bytes_batch({good, truncated}, {"ok.jpg", "/data/cut.jpg"})),
             "sample 1 (source '/data/cut.jpg'): corrupt JPEG data: Premature end of JPEG file");
+  auto headless = std::vector<uint8_t>(good.begin(), good.begin() + 100);  // no frame header
+  EXPECT_EQ(error_of(r, testing::bytes_batch({headless}, {"/data/head.jpg"})),
+            "sample 0 (source '/data/head.jpg'): invalid JPEG: Premature end of JPEG file");
   std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0};
   EXPECT_EQ(error_of(r, testing::bytes_batch({png}, {"x.png"})),
             "sample 0 (source 'x.png'): invalid PNG header: truncated PNG data");

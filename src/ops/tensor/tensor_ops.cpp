@@ -120,6 +120,8 @@ class Reshape final : public Operator {
       } else {
         for (double v : list_arg(ws, "shape", i)) dims.push_back(int64_t(v));
       }
+      STOKER_ENFORCE(dims.size() <= size_t(kMaxNdim), ValueError, "reshape: ", dims.size(),
+                     " dimensions asked for; at most ", kMaxNdim, " are supported");
       // One -1 takes what the others leave.
       int64_t known = 1;
       int wild = -1;
