@@ -3,6 +3,7 @@ last-batch policies with and without a padded reader, sharding, auto_reset, chec
 hand-off; CPU torch (GPU behaviour is tested in test_gpu_plugins.py)."""
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -41,20 +42,23 @@ def test_fill_delivers_every_sample_once_across_epochs(ten_files):
     assert e[2] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]
 
 
-def test_partial_and_drop_keep_to_the_epoch(ten_files):
+def test_partial_and_drop_without_padding_as_dali_gives_them(ten_files):
+    """Without a padded reader the pipeline's batches straddle epochs; the epochs below are
+    DALI 2.4's iterators' on the same files (the parity suite compares the two directly):
+    every epoch takes the same steps and trims or drops what belongs to the next one."""
     it = ClassificationIterator(_pipe(ten_files), reader_name="reader",
                                 last_batch_policy=LastBatchPolicy.PARTIAL)
-    with pytest.warns(RuntimeWarning, match="drops the next epoch's first 2 samples"):
-        e = _epochs(it, 2)
-    assert e[0] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
-    assert e[1] == [[2, 3, 4, 5], [6, 7, 8, 9]]
+    with pytest.warns(RuntimeWarning, match="drops the next epoch's first samples"):
+        e = _epochs(it, 3)
+    assert e == [[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]], [[2, 3, 4, 5], [6, 7, 8, 9], [0, 1]],
+                 [[4, 5, 6, 7], [8, 9, 0, 1], [2, 3]]]
     it = ClassificationIterator(_pipe(ten_files), reader_name="reader",
                                 last_batch_policy=LastBatchPolicy.DROP)
     assert len(it) == 2
     with pytest.warns(RuntimeWarning):
-        e = _epochs(it, 2)
-    assert e[0] == [[0, 1, 2, 3], [4, 5, 6, 7]]  # (8, 9, 0, 1) straddles: not returned
-    assert e[1] == [[2, 3, 4, 5], [6, 7, 8, 9]]
+        e = _epochs(it, 3)
+    assert e == [[[0, 1, 2, 3], [4, 5, 6, 7]], [[2, 3, 4, 5], [6, 7, 8, 9]],
+                 [[4, 5, 6, 7], [8, 9, 0, 1]]]
 
 
 @pytest.mark.parametrize("policy, first", [
@@ -77,6 +81,32 @@ def test_shards_rotate_between_epochs_unless_stuck(ten_files):
                                       pad_last_batch=True),
                                 reader_name="reader", last_batch_policy=LastBatchPolicy.PARTIAL)
     assert _epochs(it, 2) == [[[5, 6, 7, 8], [9]]] * 2
+
+
+@pytest.mark.parametrize("policy", list(LastBatchPolicy))
+@pytest.mark.parametrize("pad", [False, True])
+def test_every_shard_takes_the_same_steps_per_epoch(ten_files, policy, pad):
+    """Distributed ranks must step together: shards of 3, 3 and 4 samples, batch 2, take the
+    same number of steps every epoch (DALI's accounting: epochs sized by the largest shard)."""
+    steps = []
+    for k in range(3):
+        it = ClassificationIterator(_pipe(ten_files, batch=2, shard_id=k, num_shards=3,
+                                          pad_last_batch=pad),
+                                    reader_name="reader", last_batch_policy=policy,
+                                    auto_reset=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            steps.append([sum(1 for _ in it) for _ in range(4)])
+    assert steps[0] == steps[1] == steps[2], steps
+
+
+def test_reset_before_the_epoch_ended_is_ignored(ten_files):
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader")
+    first = next(it)[0]["label"].reshape(-1).tolist()
+    with pytest.warns(RuntimeWarning, match="epoch has not ended: reset\(\) is ignored"):
+        it.reset()
+    assert first == [0, 1, 2, 3]
+    assert next(it)[0]["label"].reshape(-1).tolist() == [4, 5, 6, 7]  # the same epoch goes on
 
 
 def test_auto_reset_and_size(ten_files):

@@ -1,10 +1,18 @@
 """The framework iterators' common part (stoker.plugins.torch and .jax): epochs from the reader's
 metadata or a size, the last-batch policies, reset, checkpoints. Subclasses turn each pipeline's
-outputs into framework arrays (`_convert`) and assemble a step (`_step`)."""
+outputs into framework arrays (`_convert`) and assemble a step (`_step`).
+
+The epoch accounting is DALI's (nvidia.dali.plugin.base_iterator), so that a training loop steps
+as it does under DALI, and — what matters in distributed training — every shard's iterator takes
+the same number of steps per epoch, whatever its own shard's size: with `reader_name` an epoch
+is sized by the largest shard (a smaller shard's last batch then holds fewer samples, or none,
+under PARTIAL). The parity suite checks the step counts and sizes against DALI's iterators."""
 
 import enum
 import math
 import warnings
+
+import numpy as np
 
 __all__ = ["LastBatchPolicy", "BaseIterator"]
 
@@ -13,10 +21,11 @@ class LastBatchPolicy(enum.Enum):
     """What the last batch of an epoch holds when the epoch's samples do not fill it.
 
     FILL: a full batch; the rest comes from the next epoch's first samples (which that epoch then
-    does not deliver again) or, with a padded reader (pad_last_batch), is padding (the shard's
-    last sample repeated).
-    DROP: not returned; every returned batch is full and holds only this epoch's samples.
-    PARTIAL: only this epoch's remaining samples (a smaller batch); padding is removed."""
+    does not deliver again) or, with a padded reader (pad_last_batch), is padding (the last
+    sample repeated).
+    DROP: not returned; every returned batch is full.
+    PARTIAL: only this epoch's remaining samples (a smaller batch, possibly empty on a shard
+    smaller than the largest); padding is removed."""
 
     FILL = 0
     DROP = 1
@@ -31,22 +40,30 @@ def _flag(value, name):
     raise ValueError(f"{name} must be True, False, 'yes' or 'no', got {value!r}")
 
 
+def _shard_sizes(total, shards):
+    """Samples of shards 0..shards-1 (DALI's contiguous split)."""
+    k = np.arange(shards, dtype=np.int64)
+    return (k + 1) * total // shards - k * total // shards
+
+
 class BaseIterator:
     """Iterates `pipelines` (one, or a list: one per GPU); each step gives, per pipeline, the
     outputs named by `output_map` (one name per pipeline output), as the subclass converts them.
 
-    size: samples per epoch of each pipeline's shard (-1: until the pipeline ends its data, e.g.
-    an exhausted external_source). reader_name: take the epoch from that reader instead (its
-    shard sizes, shard rotation between epochs, and pad_last_batch); exclusive with size.
-    last_batch_padded (with size): the pipeline pads every epoch to whole batches.
-    auto_reset: start the next epoch when one ends (the loop still ends with StopIteration).
-    prepare_first_batch: run the first batch at construction, so it is ready at once.
+    reader_name: the epoch comes from that reader's metadata: every shard steps
+    ceil(ceil(N / num_shards) / batch) times per epoch (FILL and PARTIAL; DROP: until a batch
+    would run past the end of any shard), shards rotate between epochs unless stick_to_shard,
+    and a reader with pad_last_batch pads every epoch. size (exclusive with reader_name):
+    samples per epoch, summed over the pipelines (-1: until the pipeline ends its data, e.g. an
+    exhausted external_source). last_batch_padded (with size): the pipeline pads every epoch to
+    whole batches. auto_reset: start the next epoch when one ends (the loop still ends with
+    StopIteration). prepare_first_batch: run the first batch at construction.
 
     Without a padded reader, batches of the pipeline straddle epochs: FILL delivers every sample
-    once (an epoch's last batch completes with the next epoch's first samples); DROP and PARTIAL
-    discard the next epoch's samples that share the straddling batch (a warning says so;
-    pad_last_batch=True on the reader avoids it). With several pipelines their epochs must
-    hold the same number of batches (pad_last_batch does that).
+    once (an epoch's last batch completes with the next epoch's first samples, which that epoch
+    then skips); PARTIAL and DROP discard the next epoch's samples that share the straddling
+    batch (a warning says so; pad_last_batch=True on the reader keeps them), as in DALI.
+    reset() before an epoch ended is ignored with a warning, as in DALI.
     """
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
@@ -63,66 +80,75 @@ class BaseIterator:
         if not isinstance(last_batch_policy, LastBatchPolicy):
             raise ValueError(f"last_batch_policy must be a LastBatchPolicy, got "
                              f"{last_batch_policy!r}")
+        if size == 0:
+            raise ValueError("size cannot be 0")
+        if size < 0 and reader_name is None and len(self._pipes) > 1:
+            raise ValueError("with several pipelines give size or reader_name")
         self._size, self._reader = int(size), reader_name
         self._auto_reset = _flag(auto_reset, "auto_reset")
         self._policy = last_batch_policy
+        self._padded = bool(last_batch_padded)
         for p in self._pipes:
             p.build()
         self._batch = self._pipes[0].batch_size
         if any(p.batch_size != self._batch for p in self._pipes):
             raise ValueError("all pipelines need the same batch_size")
+        if self._size < 0 and reader_name is None:  # until the data ends: whole batches
+            self._policy, self._padded = LastBatchPolicy.FILL, False
+        self._counter = 0
         if reader_name is not None:
-            self._meta = [p.reader_meta(reader_name) for p in self._pipes]
-            self._padded = bool(self._meta[0]["pad_last_batch"])
-        else:
-            self._meta = None
-            self._padded = bool(last_batch_padded)
-        if self._size < 0 and self._reader is None and len(self._pipes) > 1:
-            raise ValueError("with several pipelines give size or reader_name")
-        self._epoch = 0
-        self._start = 0        # where this epoch's stream began (samples the last one took)
-        self._pos = 0          # samples of this epoch's stream taken from each pipeline so far
-        self._ended = False    # the epoch is over; reset() starts the next
-        self._pending = None   # a batch run ahead (prepare_first_batch) and its checkpoints
+            self._init_from_reader([p.reader_meta(reader_name) for p in self._pipes])
         self._warned = False
+        self._pending = None   # a batch run ahead (prepare_first_batch) and its checkpoints
         if prepare_first_batch:
             self._pending = self._run()
 
-    # -- the epoch's extent -------------------------------------------------------------------
-    def _sizes(self, k=0, epoch=None):
-        """(real samples, stream length) of pipeline k's current epoch; (-1, -1) if unknown."""
-        epoch = self._epoch if epoch is None else epoch
+    def _init_from_reader(self, metas):
+        def same(key):
+            values = {m[key] for m in metas}
+            if len(values) > 1:
+                raise ValueError(f"the pipelines' readers differ in {key}: {sorted(values)}")
+            return values.pop()
+        self._total = same("epoch_size")
+        self._shards = same("number_of_shards")
+        self._stick = bool(same("stick_to_shard"))
+        self._padded = bool(same("pad_last_batch"))
+        self._ids = np.array([m["shard_id"] for m in metas], dtype=np.int64)
         b = self._batch
-        if self._meta is not None:
-            m = self._meta[k]
-            total, shards = m["epoch_size"], m["number_of_shards"]
-            shard = m["shard_id"] if m["stick_to_shard"] else (m["shard_id"] + epoch) % shards
-            real = total * (shard + 1) // shards - total * shard // shards
-            return real, (m["shard_size"] if self._padded else real)
-        if self._size < 0:
-            return -1, -1
-        real = self._size // len(self._pipes)
-        return real, (math.ceil(real / b) * b if self._padded else real)
+        if self._policy == LastBatchPolicy.DROP:
+            self._size = self._total // self._shards
+        elif self._padded:
+            self._size = metas[0]["epoch_size_padded"] // self._shards
+        else:  # whole batches covering the largest shard
+            self._size = math.ceil(math.ceil(self._total / self._shards) / b) * b
+        # Where each shard's stream stands at the start of this epoch (FILL reads ahead into
+        # the next), and the shard sizes as the epochs rotate them.
+        self._counter_per_shard = np.zeros(self._shards, dtype=np.int64)
+        self._sizes = _shard_sizes(self._total, self._shards)
+        self._sizes_initial = self._sizes.copy()
 
-    def _epoch_sizes(self):
-        sizes = {self._sizes(k) for k in range(len(self._pipes))}
-        if len(sizes) > 1:
-            counts = {math.ceil(L / self._batch) for _, L in sizes}
-            if len(counts) > 1:
-                raise ValueError(f"the pipelines' epochs differ ({sorted(sizes)} samples): use "
-                                 f"pad_last_batch=True on the reader so they step together")
-        return max(sizes)
-
+    # -- the epoch's extent -------------------------------------------------------------------
     def __len__(self):
-        real, length = self._epoch_sizes()
-        if real < 0:
+        if self._size < 0:
             raise TypeError("the iterator's length is unknown: give size or reader_name")
-        start, b = self._start, self._batch
-        if self._policy == LastBatchPolicy.FILL:
-            return math.ceil((length - start) / b)
-        if self._policy == LastBatchPolicy.PARTIAL:
-            return math.ceil(max(0, real - start) / b)
-        return max(0, real - start) // b
+        step = self._batch * (1 if self._reader is not None else len(self._pipes))
+        if self._policy == LastBatchPolicy.DROP:
+            return self._size // step
+        return math.ceil(self._size / step)
+
+    @property
+    def size(self):
+        return self._size
+
+    def _step_samples(self):
+        return self._batch * (1 if self._reader is not None else len(self._pipes))
+
+    def _would_overrun(self, counter):
+        """DROP: whether a batch ending at `counter` runs past the end of a shard (reader) or of
+        the epoch (size)."""
+        if self._reader is not None:
+            return bool(np.any(self._counter_per_shard + counter > self._sizes))
+        return counter > self._size
 
     # -- running ------------------------------------------------------------------------------
     def _run(self):
@@ -138,32 +164,54 @@ class BaseIterator:
     def __iter__(self):
         return self
 
+    def _end_iteration(self):
+        if self._auto_reset:
+            self.reset()
+        raise StopIteration
+
     def __next__(self):
-        real, length = self._epoch_sizes()
-        b = self._batch
-        if self._ended:
-            raise StopIteration
-        if real >= 0:
-            left = real - min(self._pos, real)
-            over = {LastBatchPolicy.FILL: self._pos >= length,
-                    LastBatchPolicy.PARTIAL: left <= 0,
-                    LastBatchPolicy.DROP: left < b}[self._policy]
-            if over:
-                self._end_epoch(real, length)
-                raise StopIteration
+        if self._size > 0 and self._counter >= self._size:
+            self._end_iteration()
         try:
             batches = self._take()
         except StopIteration:  # the pipeline's data ended (external source): end of epoch
-            self._ended = True
-            self._pos = 0
-            if self._auto_reset:
+            if self._size < 0 and self._auto_reset:
                 self.reset()
             raise
-        take = b
-        if real >= 0 and self._policy == LastBatchPolicy.PARTIAL:
-            take = min(b, real - min(self._pos, real))
-        self._pos += b
-        return self._step([self._named(k, out, take) for k, out in enumerate(batches)])
+        self._counter += self._step_samples()
+        if self._policy == LastBatchPolicy.DROP and self._would_overrun(self._counter):
+            self._warn_dropped()
+            self._end_iteration()  # the batch that runs over is not returned
+        takes = self._takes()
+        if self._reader is None:  # (DALI returns only the pipelines that hold the epoch's end)
+            while len(takes) > 1 and takes[-1] == 0:
+                takes.pop()
+        return self._step([self._named(k, batches[k], take) for k, take in enumerate(takes)])
+
+    def _takes(self):
+        """How many samples of each pipeline's batch this step returns."""
+        b = self._batch
+        takes = [b] * len(self._pipes)
+        if self._policy != LastBatchPolicy.PARTIAL:
+            return takes
+        if self._reader is not None:
+            left = b - (self._counter - self._sizes_initial[self._ids])
+            if np.any(left < b) and not self._padded:
+                self._warn_dropped()
+            return [int(min(b, max(0, x))) for x in left]
+        if self._size > 0 and self._counter > self._size:  # the epoch ends in this step
+            wanted = len(self._pipes) * b - (self._counter - self._size)
+            return [int(min(b, max(0, wanted - k * b))) for k in range(len(self._pipes))]
+        return takes
+
+    def _warn_dropped(self):
+        if self._padded or self._warned:
+            return
+        self._warned = True
+        warnings.warn(f"last_batch_policy={self._policy.name} without a padded reader drops the "
+                      f"next epoch's first samples that share the epoch's last batch (as DALI "
+                      f"does); pad_last_batch=True on the reader keeps them",
+                      RuntimeWarning, stacklevel=3)
 
     def _named(self, k, outputs, take):
         if len(outputs) != len(self._output_map):
@@ -187,53 +235,62 @@ class BaseIterator:
         """One step's result from the pipelines' {name: array} dicts."""
         return per_pipeline
 
-    def _end_epoch(self, real, length):
-        """Consumes what is left of this epoch's stream and moves to the next epoch."""
-        b = self._batch
-        if self._padded:
-            while self._pos < length:  # padding-only batches (DROP/PARTIAL)
-                self._take()
-                self._pos += b
-            carry = 0
-        else:
-            if self._pos < real:  # DROP: the batch straddling the epochs is not returned
-                self._take()
-                self._pos += b
-            carry = self._pos - real
-            if carry and self._policy != LastBatchPolicy.FILL and not self._warned:
-                self._warned = True
-                warnings.warn(f"last_batch_policy={self._policy.name} without a padded reader "
-                              f"drops the next epoch's first {carry} samples (they share the "
-                              f"last batch); pad_last_batch=True on the reader keeps them",
-                              RuntimeWarning, stacklevel=3)
-        self._epoch += 1
-        self._pos = self._start = carry
-        self._ended = True
-        if self._auto_reset:
-            self.reset()
-
+    # -- epochs -------------------------------------------------------------------------------
     def reset(self):
-        """Starts the next epoch: after the current one ended, or at once (what is left of the
-        current epoch is skipped)."""
-        if not self._ended:
-            real, length = self._epoch_sizes()
-            if real >= 0:
-                if self._policy == LastBatchPolicy.FILL:
-                    while self._pos < length:
-                        self._take()
-                        self._pos += self._batch
-                self._end_epoch(real, length)
-        self._ended = False
+        """Starts the next epoch once this one has ended; before that it is ignored (with a
+        warning), as in DALI."""
+        step = self._step_samples()
+        if self._policy == LastBatchPolicy.DROP:
+            # An epoch ended by counting batches (len()) still has its straddling batch in the
+            # pipeline: take it out first.
+            ended = self._size > 0 and self._counter >= self._size
+            if self._would_overrun(self._counter + step) and not ended:
+                self._take()
+                self._counter += step
+        if not (self._counter >= self._size or self._size < 0):
+            warnings.warn("the iterator's epoch has not ended: reset() is ignored (as in DALI)",
+                          RuntimeWarning, stacklevel=2)
+            return
+        fill = self._policy == LastBatchPolicy.FILL and not self._padded
+        if fill and self._reader is not None:
+            # How far each shard's stream ran into its next epoch.
+            self._counter -= int(self._counter_per_shard.min())
+            self._counter_per_shard = self._counter_per_shard + self._counter - self._sizes
+            self._counter = int(self._counter_per_shard.min())
+        elif fill and self._size > 0:
+            self._counter %= self._size
+        else:
+            self._counter = 0
+        if self._reader is not None:
+            if not self._stick:
+                self._ids = (self._ids + 1) % self._shards
+            if fill:
+                if not self._stick:
+                    self._sizes = np.roll(self._sizes, 1)
+                b = self._batch
+                self._size = math.ceil(int((self._sizes - self._counter_per_shard).max()) / b) * b
+                if self._size == 0:  # the read-ahead covered a whole epoch: skip it
+                    self._counter_per_shard = np.zeros(self._shards, dtype=np.int64)
+                    self._counter = 0
+                    self._sizes = np.roll(self._sizes, 1)
+                    self._size = math.ceil(int(self._sizes.max()) / b) * b
+        for p in self._pipes:
+            p.reset()
 
     # -- checkpoints --------------------------------------------------------------------------
+    _STATE = ("_counter", "_size", "_counter_per_shard", "_sizes", "_ids")
+
     def state_dict(self):
-        """Where the iterator is: the pipelines' checkpoints and the epoch position. A new
+        """Where the iterator is: the pipelines' checkpoints and the epoch accounting. A new
         iterator over the same pipeline definitions, with load_state_dict() before its first
         batch, yields the same batches from here on."""
         ckpt = self._pending[0] if self._pending is not None else [p.checkpoint()
                                                                    for p in self._pipes]
-        return {"pipelines": ckpt, "epoch": self._epoch, "pos": self._pos,
-                "start": self._start, "ended": self._ended}
+        state = {"pipelines": ckpt}
+        for key in self._STATE:
+            value = getattr(self, key, None)
+            state[key.lstrip("_")] = value.tolist() if isinstance(value, np.ndarray) else value
+        return state
 
     def load_state_dict(self, state):
         """Restores state_dict()'s position. The pipelines must not have run yet: build the
@@ -246,5 +303,8 @@ class BaseIterator:
                              "iterator with prepare_first_batch=False and load the state first")
         for p, text in zip(self._pipes, state["pipelines"]):
             p._restart_from(text)
-        self._epoch, self._pos, self._start = state["epoch"], state["pos"], state["start"]
-        self._ended = state["ended"]
+        for key in self._STATE:
+            value = state[key.lstrip("_")]
+            if value is not None and isinstance(getattr(self, key, None), np.ndarray):
+                value = np.array(value, dtype=np.int64)
+            setattr(self, key, value)

@@ -15,7 +15,7 @@ import jax.dlpack
 
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
-__all__ = ["Iterator", "LastBatchPolicy"]
+__all__ = ["Iterator", "DALIGenericIterator", "LastBatchPolicy"]
 
 
 class Iterator(BaseIterator):
@@ -70,3 +70,7 @@ class Iterator(BaseIterator):
             shape = (sum(x.shape[0] for x in parts),) + parts[0].shape[1:]
             out[name] = jax.make_array_from_single_device_arrays(shape, self._sharding, parts)
         return out
+
+
+# DALI's name (nvidia.dali.plugin.jax), so that a script written for DALI runs unchanged.
+DALIGenericIterator = Iterator

@@ -19,7 +19,8 @@ import torch
 
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
-__all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "shard_from_env"]
+__all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "DALIGenericIterator",
+           "DALIClassificationIterator", "shard_from_env"]
 
 
 def shard_from_env():
@@ -53,3 +54,8 @@ class ClassificationIterator(GenericIterator):
                          auto_reset=auto_reset, last_batch_policy=last_batch_policy,
                          last_batch_padded=last_batch_padded,
                          prepare_first_batch=prepare_first_batch)
+
+
+# DALI's names (nvidia.dali.plugin.pytorch), so that a script written for DALI runs unchanged.
+DALIGenericIterator = GenericIterator
+DALIClassificationIterator = ClassificationIterator

@@ -1,0 +1,85 @@
+"""Helpers of the parity suite (see conftest.py): run one pipeline definition on stoker or on
+DALI and compare the outputs."""
+
+import glob
+import importlib
+import os
+
+import numpy as np
+import pytest
+
+import stoker
+
+try:
+    import nvidia.dali as dali
+except ImportError:  # each test module skips, saying why
+    dali = None
+
+SKIP_REASON = "NVIDIA DALI 2.4 is not installed (scripts/setup installs it)"
+
+LIBS = ("stoker", "dali")
+
+
+def _lib(name):
+    if name == "stoker":
+        return stoker.pipeline_def, stoker.fn, stoker.types, {}
+    return dali.pipeline_def, dali.fn, dali.types, {"device_id": None}
+
+
+def samples(batch):
+    """A batch of either library as a list of numpy arrays."""
+    return [np.array(batch.at(i)) for i in range(len(batch))]
+
+
+def run(lib, define, batch_size, iterations=1, seed=12, num_threads=2, **pipe_kwargs):
+    """Builds `define(fn, types)` with library `lib` ("stoker" or "dali") and runs it:
+    [iteration][output] -> list of numpy samples."""
+    pipeline_def, fn, types, extra = _lib(lib)
+
+    @pipeline_def(batch_size=batch_size, num_threads=num_threads, seed=seed, **extra,
+                  **pipe_kwargs)
+    def pipe_def():
+        return define(fn, types)
+
+    pipe = pipe_def()
+    pipe.build()
+    out = []
+    for _ in range(iterations):
+        res = pipe.run()
+        res = res if isinstance(res, (list, tuple)) else [res]
+        out.append([samples(b) for b in res])
+    return out
+
+
+def run_both(define, batch_size, **kwargs):
+    """{"stoker": ..., "dali": ...} of run()."""
+    return {lib: run(lib, define, batch_size, **kwargs) for lib in LIBS}
+
+
+def assert_same(a, b, atol=0, what="", max_mismatch=0.0):
+    """Every sample equal in shape and dtype, and in value within `atol` (on all but a
+    fraction `max_mismatch` of the elements)."""
+    assert len(a) == len(b), what
+    for i, (x, y) in enumerate(zip(a, b)):
+        assert x.shape == y.shape, f"{what} sample {i}: shape {x.shape} vs DALI {y.shape}"
+        assert x.dtype == y.dtype, f"{what} sample {i}: dtype {x.dtype} vs DALI {y.dtype}"
+        if x.size == 0:
+            continue
+        diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
+        bad = np.mean(diff > atol)
+        assert bad <= max_mismatch, (f"{what} sample {i}: {bad:.4%} of values differ by more "
+                                     f"than {atol} (max {diff.max()})")
+
+
+def parity_declarations():
+    """{operator: (how, module)} from every test module's PARITY."""
+    out = {}
+    here = os.path.dirname(__file__)
+    for path in sorted(glob.glob(os.path.join(here, "test_*.py"))):
+        name = os.path.splitext(os.path.basename(path))[0]
+        module = importlib.import_module(f"{__package__ + '.' if __package__ else ''}{name}")
+        for op, how in getattr(module, "PARITY", {}).items():
+            out[op] = (how, name)
+    return out
+
+
