@@ -7,7 +7,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export PYTHONUNBUFFERED = 1
 
-.PHONY: all setup build demo test test-cpp test-python test-sanitize test-tsan wheel format format-check lint clean
+.PHONY: all setup build demo test test-cpp test-python test-sanitize test-tsan fuzz wheel format format-check lint clean
 
 all: build
 
@@ -52,6 +52,11 @@ test-tsan: setup
 	cmake --build --preset tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j $(JOBS)
 
+# A libFuzzer campaign over every fuzz target (FUZZ_SECONDS each, default 300; FUZZ_TARGETS to
+# choose): scripts/fuzz.sh. Corpora grow in build-fuzz/corpus, crashes land in build-fuzz/findings.
+fuzz: setup
+	bash scripts/fuzz.sh
+
 # A wheel through scikit-build-core (what `pip install .` does).
 wheel: setup
 	$(PYTHON) -m pip wheel . --no-deps -w dist
@@ -67,4 +72,4 @@ lint: build
 	find src python/src -name '*.cpp' ! -name '*_test.cpp' | xargs -P $(JOBS) -n 4 clang-tidy -p $(BUILD) --quiet
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) dist
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz dist

@@ -42,7 +42,8 @@ def _docstring(schema):
         default = "required" if a["required"] else f"default {a.get('default', None)!r}"
         per_sample = ", per-sample tensor allowed" if a["per_sample"] else ""
         lines.append(f"  {a['name']} ({a['type']}, {default}{per_sample}): {a['doc']}")
-    lines.append("  device (str, default 'cpu'): where the operator runs.")
+    lines.append("  device (str, default: 'gpu' when an input is on the GPU, else 'cpu'): where the "
+                 "operator runs.")
     lines.append("  name (str, optional): a unique name (readers: for epoch_size/reader_meta).")
     return "\n".join(lines)
 
@@ -52,7 +53,7 @@ def _make_op(schema):
     arg_names = {a["name"] for a in schema["args"]}
     n_inputs = len(schema["inputs"])
 
-    def op(*inputs, device="cpu", name=None, **kwargs):
+    def op(*inputs, device=None, name=None, **kwargs):
         pipe = _current_pipeline()
         if pipe is None:
             raise RuntimeError(f"fn.{op_name} called outside a pipeline definition: use it in a "
@@ -88,7 +89,8 @@ def _make_op(schema):
         default = inspect.Parameter.empty if a["required"] else a.get("default", None)
         params.append(inspect.Parameter(a["name"], inspect.Parameter.KEYWORD_ONLY,
                                         default=default))
-    params.append(inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default="cpu"))
+    # device=None: "gpu" when an input is on the GPU, else "cpu" (DALI's placement rule).
+    params.append(inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None))
     params.append(inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None))
     short = op_name.rsplit(".", 1)[-1]
     op.__name__ = short

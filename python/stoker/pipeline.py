@@ -148,6 +148,9 @@ class Pipeline:
         # node's index is taken.
         refs = [self._ref(x, op) for x in inputs]
         arg_refs = {k: self._ref(v, op) for k, v in arg_inputs.items()}
+        if device is None:  # as DALI: on the GPU when an input is there, else on the CPU
+            on_gpu = any(self._nodes[n]["device"] in ("mixed", "gpu") for n, _ in refs)
+            device = "gpu" if on_gpu else "cpu"
         auto = {}
         if op.startswith("readers.") and not {"shard_id", "num_shards"} & (set(args) |
                                                                            set(arg_inputs)):

@@ -31,6 +31,8 @@ class DALIImageType(str, Enum):
     RGB = "RGB"
     BGR = "BGR"
     GRAY = "GRAY"
+    YCbCr = "YCbCr"
+    ANY_DATA = "ANY_DATA"
 
     def __str__(self):
         return self.value
@@ -80,3 +82,5 @@ NHWC = "HWC"
 RGB = DALIImageType.RGB
 BGR = DALIImageType.BGR
 GRAY = DALIImageType.GRAY
+YCbCr = DALIImageType.YCbCr
+ANY_DATA = DALIImageType.ANY_DATA

@@ -14,9 +14,9 @@ YIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 
 
 def _hsv_ref(x, hue, sat, val):
     h = np.deg2rad(hue)
-    adjust = np.array([[val, 0, 0],
-                       [0, sat * val * np.cos(h), -sat * val * np.sin(h)],
-                       [0, sat * val * np.sin(h), sat * val * np.cos(h)]])
+    adjust = np.array([[val, 0, 0],  # DALI's direction of the hue turn
+                       [0, sat * val * np.cos(h), sat * val * np.sin(h)],
+                       [0, -sat * val * np.sin(h), sat * val * np.cos(h)]])
     m = np.linalg.inv(YIQ) @ adjust @ YIQ
     return x.astype(np.float64) @ m.T
 

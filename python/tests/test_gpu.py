@@ -177,9 +177,21 @@ def test_gpu_to_cpu_edges_are_refused():
     pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0, device_id=0)
     with pipe:
         data = fn.external_source(lambda: [np.zeros((4, 4, 3), np.uint8)], layout="HWC")
-        pipe.set_outputs(fn.flip(fn.resize(data.gpu(), device="gpu", size=(2, 2))))
+        pipe.set_outputs(fn.flip(fn.resize(data.gpu(), device="gpu", size=(2, 2)), device="cpu"))
     with pytest.raises(ValueError, match="on the GPU, but a 'cpu' operator takes CPU data"):
         pipe.build()
+
+
+def test_operators_go_where_their_input_is():
+    """DALI's placement: without `device`, an operator with a GPU input runs on the GPU."""
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0, device_id=0)
+    with pipe:
+        data = fn.external_source(lambda: [np.zeros((4, 4, 3), np.uint8)], layout="HWC")
+        on_gpu = fn.flip(fn.resize(data.gpu(), size=(2, 2)))
+        on_cpu = fn.flip(data)
+        pipe.set_outputs(on_gpu, on_cpu)
+    devices = [n["device"] for n in pipe._nodes]
+    assert devices == ["cpu", "mixed", "gpu", "gpu", "cpu"], devices
 
 
 def test_force_cpu_runs_gpu_pipelines_on_the_cpu():

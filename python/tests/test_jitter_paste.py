@@ -40,11 +40,11 @@ def test_jitter_replays_and_masks():
 def test_paste():
     img = np.arange(2 * 4 * 1, dtype=np.uint8).reshape(2, 4, 1) + 1
     (g,) = _run("paste", [img], ratio=2.0, paste_x=1.0, paste_y=0.0, fill_value=0)
-    ref = np.zeros((8, 8, 1), np.uint8)
+    ref = np.zeros((4, 8, 1), np.uint8)  # (as DALI) each side ratio times the image's
     ref[0:2, 4:8] = img
     np.testing.assert_array_equal(g, ref)
     (g,) = _run("paste", [img], ratio=1.0, min_canvas_size=5)
     assert g.shape == (5, 5, 1)
-    np.testing.assert_array_equal(g[2:4, 1:5], img)  # round(0.5 * 3) = 2, round(0.5 * 1) = 1
+    np.testing.assert_array_equal(g[1:3, 0:4], img)  # floor(0.5 * 3) = 1, floor(0.5 * 1) = 0
     with pytest.raises(ValueError, match="ratio must be >= 1, got 0.5"):
         _run("paste", [img], ratio=0.5)

@@ -37,11 +37,17 @@ def test_filters_match_pil(interp, src, size):
     f = rng.uniform(0, 255, src + (3,)).astype(np.float32)
     (got,) = _resize([f], size, interp_type=interp)
     if interp == types.INTERP_NN:
-        # floor((i + 0.5) * scale) exactly (PIL's float arithmetic lands one pixel lower
-        # where that product is an integer).
-        ys = np.minimum(np.floor((np.arange(size[0]) + 0.5) * src[0] / size[0]).astype(int),
-                        src[0] - 1)
-        xs = np.minimum(np.floor((np.arange(size[1]) + 0.5) * src[1] / size[1]).astype(int),
+        # floor(c) of the pixel centre c in float32 as DALI computes it: columns
+        # (x + 0.5) * scale, rows accumulated from scale / 2 (a centre on a pixel boundary
+        # then goes where DALI's goes; the parity suite compares with DALI itself).
+        f32 = np.float32
+        sy, sx = f32(src[0]) / f32(size[0]), f32(src[1]) / f32(size[1])
+        acc, rows = f32(0.5) * sy, []
+        for _ in range(size[0]):
+            rows.append(int(np.floor(acc)))
+            acc = f32(acc + sy)
+        ys = np.minimum(rows, src[0] - 1)
+        xs = np.minimum(np.floor((np.arange(size[1], dtype=f32) + f32(0.5)) * sx).astype(int),
                         src[1] - 1)
         np.testing.assert_array_equal(got, f[ys][:, xs])
         return

@@ -27,7 +27,9 @@ def _lib(name):
 
 
 def samples(batch):
-    """A batch of either library as a list of numpy arrays."""
+    """A batch of either library (CPU or GPU) as a list of numpy arrays."""
+    if type(batch).__name__ == "TensorListGPU" or getattr(batch, "device", "cpu") == "gpu":
+        batch = batch.as_cpu()
     return [np.array(batch.at(i)) for i in range(len(batch))]
 
 
@@ -35,9 +37,9 @@ def run(lib, define, batch_size, iterations=1, seed=12, num_threads=2, **pipe_kw
     """Builds `define(fn, types)` with library `lib` ("stoker" or "dali") and runs it:
     [iteration][output] -> list of numpy samples."""
     pipeline_def, fn, types, extra = _lib(lib)
+    extra = {**extra, **pipe_kwargs}
 
-    @pipeline_def(batch_size=batch_size, num_threads=num_threads, seed=seed, **extra,
-                  **pipe_kwargs)
+    @pipeline_def(batch_size=batch_size, num_threads=num_threads, seed=seed, **extra)
     def pipe_def():
         return define(fn, types)
 

@@ -3,8 +3,9 @@
 //   affine_cpu:       out = in * gain + bias, every element (brightness, contrast).
 //   color_matrix_cpu: out = M * in + offset, per 3-channel pixel (hue, saturation, value).
 // hsv_matrix() builds DALI's linear approximation of an HSV change: the colour goes to YIQ,
-// (I, Q) turn by `hue` degrees (I' = I cos h - Q sin h, Q' = I sin h + Q cos h) and scale by
-// `saturation`, all of (Y, I, Q) scales by `value`, and it comes back to RGB.
+// (I, Q) turn by `hue` degrees (I' = I cos h + Q sin h, Q' = Q cos h - I sin h: DALI's
+// direction, checked against DALI 2.4 by the parity suite) and scale by `saturation`, all of
+// (Y, I, Q) scales by `value`, and it comes back to RGB.
 #pragma once
 
 #include <array>
@@ -57,7 +58,7 @@ inline constexpr std::array<double, 3> kYCbCrOffset{16, 128, 128};
 inline Mat3 hsv_matrix(double hue_degrees, double saturation, double value) {
   const double h = hue_degrees * 3.14159265358979323846 / 180.0;
   const double c = std::cos(h) * saturation * value, s = std::sin(h) * saturation * value;
-  const Mat3 adjust{{{value, 0, 0}, {0, c, -s}, {0, s, c}}};
+  const Mat3 adjust{{{value, 0, 0}, {0, c, s}, {0, -s, c}}};
   static const Mat3 back = inverse(rgb_to_yiq());
   return mat_mul(back, mat_mul(adjust, rgb_to_yiq()));
 }

@@ -15,8 +15,9 @@ double yiq_ref(const double rgb[3], double hue, double sat, double val, int chan
   const double i = 0.596 * rgb[0] - 0.274 * rgb[1] - 0.322 * rgb[2];
   const double q = 0.211 * rgb[0] - 0.523 * rgb[1] + 0.312 * rgb[2];
   const double h = hue * M_PI / 180;
-  const double i2 = (i * std::cos(h) - q * std::sin(h)) * sat * val;
-  const double q2 = (i * std::sin(h) + q * std::cos(h)) * sat * val;
+  // DALI's direction (the parity suite compares hue with DALI 2.4 itself).
+  const double i2 = (i * std::cos(h) + q * std::sin(h)) * sat * val;
+  const double q2 = (q * std::cos(h) - i * std::sin(h)) * sat * val;
   const double y2 = y * val;
   // Solve the forward matrix for RGB (Cramer's rule, independent of the kernel's inverse).
   const double a[3][3] = {{0.299, 0.587, 0.114}, {0.596, -0.274, -0.322}, {0.211, -0.523, 0.312}};

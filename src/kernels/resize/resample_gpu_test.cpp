@@ -63,7 +63,7 @@ TEST(ResampleGpu, MatchesTheCpuResizeOnARaggedBatch) {
     d.in = in_dev.back()->data(), d.in_h = c.in_h, d.in_w = c.in_w, d.in_stride = c.in_w * C;
     d.out = out_dev.back()->data(), d.out_h = int32_t(c.out_h), d.out_w = int32_t(c.out_w);
     auto wx = resample_weights(c.in_w, c.out_w, c.filter, true, c.roi.x0, c.roi.x1);
-    auto wy = resample_weights(c.in_h, c.out_h, c.filter, true, c.roi.y0, c.roi.y1);
+    auto wy = resample_weights(c.in_h, c.out_h, c.filter, true, c.roi.y0, c.roi.y1, true);
     d.x_entry = int64_t(first.size());
     first.insert(first.end(), wx.first.begin(), wx.first.end());
     count.insert(count.end(), wx.count.begin(), wx.count.end());

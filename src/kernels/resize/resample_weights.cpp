@@ -70,7 +70,7 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
 }
 
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias,
-                                 double roi_lo, double roi_hi) {
+                                 double roi_lo, double roi_hi, bool vertical) {
   STOKER_ENFORCE(in_size > 0 && out_size > 0, ValueError, "cannot resample ", in_size, " to ",
                  out_size, " pixels: extents must be positive");
   STOKER_ENFORCE(roi_lo != roi_hi && std::isfinite(roi_lo) && std::isfinite(roi_hi), ValueError,
@@ -85,9 +85,14 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
   if (filter == Filter::kNearest) {
     w.support = 1;
     w.weights.assign(size_t(out_size), 1.f);
-    for (int64_t i = 0; i < out_size; ++i)
-      w.first[size_t(i)] = std::clamp<int64_t>(
-          int64_t(std::floor(roi_lo + (double(i) + 0.5) * step)), 0, in_size - 1);
+    // In float, as DALI computes it, so that a pixel centre on a pixel boundary (row 10 of
+    // 64 -> 24: 10.5 * 64 / 24 = 28) goes the same way: columns directly, rows accumulated.
+    const float fstep = float(roi_hi - roi_lo) / float(out_size);
+    float c = float(roi_lo) + 0.5f * fstep;
+    for (int64_t i = 0; i < out_size; ++i, c += fstep) {
+      const float centre = vertical ? c : float(roi_lo) + (float(i) + 0.5f) * fstep;
+      w.first[size_t(i)] = std::clamp<int64_t>(int64_t(std::floor(centre)), 0, in_size - 1);
+    }
     return w;
   }
   const double stretch = (antialias && scale > 1.0) ? scale : 1.0;

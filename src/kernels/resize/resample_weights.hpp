@@ -38,9 +38,11 @@ ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filte
 // roi_lo > roi_hi flips): output pixel i maps to c = roi_lo + (i + 0.5) * (roi_hi - roi_lo) /
 // out_size. Taps may use source pixels outside the region (it is a sampling grid, not a
 // crop); outside the image they are dropped as above, and a centre beyond the image takes
-// the nearest edge pixel.
+// the nearest edge pixel. Nearest neighbour takes pixel floor(c), with c in float as DALI
+// computes it (a centre on a pixel boundary goes where DALI's goes): directly for a horizontal
+// axis, accumulated row by row for a `vertical` one.
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias,
-                                 double roi_lo, double roi_hi);
+                                 double roi_lo, double roi_hi, bool vertical = false);
 inline ResampleWeights linear_resample_weights(int64_t in_size, int64_t out_size, bool antialias) {
   return resample_weights(in_size, out_size, Filter::kLinear, antialias);
 }

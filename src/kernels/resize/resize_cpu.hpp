@@ -47,7 +47,7 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
   STOKER_ASSERT(in.channels == out.channels && in.channels > 0);
   const int64_t C = in.channels;
   auto wx = resample_weights(in.width, out.width, filter, antialias, roi.x0, roi.x1);
-  auto wy = resample_weights(in.height, out.height, filter, antialias, roi.y0, roi.y1);
+  auto wy = resample_weights(in.height, out.height, filter, antialias, roi.y0, roi.y1, true);
   // Only the source rows some output row reads go through the horizontal pass.
   int64_t row_lo = in.height, row_hi = 0;
   for (int64_t y = 0; y < out.height; ++y) {

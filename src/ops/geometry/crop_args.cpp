@@ -25,8 +25,10 @@ std::optional<CropWindow> crop_window_arg(const Operator& op, const Workspace& w
   double py = op.scalar_arg(ws, "crop_pos_y", i), px = op.scalar_arg(ws, "crop_pos_x", i);
   STOKER_ENFORCE(py >= 0 && py <= 1 && px >= 0 && px <= 1, ValueError,
                  "crop_pos_x/crop_pos_y must be in [0, 1], got ", px, ", ", py);
-  w.y = int64_t(std::floor(py * double(in_h - w.height) + 0.5));
-  w.x = int64_t(std::floor(px * double(in_w - w.width) + 0.5));
+  // Rounded half away from zero, as DALI rounds (a window larger than the image has a
+  // negative anchor: -11.5 becomes -12).
+  w.y = int64_t(std::round(py * double(in_h - w.height)));
+  w.x = int64_t(std::round(px * double(in_w - w.width)));
   return w;
 }
 
@@ -36,9 +38,11 @@ std::vector<ArgSchema> crop_arg_schemas() {
           {"crop_h", ArgType::kFloat, "Window height (with crop_w).", 0.0, true},
           {"crop_w", ArgType::kFloat, "Window width (with crop_h).", 0.0, true},
           {"crop_pos_x", ArgType::kFloat,
-           "Horizontal position in [0, 1]: x = floor(pos * (W - crop_w) + 0.5).", 0.5, true},
+           "Horizontal position in [0, 1]: x = round(pos * (W - crop_w)), halves away from 0.",
+           0.5, true},
           {"crop_pos_y", ArgType::kFloat,
-           "Vertical position in [0, 1]: y = floor(pos * (H - crop_h) + 0.5).", 0.5, true}};
+           "Vertical position in [0, 1]: y = round(pos * (H - crop_h)), halves away from 0.",
+           0.5, true}};
 }
 
 void check_window_inside(const CropWindow& w, int64_t in_h, int64_t in_w, const std::string& op) {

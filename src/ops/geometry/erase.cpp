@@ -12,11 +12,25 @@
 namespace stoker::ops {
 namespace {
 
+// The axes of anchor/shape values: `axis_names` ("HW", "W"...) when given (it takes precedence,
+// as in DALI), else `axes`.
+std::vector<int64_t> axes_of(const OpSpec& spec) {
+  const auto names = spec.arg<std::string>("axis_names");
+  if (names.empty()) return spec.arg<std::vector<int64_t>>("axes");
+  std::vector<int64_t> axes;
+  for (char c : names) {
+    STOKER_ENFORCE(c == 'H' || c == 'W', ValueError,
+                   "erase: axis_names may name H and W (HWC images), got '", names, "'");
+    axes.push_back(c == 'H' ? 0 : 1);
+  }
+  return axes;
+}
+
 class Erase : public Operator {
  public:
   explicit Erase(const OpSpec& spec)
       : Operator(spec),
-        axes_(spec.arg<std::vector<int64_t>>("axes")),
+        axes_(axes_of(spec)),
         fill_(spec.arg<std::vector<double>>("fill_value")) {
     for (auto a : axes_)
       STOKER_ENFORCE(a == 0 || a == 1, ValueError,
@@ -137,6 +151,10 @@ OpSchema erase_schema() {
                {"shape", ArgType::kFloatList, "Region extents.", std::nullopt, true},
                {"axes", ArgType::kIntList, "Axes of anchor/shape values.",
                 std::vector<int64_t>{0, 1}},
+               {"axis_names", ArgType::kString,
+                "Axes of anchor/shape values by name ('HW', 'WH', 'W'...); takes precedence "
+                "over axes.",
+                std::string()},
                {"fill_value", ArgType::kFloatList, "Fill: one value or per channel.",
                 std::vector<double>{0.0}},
                {"normalized", ArgType::kBool, "Both anchor and shape are fractions.", false},

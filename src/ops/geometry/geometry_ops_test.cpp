@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/op_test_util.hpp"
@@ -38,7 +40,8 @@ TEST(ResizeOutputSize, DaliRules) {
 
 TEST(ResizeOp, MatchesReferencePerSampleSize) {
   auto a = ref::random_image_u8(30, 40, 3, 1), b = ref::random_image_u8(17, 9, 3, 2);
-  OpRunner r("resize", {{"resize_shorter", 12.0}});
+  // Without subpixel_scale the source maps onto the rounded output, as the reference does.
+  OpRunner r("resize", {{"resize_shorter", 12.0}, {"subpixel_scale", false}});
   auto out = r.run({testing::image_batch({a, b}, {{30, 40, 3}, {17, 9, 3}})});
   ASSERT_EQ(out[0].shape(0), (TensorShape{12, 16, 3}));
   ASSERT_EQ(out[0].shape(1), (TensorShape{23, 12, 3}));
@@ -48,6 +51,26 @@ TEST(ResizeOp, MatchesReferencePerSampleSize) {
     ASSERT_NEAR(out[0].data_as<uint8_t>(0)[k], ref::round_u8(ea.data[k]), 1);
   for (size_t k = 0; k < eb.data.size(); ++k)
     ASSERT_NEAR(out[0].data_as<uint8_t>(1)[k], ref::round_u8(eb.data[k]), 1);
+}
+
+TEST(ResizeOp, SubpixelScaleKeepsTheScaleAboutTheCentre) {
+  // 17x9 with resize_shorter 12: 22.67 x 12 exactly, 23 x 12 rounded. subpixel_scale (the
+  // default, as DALI) keeps the scale 12/9: the 23 rows sample 23 * 9/12 = 17.25 source rows
+  // about the centre 8.5, i.e. the region [-0.125, 17.125).
+  auto b = ref::random_image_u8(17, 9, 3, 2);
+  auto batch = testing::image_batch({b}, {{17, 9, 3}});
+  OpRunner subpixel("resize", {{"resize_shorter", 12.0}});
+  const double half = 17.0 / 2 * 23.0 / (17.0 * 12.0 / 9.0);
+  OpRunner explicit_roi("resize", {{"size", std::vector<double>{23, 12}},
+                                   {"roi_start", std::vector<double>{8.5 - half, 0}},
+                                   {"roi_end", std::vector<double>{8.5 + half, 9}},
+                                   {"subpixel_scale", false}});
+  auto x = subpixel.run({batch}), y = explicit_roi.run({batch});
+  ASSERT_EQ(x[0].shape(0), (TensorShape{23, 12, 3}));
+  ASSERT_EQ(y[0].shape(0), x[0].shape(0));
+  EXPECT_EQ(0, std::memcmp(x[0].data(0), y[0].data(0), 23 * 12 * 3));
+  OpRunner plain("resize", {{"resize_shorter", 12.0}, {"subpixel_scale", false}});
+  EXPECT_NE(0, std::memcmp(x[0].data(0), plain.run({batch})[0].data(0), 23 * 12 * 3));
 }
 
 TEST(ResizeOp, PerSampleArgumentTensor) {

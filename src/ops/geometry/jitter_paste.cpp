@@ -93,14 +93,17 @@ class Paste : public Operator {
       auto s = image_shape(in, i, "paste");
       const double ratio = scalar_arg(ws, "ratio", i);
       STOKER_ENFORCE(ratio >= 1, ValueError, "paste: ratio must be >= 1, got ", ratio);
-      const int64_t side = int64_t(
-          std::max<double>(min_canvas, std::llround(ratio * double(std::max(s.height, s.width)))));
-      const int64_t oh = std::max(side, s.height), ow = std::max(side, s.width);
+      // DALI's canvas: each side ratio times the image's, truncated, at least min_canvas_size.
+      const auto side = [&](int64_t extent) {
+        return std::max<int64_t>(
+            extent, int64_t(std::max(min_canvas, std::floor(ratio * double(extent)))));
+      };
+      const int64_t oh = side(s.height), ow = side(s.width);
       const double px = scalar_arg(ws, "paste_x", i), py = scalar_arg(ws, "paste_y", i);
       STOKER_ENFORCE(px >= 0 && px <= 1 && py >= 0 && py <= 1, ValueError,
                      "paste: paste_x and paste_y must be in [0, 1]");
-      at[size_t(i)] = {std::llround(py * double(oh - s.height)),
-                       std::llround(px * double(ow - s.width))};
+      at[size_t(i)] = {int64_t(std::floor(py * double(oh - s.height))),  // truncated, as DALI
+                       int64_t(std::floor(px * double(ow - s.width)))};
       shapes.push_back(TensorShape{oh, ow, s.channels});
     }
     return at;
@@ -230,16 +233,16 @@ OpSchema paste_schema() {
   return {
       .name = "paste",
       .doc =
-          "Pastes HWC images onto a square canvas of side max(min_canvas_size, round(ratio * "
-          "the longer side)) filled with fill_value, at (round(paste_y * (H' - H)), "
-          "round(paste_x * (W' - W))).",
+          "Pastes HWC images onto a canvas of H' = max(min_canvas_size, floor(ratio * H)) by "
+          "W' = max(min_canvas_size, floor(ratio * W)) (as DALI) filled with fill_value, at "
+          "(floor(paste_y * (H' - H)), floor(paste_x * (W' - W))).",
       .inputs = {"images"},
       .outputs = {"images"},
-      .args = {{"ratio", ArgType::kFloat, "Canvas side over the image's longer side (>= 1).",
+      .args = {{"ratio", ArgType::kFloat, "Canvas size over the image's size (>= 1).",
                 std::nullopt, true},
                {"paste_x", ArgType::kFloat, "Horizontal position in [0, 1].", 0.5, true},
                {"paste_y", ArgType::kFloat, "Vertical position in [0, 1].", 0.5, true},
-               {"min_canvas_size", ArgType::kFloat, "Smallest canvas side.", 0.0},
+               {"min_canvas_size", ArgType::kFloat, "Smallest canvas extent.", 0.0},
                {"fill_value", ArgType::kFloatList, "One value or per channel.",
                 std::vector<double>{0.0}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Paste>(s); },

@@ -44,6 +44,7 @@ class Resize : public Operator {
   explicit Resize(const OpSpec& spec) : Operator(spec) {
     filter_ = parse_interp(spec, antialias_);
     mode_ = spec.arg<std::string>("mode");
+    subpixel_scale_ = spec.arg<bool>("subpixel_scale");
     STOKER_ENFORCE(
         mode_ == "default" || mode_ == "stretch" || mode_ == "not_larger" || mode_ == "not_smaller",
         ValueError, "resize: unknown mode '", mode_,
@@ -91,10 +92,26 @@ class Resize : public Operator {
       auto max_size = list_arg(ws, "max_size", i);
       if (max_size.size() == 1) r.max_h = r.max_w = max_size[0];
       if (max_size.size() == 2) r.max_h = max_size[0], r.max_w = max_size[1];
-      auto [h, w] =
-          roi ? resize_output_size(std::fabs(roi->y1 - roi->y0), std::fabs(roi->x1 - roi->x0), r)
-              : resize_output_size(double(s.height), double(s.width), r);
+      const double in_h = roi ? std::fabs(roi->y1 - roi->y0) : double(s.height);
+      const double in_w = roi ? std::fabs(roi->x1 - roi->x0) : double(s.width);
+      auto [h, w] = resize_output_size(in_h, in_w, r);
       shapes[size_t(i)] = TensorShape{h, w, s.channels};
+      if (subpixel_scale_) {
+        // DALI's subpixel_scale: a fractional size (46.5) keeps its scale factor; the rounded
+        // output (47) samples a slightly larger region about the same centre.
+        auto [eh, ew] = resize_exact_size(in_h, in_w, r);
+        if (double(h) != eh || double(w) != ew) {
+          kernels::ResizeRoi full{0, double(s.height), 0, double(s.width)};
+          auto& g = roi ? *roi : full;
+          const auto widen = [](double& lo, double& hi, double k) {
+            const double c = (lo + hi) / 2, half = (hi - lo) / 2 * k;
+            lo = c - half, hi = c + half;
+          };
+          widen(g.y0, g.y1, double(h) / eh);
+          widen(g.x0, g.x1, double(w) / ew);
+          roi = g;
+        }
+      }
     });
     return rois;
   }
@@ -122,6 +139,7 @@ class Resize : public Operator {
   }
 
   std::string mode_;
+  bool subpixel_scale_ = true;
   ScratchSet scratch_;
 };
 
@@ -289,6 +307,12 @@ OpSchema resize_schema() {
                 std::vector<double>{}, true},
                {"mode", ArgType::kString, "default | stretch | not_larger | not_smaller.",
                 std::string("default")},
+               {"subpixel_scale", ArgType::kBool,
+                "When the computed size is fractional (a 31-pixel side scaled by 1.5), keep the "
+                "scale factor exactly: the rounded output samples a region slightly larger or "
+                "smaller about the same centre (DALI's default). False: the source maps to the "
+                "rounded output.",
+                true},
                {"roi_start", ArgType::kFloatList,
                 "Start [y, x] of the region of interest (with roi_end): the region is "
                 "resampled to the output, its extent |end - start| standing for the input's "

@@ -12,6 +12,11 @@ int64_t round_extent(double v) { return std::max<int64_t>(1, int64_t(std::floor(
 }  // namespace
 
 std::pair<int64_t, int64_t> resize_output_size(double in_h, double in_w, const ResizeRequest& r) {
+  auto [h, w] = resize_exact_size(in_h, in_w, r);
+  return {round_extent(h), round_extent(w)};
+}
+
+std::pair<double, double> resize_exact_size(double in_h, double in_w, const ResizeRequest& r) {
   double h = in_h, w = in_w;
   double oh, ow;
   if (r.shorter > 0) {
@@ -45,7 +50,7 @@ std::pair<int64_t, int64_t> resize_output_size(double in_h, double in_w, const R
   } else {
     oh *= cap, ow *= cap;
   }
-  return {round_extent(oh), round_extent(ow)};
+  return {oh, ow};
 }
 
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,

@@ -25,6 +25,8 @@ struct ResizeRequest {
 // longer side; max_size caps each extent keeping aspect. Extents round half up, minimum 1.
 // The input extents may be fractional (a region of interest).
 std::pair<int64_t, int64_t> resize_output_size(double in_h, double in_w, const ResizeRequest& r);
+// The same before rounding (fractional extents: 46.5 for a 31-pixel side at scale 1.5).
+std::pair<double, double> resize_exact_size(double in_h, double in_w, const ResizeRequest& r);
 
 // Resizes window (y0, x0, h, w) of HWC sample i of `in` into sample i of `out` (same channel
 // count, dtype u8 or f32 in and u8/f32 out) with `filter`, antialiased when asked; with `roi`,

@@ -90,13 +90,17 @@ class Warp : public Operator {
       map = {map[0], map[1], map[2], -map[3], -map[4], double(h) - map[5]};
   }
 
-  // The bounding box of the rotated image, rounded up (1e-6 of slack, so that quarter turns
-  // give exactly the swapped extents).
+  // DALI's canvas for a rotated image: the bounding box rounded up (0.01 of slack, so that
+  // quarter turns give exactly the swapped extents), then one more pixel where needed to keep
+  // the parity of the input extent that dominates it (odd stays odd: less blur at the centre).
   static void fit_rotated(double angle, int64_t h, int64_t w, int64_t& oh, int64_t& ow) {
     const double t = angle * 3.14159265358979323846 / 180, c = std::fabs(std::cos(t)),
                  s = std::fabs(std::sin(t));
-    ow = std::max<int64_t>(1, int64_t(std::ceil(double(w) * c + double(h) * s - 1e-6)));
-    oh = std::max<int64_t>(1, int64_t(std::ceil(double(w) * s + double(h) * c - 1e-6)));
+    ow = std::max<int64_t>(1, int64_t(std::ceil(double(w) * c + double(h) * s - 1e-2)));
+    oh = std::max<int64_t>(1, int64_t(std::ceil(double(w) * s + double(h) * c - 1e-2)));
+    const int64_t pw = (s <= c ? w : h) % 2, ph = (s <= c ? h : w) % 2;
+    if (ow % 2 != pw) ++ow;
+    if (oh % 2 != ph) ++oh;
   }
 
   // Output centre to input centre, turned by `angle` degrees counter-clockwise (as displayed).
@@ -218,7 +222,8 @@ OpSchema rotate_schema() {
           std::string("Rotates HWC images by `angle` degrees counter-clockwise (as "
                       "displayed) about their centres (the output's centre samples the input's). "
                       "Output size: `size`, the input's with keep_size, else the rotated "
-                      "image's bounding box rounded up.") +
+                      "image's bounding box rounded up, plus one where that keeps the parity of "
+                      "the input extent it mostly comes from (as DALI).") +
           kWarpDoc,
       .inputs = {"images"},
       .outputs = {"images"},

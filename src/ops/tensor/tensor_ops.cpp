@@ -112,11 +112,13 @@ class Reshape final : public Operator {
       const auto& s = in.shape(i);
       std::vector<int64_t> dims;
       if (rel) {
+        // out[k] = in[k] * rel[k] for the first rel.size() axes; one negative entry takes the
+        // rest of the volume (DALI: [480, 640, 3] with [0.5, -1] gives [240, 3840]).
         auto r = spec_.arg<std::vector<double>>("rel_shape");
-        STOKER_ENFORCE(int(r.size()) == s.ndim(), ValueError, "reshape: rel_shape has ", r.size(),
+        STOKER_ENFORCE(int(r.size()) <= s.ndim(), ValueError, "reshape: rel_shape has ", r.size(),
                        " values for sample ", i, " of shape ", s.to_string());
         for (size_t k = 0; k < r.size(); ++k)
-          dims.push_back(std::llround(r[k] * double(s[int(k)])));
+          dims.push_back(r[k] < 0 ? -1 : std::llround(r[k] * double(s[int(k)])));
       } else {
         for (double v : list_arg(ws, "shape", i)) dims.push_back(int64_t(v));
       }
@@ -457,7 +459,8 @@ OpSchema reshape_schema() {
                   true};
   ArgSchema rel{"rel_shape",
                 ArgType::kFloatList,
-                "The new shape as multiples of the input's extents (same rank).",
+                "The new shape as multiples of the input's first extents (out[k] = in[k] * "
+                "rel[k]); one negative value takes what the volume leaves, as in DALI.",
                 std::nullopt,
                 false,
                 true};

@@ -1,0 +1,111 @@
+"""Random operators against DALI 2.4: the two libraries draw from different generators (stoker's
+counter-based streams make results independent of threads and scheduling), so they are
+compared by distribution over many draws, and random_resized_crop also in its deterministic
+corner (the whole image)."""
+
+import numpy as np
+import pytest
+
+from parity_util import SKIP_REASON, assert_same, dali, run_both
+
+if dali is None:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+PARITY = {
+    "random.uniform": "distribution",
+    "random.normal": "distribution",
+    "random.coin_flip": "distribution",
+    "random.choice": "distribution",
+    "random_resized_crop": "tolerance: whole-image case 1 level on 1% of values; windows by "
+                           "distribution",
+    "jitter": "distribution: on the GPU machine (DALI's jitter has no CPU backend)",
+}
+
+
+def _values(out):
+    return {lib: np.concatenate([s.ravel() for it in runs for s in it[0]]).astype(np.float64)
+            for lib, runs in out.items()}
+
+
+def test_uniform_normal_coin_flip_and_choice_draw_alike():
+    def define(fn, types):
+        return (fn.random.uniform(range=[-2.0, 3.0], shape=[500]),
+                fn.random.normal(mean=1.0, stddev=2.0, shape=[500]),
+                fn.random.coin_flip(probability=0.3, shape=[500]),
+                fn.random.choice(4, p=[0.1, 0.2, 0.3, 0.4], shape=[500]))
+    out = run_both(define, 4, iterations=2)
+    per_output = [{lib: np.concatenate([s.ravel() for it in runs for s in it[k]])
+                   for lib, runs in out.items()} for k in range(4)]
+    uni, nor, coin, choice = per_output
+    for lib in ("stoker", "dali"):
+        u = uni[lib]
+        assert u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.1, lib
+        assert abs(u.std() - 5 / np.sqrt(12)) < 0.08, lib
+        n = nor[lib]
+        assert abs(n.mean() - 1) < 0.1 and abs(n.std() - 2) < 0.1, lib
+        assert abs(coin[lib].mean() - 0.3) < 0.03, lib
+        freq = np.bincount(choice[lib].astype(int), minlength=4) / choice[lib].size
+        np.testing.assert_allclose(freq, [0.1, 0.2, 0.3, 0.4], atol=0.03, err_msg=lib)
+    for k, name in enumerate(("uniform", "normal", "coin_flip", "choice")):
+        a, b = (per_output[k][lib] for lib in ("stoker", "dali"))
+        assert a.dtype == b.dtype, f"{name}: dtype {a.dtype} vs DALI {b.dtype}"
+
+
+def _square_images():
+    rng = np.random.default_rng(5)
+    out = []
+    for n in (40, 64, 33):
+        y, x = np.mgrid[0:n, 0:n]
+        img = np.stack([x * 255 // n, y * 255 // n, (x + y) * 127 // n], -1)
+        out.append(np.clip(img + rng.integers(-10, 11, img.shape), 0, 255).astype(np.uint8))
+    return out
+
+
+SQUARES = _square_images()
+
+
+def _feed(fn, types):
+    return fn.external_source(source=lambda: [a.copy() for a in SQUARES], batch=True,
+                              layout="HWC")
+
+
+def test_random_resized_crop_of_the_whole_image_is_a_resize():
+    out = run_both(lambda fn, types: fn.random_resized_crop(
+        _feed(fn, types), size=(24, 24), random_area=[1.0, 1.0],
+        random_aspect_ratio=[1.0, 1.0]), len(SQUARES))
+    assert_same(out["stoker"][0][0], out["dali"][0][0], atol=1, max_mismatch=0.01,
+                what="random_resized_crop")
+
+
+def test_random_resized_crop_windows_spread_alike():
+    """How far the output is from the whole image resized: both libraries' windows cover the
+    same range of areas and aspect ratios, so the spread of that distance is alike."""
+    def define(fn, types):
+        images = _feed(fn, types)
+        return (fn.random_resized_crop(images, size=(24, 24), random_area=[0.2, 1.0]),
+                fn.resize(images, size=(24, 24)))
+    out = run_both(define, len(SQUARES), iterations=12)
+    spread = {}
+    for lib, runs in out.items():
+        d = [np.abs(c.astype(float) - w.astype(float)).mean()
+             for crops, whole in runs for c, w in zip(crops, whole)]
+        spread[lib] = np.mean(d)
+    assert abs(spread["stoker"] - spread["dali"]) < 0.35 * spread["dali"], spread
+
+
+def test_jitter_moves_pixels_alike():
+    """DALI's jitter runs only on the GPU: compared where a GPU is present."""
+    from parity_util import run
+    try:
+        out = {lib: run(lib, lambda fn, types: (fn.jitter(_feed(fn, types).gpu(), nDegree=3),
+                                                _feed(fn, types)),
+                        len(SQUARES), iterations=3, device_id=0) for lib in ("stoker", "dali")}
+    except RuntimeError as e:
+        if "CUDA" in str(e) or "device" in str(e).lower() or "GPU" in str(e):
+            pytest.skip(f"DALI's jitter needs a GPU: {str(e)[:120]}")
+        raise
+    moved = {}
+    for lib, runs in out.items():
+        moved[lib] = np.mean([np.mean(np.any(j != x, axis=-1))
+                              for jit, orig in runs for j, x in zip(jit, orig)])
+    assert abs(moved["stoker"] - moved["dali"]) < 0.1, moved
