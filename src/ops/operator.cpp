@@ -128,15 +128,15 @@ Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape>
           Batch::allocate(*ws.host_pool, dtype, std::move(shapes), std::move(layout)));
     } else {
       STOKER_ASSERT(ws.device_pool != nullptr, spec_.describe(), " ran without a device pool");
-      ws.outputs.push_back(Batch::allocate_on(ws.stream, *ws.device_pool, dtype,
-                                              std::move(shapes), std::move(layout)));
+      ws.outputs.push_back(Batch::allocate_on(ws.stream, *ws.device_pool, dtype, std::move(shapes),
+                                              std::move(layout)));
     }
   } catch (const std::exception& e) {
     if (!dynamic_cast<const RuntimeError*>(&e) && !dynamic_cast<const std::bad_alloc*>(&e)) throw;
-    throw RuntimeError(detail::concat(
-        e.what(), " (the output batch: ", total * int64_t(dtype_size(dtype)),
-        " bytes; the largest sample is ", sample_context(biggest, sources), ", shape ",
-        biggest_shape.to_string(), ")"));
+    throw RuntimeError(
+        detail::concat(e.what(), " (the output batch: ", total * int64_t(dtype_size(dtype)),
+                       " bytes; the largest sample is ", sample_context(biggest, sources),
+                       ", shape ", biggest_shape.to_string(), ")"));
   }
   if (sources) ws.outputs.back().copy_source_info(*sources);
   return ws.outputs.back();

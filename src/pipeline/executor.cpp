@@ -367,7 +367,9 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, int
     ops::SampleFailures failures, warned;
     if (options_.skip_bad_samples) ws.failures = &failures;
     ws.warnings = &warned;
-    ws.stopping = &stopping_;
+    // Closing skips what is left of a cpu operator's samples. Not a mixed operator's host
+    // part: the mixed stage would take its half-done plan to the GPU.
+    if (!prepare) ws.stopping = &stopping_;
     const std::string context =
         "Error in operator " + spec.describe() + ", iteration " + std::to_string(iteration) + ", ";
     // CPU lanes: a shared operator's runs of earlier iterations first (another lane may hold
@@ -389,6 +391,8 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, int
     } catch (...) {
       rethrow_with_context(std::current_exception(), context);
     }
+    // Closing: the samples were skipped; nothing downstream may use the outputs.
+    if (stopping_) throw RuntimeError("the pipeline is stopping");
     count_run(n, ws, !prepare, t);  // a mixed node's host part: its time only
     if (turns) {
       (*states)[n] = op.save_state();

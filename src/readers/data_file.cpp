@@ -174,11 +174,10 @@ FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool to
       STOKER_ENFORCE(::fstat(*fd_owner_, &st) == 0, IOError, "cannot stat '", path_,
                      "': ", std::strerror(errno));
       STOKER_ENFORCE(offset + size <= int64_t(st.st_size), IOError, "'", path_, "' shrank to ",
-                     int64_t(st.st_size), " bytes since it was opened (", size_,
-                     "): cannot read ", size, " bytes at offset ", offset);
-      STOKER_ENFORCE(prefault_guarded(p, size_t(size)), IOError, "'", path_,
-                     "' shrank while ", size, " bytes at offset ", offset,
-                     " were read from its mapping (bus error)");
+                     int64_t(st.st_size), " bytes since it was opened (", size_, "): cannot read ",
+                     size, " bytes at offset ", offset);
+      STOKER_ENFORCE(prefault_guarded(p, size_t(size)), IOError, "'", path_, "' shrank while ",
+                     size, " bytes at offset ", offset, " were read from its mapping (bus error)");
     }
     return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
   }

@@ -27,7 +27,8 @@ std::vector<FileEntry> index_class_folders(const std::string& root,
 // relative to `root` when given, else to the list's folder. Throws ValueError naming the line.
 std::vector<FileEntry> index_file_list(const std::string& list_path, const std::string& root);
 
-// Explicit files; labels one per file, or empty (then each file's position, as in DALI). Paths relative to `root` if given.
+// Explicit files; labels one per file, or empty (then each file's position, as in DALI). Paths
+// relative to `root` if given.
 std::vector<FileEntry> index_files(const std::vector<std::string>& files,
                                    const std::vector<int64_t>& labels, const std::string& root);
 

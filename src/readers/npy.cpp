@@ -101,8 +101,8 @@ NpyHeader parse_npy_header(std::span<const uint8_t> f, const std::string& path) 
                  ": malformed fortran_order in .npy header");
   h.fortran_order = fo == "True";
   h.shape = parse_shape(dict_value(dict, "shape", path), path);
-  STOKER_ENFORCE(h.shape.size() <= size_t(kMaxNdim), ValueError, path, ": the .npy header declares ",
-                 h.shape.size(), " dimensions; at most ", kMaxNdim,
+  STOKER_ENFORCE(h.shape.size() <= size_t(kMaxNdim), ValueError, path,
+                 ": the .npy header declares ", h.shape.size(), " dimensions; at most ", kMaxNdim,
                  " are supported (numpy's limit)");
   size_t elems = 1;
   for (auto d : h.shape) {

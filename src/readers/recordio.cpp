@@ -125,16 +125,8 @@ std::vector<RecordIOEntry> parse_recordio_index(std::string_view text, const std
                                                 int64_t file_size) {
   std::vector<int64_t> offsets;
   for_each_line(text, [&](std::string_view line, int lineno) {
-    auto tab = line.find_first_of("\t ");
     int64_t key = 0, offset = -1;
-    bool ok = tab != std::string_view::npos;
-    if (ok) {
-      auto a = std::from_chars(line.data(), line.data() + tab, key);
-      auto rest = line.substr(line.find_first_not_of("\t ", tab));
-      auto b = std::from_chars(rest.data(), rest.data() + rest.size(), offset);
-      ok = a.ec == std::errc() && b.ec == std::errc() && b.ptr == rest.data() + rest.size() &&
-           offset >= 0;
-    }
+    const bool ok = parse_two_integers(line, key, offset) && offset >= 0;
     STOKER_ENFORCE(ok, ValueError, path, " line ", lineno, ": expected '<key>\\t<offset>', got '",
                    line, "'");
     STOKER_ENFORCE(file_size < 0 || offset < file_size, ValueError, path, " line ", lineno,

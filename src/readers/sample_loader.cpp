@@ -32,8 +32,8 @@ SampleLoader::SampleLoader(int64_t dataset_size, const LoaderOptions& o)
                  "shuffle_after_epoch and shuffle='global' cannot be combined (both reorder the "
                  "dataset every epoch)");
   if (!o.file_starts.empty()) {
-    STOKER_ASSERT(o.file_starts.front() == 0 && std::is_sorted(o.file_starts.begin(),
-                                                                o.file_starts.end()) &&
+    STOKER_ASSERT(o.file_starts.front() == 0 &&
+                      std::is_sorted(o.file_starts.begin(), o.file_starts.end()) &&
                       o.file_starts.back() <= dataset_size,
                   "file_starts must ascend from 0 within the dataset");
   }
@@ -157,8 +157,8 @@ SampleLoader::Next SampleLoader::next() {
   Next n{last_index_, epoch_, true};
   if (position_ < shard_size(virtual_shard(epoch_))) {
     Stream s = options_.shuffle == ShuffleMode::kBuffer ? draw_from_buffer() : sequential();
-    STOKER_ASSERT(s.epoch == epoch_, "the sample stream is in epoch ", s.epoch,
-                  " while epoch ", epoch_, " is delivered");
+    STOKER_ASSERT(s.epoch == epoch_, "the sample stream is in epoch ", s.epoch, " while epoch ",
+                  epoch_, " is delivered");
     n = {s.index, epoch_, false};
     last_index_ = s.index;
   }
@@ -170,9 +170,9 @@ SampleLoader::Next SampleLoader::next() {
 }
 
 std::string SampleLoader::save_state() const {
-  std::string s = detail::concat("v2 ", epoch_, " ", position_, " ", last_index_, " ",
-                                 stream_epoch_, " ", stream_position_, " ", draws_, " ",
-                                 buffer_.size());
+  std::string s =
+      detail::concat("v2 ", epoch_, " ", position_, " ", last_index_, " ", stream_epoch_, " ",
+                     stream_position_, " ", draws_, " ", buffer_.size());
   for (const auto& b : buffer_) s += detail::concat(" ", b.index, ":", b.epoch);
   return s;
 }

@@ -106,10 +106,14 @@ std::vector<Sweep> sweep_cases() {
     bool preshuffle, after_epoch, files;
   };
   const Shuffle shuffles[] = {
-      {ShuffleMode::kNone, 1, false, false, false},  {ShuffleMode::kBuffer, 1, false, false, false},
-      {ShuffleMode::kBuffer, 4, false, false, false}, {ShuffleMode::kBuffer, 4, true, false, false},
-      {ShuffleMode::kBuffer, 64, true, false, false}, {ShuffleMode::kGlobal, 1, false, false, false},
-      {ShuffleMode::kNone, 1, false, true, false},    {ShuffleMode::kNone, 1, false, true, true},
+      {ShuffleMode::kNone, 1, false, false, false},
+      {ShuffleMode::kBuffer, 1, false, false, false},
+      {ShuffleMode::kBuffer, 4, false, false, false},
+      {ShuffleMode::kBuffer, 4, true, false, false},
+      {ShuffleMode::kBuffer, 64, true, false, false},
+      {ShuffleMode::kGlobal, 1, false, false, false},
+      {ShuffleMode::kNone, 1, false, true, false},
+      {ShuffleMode::kNone, 1, false, true, true},
       {ShuffleMode::kBuffer, 5, false, true, true},
   };
   for (int64_t n : {7, 10, 33})
@@ -226,8 +230,8 @@ TEST(SampleLoader, DaliOrdersExactly) {
   };
   // random_shuffle with initial_fill=1: the buffer is one sample, the order is the pre-shuffle.
   auto pre = epochs({.shuffle = ShuffleMode::kBuffer, .initial_fill = 1, .preshuffle = true}, 2);
-  const std::vector<int64_t> dali_pre{26, 17, 19, 10, 23, 14, 20, 11, 8,  12, 6,  4,  22, 15, 27,
-                                      0,  7,  29, 28, 1,  13, 24, 3,  16, 5,  2,  21, 18, 25, 9};
+  const std::vector<int64_t> dali_pre{26, 17, 19, 10, 23, 14, 20, 11, 8,  12, 6, 4,  22, 15, 27,
+                                      0,  7,  29, 28, 1,  13, 24, 3,  16, 5,  2, 21, 18, 25, 9};
   EXPECT_EQ(pre[0], dali_pre);
   EXPECT_EQ(pre[1], dali_pre);
   auto after = epochs({.shuffle_after_epoch = true}, 3);

@@ -1,6 +1,7 @@
 // Line iteration for the small text formats readers parse (index files, file lists).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,18 @@ void for_each_line(std::string_view text, F&& fn) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
     if (!line.empty()) fn(line, lineno);
   }
+}
+
+// Parses "<integer><spaces or tabs><integer>" (the whole line) into a and b; false otherwise.
+inline bool parse_two_integers(std::string_view line, int64_t& a, int64_t& b) {
+  const auto sep = line.find_first_of(" \t");
+  if (sep == std::string_view::npos) return false;
+  const auto second = line.find_first_not_of(" \t", sep);
+  if (second == std::string_view::npos) return false;  // "12\t": no second number
+  auto x = std::from_chars(line.data(), line.data() + sep, a);
+  auto y = std::from_chars(line.data() + second, line.data() + line.size(), b);
+  return x.ec == std::errc() && x.ptr == line.data() + sep && y.ec == std::errc() &&
+         y.ptr == line.data() + line.size();
 }
 
 // Samples numbered across several files: file k holds [end(k-1), end(k)).

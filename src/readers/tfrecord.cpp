@@ -95,19 +95,11 @@ std::vector<RecordSpan> parse_tfrecord_index(std::string_view text, const std::s
   std::vector<RecordSpan> out;
   for_each_line(text, [&](std::string_view line, int lineno) {
     RecordSpan r;
-    auto sp = line.find_first_of(" \t");
-    bool ok = sp != std::string_view::npos;
-    if (ok) {
-      auto a = std::from_chars(line.data(), line.data() + sp, r.offset);
-      auto rest = line.substr(line.find_first_not_of(" \t", sp));
-      auto b = std::from_chars(rest.data(), rest.data() + rest.size(), r.size);
-      ok = a.ec == std::errc() && a.ptr == line.data() + sp && b.ec == std::errc() &&
-           b.ptr == rest.data() + rest.size() && r.offset >= 0 && r.size >= 16;
-    }
+    const bool ok = parse_two_integers(line, r.offset, r.size) && r.offset >= 0 && r.size >= 16;
     STOKER_ENFORCE(ok, ValueError, path, " line ", lineno, ": expected '<offset> <size>', got '",
                    line, "'");
-    STOKER_ENFORCE(file_size < 0 || r.offset + r.size <= file_size, ValueError, path, " line ",
-                   lineno, ": record [", r.offset, ", ", r.offset + r.size,
+    STOKER_ENFORCE(file_size < 0 || r.offset <= file_size - r.size, ValueError, path, " line ",
+                   lineno, ": record [", r.offset, ", ", uint64_t(r.offset) + uint64_t(r.size),
                    ") runs past the end of the data file (", file_size, " bytes)");
     out.push_back(r);
   });

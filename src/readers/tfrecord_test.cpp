@@ -168,6 +168,15 @@ TEST(TFRecord, CorruptionIsReportedWithFileAndOffset) {
             "i.idx line 2: expected '<offset> <size>', got '30 x'");
   EXPECT_EQ(error_of([&] { parse_tfrecord_index("0 30\n30 30\n", "i.idx", 50); }),
             "i.idx line 2: record [30, 60) runs past the end of the data file (50 bytes)");
+  // Found by the fuzz campaign: a number and a trailing tab ended the process
+  // (std::out_of_range); a huge offset overflowed the bounds check.
+  EXPECT_EQ(error_of([&] { parse_tfrecord_index("00\t\n1 156\n", "i.idx"); }),
+            "i.idx line 1: expected '<offset> <size>', got '00\t'");
+  EXPECT_EQ(error_of([&] { parse_tfrecord_index("9223372036854775800 30\n", "i.idx", 50); }),
+            "i.idx line 1: record [9223372036854775800, 9223372036854775830) runs past the end "
+            "of the data file (50 bytes)");
+  EXPECT_EQ(error_of([&] { parse_recordio_index("00\t\n1\t156\n", "r.idx", 200); }),
+            "r.idx line 1: expected '<key>\\t<offset>', got '00\t'");
 }
 
 // --- real files written by TensorFlow (../shared/data/containers) -------------------------

@@ -141,8 +141,8 @@ void check_limits(const PngInfo& info, const PngLimits& limits, size_t size) {
   // small to hold them compressed is cut short (or lies), and is refused before its image is
   // allocated.
   const int64_t least = info.height * (1 + (info.width * info.bit_depth + 7) / 8);
-  STOKER_ENFORCE(least <= kDeflateMaxRatio * int64_t(size) + 1024, ValueError, "truncated PNG: ",
-                 size, " bytes cannot hold the ", info.width, "x", info.height,
+  STOKER_ENFORCE(least <= kDeflateMaxRatio * int64_t(size) + 1024, ValueError,
+                 "truncated PNG: ", size, " bytes cannot hold the ", info.width, "x", info.height,
                  " image the header declares (its scanlines need at least ", least,
                  " bytes; deflate expands at most ", kDeflateMaxRatio, " times)");
 }

@@ -25,8 +25,8 @@ class PeekImageShape final : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       auto view = in.sample(i);
       codecs::Decoder dec;  // reading a header needs no state worth keeping
-      auto info = dec.info(static_cast<const uint8_t*>(view.data), size_t(view.shape[0]),
-                           format_, {int64_t(1) << 62});
+      auto info = dec.info(static_cast<const uint8_t*>(view.data), size_t(view.shape[0]), format_,
+                           {int64_t(1) << 62});
       const bool swap =
           spec_.arg<bool>("adjust_orientation") && codecs::orientation_swaps_axes(info.orientation);
       const int64_t v[3] = {swap ? info.width : info.height, swap ? info.height : info.width,

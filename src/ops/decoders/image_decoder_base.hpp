@@ -3,9 +3,9 @@
 // per-sample host decode. Internal to ops/decoders.
 #pragma once
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <atomic>
 #include <limits>
 #include <map>
 #include <memory>
@@ -134,7 +134,8 @@ class ImageDecoder : public Operator {
     decode_window(dec, in.sample(i), info, win, p.scales[size_t(i)], bytes, sc, dst);
     if (!dec.warning().empty()) {
       ++decoded_with_warnings_;
-      warn_sample(ws, i, "corrupt JPEG data: " + dec.warning() + " (decoded anyway; strict=True raises)");
+      warn_sample(ws, i,
+                  "corrupt JPEG data: " + dec.warning() + " (decoded anyway; strict=True raises)");
     }
     finish(dst, bytes, samples, out);
   }

@@ -170,29 +170,30 @@ class ImageDecoderMixed final : public ImageDecoder {
   std::map<std::string, double> stats() const override {
     auto out = ImageDecoder::stats();  // the threads' libjpeg-turbo decodes past warnings
     std::lock_guard lock(stats_mutex_);
-    out.merge(std::map<std::string, double>{{"hw_images", double(hw_images_)},
-            {"cuda_images", double(cuda_images_)},
-            {"cpu_images", double(cpu_images_)},
-            // Of cpu_images, those decoded in the CPU stage ahead of the mixed stage.
-            {"cpu_images_ahead", double(ahead_images_)},
-            {"hw_load", auto_ ? auto_load_ : load_},
-            {"hw_available", hw_ ? 1.0 : 0.0},
-            {"cuda_available", cuda_ ? 1.0 : 0.0},
-            {"hw_batch_fallbacks", double(hw_fallbacks_)},
-            {"cuda_refused", double(cuda_fallbacks_)},
-            // Thread-seconds per image on the threads' two decoders (0: not measured yet).
-            {"thread_seconds_per_cuda_image", cuda_cost_},
-            {"thread_seconds_per_cpu_image", cpu_cost_},
-            // Seconds: the header pass and the CPU share decoded ahead (CPU stage); then, in the
-            // mixed stage, the hardware call, the threads' work there, uploads, and all of run().
-            {"seconds_headers", seconds_plan_},
-            {"seconds_cpu_ahead", seconds_ahead_},
-            {"seconds_hw_submit", seconds_hw_submit_},
-            // Of seconds_hw_submit: waiting for the stream's earlier work before the engines.
-            {"seconds_hw_wait", seconds_hw_wait_},
-            {"seconds_threads", seconds_threads_},
-            {"seconds_finish", seconds_finish_},
-            {"seconds_total", seconds_total_}});
+    out.merge(std::map<std::string, double>{
+        {"hw_images", double(hw_images_)},
+        {"cuda_images", double(cuda_images_)},
+        {"cpu_images", double(cpu_images_)},
+        // Of cpu_images, those decoded in the CPU stage ahead of the mixed stage.
+        {"cpu_images_ahead", double(ahead_images_)},
+        {"hw_load", auto_ ? auto_load_ : load_},
+        {"hw_available", hw_ ? 1.0 : 0.0},
+        {"cuda_available", cuda_ ? 1.0 : 0.0},
+        {"hw_batch_fallbacks", double(hw_fallbacks_)},
+        {"cuda_refused", double(cuda_fallbacks_)},
+        // Thread-seconds per image on the threads' two decoders (0: not measured yet).
+        {"thread_seconds_per_cuda_image", cuda_cost_},
+        {"thread_seconds_per_cpu_image", cpu_cost_},
+        // Seconds: the header pass and the CPU share decoded ahead (CPU stage); then, in the
+        // mixed stage, the hardware call, the threads' work there, uploads, and all of run().
+        {"seconds_headers", seconds_plan_},
+        {"seconds_cpu_ahead", seconds_ahead_},
+        {"seconds_hw_submit", seconds_hw_submit_},
+        // Of seconds_hw_submit: waiting for the stream's earlier work before the engines.
+        {"seconds_hw_wait", seconds_hw_wait_},
+        {"seconds_threads", seconds_threads_},
+        {"seconds_finish", seconds_finish_},
+        {"seconds_total", seconds_total_}});
     return out;
   }
 

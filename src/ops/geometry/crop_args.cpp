@@ -38,11 +38,11 @@ std::vector<ArgSchema> crop_arg_schemas() {
           {"crop_h", ArgType::kFloat, "Window height (with crop_w).", 0.0, true},
           {"crop_w", ArgType::kFloat, "Window width (with crop_h).", 0.0, true},
           {"crop_pos_x", ArgType::kFloat,
-           "Horizontal position in [0, 1]: x = round(pos * (W - crop_w)), halves away from 0.",
-           0.5, true},
+           "Horizontal position in [0, 1]: x = round(pos * (W - crop_w)), halves away from 0.", 0.5,
+           true},
           {"crop_pos_y", ArgType::kFloat,
-           "Vertical position in [0, 1]: y = round(pos * (H - crop_h)), halves away from 0.",
-           0.5, true}};
+           "Vertical position in [0, 1]: y = round(pos * (H - crop_h)), halves away from 0.", 0.5,
+           true}};
 }
 
 void check_window_inside(const CropWindow& w, int64_t in_h, int64_t in_w, const std::string& op) {

@@ -29,9 +29,7 @@ std::vector<int64_t> axes_of(const OpSpec& spec) {
 class Erase : public Operator {
  public:
   explicit Erase(const OpSpec& spec)
-      : Operator(spec),
-        axes_(axes_of(spec)),
-        fill_(spec.arg<std::vector<double>>("fill_value")) {
+      : Operator(spec), axes_(axes_of(spec)), fill_(spec.arg<std::vector<double>>("fill_value")) {
     for (auto a : axes_)
       STOKER_ENFORCE(a == 0 || a == 1, ValueError,
                      "erase: axes may name 0 (height) and 1 (width), got ", a);

@@ -95,8 +95,8 @@ class Paste : public Operator {
       STOKER_ENFORCE(ratio >= 1, ValueError, "paste: ratio must be >= 1, got ", ratio);
       // DALI's canvas: each side ratio times the image's, truncated, at least min_canvas_size.
       const auto side = [&](int64_t extent) {
-        return std::max<int64_t>(
-            extent, int64_t(std::max(min_canvas, std::floor(ratio * double(extent)))));
+        return std::max<int64_t>(extent,
+                                 int64_t(std::max(min_canvas, std::floor(ratio * double(extent)))));
       };
       const int64_t oh = side(s.height), ow = side(s.width);
       const double px = scalar_arg(ws, "paste_x", i), py = scalar_arg(ws, "paste_y", i);
@@ -238,8 +238,8 @@ OpSchema paste_schema() {
           "(floor(paste_y * (H' - H)), floor(paste_x * (W' - W))).",
       .inputs = {"images"},
       .outputs = {"images"},
-      .args = {{"ratio", ArgType::kFloat, "Canvas size over the image's size (>= 1).",
-                std::nullopt, true},
+      .args = {{"ratio", ArgType::kFloat, "Canvas size over the image's size (>= 1).", std::nullopt,
+                true},
                {"paste_x", ArgType::kFloat, "Horizontal position in [0, 1].", 0.5, true},
                {"paste_y", ArgType::kFloat, "Vertical position in [0, 1].", 0.5, true},
                {"min_canvas_size", ArgType::kFloat, "Smallest canvas extent.", 0.0},

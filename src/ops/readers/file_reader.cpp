@@ -75,7 +75,8 @@ OpSchema file_reader_schema() {
                std::string()},
               {"files", ArgType::kStringList, "Explicit list of files.",
                std::vector<std::string>{}},
-              {"labels", ArgType::kIntList, "Labels for `files` (default: the file's position in `files`, as in DALI).",
+              {"labels", ArgType::kIntList,
+               "Labels for `files` (default: the file's position in `files`, as in DALI).",
                std::vector<int64_t>{}},
               {"file_filters", ArgType::kStringList,
                "Glob patterns of files to take from "

@@ -95,9 +95,10 @@ ReaderOperator::ReaderOperator(const OpSpec& spec, std::unique_ptr<ReaderSource>
                  ": shuffle_after_epoch and stick_to_shard cannot be both true");
   // DALI's file lists forbid the pair; its container readers combine them (files reshuffled,
   // samples shuffled in the buffer).
-  STOKER_ENFORCE(!(o.shuffle_after_epoch && o.preshuffle && o.shuffle == readers::ShuffleMode::kBuffer),
-                 ValueError, spec.schema->name,
-                 ": shuffle_after_epoch and random_shuffle cannot be both true");
+  STOKER_ENFORCE(
+      !(o.shuffle_after_epoch && o.preshuffle && o.shuffle == readers::ShuffleMode::kBuffer),
+      ValueError, spec.schema->name,
+      ": shuffle_after_epoch and random_shuffle cannot be both true");
   options_ = o;
   io_threads_ = int(spec.arg<int64_t>("num_io_threads"));
   depth_batches_ = int(spec.arg<int64_t>("prefetch_queue_depth"));
@@ -129,8 +130,8 @@ readers::LoaderOptions ReaderOperator::loader_options() const {
 
 std::optional<ReaderMeta> ReaderOperator::reader_meta() const {
   readers::SampleLoader l(dataset_size(), loader_options());
-  return ReaderMeta{l.dataset_size(),       l.epoch_size_padded(), l.epoch_length(),
-                    options_.shard_id,      options_.num_shards,   options_.pad_last_batch,
+  return ReaderMeta{l.dataset_size(), l.epoch_size_padded(), l.epoch_length(), options_.shard_id,
+                    options_.num_shards, options_.pad_last_batch,
                     // whether every epoch reads the own shard (the iterators' epoch sizes)
                     options_.stick_to_shard || options_.shuffle_after_epoch ||
                         options_.shuffle == readers::ShuffleMode::kGlobal};
