@@ -17,6 +17,22 @@ except ImportError:  # each test module skips, saying why
 
 SKIP_REASON = "NVIDIA DALI 2.4 is not installed (scripts/setup installs it)"
 
+
+def has_gpu():
+    return stoker._stoker.cuda_available()
+
+
+def run_both_or_skip(define, batch_size, **kwargs):
+    """run_both, skipping the test when either library has no backend for an operator on the
+    device asked for (DALI's jitter has no CPU backend; some operators no GPU one)."""
+    try:
+        return run_both(define, batch_size, **kwargs)
+    except (RuntimeError, ValueError) as e:
+        text = str(e)
+        if "not registered for" in text or "backend" in text:
+            pytest.skip(f"no such backend in one of the libraries: {text.splitlines()[-1][:160]}")
+        raise
+
 LIBS = ("stoker", "dali")
 
 

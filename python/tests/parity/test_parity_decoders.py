@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, run, run_both
+from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run, run_both
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -161,3 +161,20 @@ def test_streams_decoded_with_warnings(blobs):
         run("dali", lambda fn, types: fn.decoders.image(feed(fn, types)), 1)
     ours = run("stoker", lambda fn, types: fn.decoders.image(feed(fn, types)), 1)[0][0][0]
     np.testing.assert_array_equal(ours, np.asarray(PIL.open(io.BytesIO(junk)).convert("RGB")))
+
+
+def test_mixed_decoders_agree_with_dalis():
+    """device="mixed" in both libraries (nvJPEG's hardware and CUDA decoders, split each its own
+    way): the same shapes, and pixels within nvJPEG's IDCT differences of each other."""
+    if not has_gpu():
+        pytest.skip("no CUDA device: the mixed decoders are compared on the GPU machine")
+    jpegs = [b for b in _generated() + _photos() if b[:2] == b"\xff\xd8"]
+    feed = _feed(jpegs)
+    out = run_both(lambda fn, types: (fn.decoders.image(feed(fn, types), device="mixed"),
+                                      fn.decoders.image(feed(fn, types))), len(jpegs),
+                   device_id=0)
+    ours, theirs = out["stoker"][0][0], out["dali"][0][0]
+    for i, (x, y) in enumerate(zip(ours, theirs)):
+        assert x.shape == y.shape, (i, x.shape, y.shape)
+        diff = np.abs(x.astype(np.int16) - y.astype(np.int16))
+        assert diff.mean() < 1.5 and np.percentile(diff, 99) <= 8, (i, diff.mean(), diff.max())

@@ -7,7 +7,7 @@ implementations round or resample differently. Random operators are compared by 
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, run_both
+from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run_both_or_skip
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -55,8 +55,14 @@ def _images():
 IMAGES = _images()
 
 
+_ON_GPU = [False]  # set while a test runs the table on the GPU
+
+
 def _feed(fn, types):
-    return fn.external_source(source=lambda: [a.copy() for a in IMAGES], batch=True, layout="HWC")
+    images = fn.external_source(source=lambda: [a.copy() for a in IMAGES], batch=True,
+                                layout="HWC")
+    # On the GPU every operator below follows its input there (in both libraries).
+    return images.gpu() if _ON_GPU[0] else images
 
 
 def _f32(fn, types):
@@ -135,8 +141,22 @@ _CASES = [
 ]
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
 @pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
-def test_operator_matches_dali(case):
+def test_operator_matches_dali(case, device):
+    """The same call on each library's CPU backend, and on its GPU backend where a GPU is
+    (float arithmetic there may differ in the last bits: float tolerances x10)."""
     name, define, atol, share = case
-    out = run_both(define, len(IMAGES))
-    assert_same(out["stoker"][0][0], out["dali"][0][0], atol=atol, max_mismatch=share, what=name)
+    kwargs = {}
+    if device == "gpu":
+        if not has_gpu():
+            pytest.skip("no CUDA device: the GPU backends are compared on the GPU machine")
+        kwargs["device_id"] = 0
+        atol = atol * 10 if atol < 1 else atol
+    _ON_GPU[0] = device == "gpu"
+    try:
+        out = run_both_or_skip(define, len(IMAGES), **kwargs)
+    finally:
+        _ON_GPU[0] = False
+    assert_same(out["stoker"][0][0], out["dali"][0][0], atol=atol, max_mismatch=share,
+                what=f"{name} ({device})")
