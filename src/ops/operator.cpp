@@ -113,15 +113,15 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
                             TensorLayout layout, const Batch* sources) const {
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
-  // What a failed allocation names: the batch's size and its largest sample.
-  int64_t total = 0, largest = -1;
+  // What a failed allocation names: the batch's size and its largest sample (no copy of a
+  // shape: this runs for every output of every batch).
+  int64_t total = 0, largest = 0;
   int biggest = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const int64_t v = shapes[i].volume();
     total += v;
     if (v > largest) largest = v, biggest = int(i);
   }
-  const TensorShape biggest_shape = shapes.empty() ? TensorShape{} : shapes[size_t(biggest)];
   try {
     if (spec_.backend == Backend::kCpu) {
       ws.outputs.push_back(
@@ -135,8 +135,8 @@ Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape>
     if (!dynamic_cast<const RuntimeError*>(&e) && !dynamic_cast<const std::bad_alloc*>(&e)) throw;
     throw RuntimeError(
         detail::concat(e.what(), " (the output batch: ", total * int64_t(dtype_size(dtype)),
-                       " bytes; the largest sample is ", sample_context(biggest, sources),
-                       ", shape ", biggest_shape.to_string(), ")"));
+                       " bytes; the largest sample is ", sample_context(biggest, sources), ", ",
+                       largest, " elements)"));
   }
   if (sources) ws.outputs.back().copy_source_info(*sources);
   return ws.outputs.back();

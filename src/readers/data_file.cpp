@@ -98,11 +98,17 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
 
 // Installs on_sigbus unless it is the current handler (another library may have replaced it).
 void ensure_sigbus_handler() {
+  const auto installed = [] {
+    struct sigaction current {};
+    ::sigaction(SIGBUS, nullptr, &current);
+    return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigbus;
+  };
+  if (installed()) return;  // the usual case: no lock on the I/O threads' path
   static std::mutex m;
   std::lock_guard lock(m);
+  if (installed()) return;
   struct sigaction current {};
   ::sigaction(SIGBUS, nullptr, &current);
-  if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigbus) return;
   struct sigaction ours {};
   ours.sa_sigaction = on_sigbus;
   ours.sa_flags = SA_SIGINFO | SA_NODEFER;
