@@ -18,8 +18,8 @@ PARITY = {
     "random.choice": "distribution",
     "random_resized_crop": "tolerance: whole-image case 1 level on 1% of values; windows by "
                            "distribution",
-    "jitter": "distribution: on the GPU machine (DALI's jitter has no CPU backend); "
-              "documented difference in the share of pixels moved",
+    "jitter": "distribution: on the GPU machine (DALI's jitter has no CPU backend): the moves, "
+              "per component, clamped at the edges",
 }
 
 
@@ -94,23 +94,53 @@ def test_random_resized_crop_windows_spread_alike():
     assert abs(spread["stoker"] - spread["dali"]) < 0.35 * spread["dali"], spread
 
 
-def test_jitter_moves_pixels_alike():
-    """DALI's jitter runs only on the GPU: compared where a GPU is present."""
+def _coordinates_image(side=15):
+    """Every channel of pixel (y, x) holds y * side + x: an output value names its source."""
+    y, x = np.mgrid[0:side, 0:side]
+    return np.repeat((y * side + x)[..., None], 3, axis=2).astype(np.uint8)
+
+
+def _jitter_moves(outs, side=15):
+    """Moves seen in the interior (dy, dx: value -> share), the share of pixels whose channels
+    came from different places, the share of the left column's components that stayed (moves
+    to the left clamp), and whether any value is not a coordinate (a fill)."""
+    outs = np.stack(outs).astype(int)
+    y, x = np.mgrid[0:side, 0:side]
+    inner = outs[:, 3:-3, 3:-3]
+    moves = []
+    for d in (inner // side - y[3:-3, 3:-3, None], inner % side - x[3:-3, 3:-3, None]):
+        values, counts = np.unique(d, return_counts=True)
+        moves.append(dict(zip(values.tolist(), (counts / d.size).tolist())))
+    return {"moves": moves,
+            "channels_apart": float(np.mean(np.any(inner != inner[..., :1], axis=-1))),
+            "left_stays": float(np.mean(outs[:, 3:-3, 0] % side == 0)),
+            "filled": bool(outs.max() >= side * side)}
+
+
+@pytest.mark.parametrize("degree", [2, 3, 5])
+def test_jitter_moves_components_alike(degree):
+    """DALI's jitter runs only on the GPU: compared where a GPU is present. Each component
+    draws its own move, from the same nDegree values, clamped to the image, on both."""
     from parity_util import run
+    img = _coordinates_image()
+
+    def define(fn, types):
+        data = fn.external_source(source=lambda: [img.copy() for _ in range(16)], batch=True,
+                                  layout="HWC", device="gpu")
+        return fn.jitter(data, nDegree=degree, fill_value=255)
     try:
-        out = {lib: run(lib, lambda fn, types: (fn.jitter(_feed(fn, types).gpu(), nDegree=3),
-                                                _feed(fn, types)),
-                        len(SQUARES), iterations=3, device_id=0) for lib in ("stoker", "dali")}
+        out = {lib: run(lib, define, 16, iterations=2, device_id=0) for lib in ("stoker", "dali")}
     except RuntimeError as e:
         if "CUDA" in str(e) or "device" in str(e).lower() or "GPU" in str(e):
             pytest.skip(f"DALI's jitter needs a GPU: {str(e)[:120]}")
         raise
-    moved = {}
-    for lib, runs in out.items():
-        moved[lib] = np.mean([np.mean(np.any(j != x, axis=-1))
-                              for jit, orig in runs for j, x in zip(jit, orig)])
-    # A known difference (docs/dali_differences.md): both draw offsets uniformly from
-    # {-1, 0, 1}^2 for nDegree=3, stoker one per pixel (1/9 of pixels stay: moved 0.89), DALI 2.4
-    # one per channel (nearly every pixel changes: 0.996 measured on the H100).
-    assert abs(moved["stoker"] - 8 / 9) < 0.03, moved
-    assert moved["dali"] > 0.97, moved
+    seen = {lib: _jitter_moves([s for it in runs for s in it[0]]) for lib, runs in out.items()}
+    expected = list(range(-(degree // 2), degree - degree // 2))
+    for lib, m in seen.items():
+        assert not m["filled"], lib
+        for axis in m["moves"]:
+            assert sorted(axis) == expected, (lib, axis)
+            assert max(abs(share - 1 / degree) for share in axis.values()) < 0.04, (lib, axis)
+    a, b = seen["stoker"], seen["dali"]
+    assert abs(a["channels_apart"] - b["channels_apart"]) < 0.03, seen
+    assert abs(a["left_stays"] - b["left_stays"]) < 0.08, seen

@@ -37,30 +37,46 @@ int launch(const StridedCopyGpu* copies, int n, int64_t max_count, cudaStream_t 
   return int(cudaGetLastError());
 }
 
+template <typename T>
 __global__ void gather_kernel(const GatherGpuSample* __restrict__ samples) {
   const GatherGpuSample& s = samples[blockIdx.y];
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  const auto* in = static_cast<const uint8_t*>(s.in);
-  auto* out = static_cast<uint8_t*>(s.out);
-  for (int64_t p = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; p < s.h * s.w; p += step) {
-    const int64_t y = p / s.w, x = p % s.w;
-    const int64_t sy = y + s.offsets[2 * p], sx = x + s.offsets[2 * p + 1];
-    const bool inside = sy >= 0 && sx >= 0 && sy < s.h && sx < s.w;
-    const uint8_t* src = inside ? in + (sy * s.w + sx) * s.pixel_bytes : s.fill;
-    uint8_t* dst = out + p * s.pixel_bytes;
-    for (int b = 0; b < s.pixel_bytes; ++b) dst[b] = src[b];
+  const T* in = static_cast<const T*>(s.in);
+  T* out = static_cast<T*>(s.out);
+  const int64_t count = s.h * s.w * s.c;
+  for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < count; k += step) {
+    const int64_t p = k / s.c, ch = k - p * s.c;
+    const int64_t y = p / s.w + s.offsets[2 * k], x = p % s.w + s.offsets[2 * k + 1];
+    out[k] = in[(y * s.w + x) * s.c + ch];
   }
 }
 
 }  // namespace
 
-int gather_pixels_gpu(const GatherGpuSample* samples, int n, int64_t max_pixels,
-                      StreamHandle stream) {
-  if (n == 0 || max_pixels == 0) return 0;
+int gather_elements_gpu(const GatherGpuSample* samples, int n, int64_t max_elements,
+                        int element_size, StreamHandle stream) {
+  if (n == 0 || max_elements == 0) return 0;
   if (n > 65535) return int(cudaErrorInvalidConfiguration);
   const int block = 256;
-  const dim3 grid(unsigned(std::min<int64_t>((max_pixels + block - 1) / block, 2048)), unsigned(n));
-  gather_kernel<<<grid, block, 0, cudaStream_t(stream)>>>(samples);
+  const dim3 grid(unsigned(std::min<int64_t>((max_elements + block - 1) / block, 2048)),
+                  unsigned(n));
+  auto st = cudaStream_t(stream);
+  switch (element_size) {
+    case 1:
+      gather_kernel<uint8_t><<<grid, block, 0, st>>>(samples);
+      break;
+    case 2:
+      gather_kernel<uint16_t><<<grid, block, 0, st>>>(samples);
+      break;
+    case 4:
+      gather_kernel<uint32_t><<<grid, block, 0, st>>>(samples);
+      break;
+    case 8:
+      gather_kernel<uint64_t><<<grid, block, 0, st>>>(samples);
+      break;
+    default:
+      return int(cudaErrorInvalidValue);
+  }
   return int(cudaGetLastError());
 }
 

@@ -30,19 +30,16 @@ struct StridedCopyGpu {
 int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
                      StreamHandle stream);
 
-// Pixel gathers (jitter): output pixel p of an h x w image with `pixel_bytes` bytes per pixel
-// takes input pixel (y + dy, x + dx) where (dy, dx) = offsets[2p], offsets[2p + 1], or the fill
-// pixel when that lies outside the image.
-constexpr int kGatherMaxPixelBytes = 64;
+// Element gathers (jitter): component k = (y * w + x) * c + ch of an h x w x c image of
+// `element_size`-byte components (1, 2, 4 or 8) takes the input's component (y + dy, x + dx, ch), where
+// (dy, dx) = offsets[2k], offsets[2k + 1] point inside the image (the caller clamps them).
 struct GatherGpuSample {
   const void* in = nullptr;
   void* out = nullptr;
-  const int8_t* offsets = nullptr;  // device: 2 per pixel
-  int64_t h = 0, w = 0;
-  int32_t pixel_bytes = 0;
-  uint8_t fill[kGatherMaxPixelBytes] = {};
+  const int8_t* offsets = nullptr;  // device: 2 per component
+  int64_t h = 0, w = 0, c = 0;
 };
-int gather_pixels_gpu(const GatherGpuSample* samples, int n, int64_t max_pixels,
-                      StreamHandle stream);
+int gather_elements_gpu(const GatherGpuSample* samples, int n, int64_t max_elements,
+                        int element_size, StreamHandle stream);
 
 }  // namespace stoker::kernels

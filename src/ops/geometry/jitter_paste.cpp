@@ -6,15 +6,37 @@
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 
 namespace stoker::ops {
 namespace {
 
+// DALI 2.4's jitter, as measured on its GPU kernel (it has no CPU one): every component
+// (y, x, c) takes its own source pixel (y + dy, x + dx), dx and dy uniform over the nDegree
+// integers from -(nDegree / 2), clamped to the image, so edges repeat and fill_value is never
+// used. Calls take(k, sy, sx) for the k-th component in HWC order; the draws come from the
+// sample's Philox stream in that order, dx then dy, so both backends replay the same offsets.
+template <typename Take>
+void jitter_sources(RandomStream& rng, int64_t degree, const ImageShape& s, Take&& take) {
+  const int64_t low = -(degree / 2);
+  const auto span = uint32_t(degree);
+  int64_t k = 0;
+  for (int64_t y = 0; y < s.height; ++y)
+    for (int64_t x = 0; x < s.width; ++x)
+      for (int64_t c = 0; c < s.channels; ++c, ++k) {
+        const int64_t sx = std::clamp<int64_t>(x + low + rng.below(span), 0, s.width - 1);
+        const int64_t sy = std::clamp<int64_t>(y + low + rng.below(span), 0, s.height - 1);
+        take(k, sy, sx);
+      }
+}
+
 class Jitter : public Operator {
  public:
-  explicit Jitter(const OpSpec& spec) : Operator(spec) {}
+  explicit Jitter(const OpSpec& spec) : Operator(spec) {
+    interp_is_linear(spec);  // validates: both filters sample whole pixels at integer offsets
+  }
 
  protected:
   int64_t checked_degree() const {
@@ -30,29 +52,20 @@ class Jitter : public Operator {
     std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const int64_t degree = checked_degree();
+    const size_t es = dtype_size(in.dtype());
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "jitter");
-      const size_t px = size_t(s.channels) * dtype_size(in.dtype());
-      auto fill = fill_pixel(in.dtype(), s.channels, spec_.arg<std::vector<double>>("fill_value"),
-                             "jitter");
       const auto* src = static_cast<const uint8_t*>(in.sample(i).data);
       auto* dst = static_cast<uint8_t*>(out.sample(i).data);
       if (scalar_arg(ws, "mask", i) == 0) {
-        std::memcpy(dst, src, px * size_t(s.height * s.width));
+        std::memcpy(dst, src, es * size_t(s.height * s.width * s.channels));
         return;
       }
-      // Offsets in [-(nDegree / 2), nDegree / 2], drawn per pixel in row order, dy then dx.
-      const int64_t half = degree / 2;
-      const uint32_t span = uint32_t(2 * half + 1);
       auto rng = sample_rng(ws, i);
-      for (int64_t y = 0; y < s.height; ++y)
-        for (int64_t x = 0; x < s.width; ++x) {
-          const int64_t sy = y + int64_t(rng.below(span)) - half;
-          const int64_t sx = x + int64_t(rng.below(span)) - half;
-          const bool inside = sy >= 0 && sx >= 0 && sy < s.height && sx < s.width;
-          std::memcpy(dst + size_t(y * s.width + x) * px,
-                      inside ? src + size_t(sy * s.width + sx) * px : fill.data(), px);
-        }
+      jitter_sources(rng, degree, s, [&](int64_t k, int64_t sy, int64_t sx) {
+        const int64_t from = (sy * s.width + sx) * s.channels + k % s.channels;
+        std::memcpy(dst + size_t(k) * es, src + size_t(from) * es, es);
+      });
     });
   }
 };
@@ -111,9 +124,9 @@ class Paste : public Operator {
 };
 
 #ifdef STOKER_HAVE_CUDA
-// The gpu backend of jitter: the offsets are drawn on the host exactly as the CPU draws them
+// The gpu backend of jitter: the sources are drawn on the host exactly as the CPU draws them
 // (one Philox stream per sample, rejection sampling, so the draws are sequential) and go up as
-// two bytes per pixel; one launch gathers every pixel.
+// two signed bytes per component; one launch gathers every component.
 class JitterGpu final : public Jitter {
  public:
   using Jitter::Jitter;
@@ -123,19 +136,17 @@ class JitterGpu final : public Jitter {
     std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const int64_t degree = checked_degree();
-    STOKER_ENFORCE(degree / 2 <= 127, ValueError, "jitter (gpu): nDegree / 2 must be <= 127, got ",
-                   degree / 2);
+    STOKER_ENFORCE(degree <= 255, ValueError, "jitter (gpu): nDegree must be <= 255, got ",
+                   degree);  // the offsets travel as signed bytes
     if (n == 0) return;
     std::vector<size_t> at(static_cast<size_t>(n));
     size_t total = 0;
     int64_t most = 0;
     for (int i = 0; i < n; ++i) {
       auto s = image_shape(in, i, "jitter");
-      STOKER_ENFORCE(s.channels * int64_t(dtype_size(in.dtype())) <= kernels::kGatherMaxPixelBytes,
-                     ValueError, "jitter (gpu): pixels of at most ", kernels::kGatherMaxPixelBytes,
-                     " bytes");
-      at[size_t(i)] = total, total += size_t(2 * s.height * s.width);
-      most = std::max(most, s.height * s.width);
+      const int64_t elements = s.height * s.width * s.channels;
+      at[size_t(i)] = total, total += size_t(2 * elements);
+      most = std::max(most, elements);
     }
     const size_t desc_bytes = (size_t(n) * sizeof(kernels::GatherGpuSample) + 255) / 256 * 256;
     auto staging = ws.pinned_pool->acquire(desc_bytes + total);
@@ -143,34 +154,28 @@ class JitterGpu final : public Jitter {
     auto* h = static_cast<uint8_t*>(staging->data());
     auto* d = static_cast<uint8_t*>(device->data());
     auto* desc = reinterpret_cast<kernels::GatherGpuSample*>(h);
-    const int64_t half = degree / 2;
-    const uint32_t span = uint32_t(2 * half + 1);
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "jitter");
-      auto fill = fill_pixel(in.dtype(), s.channels, spec_.arg<std::vector<double>>("fill_value"),
-                             "jitter");
       kernels::GatherGpuSample g;
-      g.in = in.data(i), g.out = out.data(i), g.h = s.height, g.w = s.width;
-      g.pixel_bytes = int32_t(fill.size());
-      std::memcpy(g.fill, fill.data(), fill.size());
+      g.in = in.data(i), g.out = out.data(i), g.h = s.height, g.w = s.width, g.c = s.channels;
       g.offsets = reinterpret_cast<const int8_t*>(d + desc_bytes + at[size_t(i)]);
       auto* off = reinterpret_cast<int8_t*>(h + desc_bytes + at[size_t(i)]);
-      const int64_t pixels = s.height * s.width;
       if (scalar_arg(ws, "mask", i) == 0) {
-        std::memset(off, 0, size_t(2 * pixels));
+        std::memset(off, 0, size_t(2 * s.height * s.width * s.channels));
       } else {
         auto rng = sample_rng(ws, i);
-        for (int64_t p = 0; p < pixels; ++p) {
-          off[2 * p] = int8_t(int64_t(rng.below(span)) - half);
-          off[2 * p + 1] = int8_t(int64_t(rng.below(span)) - half);
-        }
+        jitter_sources(rng, degree, s, [&](int64_t k, int64_t sy, int64_t sx) {
+          const int64_t p = k / s.channels;
+          off[2 * k] = int8_t(sy - p / s.width);
+          off[2 * k + 1] = int8_t(sx - p % s.width);
+        });
       }
       std::memcpy(&desc[i], &g, sizeof g);
     });
     copy_to_device_async(d, h, desc_bytes + total, ws.stream);
     staging->record_stream(ws.stream);
-    cuda_check(kernels::gather_pixels_gpu(reinterpret_cast<const kernels::GatherGpuSample*>(d), n,
-                                          most, ws.stream),
+    cuda_check(kernels::gather_elements_gpu(reinterpret_cast<const kernels::GatherGpuSample*>(d),
+                                            n, most, int(dtype_size(in.dtype())), ws.stream),
                "jitter (gpu): launching the kernel");
   }
 };
@@ -212,15 +217,19 @@ OpSchema jitter_schema() {
   return {
       .name = "jitter",
       .doc =
-          "Moves every pixel of HWC images by a random offset in [-(nDegree / 2), nDegree / 2] "
-          "along each axis (integer division; one draw per pixel and axis from the sample's "
-          "Philox stream, row by row, y then x); pixels sampled from outside take fill_value. "
-          "Samples whose `mask` is 0 pass unchanged.",
+          "Moves every component of HWC images on its own (as DALI 2.4's kernel does): output "
+          "(y, x, c) takes input (clamp(y + dy), clamp(x + dx), c), dx and dy uniform over the "
+          "nDegree integers from -(nDegree / 2) (nDegree=2: -1 or 0; 3: -1, 0 or 1), clamped to "
+          "the image so edges repeat. Drawn from the sample's Philox stream component by "
+          "component in HWC order, dx then dy. Samples whose `mask` is 0 pass unchanged.",
       .inputs = {"images"},
       .outputs = {"images"},
       .args = {{"nDegree", ArgType::kInt, "Size of the neighbourhood.", int64_t{2}},
-               {"fill_value", ArgType::kFloatList, "One value or per channel.",
+               {"fill_value", ArgType::kFloatList,
+                "Accepted as DALI does; unused, since the sources are clamped to the image.",
                 std::vector<double>{0.0}},
+               {"interp_type", ArgType::kString,
+                "'nn' or 'linear' (alike: the offsets are whole pixels).", std::string("nn")},
                {"mask", ArgType::kInt, "0 leaves the sample alone.", int64_t{1}, true}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Jitter>(s); },
 #ifdef STOKER_HAVE_CUDA

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "stoker/core/error.hpp"
 #include "stoker/kernels/resize/resize_cpu.hpp"
 
 namespace stoker::ops {
@@ -73,6 +74,15 @@ void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, in
         kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch);
     });
   });
+}
+
+bool interp_is_linear(const OpSpec& spec) {
+  bool antialias = false;
+  const auto name = spec.arg<std::string>("interp_type");
+  const auto f = kernels::parse_filter(name, antialias);
+  STOKER_ENFORCE(f == kernels::Filter::kLinear || f == kernels::Filter::kNearest, ValueError,
+                 spec.schema->name, ": interp_type must be 'linear' or 'nn', got '", name, "'");
+  return f == kernels::Filter::kLinear;
 }
 
 }  // namespace stoker::ops

@@ -9,6 +9,7 @@
 #include "stoker/core/batch.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/kernels/resize/resize_cpu.hpp"
+#include "stoker/ops/op_spec.hpp"
 
 namespace stoker::ops {
 
@@ -34,5 +35,9 @@ std::pair<double, double> resize_exact_size(double in_h, double in_w, const Resi
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
                    kernels::Filter filter, bool antialias, std::vector<float>& scratch,
                    const kernels::ResizeRoi* roi = nullptr);
+
+// The interp_type of operators that offer only nearest neighbour and bilinear (warp_affine,
+// rotate, jitter): true for linear; any other filter throws ValueError naming the operator.
+bool interp_is_linear(const OpSpec& spec);
 
 }  // namespace stoker::ops

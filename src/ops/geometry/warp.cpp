@@ -8,24 +8,16 @@
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
 
-bool parse_linear(const OpSpec& spec) {
-  bool aa = false;
-  auto f = kernels::parse_filter(spec.arg<std::string>("interp_type"), aa);
-  STOKER_ENFORCE(f == kernels::Filter::kLinear || f == kernels::Filter::kNearest, ValueError,
-                 spec.schema->name, ": interp_type must be 'linear' or 'nn', got '",
-                 spec.arg<std::string>("interp_type"), "'");
-  return f == kernels::Filter::kLinear;
-}
-
 class Warp : public Operator {
  public:
   Warp(const OpSpec& spec, bool rotate)
-      : Operator(spec), rotate_(rotate), linear_(parse_linear(spec)) {
+      : Operator(spec), rotate_(rotate), linear_(interp_is_linear(spec)) {
     if (spec.has_arg("fill_value")) fill_ = spec.arg<std::vector<double>>("fill_value");
   }
 
