@@ -21,54 +21,14 @@
 #include <vector>
 
 #include "stoker/core/batch.hpp"
-#include "stoker/ops/operator.hpp"
 #include "stoker/ops/schema.hpp"
+#include "stoker/options.hpp"
+#include "stoker/stats.hpp"
 
 namespace stoker {
 
 using ops::ArgValue;
 using ops::ReaderMeta;
-
-struct PipelineOptions {
-  int batch_size = 1;
-  int num_threads = 1;  // threads for per-sample work (the caller's counts)
-  // num_threads="auto": num_threads is then the most threads the pipeline may use (a CPU
-  // budget, so the training process keeps its cores); it starts at min(4, num_threads) and
-  // adjusts while running: more while the consumer waits for batches and more helps, fewer
-  // while it does not. Outputs do not depend on it.
-  bool auto_threads = false;
-  std::optional<int> device_id;  // none: CPU-only
-  int64_t seed = -1;             // -1: drawn from std::random_device
-  int prefetch_queue_depth = 2;  // batches prepared ahead by the CPU stage ("cpu_size")
-  // prefetch_queue_depth="auto": the queue of finished batches the consumer takes from (the
-  // GPU stage's with device stages, else the CPU stage's) starts at its depth above and grows
-  // by one (up to 6) when the consumer waits while the stage filling it was blocked on it.
-  bool auto_prefetch = false;
-  int gpu_queue_depth = 2;          // finished GPU-stage batches held ("gpu_size")
-  size_t device_memory_budget = 0;  // bytes; 0: unlimited
-  size_t host_memory_budget = 0;    // bytes; 0: unlimited
-  std::string checkpoint;           // Pipeline::checkpoint() text to resume from
-  // "raise": a bad sample fails the batch (default). "skip": a sample whose reading or
-  // decoding fails with a data error is replaced by the reader's next sample; incidents are
-  // counted (error_stats()).
-  std::string on_error = "raise";
-  // CPU outputs in page-locked (pinned) host memory, so copies to a GPU (a framework's
-  // .cuda(non_blocking=True)) are asynchronous DMA; needs CUDA (pageable memory otherwise).
-  bool pinned_outputs = false;
-  // A Chrome/Perfetto trace (JSON: a track per stage thread, a span per operator run) written
-  // here when the pipeline closes; "": the STOKER_TRACE environment variable's path, if set.
-  std::string trace;
-  // The cores the pipeline's threads may run on (empty: any). Every thread the pipeline starts
-  // (its stages, pools, readers' I/O threads, and nvJPEG's or CUDA's started meanwhile) is
-  // restricted to them; keeping them off the training thread's core keeps that thread prompt.
-  std::vector<int> cpu_affinity;
-};
-
-struct ErrorStats {
-  int64_t skipped = 0;              // samples replaced since the start
-  int64_t warnings = 0;             // samples used despite a warning (corrupt JPEG data)
-  std::vector<std::string> recent;  // the last incidents: operator, sample, source, error
-};
 
 // A value in the graph: output `output` of node `node`.
 struct Value {
@@ -83,6 +43,33 @@ struct NodeOptions {
 };
 
 class Pipeline;
+
+// One operator node of a pipeline's definition: what Python's tracer records and a serialised
+// pipeline holds. Inputs refer to nodes before it, by position in the definition.
+struct NodeDef {
+  std::string op;
+  NodeOptions node;
+  std::vector<Value> inputs;
+  std::map<std::string, ArgValue> args;
+  std::map<std::string, Value> arg_inputs;
+};
+
+// A pipeline's whole definition: its options, nodes and outputs. Serialised as JSON
+// ({"format": "stoker.pipeline", "version": 2, "options": {...}, "nodes": [{"op", "name",
+// "device", "inputs": [[node, output]], "args": {...}, "arg_inputs": {name: [node, output]}}],
+// "outputs": [[node, output]]}); the options are PipelineOptions::fields() marked saved, by
+// name. Version 1 documents (options at the top level, as Python wrote them) are still read.
+struct PipelineDefinition {
+  PipelineOptions options;
+  std::vector<NodeDef> nodes;
+  std::vector<Value> outputs;
+
+  // Throws ValueError naming the field, node or option for a document it cannot use.
+  static PipelineDefinition from_json(const std::string& json);
+  std::string to_json() const;
+  // Built as PipelineBuilder builds it (its errors name the node's defined_at).
+  std::unique_ptr<Pipeline> build() const;
+};
 
 class PipelineBuilder {
  public:
@@ -104,18 +91,11 @@ class PipelineBuilder {
   std::unique_ptr<Impl> impl_;
 };
 
-struct MemoryStats {
-  PoolStats host;
-  PoolStats device;
-  PoolStats pinned;
-};
-
 class Pipeline {
  public:
-  // A pipeline from Python's pipe.serialize() JSON (schema "stoker.pipeline", version 1):
-  // its options, operators and outputs, built as PipelineBuilder would. `adjust`, when given,
-  // may change the saved options first (device_id, num_threads, checkpoint...). Throws
-  // ValueError naming the node for a document it cannot use, and the builder's errors.
+  // A pipeline from a serialised definition (PipelineDefinition, what Python's
+  // pipe.serialize() writes). `adjust`, when given, may change the saved options first
+  // (device_id, num_threads, checkpoint...).
   static std::unique_ptr<Pipeline> from_json(
       const std::string& json, const std::function<void(PipelineOptions&)>& adjust = {});
 
@@ -162,76 +142,21 @@ class Pipeline {
   std::map<std::string, double> operator_stats(const std::string& name) const;
   // Incidents (skipped samples) since the last call.
   std::vector<std::string> take_incidents();
-  // Per stage ("cpu", "mixed", "gpu", then "consumer"): iterations and seconds busy, starved
-  // (waiting for the stage before) and blocked (waiting for room after), since the start; the
-  // mean length of the stage's output queue when the consumer came (of queue_capacity), and the
-  // CPU seconds of the stage's thread (threads: the CPU stage's lanes, whose busy, starved and
-  // blocked seconds are their means; see executor_lanes.cpp).
-  struct StageTimes {
-    std::string name;
-    int64_t iterations = 0;
-    double busy = 0, starved = 0, blocked = 0;
-    double queue_mean = 0;
-    int queue_capacity = 0;
-    double cpu = 0;
-    int threads = 1;
-  };
-  std::vector<StageTimes> stage_stats() const;
-  // CPU seconds of stoker's threads by group ("cpu stage", "mixed stage", "gpu stage",
-  // "workers", "gpu stage workers") and the seconds since the first run(): their sum over
-  // `wall` is the cores the pipeline keeps busy (not counting the readers' I/O threads or the
-  // CUDA driver's).
-  struct CpuTimes {
-    std::vector<std::pair<std::string, double>> threads;
-    double wall = 0;
-  };
+  // Per stage ("cpu", "mixed", "gpu", then "consumer"): where its thread's time went since
+  // the start (StageStats).
+  std::vector<StageStats> stage_stats() const;
+  // CPU seconds of stoker's threads by group and the seconds since the first run().
   CpuTimes cpu_times() const;
-  // Per operator (graph order, fused operators as the one that does their work): runs,
-  // samples, seconds of its stage's thread (mixed/gpu operators: the host's part), bytes in
-  // and out, since the start; mixed/gpu operators: the GPU time of the runs the GPU finished
-  // (CUDA events on the stage's stream around each run).
-  struct OperatorTimes {
-    std::string name, op, backend;
-    int64_t runs = 0, samples = 0;
-    double seconds = 0;
-    int64_t bytes_in = 0, bytes_out = 0;
-    int64_t gpu_runs = 0;
-    double gpu_seconds = 0;
-  };
+  // Per operator, in graph order (OperatorTimes).
   std::vector<OperatorTimes> operator_times() const;
-  // num_threads="auto": the threads working now, and each change the tuner made (seconds of
-  // measured windows since the start, the new count, the images/s and the consumer's share of
-  // waiting measured before it, and why); prefetch_queue_depth="auto": likewise the depth.
-  struct AutotuneChange {
-    double time = 0;
-    int threads = 0;
-    double rate = 0, wait = 0;
-    std::string why;
-  };
-  struct PrefetchChange {
-    double time = 0;
-    int depth = 0;
-    double wait = 0, blocked = 0;  // the consumer's waiting and the stage's blocked shares
-    std::string why;
-  };
-  struct Autotune {
-    int threads = 0;
-    std::vector<AutotuneChange> changes;
-    int prefetch_depth = 0;  // the consumer's queue now
-    std::vector<PrefetchChange> prefetch_changes;
-  };
+  // The threads working now and (num_threads="auto") each change the tuner made; likewise the
+  // consumer's queue depth (prefetch_queue_depth="auto").
   Autotune autotune() const;
   // The GPU's utilisation sampled through NVML every 100 ms since the first run() (pipelines
   // with GPU stages, where the driver's NVML is available; else `why`): the mean share of time
   // kernels ran (SM) and the JPEG engines were busy (NVJPG; -1 where NVML has no counter).
   // The whole GPU's, not only this pipeline's work.
-  struct GpuStats {
-    bool available = false;
-    std::string why;
-    int64_t samples = 0;
-    double sm_percent = 0, nvjpg_percent = -1;
-  };
-  GpuStats gpu_utilization() const;
+  GpuUtilization gpu_utilization() const;
 
   const PipelineOptions& options() const;
   uint64_t seed() const;

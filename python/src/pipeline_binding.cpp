@@ -9,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "stoker/core/cuda.hpp"
+#include "stoker/ops/op_spec.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/pipeline.hpp"
 
@@ -42,78 +43,126 @@ ArgValue to_arg_value(nb::handle v, const std::string& where) {
   throw TypeError(where + ": unsupported argument value " + nb::cast<std::string>(nb::repr(v)));
 }
 
-// (python node index, output) -> the native value. The builder may add nodes of its own
-// (copies to the device), so native indices differ from the Python list's.
-Value to_value(nb::handle h, const std::vector<std::vector<Value>>& added) {
-  auto t = nb::cast<nb::tuple>(h);
-  const int node = nb::cast<int>(t[0]), output = nb::cast<int>(t[1]);
-  STOKER_ENFORCE(node >= 0 && node < int(added.size()) && output >= 0 &&
-                     output < int(added[size_t(node)].size()),
-                 ValueError, "a pipeline value refers to an unknown node");
-  return added[size_t(node)][size_t(output)];
-}
 
-// nodes: [{"op", "name", "device", "defined_at", "inputs": [(node, out)], "args": {...},
-//          "arg_inputs": {name: (node, out)}}], outputs: [(node, out)]
-std::unique_ptr<Pipeline> build_pipeline(
-    const nb::list& nodes, const nb::list& outputs, int batch_size, int num_threads,
-    bool auto_threads, std::optional<int> device_id, int64_t seed, int prefetch_queue_depth,
-    int gpu_queue_depth, bool auto_prefetch, size_t host_memory_budget, size_t device_memory_budget,
-    const std::string& checkpoint, const std::string& on_error, bool pinned_outputs,
-    const std::string& trace, const std::vector<int>& cpu_affinity) {
-  PipelineOptions o;
-  o.batch_size = batch_size;
-  o.num_threads = num_threads;
-  o.auto_threads = auto_threads;
-  o.device_id = device_id;
-  o.seed = seed;
-  o.prefetch_queue_depth = prefetch_queue_depth;
-  o.gpu_queue_depth = gpu_queue_depth;
-  o.auto_prefetch = auto_prefetch;
-  o.host_memory_budget = host_memory_budget;
-  o.device_memory_budget = device_memory_budget;
-  o.checkpoint = checkpoint;
-  o.on_error = on_error;
-  o.pinned_outputs = pinned_outputs;
-  o.trace = trace;
-  o.cpu_affinity = cpu_affinity;
-  PipelineBuilder b(o);
-  std::vector<std::vector<Value>> added;  // per Python node: its outputs in the native graph
+// Python's node list ([{"op", "name", "device", "defined_at", "inputs": [(node, out)],
+// "args": {...}, "arg_inputs": {name: (node, out)}}], inputs by position in the list) and
+// outputs [(node, out)] as a definition.
+PipelineDefinition to_definition(const nb::list& nodes, const nb::list& outputs,
+                                 const PipelineOptions& options) {
+  PipelineDefinition def;
+  def.options = options;
+  const auto ref = [](nb::handle h) {
+    auto t = nb::cast<nb::tuple>(h);
+    return Value{nb::cast<int>(t[0]), nb::cast<int>(t[1])};
+  };
   for (nb::handle h : nodes) {
     auto d = nb::cast<nb::dict>(h);
-    NodeOptions no;
-    no.name = nb::cast<std::string>(d["name"]);
-    no.device = nb::cast<std::string>(d["device"]);
-    no.defined_at = nb::cast<std::string>(d["defined_at"]);
-    std::string op = nb::cast<std::string>(d["op"]);
-    std::string where = op + (no.defined_at.empty() ? "" : " (defined at " + no.defined_at + ")");
-    std::vector<Value> inputs;
-    for (nb::handle x : nb::cast<nb::list>(d["inputs"])) inputs.push_back(to_value(x, added));
-    std::map<std::string, ArgValue> args;
+    NodeDef n;
+    n.op = nb::cast<std::string>(d["op"]);
+    n.node.name = nb::cast<std::string>(d["name"]);
+    n.node.device = nb::cast<std::string>(d["device"]);
+    n.node.defined_at = nb::cast<std::string>(d["defined_at"]);
+    const std::string where =
+        n.op + (n.node.defined_at.empty() ? "" : " (defined at " + n.node.defined_at + ")");
+    for (nb::handle x : nb::cast<nb::list>(d["inputs"])) n.inputs.push_back(ref(x));
     for (auto [k, v] : nb::cast<nb::dict>(d["args"]))
-      args[nb::cast<std::string>(k)] = to_arg_value(v, where);
-    std::map<std::string, Value> arg_inputs;
+      n.args[nb::cast<std::string>(k)] = to_arg_value(v, where);
     for (auto [k, v] : nb::cast<nb::dict>(d["arg_inputs"]))
-      arg_inputs[nb::cast<std::string>(k)] = to_value(v, added);
-    added.push_back(b.add(op, inputs, args, arg_inputs, no));
+      n.arg_inputs[nb::cast<std::string>(k)] = ref(v);
+    def.nodes.push_back(std::move(n));
   }
-  std::vector<Value> outs;
-  for (nb::handle x : outputs) outs.push_back(to_value(x, added));
-  b.set_outputs(outs);
-  return b.build();
+  for (nb::handle x : outputs) def.outputs.push_back(ref(x));
+  return def;
 }
 
-nb::dict stats_dict(const PoolStats& s) {
-  nb::dict d;
-  d["bytes_in_use"] = s.bytes_in_use;
-  d["peak_bytes_in_use"] = s.peak_bytes_in_use;
-  d["bytes_reserved"] = s.bytes_reserved;
-  d["budget"] = s.budget;
-  d["allocations"] = s.allocations;
-  d["reused"] = s.reused;
-  d["not_waited"] = s.not_waited;
-  d["release_events"] = s.release_events;
-  return d;
+// A definition as (options, nodes, outputs) in the same Python form.
+nb::tuple from_definition(const PipelineDefinition& def) {
+  nb::list nodes, outputs;
+  for (const auto& n : def.nodes) {
+    nb::dict d, args, arg_inputs;
+    nb::list inputs;
+    for (const auto& v : n.inputs) inputs.append(nb::make_tuple(v.node, v.output));
+    for (const auto& [k, v] : n.args) args[k.c_str()] = nb::cast(v);
+    for (const auto& [k, v] : n.arg_inputs)
+      arg_inputs[k.c_str()] = nb::make_tuple(v.node, v.output);
+    d["op"] = n.op, d["name"] = n.node.name, d["device"] = n.node.device;
+    d["defined_at"] = n.node.defined_at, d["inputs"] = inputs, d["args"] = args;
+    d["arg_inputs"] = arg_inputs;
+    nodes.append(d);
+  }
+  for (const auto& v : def.outputs) outputs.append(nb::make_tuple(v.node, v.output));
+  return nb::make_tuple(def.options, nodes, outputs);
+}
+
+// Statistics (stats.hpp) to Python: a struct with fields() becomes a dict of its fields,
+// a list of (name, value) pairs a dict, other lists lists.
+template <typename T>
+nb::object to_python(const T& v) {
+  if constexpr (requires { T::fields(v, [](const char*, const auto&) {}); }) {
+    nb::dict d;
+    T::fields(v, [&](const char* k, const auto& m) { d[k] = to_python(m); });
+    return d;
+  } else if constexpr (std::is_same_v<T, std::vector<std::pair<std::string, double>>>) {
+    nb::dict d;
+    for (const auto& [k, x] : v) d[k.c_str()] = x;
+    return d;
+  } else if constexpr (requires { v.begin(); } && !std::is_same_v<T, std::string>) {
+    nb::list l;
+    for (const auto& x : v) l.append(to_python(x));
+    return l;
+  } else {
+    return nb::cast(v);
+  }
+}
+
+// The Pipeline method returning `get(p)` as Python objects.
+template <typename Get>
+auto stats_method(Get get) {
+  return [get](const Pipeline& p) { return to_python(get(p)); };
+}
+
+// stoker.PipelineOptions: a property per PipelineOptions::fields() entry.
+template <typename T>
+void bind_option(nb::class_<PipelineOptions>& c, const char* name, const char* doc) {
+  const auto get = [name](const PipelineOptions& o) {
+    T out{};
+    PipelineOptions::fields(o, [&](const char* n, const auto& m, const char*, bool) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(m)>, T>)
+        if (std::string_view(n) == name) out = m;
+    });
+    return out;
+  };
+  const auto set = [name](PipelineOptions& o, const T& value) {
+    PipelineOptions::fields(o, [&](const char* n, auto& m, const char*, bool) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(m)>, T>)
+        if (std::string_view(n) == name) m = value;
+    });
+  };
+  c.def_prop_rw(name, get, set, doc);
+}
+
+const PipelineOptions kDefaults{};
+
+void bind_options(nb::module_& m) {
+  auto c = nb::class_<PipelineOptions>(
+      m, "PipelineOptions",
+      "A pipeline's options (stoker::PipelineOptions); stoker.Pipeline(**options) sets them.");
+  c.def(nb::init<>());
+  PipelineOptions::fields(kDefaults, [&](const char* name, const auto& member,
+                                                 const char* doc, bool) {
+    bind_option<std::decay_t<decltype(member)>>(c, name, doc);
+  });
+  c.def_static(
+      "names",
+      [](bool saved_only) {
+        std::vector<std::string> names;
+        PipelineOptions::fields(kDefaults, [&](const char* n, const auto&, const char*,
+                                                       bool saved) {
+          if (saved || !saved_only) names.push_back(n);
+        });
+        return names;
+      },
+      nb::arg("saved_only") = false, "Every option's name (saved_only: those serialised).");
 }
 
 }  // namespace
@@ -136,16 +185,26 @@ std::vector<std::string> output_names(const std::string& op, const nb::dict& arg
 }
 
 void bind_pipeline(nb::module_& m) {
+  bind_options(m);
+  m.def(
+      "serialize_pipeline",
+      [](const nb::list& nodes, const nb::list& outputs, const PipelineOptions& options) {
+        return to_definition(nodes, outputs, options).to_json();
+      },
+      "PipelineDefinition::to_json() of Python's node list.");
+  m.def(
+      "parse_pipeline",
+      [](const std::string& text) { return from_definition(PipelineDefinition::from_json(text)); },
+      "(options, nodes, outputs) of a serialized pipeline, checked.");
   m.def("output_names", &output_names, nb::arg("op"), nb::arg("args"),
         "Output names of an operator whose outputs depend on its arguments.");
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
-      .def_static("build", &build_pipeline, nb::arg("nodes"), nb::arg("outputs"),
-                  nb::arg("batch_size"), nb::arg("num_threads"), nb::arg("auto_threads"),
-                  nb::arg("device_id").none(), nb::arg("seed"), nb::arg("prefetch_queue_depth"),
-                  nb::arg("gpu_queue_depth"), nb::arg("auto_prefetch"),
-                  nb::arg("host_memory_budget"), nb::arg("device_memory_budget"),
-                  nb::arg("checkpoint"), nb::arg("on_error"), nb::arg("pinned_outputs"),
-                  nb::arg("trace") = "", nb::arg("cpu_affinity") = std::vector<int>{})
+      .def_static(
+          "build",
+          [](const nb::list& nodes, const nb::list& outputs, const PipelineOptions& options) {
+            return to_definition(nodes, outputs, options).build();
+          },
+          nb::arg("nodes"), nb::arg("outputs"), nb::arg("options"))
       .def("run",
            [](Pipeline& p) {
              release_borrowed(false);
@@ -205,128 +264,19 @@ void bind_pipeline(nb::module_& m) {
       .def("checkpoint", &Pipeline::checkpoint)
       .def("take_incidents", &Pipeline::take_incidents)
       .def("operator_stats", &Pipeline::operator_stats)
-      .def("autotune",
-           [](const Pipeline& p) {
-             auto a = p.autotune();
-             nb::list changes;
-             for (const auto& c : a.changes) {
-               nb::dict d;
-               d["time"] = c.time;
-               d["threads"] = c.threads;
-               d["rate"] = c.rate;
-               d["wait"] = c.wait;
-               d["why"] = c.why;
-               changes.append(d);
-             }
-             nb::list prefetch;
-             for (const auto& c : a.prefetch_changes) {
-               nb::dict d;
-               d["time"] = c.time;
-               d["depth"] = c.depth;
-               d["wait"] = c.wait;
-               d["blocked"] = c.blocked;
-               d["why"] = c.why;
-               prefetch.append(d);
-             }
-             nb::dict d;
-             d["threads"] = a.threads;
-             d["changes"] = changes;
-             d["prefetch_queue_depth"] = a.prefetch_depth;
-             d["prefetch_changes"] = prefetch;
-             return d;
-           })
-      .def("gpu_utilization",
-           [](const Pipeline& p) {
-             const auto u = p.gpu_utilization();
-             nb::dict d;
-             d["available"] = u.available;
-             d["why"] = u.why;
-             d["samples"] = u.samples;
-             d["sm_percent"] = u.sm_percent;
-             d["nvjpg_percent"] = u.nvjpg_percent;
-             return d;
-           })
-      .def("stage_stats",
-           [](const Pipeline& p) {
-             nb::list out;
-             for (const auto& s : p.stage_stats()) {
-               nb::dict d;
-               d["stage"] = s.name;
-               d["iterations"] = s.iterations;
-               d["busy"] = s.busy;
-               d["starved"] = s.starved;
-               d["blocked"] = s.blocked;
-               d["queue_mean"] = s.queue_mean;
-               d["queue_capacity"] = s.queue_capacity;
-               d["cpu"] = s.cpu;
-               d["threads"] = s.threads;
-               out.append(d);
-             }
-             return out;
-           })
-      .def("cpu_times",
-           [](const Pipeline& p) {
-             auto t = p.cpu_times();
-             nb::dict threads;
-             for (const auto& [name, s] : t.threads) threads[name.c_str()] = s;
-             nb::dict d;
-             d["threads"] = threads;
-             d["wall"] = t.wall;
-             return d;
-           })
-      .def("operator_times",
-           [](const Pipeline& p) {
-             nb::list out;
-             for (const auto& t : p.operator_times()) {
-               nb::dict d;
-               d["name"] = t.name;
-               d["op"] = t.op;
-               d["backend"] = t.backend;
-               d["runs"] = t.runs;
-               d["samples"] = t.samples;
-               d["seconds"] = t.seconds;
-               d["bytes_in"] = t.bytes_in;
-               d["bytes_out"] = t.bytes_out;
-               d["gpu_runs"] = t.gpu_runs;
-               d["gpu_seconds"] = t.gpu_seconds;
-               out.append(d);
-             }
-             return out;
-           })
-      .def("error_stats",
-           [](const Pipeline& p) {
-             auto s = p.error_stats();
-             nb::dict d;
-             d["skipped"] = s.skipped;
-             d["warnings"] = s.warnings;
-             d["recent"] = s.recent;
-             return d;
-           })
+      .def("autotune", stats_method([](const Pipeline& p) { return p.autotune(); }))
+      .def("gpu_utilization", stats_method([](const Pipeline& p) { return p.gpu_utilization(); }))
+      .def("stage_stats", stats_method([](const Pipeline& p) { return p.stage_stats(); }))
+      .def("cpu_times", stats_method([](const Pipeline& p) { return p.cpu_times(); }))
+      .def("operator_times", stats_method([](const Pipeline& p) { return p.operator_times(); }))
+      .def("error_stats", stats_method([](const Pipeline& p) { return p.error_stats(); }))
       .def("external_source_names", &Pipeline::external_source_names)
       .def("reader_names", &Pipeline::reader_names)
       .def("reader_meta",
-           [](const Pipeline& p, const std::string& name) {
-             auto meta = p.reader_meta(name);
-             nb::dict d;
-             d["epoch_size"] = meta.epoch_size;
-             d["shard_size"] = meta.shard_size;
-             d["shard_id"] = meta.shard_id;
-             d["number_of_shards"] = meta.num_shards;
-             d["epoch_size_padded"] = meta.epoch_size_padded;
-             d["pad_last_batch"] = meta.pad_last_batch;
-             d["stick_to_shard"] = meta.stick_to_shard;
-             return d;
-           })
+           [](const Pipeline& p, const std::string& name) { return to_python(p.reader_meta(name)); })
       .def_prop_ro("seed", &Pipeline::seed)
       .def("trim_memory", &Pipeline::trim_memory, nb::call_guard<nb::gil_scoped_release>())
-      .def("memory_stats", [](const Pipeline& p) {
-        nb::dict d;
-        auto m = p.memory_stats();
-        d["host"] = stats_dict(m.host);
-        d["device"] = stats_dict(m.device);
-        d["pinned"] = stats_dict(m.pinned);
-        return d;
-      });
+      .def("memory_stats", stats_method([](const Pipeline& p) { return p.memory_stats(); }));
 }
 
 }  // namespace stoker::python

@@ -31,7 +31,8 @@ from stoker import math
 from stoker import tfrecord
 
 InternalError = _stoker.InternalError
+PipelineOptions = _stoker.PipelineOptions
 __version__ = "0.1.0"
 
-__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "Sample", "fn", "math", "pipeline_def",
+__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample", "fn", "math", "pipeline_def",
            "tfrecord", "types", "__version__"]

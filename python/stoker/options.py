@@ -1,5 +1,9 @@
-"""Pipeline's thread and queue options: checked and resolved for the native pipeline."""
+"""Pipeline's keyword arguments onto its options (stoker.PipelineOptions, bound from the one
+C++ struct): DALI's forms (num_threads="auto" with cpu_budget, prefetch_queue_depth as a
+count, a dict or "auto", trace as a path) are read here; every other option is set by name."""
 import os
+
+from stoker import _stoker
 
 
 def check_threads(num_threads, cpu_budget):
@@ -31,13 +35,6 @@ def check_cores(cpu_affinity):
     return sorted(set(cores))
 
 
-def max_threads(num_threads, cpu_budget):
-    """The pool's size: num_threads, or for "auto" the cpu_budget (default: the cores)."""
-    if num_threads != "auto":
-        return num_threads
-    return cpu_budget or os.cpu_count() or 1
-
-
 def queue_depths(prefetch_queue_depth):
     """(auto, cpu_size, gpu_size) from prefetch_queue_depth: a count for both queues, a dict
     {"cpu_size", "gpu_size"}, or "auto" (both 2 at first, the consumer's grows)."""
@@ -51,3 +48,36 @@ def queue_depths(prefetch_queue_depth):
         return (False, int(prefetch_queue_depth.get("cpu_size", 2)),
                 int(prefetch_queue_depth.get("gpu_size", 2)))
     return False, int(prefetch_queue_depth), int(prefetch_queue_depth)
+
+
+def configure(o, options):
+    """Sets PipelineOptions `o` from Pipeline's keyword arguments `options` (those given)."""
+    options = dict(options)
+    if "num_threads" in options or "cpu_budget" in options:
+        threads = options.pop("num_threads", "auto" if o.auto_threads else o.num_threads)
+        budget = options.pop("cpu_budget", None)
+        check_threads(threads, budget)
+        o.auto_threads = threads == "auto"
+        o.num_threads = (budget or 0) if o.auto_threads else threads  # 0: every core
+    if "prefetch_queue_depth" in options:
+        o.auto_prefetch, o.prefetch_queue_depth, o.gpu_queue_depth = queue_depths(
+            options.pop("prefetch_queue_depth"))
+    if "checkpoint" in options:
+        o.checkpoint = options.pop("checkpoint") or ""
+    if "trace" in options:
+        trace = options.pop("trace")
+        o.trace = os.fspath(trace) if trace is not None else ""  # "": STOKER_TRACE, if set
+    if "cpu_affinity" in options:
+        o.cpu_affinity = check_cores(options.pop("cpu_affinity"))
+    names = set(_stoker.PipelineOptions.names())
+    for key, value in options.items():
+        if key not in names:
+            raise TypeError(f"Pipeline got an unexpected keyword argument '{key}' (options: "
+                            f"{', '.join(sorted(names | {'cpu_budget'}))})")
+        if key in ("batch_size", "seed") and value is None:
+            value = -1
+        try:
+            setattr(o, key, value)
+        except TypeError:
+            raise TypeError(f"Pipeline option {key}={value!r}: expected "
+                            f"{type(getattr(o, key)).__name__}") from None

@@ -13,7 +13,7 @@ import weakref
 import warnings
 
 from stoker import _stoker
-from stoker.options import check_cores, check_threads, max_threads, queue_depths
+from stoker.options import configure
 from stoker.batch import Batch
 from stoker.node import DataNode
 
@@ -67,6 +67,9 @@ class Pipeline:
     The same `seed` gives bit-identical outputs for any `num_threads` and
     `prefetch_queue_depth`; `seed=-1` draws one at random (see `pipe.seed`).
 
+    Every option of `stoker.PipelineOptions` (`help(stoker.PipelineOptions)`) may be given by
+    name; `pipe.options` holds them. The ones below take DALI's forms.
+
     `checkpoint`: a string from `pipe.checkpoint()` of the same pipeline definition; the new
     pipeline continues exactly where that one was (readers' positions and shuffle buffers, the
     random streams). With seed=-1 the checkpoint's seed is used.
@@ -101,25 +104,14 @@ class Pipeline:
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
-                 prefetch_queue_depth=2, host_memory_budget=0, checkpoint=None,
-                 on_error="raise", device_memory_budget=0, pinned_outputs=False, trace=None,
-                 cpu_budget=None, cpu_affinity=None):
-        check_threads(num_threads, cpu_budget)
-        self.cpu_affinity = check_cores(cpu_affinity)
-        self.cpu_budget = cpu_budget
-        self._auto_prefetch, self._cpu_depth, self._gpu_depth = queue_depths(
-            prefetch_queue_depth)
-        self.device_memory_budget = device_memory_budget
-        self.batch_size = batch_size
-        self.num_threads = num_threads
-        self.device_id = device_id
-        self._seed = seed
-        self.prefetch_queue_depth = prefetch_queue_depth
-        self.host_memory_budget = host_memory_budget
-        self._checkpoint = checkpoint or ""
-        self.on_error = on_error
-        self.pinned_outputs = bool(pinned_outputs)
-        self.trace = os.fspath(trace) if trace is not None else ""  # "": STOKER_TRACE, if set
+                 prefetch_queue_depth=2, cpu_budget=None, **options):
+        self._setup(_stoker.PipelineOptions())
+        configure(self._options, dict(
+            batch_size=batch_size, num_threads=num_threads, device_id=device_id, seed=seed,
+            prefetch_queue_depth=prefetch_queue_depth, cpu_budget=cpu_budget, **options))
+
+    def _setup(self, options):
+        self._options = options  # stoker.PipelineOptions: every option, once
         self._nodes = []
         self._outputs = None
         self._external = {}
@@ -128,6 +120,38 @@ class Pipeline:
         self._fed_ahead = False
         self._end_delivered = False
         self._epoch_iterations = 0
+
+    @property
+    def options(self):
+        """The pipeline's options (stoker.PipelineOptions; change them before build())."""
+        return self._options
+
+    @property
+    def batch_size(self):
+        return self._options.batch_size
+
+    @property
+    def num_threads(self):
+        return "auto" if self._options.auto_threads else self._options.num_threads
+
+    @property
+    def cpu_budget(self):
+        """num_threads="auto": the most threads it may use (None: the machine's cores)."""
+        o = self._options
+        return o.num_threads if o.auto_threads and o.num_threads > 0 else None
+
+    @property
+    def device_id(self):
+        return self._options.device_id
+
+    @property
+    def prefetch_queue_depth(self):
+        o = self._options
+        if o.auto_prefetch:
+            return "auto"
+        if o.prefetch_queue_depth == o.gpu_queue_depth:
+            return o.prefetch_queue_depth
+        return {"cpu_size": o.prefetch_queue_depth, "gpu_size": o.gpu_queue_depth}
 
     # -- definition ------------------------------------------------------------------------
     def __enter__(self):
@@ -186,20 +210,16 @@ class Pipeline:
     def build(self):
         if self._native is not None:
             return
-        if self.batch_size is None or self.batch_size < 1:
+        if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
         if self.device_id is None and any(n["device"] != "cpu" for n in self._nodes):
-            self.device_id = _distributed_device()  # each process of a job on its own GPU
+            self._options.device_id = _distributed_device()  # each process of a job: its GPU
         _close_at_exit(self)
         self._native = _stoker.Pipeline.build(
-            self._nodes, [(o._node, o._index) for o in self._outputs], self.batch_size,
-            max_threads(self.num_threads, self.cpu_budget), self.num_threads == "auto",
-            self.device_id, self._seed, self._cpu_depth, self._gpu_depth, self._auto_prefetch,
-            self.host_memory_budget, self.device_memory_budget, self._checkpoint, self.on_error,
-            self.pinned_outputs, self.trace, self.cpu_affinity)
+            self._nodes, [(o._node, o._index) for o in self._outputs], self._options)
         live = set(self._native.external_source_names())
         self._external = {k: v for k, v in self._external.items() if k in live}
 
@@ -217,7 +237,7 @@ class Pipeline:
         if self._end_delivered:
             raise StopIteration
         if self._external:
-            self._feed(1 if self._fed_ahead else self._cpu_depth)
+            self._feed(1 if self._fed_ahead else self._options.prefetch_queue_depth)
             self._fed_ahead = True
         try:
             outputs = self._native.run()
@@ -225,7 +245,7 @@ class Pipeline:
             self._end_delivered = True
             raise
         finally:
-            if self.on_error == "skip":
+            if self._options.on_error == "skip":
                 for incident in self._native.take_incidents():
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
                                   stacklevel=2)
@@ -239,7 +259,7 @@ class Pipeline:
         if self._native is not None:
             self._native.close()
             self._native = None
-        self._checkpoint = checkpoint
+        self._options.checkpoint = checkpoint
         self.build()
 
     def close(self):
@@ -329,7 +349,7 @@ class Pipeline:
 
     def serialize(self, path=None):
         """The pipeline's definition as JSON (a versioned schema, "stoker.pipeline" version
-        1): its options, every operator node (op, name, device, inputs, arguments and argument
+        2): its options, every operator node (op, name, device, inputs, arguments and argument
         inputs) and the outputs. `Pipeline.deserialize()` rebuilds it; the same seed gives the
         same batches. The shard a reader took from a distributed job's environment is left out
         (the loading process takes its own). Written to `path` too when given. Raises
@@ -461,7 +481,8 @@ def pipeline_def(fn=None, **pipeline_kwargs):
     arguments go to the function."""
 
     def decorate(func):
-        pipe_params = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
+        pipe_params = (set(inspect.signature(Pipeline.__init__).parameters) - {"self", "options"}
+                       ) | set(_stoker.PipelineOptions.names())
 
         @functools.wraps(func)
         def factory(*args, **kwargs):

@@ -86,7 +86,8 @@ def test_serialize_keeps_the_cores_and_deserialize_can_change_them(jpeg_folder):
     core = max(os.sched_getaffinity(0))
     pipe = _pipe(jpeg_folder, cpu_affinity=range(core, core + 1))
     doc = json.loads(pipe.serialize())
-    assert doc["cpu_affinity"] == [core]
-    assert stoker.Pipeline.deserialize(pipe.serialize()).cpu_affinity == [core]
-    assert stoker.Pipeline.deserialize(pipe.serialize(), cpu_affinity=None).cpu_affinity == []
-    assert json.loads(_pipe(jpeg_folder).serialize())["cpu_affinity"] is None
+    assert doc["options"]["cpu_affinity"] == [core]
+    assert stoker.Pipeline.deserialize(pipe.serialize()).options.cpu_affinity == [core]
+    again = stoker.Pipeline.deserialize(pipe.serialize(), cpu_affinity=None)
+    assert again.options.cpu_affinity == []
+    assert json.loads(_pipe(jpeg_folder).serialize())["options"]["cpu_affinity"] == []

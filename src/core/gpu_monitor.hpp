@@ -19,6 +19,11 @@ struct GpuUtilization {
   int64_t samples = 0;        // since start()
   double sm_percent = 0;      // mean over the samples (kernels running)
   double nvjpg_percent = -1;  // mean over the samples; -1: NVML has no JPEG counter here
+  template <typename Self, typename F>
+  static void fields(Self& s, F&& f) {
+    f("available", s.available), f("why", s.why), f("samples", s.samples),
+        f("sm_percent", s.sm_percent), f("nvjpg_percent", s.nvjpg_percent);
+  }
 };
 
 class GpuMonitor {

@@ -48,6 +48,13 @@ struct PoolStats {
   // Events recorded when buffers came back (one per stream a released buffer was used on,
   // Buffer::record_stream); buffers guarded by a shared event (Buffer::record_use) need none.
   size_t release_events = 0;
+  template <typename Self, typename F>
+  static void fields(Self& s, F&& f) {
+    f("bytes_in_use", s.bytes_in_use), f("peak_bytes_in_use", s.peak_bytes_in_use),
+        f("bytes_reserved", s.bytes_reserved), f("budget", s.budget),
+        f("allocations", s.allocations), f("reused", s.reused), f("not_waited", s.not_waited),
+        f("release_events", s.release_events);
+  }
 };
 
 class Buffer;

@@ -72,17 +72,6 @@ struct Workspace {
   int num_samples() const { return inputs.empty() ? batch_size : inputs[0]->size(); }
 };
 
-// What a reader reports about its dataset (pipe.reader_meta(name) in Python).
-struct ReaderMeta {
-  int64_t epoch_size = 0;         // samples in the whole dataset (all shards)
-  int64_t epoch_size_padded = 0;  // with pad_last_batch: ceil(N / shards) x shards (DALI's)
-  int64_t shard_size = 0;         // samples per epoch of this reader (padded when asked)
-  int shard_id = 0;
-  int num_shards = 1;
-  bool pad_last_batch = false;
-  bool stick_to_shard = false;
-};
-
 // Operators fed from outside the pipeline (external_source) implement this. check(), feed()
 // and feed_end() are called by the consumer thread; run() waits for data until cancel().
 class InputFeed {

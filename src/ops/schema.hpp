@@ -21,6 +21,23 @@ using ArgValue = std::variant<bool, int64_t, double, std::string, std::vector<in
 // Python-like text of a value: True, 3, 0.5, 'RGB', [1, 2].
 std::string format_arg_value(const ArgValue& v);
 
+// A reader's dataset and shard (Operator::reader_meta(), Pipeline::reader_meta()).
+struct ReaderMeta {
+  int64_t epoch_size = 0;         // samples in the whole dataset (all shards)
+  int64_t epoch_size_padded = 0;  // with pad_last_batch: ceil(N / shards) x shards (DALI's)
+  int64_t shard_size = 0;         // samples per epoch of this reader (padded when asked)
+  int shard_id = 0;
+  int num_shards = 1;
+  bool pad_last_batch = false;
+  bool stick_to_shard = false;
+  template <typename Self, typename F>
+  static void fields(Self& s, F&& f) {
+    f("epoch_size", s.epoch_size), f("shard_size", s.shard_size), f("shard_id", s.shard_id),
+        f("number_of_shards", s.num_shards), f("epoch_size_padded", s.epoch_size_padded),
+        f("pad_last_batch", s.pad_last_batch), f("stick_to_shard", s.stick_to_shard);
+  }
+};
+
 struct ArgSchema {
   std::string name;
   ArgType type = ArgType::kInt;

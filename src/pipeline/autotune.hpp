@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "stoker/stats.hpp"
+
 namespace stoker::pipeline {
 
 // What the consumer saw over a window of batches (>= kSeconds and >= kBatches): images/s, the
@@ -50,12 +52,7 @@ class ThreadTuner {
   // What the tuner did, for stats and traces: at `time` (seconds of windows so far) it set
   // `threads` because of `why`, having measured `rate` images/s and `wait` (share of the
   // window) at the count before.
-  struct Change {
-    double time;
-    int threads;
-    double rate, wait;
-    std::string why;
-  };
+  using Change = ThreadChange;
   const std::vector<Change>& changes() const { return changes_; }
   bool settled() const { return phase_ == Phase::kHold; }
 
@@ -91,12 +88,7 @@ class DepthTuner {
   // call. Returns the depth to use from now on.
   int add_batch(int images, double seconds, double waited, double blocked);
   int depth() const { return depth_; }
-  struct Change {
-    double time;
-    int depth;
-    double wait, blocked;
-    std::string why;
-  };
+  using Change = DepthChange;
   const std::vector<Change>& changes() const { return changes_; }
 
  private:

@@ -24,12 +24,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
-Executor::Executor(Graph graph, const ExecutorOptions& options)
+Executor::Executor(Graph graph, const PipelineOptions& options)
     : graph_(std::move(graph)),
       options_(options),
       host_pool_(make_host_allocator(), options.host_memory_budget),
       thread_pool_(options.num_threads) {
-  if (!options.trace_path.empty()) trace_ = std::make_unique<TraceRecorder>(options.trace_path);
+  if (!options.trace.empty()) trace_ = std::make_unique<TraceRecorder>(options.trace);
   cpu_depth_ = options.prefetch_queue_depth, last_depth_ = options.gpu_queue_depth;
   if (options.auto_threads) {
     tuner_ = std::make_unique<ThreadTuner>(options.num_threads, std::min(4, options.num_threads));
@@ -51,25 +51,25 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
   }
   if (!stages_.empty()) {
     const auto& first = graph_.nodes[stages_[0].nodes[0]];
-    STOKER_ENFORCE(options.device_id >= 0, ValueError, first.describe(), " runs on the '",
+    STOKER_ENFORCE(device() >= 0, ValueError, first.describe(), " runs on the '",
                    ops::backend_name(first.backend),
                    "' backend, but the pipeline has no GPU (device_id=None); give device_id, or "
                    "use device='cpu'");
-    STOKER_ENFORCE(options.device_id < cuda_device_count(), RuntimeError, first.describe(),
-                   " needs CUDA device ", options.device_id, ", but ", cuda_device_count(),
+    STOKER_ENFORCE(device() < cuda_device_count(), RuntimeError, first.describe(),
+                   " needs CUDA device ", device(), ", but ", cuda_device_count(),
                    " device(s) are visible", cuda_device_count() ? "" : " (no GPU or driver)");
     for (auto& st : stages_) {
       const bool gpu = graph_.nodes[st.nodes[0]].backend == ops::Backend::kGpu;
       // Default priority: the mixed stage's stream at the device's greatest priority (so that
       // nvJPEG's kernels would not queue behind augmentation kernels) made no difference on the
       // H100 (bench/RESULTS.md, 2026-11-23).
-      st.stream = std::make_unique<CudaStream>(options.device_id);
+      st.stream = std::make_unique<CudaStream>(device());
       if (gpu) st.pool = std::make_unique<ThreadPool>(gpu_planning_threads(options.num_threads));
     }
-    device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(options.device_id),
+    device_pool_ = std::make_unique<MemoryPool>(make_device_allocator(device()),
                                                 options.device_memory_budget);
-    feed_stream_ = std::make_unique<CudaStream>(options.device_id);
-    gpu_monitor_ = std::make_unique<GpuMonitor>(options.device_id);
+    feed_stream_ = std::make_unique<CudaStream>(device());
+    gpu_monitor_ = std::make_unique<GpuMonitor>(device());
   }
   if (!stages_.empty() || (options.pinned_outputs && cuda_available())) {
     pinned_pool_ = std::make_unique<MemoryPool>(make_pinned_allocator());
@@ -88,7 +88,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
   for (auto& spec : graph_.nodes) {
     try {
       if (spec.backend != ops::Backend::kCpu) {
-        DeviceGuard guard(options.device_id);
+        DeviceGuard guard(device());
         ops_.push_back(spec.schema->factory(spec.backend)(spec));
       } else {
         ops_.push_back(spec.schema->make_cpu(spec));
@@ -99,7 +99,7 @@ Executor::Executor(Graph graph, const ExecutorOptions& options)
   }
   // The consumer's queue is the last device stage's, or the CPU stage's without device stages
   // (known only now that the stages are set up).
-  if (options.auto_depth)
+  if (options.auto_prefetch)
     depth_tuner_ = std::make_unique<DepthTuner>(stages_.empty() ? cpu_depth_ : last_depth_);
   if (!options.checkpoint.empty()) restore(options.checkpoint);
   delivered_ = snapshot(iteration_);
@@ -134,7 +134,7 @@ Executor::~Executor() {
   for (auto& st : stages_) {
     st.stream->synchronize();
     try {
-      DeviceGuard guard(options_.device_id);
+      DeviceGuard guard(device());
       collect_gpu_times(st);             // the last runs' GPU times, for the trace
     } catch (const std::exception& e) {  // a destructor must not throw: say it instead
       std::fprintf(stderr, "stoker: %s\n", e.what());
@@ -167,7 +167,7 @@ Batch Executor::copy_input(const Batch& in) {
   } else {
     STOKER_ENFORCE(feed_stream_ != nullptr, TypeError,
                    "got GPU data, but this pipeline runs nothing on the GPU");
-    DeviceGuard guard(options_.device_id);
+    DeviceGuard guard(device());
     const StreamHandle s = feed_stream_->get();
     if (in.ready_event()) in.ready_event()->wait_on(s);
     out = Batch::allocate_on(s, *device_pool_, in.dtype(), shapes, in.layout());
@@ -187,7 +187,7 @@ Batch Executor::copy_input(const Batch& in) {
 Checkpoint Executor::snapshot(int64_t iteration,
                               const std::vector<std::optional<std::string>>* states) const {
   Checkpoint c;
-  c.seed = options_.seed;
+  c.seed = uint64_t(options_.seed);
   c.iteration = iteration;
   for (size_t n = 0; n < ops_.size(); ++n) {
     auto state = states ? (*states)[n] : ops_[n]->save_state();
@@ -198,7 +198,7 @@ Checkpoint Executor::snapshot(int64_t iteration,
 
 void Executor::restore(const std::string& text) {
   Checkpoint c = Checkpoint::parse(text);
-  STOKER_ENFORCE(c.seed == options_.seed, ValueError, "the checkpoint was taken with seed ", c.seed,
+  STOKER_ENFORCE(c.seed == uint64_t(options_.seed), ValueError, "the checkpoint was taken with seed ", c.seed,
                  " but this pipeline has seed ", options_.seed,
                  "; build it with the same seed (or seed=-1 to adopt the checkpoint's)");
   std::vector<bool> restored(ops_.size(), false);
@@ -259,7 +259,7 @@ Executor::Result Executor::run_iteration(int64_t iteration, int lane) {
 }
 
 void Executor::run_device_stage(size_t stage, Result& r) {
-  DeviceGuard guard(options_.device_id);
+  DeviceGuard guard(device());
   auto& st = stages_[stage];
   const StreamHandle stream = st.stream->get();
   if (r.ready) r.ready->wait_on(stream);  // the previous device stage's work on this iteration
@@ -283,10 +283,10 @@ void Executor::run_device_stage(size_t stage, Result& r) {
     ws.device_pool = device_pool_.get();
     ws.pinned_pool = pinned_pool_.get();
     ws.stream = stream;
-    ws.device_id = options_.device_id;
+    ws.device_id = device();
     ws.batch_size = options_.batch_size;
     ws.iteration = r.iteration;
-    ws.seed = options_.seed;
+    ws.seed = uint64_t(options_.seed);
     if (n < r.prepared.size()) ws.prepared = std::move(r.prepared[n]);
     const auto t = Clock::now();
     try {
@@ -359,13 +359,13 @@ std::vector<std::vector<Batch>> Executor::run_nodes(size_t count, int batch, int
     ws.host_pool =
         !pinned_outputs_.empty() && pinned_outputs_[n] ? pinned_pool_.get() : &host_pool_;
     ws.pinned_pool = pinned_pool_.get();
-    ws.device_id = options_.device_id;
+    ws.device_id = device();
     ws.batch_size = batch;
     ws.iteration = iteration;
-    ws.seed = options_.seed;
+    ws.seed = uint64_t(options_.seed);
     ws.stream_epoch = my_round;
     ops::SampleFailures failures, warned;
-    if (options_.skip_bad_samples) ws.failures = &failures;
+    if (skip_bad_samples()) ws.failures = &failures;
     ws.warnings = &warned;
     // Closing skips what is left of a cpu operator's samples. Not a mixed operator's host
     // part: the mixed stage would take its half-done plan to the GPU.
@@ -498,7 +498,7 @@ void Executor::device_loop(size_t stage) {
     // stream is idle): a span's host time is this time + its GPU time since the anchor.
     st.trace_track = trace_->add_track(st.stats.name + " stage stream");
     try {
-      DeviceGuard guard(options_.device_id);
+      DeviceGuard guard(device());
       auto anchor = std::make_unique<CudaEvent>(/*timing=*/true);
       anchor->record(st.stream->get());
       anchor->synchronize();

@@ -26,77 +26,16 @@
 #include "stoker/pipeline/checkpoint.hpp"
 #include "stoker/pipeline/graph.hpp"
 #include "stoker/pipeline/trace.hpp"
+#include "stoker/options.hpp"
+#include "stoker/stats.hpp"
 
 namespace stoker::pipeline {
 
-struct ExecutorOptions {
-  int batch_size = 1;
-  int num_threads = 1;
-  // num_threads="auto": num_threads is the most the tuner may use (the CPU budget); it starts
-  // at min(4, num_threads) and adjusts (autotune.hpp).
-  bool auto_threads = false;
-  int prefetch_queue_depth = 2;
-  // prefetch_queue_depth="auto": the consumer's queue (gpu_queue_depth with device stages,
-  // else prefetch_queue_depth) starts at its given depth and grows (autotune.hpp).
-  bool auto_depth = false;
-  uint64_t seed = 0;
-  size_t host_memory_budget = 0;
-  int device_id = -1;       // the CUDA device of mixed/gpu operators (-1: none)
-  int gpu_queue_depth = 2;  // finished GPU-stage iterations held for the consumer
-  size_t device_memory_budget = 0;
-  std::string checkpoint;         // resume from this state (empty: start fresh)
-  bool skip_bad_samples = false;  // on_error="skip"
-  bool pinned_outputs = false;    // CPU nodes that are pipeline outputs allocate pinned memory
-  std::string trace_path;         // a Chrome/Perfetto trace written here when closing ("": none)
-};
-
-struct ErrorStats {
-  int64_t skipped = 0;              // samples replaced since the start
-  int64_t warnings = 0;             // samples used despite a warning (corrupt JPEG data)
-  std::vector<std::string> recent;  // the last few incidents (operator, sample, source, error)
-};
-
-// Where one stage's thread spent its time since the start (seconds): running its operators,
-// waiting for an iteration from the stage before (starved), waiting for room in the queue after
-// it (blocked). The consumer's entry: waiting in pop() (starved) for `iterations` batches.
-struct StageStats {
-  std::string name;  // "cpu", "mixed", "gpu" or "consumer"
-  int64_t iterations = 0;
-  double busy = 0, starved = 0, blocked = 0;
-  // The stage's output queue as the consumer found it at each run(): the mean number of
-  // finished iterations waiting there, and its capacity (0 for the consumer).
-  double queue_mean = 0;
-  int queue_capacity = 0;
-  double cpu = 0;   // CPU seconds of the stage's thread (the consumer: none counted)
-  int threads = 1;  // the stage's threads: the CPU stage's lanes (their mean busy, blocked)
-};
-
-// CPU seconds of stoker's threads since the start, by group ("cpu stage", "mixed stage",
-// "gpu stage", "workers" (the shared pool), "gpu stage workers"), and the seconds since the
-// pipeline started: their sum over the seconds is the cores the pipeline keeps busy (readers'
-// I/O threads, the CUDA driver's and nvJPEG's are not counted).
-struct CpuTimes {
-  std::vector<std::pair<std::string, double>> threads;
-  double wall = 0;
-};
-
-// Per operator since the start: runs and samples, the seconds its stage's thread spent in it
-// (for mixed and gpu operators the host's part: planning, launching, a mixed decoder's host
-// decoding; not the GPU's time), and the bytes of its inputs and outputs.
-struct OperatorTimes {
-  std::string name, op, backend;
-  int64_t runs = 0, samples = 0;
-  double seconds = 0;  // its stage thread's time in run() (a mixed node's host part included)
-  int64_t bytes_in = 0, bytes_out = 0;
-  // Mixed and gpu nodes: the GPU time of their runs (CUDA events on the stage's stream around
-  // each run), counted once the GPU has finished them, so gpu_runs may trail runs.
-  int64_t gpu_runs = 0;
-  double gpu_seconds = 0;
-};
-
 class Executor {
  public:
-  Executor(Graph graph, const ExecutorOptions& options);
+  // `options` as PipelineBuilder resolved them: seed >= 0, trace the path to write (or ""),
+  // num_threads the pool's size.
+  Executor(Graph graph, const PipelineOptions& options);
   ~Executor();
 
   // Blocks for the next iteration's outputs. Throws EndOfData at the end of an external
@@ -130,12 +69,9 @@ class Executor {
   std::vector<StageStats> stage_stats() const;
   std::vector<OperatorTimes> operator_times() const;
   CpuTimes cpu_times() const;
-  // num_threads="auto": the threads in use now and the tuner's changes (empty otherwise).
-  int active_threads() const { return thread_pool_.active_threads(); }
-  std::vector<ThreadTuner::Change> autotune_changes() const;
-  // The consumer's queue depth now, and (prefetch_queue_depth="auto") the tuner's changes.
-  int consumer_queue_depth() const;
-  std::vector<DepthTuner::Change> depth_changes() const;
+  // The threads working now and the consumer's queue depth now, with the tuners' changes
+  // (num_threads="auto", prefetch_queue_depth="auto"; empty otherwise).
+  Autotune autotune() const;
   // The GPU's utilisation (NVML) since the first pop(), for pipelines with device stages.
   GpuUtilization gpu_utilization() const;
   // Incidents since the last call (for warnings in Python).
@@ -236,7 +172,9 @@ class Executor {
   void restore(const std::string& text);
 
   Graph graph_;
-  ExecutorOptions options_;
+  PipelineOptions options_;
+  int device() const { return options_.device_id.value_or(-1); }
+  bool skip_bad_samples() const { return options_.on_error == "skip"; }
   std::vector<std::unique_ptr<ops::Operator>> ops_;
   MemoryPool host_pool_;
   ThreadPool thread_pool_;

@@ -31,7 +31,7 @@ int Executor::choose_lanes() const {
   // Device stages keep the CPU stage light (their pipelines' CPU work is in the mixed stage,
   // which shares the pool); external sources may end an epoch mid-way; on_error="skip" runs
   // the readers again inside an iteration; num_threads="auto" tunes one lane's threads.
-  if (!stages_.empty() || options_.skip_bad_samples || options_.auto_threads) return 1;
+  if (!stages_.empty() || skip_bad_samples() || options_.auto_threads) return 1;
   for (const auto& op : ops_)
     if (dynamic_cast<const ops::InputFeed*>(op.get())) return 1;
   // Fewer threads leave little idle time to fill, and the second lane's thread (taking part in

@@ -10,9 +10,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }  // namespace
 
-std::vector<ThreadTuner::Change> Executor::autotune_changes() const {
+Autotune Executor::autotune() const {
   std::lock_guard lock(mutex_);
-  return tuner_ ? tuner_->changes() : std::vector<ThreadTuner::Change>{};
+  Autotune a;
+  a.threads = thread_pool_.active_threads();
+  if (tuner_) a.changes = tuner_->changes();
+  a.prefetch_depth = stages_.empty() ? cpu_depth_ : last_depth_;
+  if (depth_tuner_) a.prefetch_changes = depth_tuner_->changes();
+  return a;
 }
 
 GpuUtilization Executor::gpu_utilization() const {
@@ -20,16 +25,6 @@ GpuUtilization Executor::gpu_utilization() const {
   GpuUtilization none;
   none.why = "the pipeline has no GPU stages";
   return none;
-}
-
-int Executor::consumer_queue_depth() const {
-  std::lock_guard lock(mutex_);
-  return stages_.empty() ? cpu_depth_ : last_depth_;
-}
-
-std::vector<DepthTuner::Change> Executor::depth_changes() const {
-  std::lock_guard lock(mutex_);
-  return depth_tuner_ ? depth_tuner_->changes() : std::vector<DepthTuner::Change>{};
 }
 
 void Executor::tune(double waited, size_t queued) {

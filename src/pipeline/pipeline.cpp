@@ -1,9 +1,11 @@
 #include "stoker/pipeline.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "stoker/core/affinity.hpp"
 #include "stoker/ops/registry.hpp"
@@ -61,7 +63,9 @@ struct PipelineBuilder::Impl {
 PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
   STOKER_ENFORCE(options.batch_size >= 1, ValueError, "batch_size must be at least 1, got ",
                  options.batch_size);
-  STOKER_ENFORCE(options.num_threads >= 1, ValueError, "num_threads must be at least 1, got ",
+  STOKER_ENFORCE(options.num_threads >= (options.auto_threads ? 0 : 1), ValueError,
+                 options.auto_threads ? "cpu_budget must be at least 1, got "
+                                      : "num_threads must be at least 1, got ",
                  options.num_threads);
   STOKER_ENFORCE(options.on_error == "raise" || options.on_error == "skip", ValueError,
                  "on_error must be 'raise' or 'skip', got '", options.on_error, "'");
@@ -71,6 +75,10 @@ PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_uniq
   if (options.seed < 0 && !options.checkpoint.empty())
     options.seed = int64_t(pipeline::Checkpoint::parse(options.checkpoint).seed);
   if (options.seed < 0) options.seed = int64_t(std::random_device{}() >> 1);
+  if (options.auto_threads && options.num_threads == 0)  // "auto" with no budget: every core
+    options.num_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (const char* env = std::getenv("STOKER_TRACE"); options.trace.empty() && env)
+    options.trace = env;
   impl_->options = options;
 }
 
@@ -157,23 +165,6 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
                  "the pipeline has no outputs: call set_outputs() before build()");
   auto impl = std::make_unique<Pipeline::Impl>();
   impl->options = impl_->options;
-  pipeline::ExecutorOptions eo;
-  eo.batch_size = impl->options.batch_size;
-  eo.num_threads = impl->options.num_threads;
-  eo.auto_threads = impl->options.auto_threads;
-  eo.auto_depth = impl->options.auto_prefetch;
-  eo.prefetch_queue_depth = impl->options.prefetch_queue_depth;
-  eo.seed = uint64_t(impl->options.seed);
-  eo.host_memory_budget = impl->options.host_memory_budget;
-  eo.device_id = impl->options.device_id.value_or(-1);
-  eo.gpu_queue_depth = impl->options.gpu_queue_depth;
-  eo.device_memory_budget = impl->options.device_memory_budget;
-  eo.checkpoint = impl->options.checkpoint;
-  eo.skip_bad_samples = impl->options.on_error == "skip";
-  eo.pinned_outputs = impl->options.pinned_outputs;
-  eo.trace_path = impl->options.trace;
-  if (const char* env = std::getenv("STOKER_TRACE"); eo.trace_path.empty() && env)
-    eo.trace_path = env;
   // STOKER_DISABLE_FUSION=1 keeps every operator separate (to compare the two paths).
   const char* no_fusion = std::getenv("STOKER_DISABLE_FUSION");
   pipeline::Graph graph = pipeline::prune(impl_->graph);
@@ -181,7 +172,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   // Threads started while the executor is built inherit the builder's cores; the caller's own
   // cores come back when it is built.
   ScopedAffinity affinity(impl->options.cpu_affinity, "cpu_affinity");
-  impl->executor = std::make_unique<pipeline::Executor>(std::move(graph), eo);
+  impl->executor = std::make_unique<pipeline::Executor>(std::move(graph), impl->options);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }
 
@@ -250,10 +241,7 @@ ReaderMeta Pipeline::reader_meta(const std::string& name) const {
   return *meta;
 }
 
-ErrorStats Pipeline::error_stats() const {
-  auto s = impl_->exec().error_stats();
-  return {s.skipped, s.warnings, s.recent};
-}
+ErrorStats Pipeline::error_stats() const { return impl_->exec().error_stats(); }
 
 std::map<std::string, double> Pipeline::operator_stats(const std::string& name) const {
   int n = impl_->find_node(name);
@@ -262,41 +250,13 @@ std::map<std::string, double> Pipeline::operator_stats(const std::string& name) 
   return impl_->exec().op(n).stats();
 }
 
-std::vector<Pipeline::StageTimes> Pipeline::stage_stats() const {
-  std::vector<StageTimes> out;
-  for (const auto& s : impl_->exec().stage_stats())
-    out.push_back({s.name, s.iterations, s.busy, s.starved, s.blocked, s.queue_mean,
-                   s.queue_capacity, s.cpu, s.threads});
-  return out;
+std::vector<StageStats> Pipeline::stage_stats() const { return impl_->exec().stage_stats(); }
+CpuTimes Pipeline::cpu_times() const { return impl_->exec().cpu_times(); }
+std::vector<OperatorTimes> Pipeline::operator_times() const {
+  return impl_->exec().operator_times();
 }
-
-Pipeline::CpuTimes Pipeline::cpu_times() const {
-  auto t = impl_->exec().cpu_times();
-  return {std::move(t.threads), t.wall};
-}
-
-std::vector<Pipeline::OperatorTimes> Pipeline::operator_times() const {
-  std::vector<OperatorTimes> out;
-  for (const auto& t : impl_->exec().operator_times())
-    out.push_back({t.name, t.op, t.backend, t.runs, t.samples, t.seconds, t.bytes_in, t.bytes_out,
-                   t.gpu_runs, t.gpu_seconds});
-  return out;
-}
-
-Pipeline::Autotune Pipeline::autotune() const {
-  Autotune a{impl_->exec().active_threads(), {}};
-  for (const auto& c : impl_->exec().autotune_changes())
-    a.changes.push_back({c.time, c.threads, c.rate, c.wait, c.why});
-  a.prefetch_depth = impl_->exec().consumer_queue_depth();
-  for (const auto& c : impl_->exec().depth_changes())
-    a.prefetch_changes.push_back({c.time, c.depth, c.wait, c.blocked, c.why});
-  return a;
-}
-
-Pipeline::GpuStats Pipeline::gpu_utilization() const {
-  const auto u = impl_->exec().gpu_utilization();
-  return {u.available, u.why, u.samples, u.sm_percent, u.nvjpg_percent};
-}
+Autotune Pipeline::autotune() const { return impl_->exec().autotune(); }
+GpuUtilization Pipeline::gpu_utilization() const { return impl_->exec().gpu_utilization(); }
 
 std::vector<std::string> Pipeline::take_incidents() { return impl_->exec().take_incidents(); }
 

@@ -196,8 +196,8 @@ TEST(Pipeline, FromJsonRefusesDocumentsItCannotUseAndSaysWhy) {
   };
   fails("{nope", "not JSON");
   fails(R"({"nodes": []})", "not a serialized stoker pipeline");
-  fails(replace(R"("version": 1)", R"("version": 2)"),
-        "schema version 2; this stoker reads version 1");
+  fails(replace(R"("version": 1)", R"("version": 3)"),
+        "schema version 3; this stoker reads versions 1 and 2");
   fails(replace(R"("inputs": [[1, 0]])", R"("inputs": [[3, 0]])"),
         "node 2 ('crop', random_resized_crop) reads output 0 of node 3, which does not come "
         "before it");
@@ -234,6 +234,30 @@ TEST(Pipeline, FromJsonRefusesDocumentsItCannotUseAndSaysWhy) {
         "argument 'size': unsupported argument value (a value nested more than 64 levels deep)");
 }
 
+// Version 1 (options at the top level, Python's forms) read, written back as version 2 (the
+// options by their PipelineOptions names), read again: the same definition and batches.
+TEST(Pipeline, DefinitionsRoundTripThroughVersionTwo) {
+  JpegFolder data(5);
+  auto v1 = PipelineDefinition::from_json(train_json(data.root()));
+  v1.options.auto_prefetch = true;
+  v1.options.cpu_affinity = {0};
+  v1.options.trace = "not saved";
+  const std::string text = v1.to_json();
+  EXPECT_NE(text.find("\"version\": 2"), std::string::npos) << text;
+  EXPECT_EQ(text.find("not saved"), std::string::npos) << text;
+  auto v2 = PipelineDefinition::from_json(text);
+  EXPECT_EQ(v2.to_json(), text);
+  EXPECT_TRUE(v2.options.auto_prefetch);
+  EXPECT_EQ(v2.options.cpu_affinity, std::vector<int>{0});
+  EXPECT_EQ(v2.options.seed, 1234);
+  ASSERT_EQ(v2.nodes.size(), 5u);
+  EXPECT_EQ(v2.nodes[4].arg_inputs.at("mirror").node, 3);
+  auto loaded = v2.build();
+  auto built = train_pipeline(data.root(), 2, 2);
+  for (int it = 0; it < 3; ++it)
+    EXPECT_EQ(flatten(loaded->run()), flatten(built->run())) << "iteration " << it;
+}
+
 TEST(Pipeline, FromJsonTakesOneQueueDepthForBoth) {
   JpegFolder data(2);
   std::string text = train_json(data.root());
@@ -263,7 +287,7 @@ TEST(Pipeline, OperatorTimesCountRunsSamplesAndBytes) {
   for (int i = 0; i < 3; ++i) pipe->run();
   // Read once the CPU stage is idle (its queue full): an iteration in flight has operator time
   // but no busy time yet.
-  std::vector<Pipeline::OperatorTimes> times;
+  std::vector<OperatorTimes> times;
   for (int tries = 0;; ++tries) {
     const int64_t before = pipe->stage_stats()[0].iterations;
     times = pipe->operator_times();

@@ -1,11 +1,9 @@
-// Pipeline::from_json: Python's pipe.serialize() JSON (python/stoker/pipeline.py) built in C++,
-// without Python. The document is {"format": "stoker.pipeline", "version": 1, options...,
-// "nodes": [{"op", "name", "device", "inputs": [[node, output]], "args": {...},
-// "arg_inputs": {name: [node, output]}}], "outputs": [[node, output]]}; a node reads only nodes
-// before it. Arguments convert as the Python binding converts them (bool, int, float, string,
-// and lists of ints, numbers or strings).
+// PipelineDefinition as JSON, both ways (the only implementation: Python's serialize() and
+// deserialize() call it). A node reads only nodes before it. Arguments convert as the Python
+// binding converts them (bool, int, float, string, and lists of ints, numbers or strings).
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -20,7 +18,8 @@ namespace stoker {
 namespace {
 
 using Json = nlohmann::json;
-constexpr int kSerialVersion = 1;  // SERIAL_VERSION in python/stoker/pipeline.py
+constexpr int kSerialVersion = 2;
+constexpr const char* kWhere = "serialized pipeline: ";
 
 // `v` for a message: its JSON text, cut to 200 characters, and not printed at all when nested
 // more than 64 levels deep (printing recurses: a fuzzed document could exhaust the stack).
@@ -63,18 +62,16 @@ ArgValue to_arg(const Json& v, const std::string& where) {
   throw ValueError(where + ": unsupported argument value " + describe(v));
 }
 
-// [node, output] of a document node `i` refers to -> the builder's value (the builder may add
-// nodes of its own, so indices differ).
-Value to_value(const Json& ref, const std::vector<std::vector<Value>>& added, size_t i,
-               const std::string& where) {
+// [node, output] in document node `i`: an earlier node's output (whether that node has such
+// an output, the build checks).
+Value to_value(const Json& ref, size_t i, const std::string& where) {
   STOKER_ENFORCE(ref.is_array() && ref.size() == 2 && is_int64(ref[0]) && is_int64(ref[1]),
                  ValueError, where, ": an input must be [node, output], got ", describe(ref));
   const int64_t node = ref[0].get<int64_t>(), output = ref[1].get<int64_t>();
-  STOKER_ENFORCE(node >= 0 && size_t(node) < std::min(i, added.size()) && output >= 0 &&
-                     size_t(output) < added[size_t(node)].size(),
+  STOKER_ENFORCE(node >= 0 && uint64_t(node) < i && output >= 0 && output < (int64_t(1) << 31),
                  ValueError, where, " reads output ", output, " of node ", node,
                  ", which does not come before it");
-  return added[size_t(node)][size_t(output)];
+  return {int(node), int(output)};
 }
 
 // `v` as T, strictly: an integer option must be a JSON integer within T's range (2.5 or
@@ -98,6 +95,14 @@ bool convert(const Json& v, T& out) {
     } else {
       return false;
     }
+  } else if constexpr (std::is_same_v<T, std::optional<int>>) {
+    if (v.is_null()) {
+      out.reset();
+      return true;
+    }
+    int x = 0;
+    if (!convert(v, x)) return false;
+    out = x;
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!v.is_string()) return false;
     out = v.get<std::string>();
@@ -117,7 +122,7 @@ template <typename T>
 T field(const Json& doc, const char* key, T fallback, const std::string& where = "option") {
   if (!doc.is_object() || !doc.contains(key) || doc[key].is_null()) return fallback;
   T out{};
-  STOKER_ENFORCE(convert(doc[key], out), ValueError, "Pipeline::from_json: ", where, " '", key,
+  STOKER_ENFORCE(convert(doc[key], out), ValueError, kWhere, where, " '", key,
                  "' is ", describe(doc[key]));
   return out;
 }
@@ -132,64 +137,35 @@ const Json& member(const Json& node, const char* key, bool list, const std::stri
   return v;
 }
 
-}  // namespace
-
-namespace {
-std::unique_ptr<Pipeline> build_from(const Json& doc,
-                                     const std::function<void(PipelineOptions&)>& adjust);
-}  // namespace
-
-std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
-                                              const std::function<void(PipelineOptions&)>& adjust) {
-  Json doc;
-  try {
-    doc = Json::parse(json);
-  } catch (const Json::parse_error& e) {
-    throw ValueError(std::string("Pipeline::from_json: not JSON (") + e.what() + ")");
-  }
-  try {
-    return build_from(doc, adjust);
-  } catch (const Json::exception& e) {  // a shape the checks below did not foresee
-    throw ValueError(std::string("Pipeline::from_json: ") + e.what());
-  }
+// The value of an ArgValue in JSON.
+Json from_arg(const ArgValue& v) {
+  return std::visit([](const auto& x) { return Json(x); }, v);
 }
 
-namespace {
-std::unique_ptr<Pipeline> build_from(const Json& doc,
-                                     const std::function<void(PipelineOptions&)>& adjust) {
-  STOKER_ENFORCE(doc.is_object() && doc.contains("format") && doc["format"] == "stoker.pipeline",
-                 ValueError,
-                 "Pipeline::from_json: not a serialized stoker pipeline (no \"format\": "
-                 "\"stoker.pipeline\")");
-  const int version = field<int>(doc, "version", -1);
-  STOKER_ENFORCE(version == kSerialVersion, ValueError, "Pipeline::from_json: schema version ",
-                 version, "; this stoker reads version ", kSerialVersion);
+Json from_ref(const Value& v) { return Json::array({v.node, v.output}); }
+
+// Version 1 kept its options at the top level in Python's form: num_threads "auto" with
+// cpu_budget, prefetch_queue_depth "auto", a depth or {"cpu_size", "gpu_size"}.
+PipelineOptions options_v1(const Json& doc) {
   PipelineOptions o;
   o.batch_size = field<int>(doc, "batch_size", o.batch_size);
   if (doc.contains("num_threads") && doc["num_threads"] == "auto") {
-    // num_threads="auto" up to cpu_budget (null: this machine's cores).
     o.auto_threads = true;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    o.num_threads = doc.contains("cpu_budget") && !doc["cpu_budget"].is_null()
-                        ? field<int>(doc, "cpu_budget", 1)
-                        : int(cores);
+    o.num_threads = field<int>(doc, "cpu_budget", 0);  // 0: every core
   } else {
     o.num_threads = field<int>(doc, "num_threads", o.num_threads);
   }
-  if (doc.contains("device_id") && !doc["device_id"].is_null())
-    o.device_id = field<int>(doc, "device_id", 0);
+  o.device_id = field<std::optional<int>>(doc, "device_id", std::nullopt);
   o.seed = field<int64_t>(doc, "seed", o.seed);
   if (doc.contains("prefetch_queue_depth") && doc["prefetch_queue_depth"] == "auto") {
     o.auto_prefetch = true;
   } else if (doc.contains("prefetch_queue_depth") && !doc["prefetch_queue_depth"].is_null()) {
-    // {"cpu_size": N, "gpu_size": M}, or one depth N for both (as DALI takes it).
     const auto& q = doc["prefetch_queue_depth"];
     if (q.is_number()) {
       o.prefetch_queue_depth = o.gpu_queue_depth = field<int>(doc, "prefetch_queue_depth", 2);
     } else {
-      STOKER_ENFORCE(q.is_object(), ValueError,
-                     "Pipeline::from_json: option 'prefetch_queue_depth' is ", describe(q),
-                     " (\"auto\", a depth, or {\"cpu_size\": N, \"gpu_size\": M})");
+      STOKER_ENFORCE(q.is_object(), ValueError, kWhere, "option 'prefetch_queue_depth' is ",
+                     describe(q), " (\"auto\", a depth, or {\"cpu_size\": N, \"gpu_size\": M})");
       o.prefetch_queue_depth = field<int>(q, "cpu_size", o.prefetch_queue_depth);
       o.gpu_queue_depth = field<int>(q, "gpu_size", o.gpu_queue_depth);
     }
@@ -199,45 +175,141 @@ std::unique_ptr<Pipeline> build_from(const Json& doc,
   o.on_error = field<std::string>(doc, "on_error", o.on_error);
   o.pinned_outputs = field<bool>(doc, "pinned_outputs", o.pinned_outputs);
   o.cpu_affinity = field<std::vector<int>>(doc, "cpu_affinity", o.cpu_affinity);
-  if (adjust) adjust(o);
+  return o;
+}
 
+PipelineOptions options_v2(const Json& doc) {
+  PipelineOptions o;
+  if (!doc.contains("options")) return o;
+  const Json& saved = doc["options"];
+  STOKER_ENFORCE(saved.is_object(), ValueError, kWhere, "\"options\" must be an object, got ",
+                 describe(saved));
+  std::vector<std::string> known;
+  PipelineOptions::fields(o, [&](const char* name, auto& member, const char*, bool keep) {
+    if (!keep) return;
+    known.push_back(name);
+    member = field(saved, name, member);
+  });
+  for (const auto& [k, v] : saved.items())
+    STOKER_ENFORCE(std::find(known.begin(), known.end(), k) != known.end(), ValueError, kWhere,
+                   "unknown option '", k, "'");
+  return o;
+}
+
+PipelineDefinition parse(const Json& doc) {
+  STOKER_ENFORCE(doc.is_object() && doc.contains("format") && doc["format"] == "stoker.pipeline",
+                 ValueError, kWhere,
+                 "not a serialized stoker pipeline (no \"format\": \"stoker.pipeline\")");
+  const int version = field<int>(doc, "version", -1);
+  STOKER_ENFORCE(version == 1 || version == kSerialVersion, ValueError, kWhere,
+                 "schema version ", version, "; this stoker reads versions 1 and ",
+                 kSerialVersion);
+  PipelineDefinition def;
+  def.options = version == 1 ? options_v1(doc) : options_v2(doc);
   STOKER_ENFORCE(doc.contains("nodes") && doc["nodes"].is_array() && doc.contains("outputs") &&
                      doc["outputs"].is_array(),
-                 ValueError, "Pipeline::from_json: \"nodes\" and \"outputs\" must be lists");
-  PipelineBuilder b(o);
-  std::vector<std::vector<Value>> added;  // per document node: its outputs in the builder
+                 ValueError, kWhere, "\"nodes\" and \"outputs\" must be lists");
   const auto& nodes = doc["nodes"];
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
-    STOKER_ENFORCE(n.is_object() && n.contains("op") && n["op"].is_string(), ValueError,
-                   "Pipeline::from_json: node ", i, " has no \"op\"");
-    const std::string op = n["op"].get<std::string>();
-    NodeOptions no;
-    const std::string node_i = "node " + std::to_string(i) + " (" + op + ")";
-    no.name = field<std::string>(n, "name", "", node_i + " field");
-    no.device = field<std::string>(n, "device", "cpu", node_i + " field");
-    no.defined_at = "serialized node " + std::to_string(i);
+    STOKER_ENFORCE(n.is_object() && n.contains("op") && n["op"].is_string(), ValueError, kWhere,
+                   "node ", i, " has no \"op\"");
+    NodeDef d;
+    d.op = n["op"].get<std::string>();
+    const std::string node_i = "node " + std::to_string(i) + " (" + d.op + ")";
+    d.node.name = field<std::string>(n, "name", "", node_i + " field");
+    d.node.device = field<std::string>(n, "device", "cpu", node_i + " field");
+    d.node.defined_at = "serialized node " + std::to_string(i);
     const std::string where =
-        "Pipeline::from_json: node " + std::to_string(i) + " ('" + no.name + "', " + op + ")";
-    STOKER_ENFORCE(op != "external_source", ValueError, where,
+        kWhere + std::string("node ") + std::to_string(i) + " ('" + d.node.name + "', " + d.op + ")";
+    STOKER_ENFORCE(d.op != "external_source", ValueError, where,
                    " is an external_source, which needs a Python source");
-    const Json& in = member(n, "inputs", true, where);
-    const Json& a = member(n, "args", false, where);
-    const Json& ai = member(n, "arg_inputs", false, where);
+    for (const auto& ref : member(n, "inputs", true, where))
+      d.inputs.push_back(to_value(ref, i, where));
+    for (const auto& [k, v] : member(n, "args", false, where).items())
+      d.args[k] = to_arg(v, where + " argument '" + k + "'");
+    for (const auto& [k, v] : member(n, "arg_inputs", false, where).items())
+      d.arg_inputs[k] = to_value(v, i, where);
+    def.nodes.push_back(std::move(d));
+  }
+  for (const auto& ref : doc["outputs"])
+    def.outputs.push_back(to_value(ref, nodes.size(), std::string(kWhere) + "an output"));
+  return def;
+}
+
+}  // namespace
+
+PipelineDefinition PipelineDefinition::from_json(const std::string& json) {
+  Json doc;
+  try {
+    doc = Json::parse(json);
+  } catch (const Json::parse_error& e) {
+    throw ValueError(std::string(kWhere) + "not JSON (" + e.what() + ")");
+  }
+  try {
+    return parse(doc);
+  } catch (const Json::exception& e) {  // a shape the checks above did not foresee
+    throw ValueError(std::string(kWhere) + e.what());
+  }
+}
+
+std::string PipelineDefinition::to_json() const {
+  Json saved = Json::object();
+  PipelineOptions::fields(options, [&](const char* name, const auto& member, const char*,
+                                       bool keep) {
+    if (!keep) return;
+    using T = std::decay_t<decltype(member)>;
+    if constexpr (std::is_same_v<T, std::optional<int>>)
+      saved[name] = member ? Json(*member) : Json(nullptr);
+    else
+      saved[name] = member;
+  });
+  Json nodes_json = Json::array();
+  for (const auto& n : nodes) {
+    Json args = Json::object(), arg_inputs = Json::object(), inputs = Json::array();
+    for (const auto& v : n.inputs) inputs.push_back(from_ref(v));
+    for (const auto& [k, v] : n.args) args[k] = from_arg(v);
+    for (const auto& [k, v] : n.arg_inputs) arg_inputs[k] = from_ref(v);
+    nodes_json.push_back({{"op", n.op}, {"name", n.node.name}, {"device", n.node.device},
+                          {"inputs", inputs}, {"args", args}, {"arg_inputs", arg_inputs}});
+  }
+  Json outputs_json = Json::array();
+  for (const auto& v : outputs) outputs_json.push_back(from_ref(v));
+  Json doc = {{"format", "stoker.pipeline"}, {"version", kSerialVersion},
+              {"options", saved}, {"nodes", nodes_json}, {"outputs", outputs_json}};
+  return doc.dump(1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::unique_ptr<Pipeline> PipelineDefinition::build() const {
+  PipelineBuilder b(options);
+  std::vector<std::vector<Value>> added;  // per definition node: its outputs in the builder
+  const auto at = [&](const Value& v, const std::string& where) {
+    STOKER_ENFORCE(v.node >= 0 && size_t(v.node) < added.size() && v.output >= 0 &&
+                       size_t(v.output) < added[size_t(v.node)].size(),
+                   ValueError, where, " reads output ", v.output, " of node ", v.node,
+                   ", which does not exist");
+    return added[size_t(v.node)][size_t(v.output)];
+  };
+  for (const auto& n : nodes) {
+    const std::string where =
+        n.op + (n.node.defined_at.empty() ? "" : " (defined at " + n.node.defined_at + ")");
     std::vector<Value> inputs;
-    for (const auto& ref : in) inputs.push_back(to_value(ref, added, i, where));
-    std::map<std::string, ArgValue> args;
-    for (const auto& [k, v] : a.items()) args[k] = to_arg(v, where + " argument '" + k + "'");
+    for (const auto& v : n.inputs) inputs.push_back(at(v, where));
     std::map<std::string, Value> arg_inputs;
-    for (const auto& [k, v] : ai.items()) arg_inputs[k] = to_value(v, added, i, where);
-    added.push_back(b.add(op, inputs, args, arg_inputs, no));
+    for (const auto& [k, v] : n.arg_inputs) arg_inputs[k] = at(v, where);
+    added.push_back(b.add(n.op, inputs, n.args, arg_inputs, n.node));
   }
   std::vector<Value> outs;
-  for (const auto& ref : doc["outputs"])
-    outs.push_back(to_value(ref, added, nodes.size(), "Pipeline::from_json: an output"));
+  for (const auto& v : outputs) outs.push_back(at(v, "an output"));
   b.set_outputs(outs);
   return b.build();
 }
-}  // namespace
+
+std::unique_ptr<Pipeline> Pipeline::from_json(const std::string& json,
+                                              const std::function<void(PipelineOptions&)>& adjust) {
+  auto def = PipelineDefinition::from_json(json);
+  if (adjust) adjust(def.options);
+  return def.build();
+}
 
 }  // namespace stoker
