@@ -26,6 +26,7 @@ struct PipelineOptions {
   std::string on_error = "raise";
   bool pinned_outputs = false;
   std::vector<int> cpu_affinity;
+  bool fusion = true;
   std::string checkpoint;
   std::string trace;
 
@@ -66,6 +67,10 @@ struct PipelineOptions {
       true);
     f("cpu_affinity", o.cpu_affinity,
       "The cores every thread the pipeline starts may run on (empty: any).", true);
+    f("fusion", o.fusion,
+      "Run the chains operators can fuse as one pass (False: every operator on its own; the "
+      "outputs are the same within rounding).",
+      true);
     f("checkpoint", o.checkpoint, "A Pipeline::checkpoint() text to resume from.", false);
     f("trace", o.trace,
       "Write a Chrome/Perfetto trace here when the pipeline closes (\"\": the STOKER_TRACE "

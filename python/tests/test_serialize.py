@@ -173,7 +173,7 @@ def test_deserialize_names_the_field_and_its_value():
 def test_every_saved_option_round_trips_and_unknown_ones_are_refused(jpeg_folder):
     """The document's options are stoker.PipelineOptions' saved fields, by name, both ways."""
     pipe = _pipe(jpeg_folder, num_threads="auto", cpu_budget=3, host_memory_budget=1 << 30,
-                 on_error="skip", pinned_outputs=True, cpu_affinity=[0])
+                 on_error="skip", pinned_outputs=True, cpu_affinity=[0], fusion=False)
     doc = json.loads(pipe.serialize())
     assert set(doc["options"]) == set(stoker.PipelineOptions.names(saved_only=True))
     assert doc["options"]["auto_threads"] and doc["options"]["num_threads"] == 3

@@ -165,10 +165,8 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
                  "the pipeline has no outputs: call set_outputs() before build()");
   auto impl = std::make_unique<Pipeline::Impl>();
   impl->options = impl_->options;
-  // STOKER_DISABLE_FUSION=1 keeps every operator separate (to compare the two paths).
-  const char* no_fusion = std::getenv("STOKER_DISABLE_FUSION");
   pipeline::Graph graph = pipeline::prune(impl_->graph);
-  if (!(no_fusion && *no_fusion && std::string(no_fusion) != "0")) graph = pipeline::fuse(graph);
+  if (impl->options.fusion) graph = pipeline::fuse(graph);
   // Threads started while the executor is built inherit the builder's cores; the caller's own
   // cores come back when it is built.
   ScopedAffinity affinity(impl->options.cpu_affinity, "cpu_affinity");
