@@ -27,6 +27,7 @@ struct PipelineOptions {
   bool pinned_outputs = false;
   std::vector<int> cpu_affinity;
   bool fusion = true;
+  int cpu_lanes = 0;
   std::string checkpoint;
   std::string trace;
 
@@ -70,6 +71,12 @@ struct PipelineOptions {
     f("fusion", o.fusion,
       "Run the chains operators can fuse as one pass (False: every operator on its own; the "
       "outputs are the same within rounding).",
+      true);
+    f("cpu_lanes", o.cpu_lanes,
+      "Iterations the CPU stage runs at once, sharing the threads so that one batch's serial "
+      "parts and end are filled with another's samples (same batches, in order). 0: two on "
+      "CPU-only pipelines with 8 or more threads, else one; 1: one; 2: two wherever they "
+      "apply (not with device stages, external sources, on_error=\"skip\" or auto_threads).",
       true);
     f("checkpoint", o.checkpoint, "A Pipeline::checkpoint() text to resume from.", false);
     f("trace", o.trace,

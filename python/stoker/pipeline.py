@@ -302,8 +302,8 @@ class Pipeline:
         stage's threads. "threads": CPU-only pipelines with 8 or more threads run two
         iterations at once in the CPU stage (two lanes sharing the threads, so that one batch's
         serial parts and end are filled with the other's samples; same batches, in order;
-        STOKER_CPU_LANES=1 turns it off); their busy and blocked seconds are the lanes' mean. The stage with the most busy time and the least starved time is the
-        bottleneck."""
+        cpu_lanes=1 turns it off); their busy and blocked seconds are the lanes' mean. The stage
+        with the most busy time and the least starved time is the bottleneck."""
         self.build()
         return self._native.stage_stats()
 

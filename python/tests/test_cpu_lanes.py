@@ -1,6 +1,6 @@
 """CPU lanes: a CPU-only pipeline with many threads runs two iterations at once in its CPU stage
 (pipeline/executor_lanes.cpp). The batches, checkpoints, errors and statistics must be those of
-one lane (STOKER_CPU_LANES=1); STOKER_CPU_LANES=2 turns lanes on below 8 threads for tests."""
+one lane (cpu_lanes=1); cpu_lanes=2 turns lanes on below 8 threads."""
 import shutil
 
 import numpy as np
@@ -23,19 +23,14 @@ def _train(root, threads=3, **kw):
     return pipe
 
 
-def _lanes(monkeypatch, n):
-    monkeypatch.setenv("STOKER_CPU_LANES", str(n))
-
-
 def _arrays(pipe, runs):
     return [[np.asarray(o.as_array()) for o in pipe.run()] for _ in range(runs)]
 
 
-def test_two_lanes_give_the_same_batches_and_checkpoints(jpeg_folder, monkeypatch):
+def test_two_lanes_give_the_same_batches_and_checkpoints(jpeg_folder):
     runs = {}
     for lanes in (1, 2):
-        _lanes(monkeypatch, lanes)
-        pipe = _train(jpeg_folder)
+        pipe = _train(jpeg_folder, cpu_lanes=lanes)
         first = _arrays(pipe, 7)  # past an epoch of 24 samples
         state = pipe.checkpoint()
         runs[lanes] = (first, state, _arrays(pipe, 3))
@@ -46,16 +41,13 @@ def test_two_lanes_give_the_same_batches_and_checkpoints(jpeg_folder, monkeypatc
     assert runs[1][1] == runs[2][1]
     # A lane pipeline resumes from its checkpoint as one lane would.
     for lanes in (1, 2):
-        _lanes(monkeypatch, lanes)
-        resumed = _train(jpeg_folder, checkpoint=runs[2][1])
+        resumed = _train(jpeg_folder, checkpoint=runs[2][1], cpu_lanes=lanes)
         for a, b in zip(runs[1][2], _arrays(resumed, 3)):
             for x, y in zip(a, b):
                 np.testing.assert_array_equal(x, y)
 
 
-def test_lanes_are_chosen_for_cpu_only_pipelines_with_many_threads(jpeg_folder, monkeypatch):
-    monkeypatch.delenv("STOKER_CPU_LANES", raising=False)
-
+def test_lanes_are_chosen_for_cpu_only_pipelines_with_many_threads(jpeg_folder):
     def lanes(**kw):
         pipe = _train(jpeg_folder, **kw)
         pipe.run()
@@ -64,25 +56,23 @@ def test_lanes_are_chosen_for_cpu_only_pipelines_with_many_threads(jpeg_folder, 
     assert lanes(threads=8) == 2
     assert lanes(threads=4) == 1  # little idle time to fill
     assert lanes(threads=8, on_error="skip") == 1  # replacements re-run the reader
-    _lanes(monkeypatch, 1)
-    assert lanes(threads=8) == 1
-    _lanes(monkeypatch, 2)
-    pipe = stoker.Pipeline(batch_size=2, num_threads=2)
+    assert lanes(threads=8, cpu_lanes=1) == 1
+    assert lanes(threads=2, cpu_lanes=2) == 2
+    pipe = stoker.Pipeline(batch_size=2, num_threads=2, cpu_lanes=2)
     with pipe:  # an external source may end an epoch mid-way: one lane
         pipe.set_outputs(fn.external_source(lambda: [np.zeros(3, np.uint8)] * 2))
     pipe.run()
     assert pipe.stage_stats()[0]["threads"] == 1
 
 
-def test_an_error_stops_the_lanes_in_order(tmp_path, jpeg_folder, monkeypatch):
+def test_an_error_stops_the_lanes_in_order(tmp_path, jpeg_folder):
     root = tmp_path / "data"
     shutil.copytree(jpeg_folder, root)
     bad = sorted((root / "class_2").iterdir())[1]
     bad.write_bytes(b"\xff\xd8\xff\xe0 not a JPEG")
     messages = {}
     for lanes in (1, 2):
-        _lanes(monkeypatch, lanes)
-        pipe = _train(str(root))
+        pipe = _train(str(root), cpu_lanes=lanes)
         good = 0
         with pytest.raises(ValueError) as e:
             for _ in range(6):
@@ -96,9 +86,8 @@ def test_an_error_stops_the_lanes_in_order(tmp_path, jpeg_folder, monkeypatch):
     assert f"(source '{bad}')" in messages[2][1]
 
 
-def test_lanes_share_the_threads_and_report_both(jpeg_folder, monkeypatch):
-    _lanes(monkeypatch, 2)
-    pipe = _train(jpeg_folder, threads=2)
+def test_lanes_share_the_threads_and_report_both(jpeg_folder):
+    pipe = _train(jpeg_folder, threads=2, cpu_lanes=2)
     for _ in range(10):
         pipe.run()
     cpu = pipe.stage_stats()[0]
@@ -107,3 +96,11 @@ def test_lanes_share_the_threads_and_report_both(jpeg_folder, monkeypatch):
     decoder = next(t for t in pipe.operator_times() if t["op"] == "decoders.image_random_crop")
     assert decoder["runs"] >= 10 and decoder["samples"] == 8 * decoder["runs"]
     assert "\ncpu x2 " in "\n" + pipe.report()  # the stage's row names its lanes
+
+
+def test_cpu_lanes_takes_0_1_or_2():
+    pipe = stoker.Pipeline(batch_size=2, cpu_lanes=3)
+    with pipe:
+        pipe.set_outputs(fn.random.coin_flip())
+    with pytest.raises(ValueError, match="cpu_lanes must be 0 \\(automatic\\), 1 or 2, got 3"):
+        pipe.build()

@@ -11,13 +11,9 @@
 namespace stoker::pipeline {
 
 namespace {
-// Threads of the gpu stage's planning pool: STOKER_GPU_PLAN_THREADS, else 2 (measured on the
-// H100 host: more competes with the CPU decoders for the cores), at most num_threads.
-int gpu_planning_threads(int num_threads) {
-  const char* v = std::getenv("STOKER_GPU_PLAN_THREADS");
-  const int n = v && *v ? std::atoi(v) : 2;
-  return std::clamp(n, 1, std::max(1, num_threads));
-}
+// Threads of the gpu stage's planning pool: 2 (measured on the H100 host: more compete with the
+// CPU decoders for the cores), at most num_threads.
+int gpu_planning_threads(int num_threads) { return std::min(2, std::max(1, num_threads)); }
 }  // namespace
 
 namespace {

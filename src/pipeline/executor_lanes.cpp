@@ -11,7 +11,6 @@
 // operator, e.g. each decoding its batch; operators with state (readers) are shared and run
 // their iterations in order (a lane waits for its turn), so samples come in the same order.
 // Results are delivered in iteration order.
-#include <cstdlib>
 #include <string>
 
 #include "stoker/core/affinity.hpp"
@@ -24,10 +23,7 @@ using Clock = TraceRecorder::Clock;
 }  // namespace
 
 int Executor::choose_lanes() const {
-  // STOKER_CPU_LANES=1 turns lanes off, =2 turns them on below 8 threads too (from 2: tests).
-  const char* env = std::getenv("STOKER_CPU_LANES");
-  const std::string set = env ? env : "";
-  if (set == "1") return 1;
+  if (options_.cpu_lanes == 1) return 1;
   // Device stages keep the CPU stage light (their pipelines' CPU work is in the mixed stage,
   // which shares the pool); external sources may end an epoch mid-way; on_error="skip" runs
   // the readers again inside an iteration; num_threads="auto" tunes one lane's threads.
@@ -36,7 +32,7 @@ int Executor::choose_lanes() const {
     if (dynamic_cast<const ops::InputFeed*>(op.get())) return 1;
   // Fewer threads leave little idle time to fill, and the second lane's thread (taking part in
   // its own batches) would be a large share of a small budget.
-  if (options_.num_threads < 8 && set != "2") return 1;
+  if (options_.num_threads < 8 && options_.cpu_lanes != 2) return 1;
   return options_.num_threads >= 2 ? 2 : 1;  // one thread: no pool to share
 }
 

@@ -72,6 +72,8 @@ PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_uniq
   STOKER_ENFORCE(options.prefetch_queue_depth >= 1 && options.gpu_queue_depth >= 1, ValueError,
                  "prefetch_queue_depth must be at least 1 (cpu_size and gpu_size), got ",
                  options.prefetch_queue_depth, " and ", options.gpu_queue_depth);
+  STOKER_ENFORCE(options.cpu_lanes >= 0 && options.cpu_lanes <= 2, ValueError,
+                 "cpu_lanes must be 0 (automatic), 1 or 2, got ", options.cpu_lanes);
   if (options.seed < 0 && !options.checkpoint.empty())
     options.seed = int64_t(pipeline::Checkpoint::parse(options.checkpoint).seed);
   if (options.seed < 0) options.seed = int64_t(std::random_device{}() >> 1);

@@ -310,7 +310,7 @@ TEST(Pipeline, OperatorTimesCountRunsSamplesAndBytes) {
   EXPECT_EQ(norm.op, "crop_mirror_normalize");
   EXPECT_EQ(norm.bytes_out, norm.samples * 3 * 16 * 16 * 2);      // float16 CHW
   EXPECT_EQ(times[2].bytes_out, times[2].samples * 16 * 16 * 3);  // the uint8 crops
-  // Inside the CPU stage's busy time (with lanes, STOKER_CPU_LANES=2, busy is their mean).
+  // Inside the CPU stage's busy time (with two lanes, busy is their mean).
   const auto cpu = pipe->stage_stats()[0];
   EXPECT_LE(total, cpu.busy * cpu.threads + 1e-6);
 }

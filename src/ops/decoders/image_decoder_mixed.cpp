@@ -95,7 +95,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     // are gathered into pinned memory first (in parallel), not staged by the driver.
     std::shared_ptr<Buffer> pinned_streams;
     const bool input_pinned = all_pinned(in);
-    if (!hw_jobs.empty() && !input_pinned && pinned_bitstreams())
+    if (!hw_jobs.empty() && !input_pinned)
       pinned_streams = gather_pinned(ws, hw_jobs);
     // What the threads decode here: the CUDA decoder's share, and libjpeg-turbo's unless the CPU
     // stage did it. They run on the pool while this thread submits the hardware share (nvJPEG's
@@ -227,15 +227,6 @@ class ImageDecoderMixed final : public ImageDecoder {
     ThreadDecodes host;
     double plan_seconds = 0, host_seconds = 0;
   };
-
-  // STOKER_NVJPEG_PINNED=0 hands nvJPEG the streams where they are (pageable memory).
-  static bool pinned_bitstreams() {
-    static const bool on = [] {
-      const char* v = std::getenv("STOKER_NVJPEG_PINNED");
-      return !(v && std::string(v) == "0");
-    }();
-    return on;
-  }
 
   static bool all_pinned(const Batch& in) {
     for (int i = 0; i < in.size(); ++i)
