@@ -7,7 +7,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export PYTHONUNBUFFERED = 1
 
-.PHONY: all setup build demo test test-cpp test-python test-sanitize test-tsan fuzz wheel format format-check lint clean
+.PHONY: all setup build demo test test-cpp test-python test-sanitize test-tsan fuzz reference wheel format format-check lint clean
 
 all: build
 
@@ -58,6 +58,10 @@ test-tsan: setup
 # choose): scripts/fuzz.sh. Corpora grow in build-fuzz/corpus, crashes land in build-fuzz/findings.
 fuzz: setup
 	bash scripts/fuzz.sh
+
+# docs/operators.md and python/stoker/fn.pyi, from the operator registry (a test checks them).
+reference: build
+	PYTHONPATH=$(BUILD)/python $(PYTHON) -m stoker.tools.reference --write
 
 # A wheel through scikit-build-core (what `pip install .` does).
 wheel: setup

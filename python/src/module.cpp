@@ -55,6 +55,16 @@ nb::list schemas() {
       args.append(ad);
     }
     d["args"] = args;
+    if (s.example) {
+      nb::dict ex, ex_args;
+      for (const auto& [k, v] : s.example->args) ex_args[k.c_str()] = arg_value_to_python(v);
+      ex["args"] = ex_args;
+      ex["dtype"] = s.example->dtype;
+      ex["layout"] = s.example->layout;
+      d["example"] = ex;
+    } else {
+      d["example"] = nb::none();
+    }
     out.append(d);
   }
   return out;

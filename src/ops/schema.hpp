@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,15 @@ std::string_view backend_name(Backend b);
 class Operator;
 struct OpSpec;
 
+// The smallest valid use of an operator: arguments, and its inputs' dtype and layout. Every
+// operator's generated tests run it this way (an empty batch, zero-sized samples), and the
+// operator reference shows it.
+struct OpExample {
+  std::map<std::string, ArgValue> args;
+  std::string dtype = "uint8";
+  std::string layout = "HWC";
+};
+
 struct OpSchema {
   std::string name;  // dotted: "readers.file", "decoders.image", "random.coin_flip"
   std::string doc;
@@ -72,6 +82,8 @@ struct OpSchema {
   Factory make_cpu;
   Factory make_mixed;
   Factory make_gpu;
+  // None only for sources that choose their own batch size (readers, external_source).
+  std::optional<OpExample> example;
 
   const ArgSchema* find_arg(std::string_view arg) const;
   const Factory& factory(Backend b) const;

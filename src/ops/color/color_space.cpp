@@ -183,6 +183,7 @@ OpSchema color_space_conversion_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<ColorSpaceConversionGpu>(s); },
 #endif
+      .example = OpExample{.args = {{"image_type", std::string("RGB")}, {"output_type", std::string("YCbCr")}}},
   };
 }
 

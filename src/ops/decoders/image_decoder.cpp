@@ -109,6 +109,7 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
 #endif
   };
   for (auto& a : extra) s.args.push_back(std::move(a));
+  s.example = OpExample{.args = {}, .dtype = "uint8", .layout = ""};  // encoded bytes
   s.args.push_back(
       {"hw_decoder_load", ArgType::kString,
        "device='mixed': the fraction of each batch offered to the GPU's hardware JPEG decoder "
@@ -146,7 +147,7 @@ OpSchema image_decoder_schema() {
 }
 
 OpSchema image_crop_decoder_schema() {
-  return decoder_schema(
+  auto s = decoder_schema(
       "decoders.image_crop",
       "Decodes a window of each image to HWC uint8: `crop` ([h, w]) or crop_h/crop_w, placed "
       "by crop_pos_x/crop_pos_y as fn.crop does (anchor floor(pos * (extent - crop) + 0.5)). "
@@ -159,6 +160,8 @@ OpSchema image_crop_decoder_schema() {
         return a;
       }(),
       {"encoded"});
+  s.example->args = {{"crop", std::vector<double>{2, 2}}};
+  return s;
 }
 
 OpSchema image_random_crop_decoder_schema() {
@@ -211,6 +214,7 @@ OpSchema peek_image_shape_schema() {
                 "'GRAY' or 'ANY_DATA'.",
                 std::string("RGB")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<PeekImageShape>(s); },
+      .example = OpExample{.args = {}, .dtype = "uint8", .layout = ""},
   };
 }
 

@@ -239,6 +239,7 @@ OpSchema crop_schema() {
                 std::vector<double>{0.0}}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Crop>(sp); },
       .make_gpu = STOKER_GPU_FACTORY(CropGpu),
+      .example = OpExample{.args = {{"crop", std::vector<double>{2, 2}}}},
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
   return s;
@@ -254,6 +255,7 @@ OpSchema flip_schema() {
                {"vertical", ArgType::kInt, "Flip top-bottom when non-zero.", int64_t{0}, true}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Flip>(s); },
       .make_gpu = STOKER_GPU_FACTORY(FlipGpu),
+      .example = OpExample{},
   };
 }
 

@@ -235,6 +235,7 @@ OpSchema jitter_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<JitterGpu>(s); },
 #endif
+      .example = OpExample{},
   };
 }
 
@@ -258,6 +259,7 @@ OpSchema paste_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<PasteGpu>(s); },
 #endif
+      .example = OpExample{.args = {{"ratio", 2.0}}},
   };
 }
 

@@ -326,6 +326,7 @@ OpSchema resize_schema() {
                 "roi_start/roi_end as fractions of the extents instead of pixels.", false}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
       .make_gpu = STOKER_GPU_FACTORY(ResizeGpu),
+      .example = OpExample{.args = {{"size", std::vector<double>{4, 4}}}},
   };
   for (auto& a : interp_args()) s.args.push_back(a);
   return s;
@@ -349,6 +350,7 @@ OpSchema random_resized_crop_schema() {
                {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); },
       .make_gpu = STOKER_GPU_FACTORY(RandomResizedCropGpu),
+      .example = OpExample{.args = {{"size", std::vector<int64_t>{4, 4}}}},
   };
   for (auto& a : interp_args()) s.args.push_back(a);
   return s;

@@ -202,6 +202,7 @@ OpSchema warp_affine_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) { return std::make_unique<WarpGpu>(sp, false); },
 #endif
+      .example = OpExample{.args = {{"matrix", std::vector<double>{1, 0, 0, 0, 1, 0}}}},
   };
   for (auto& a : warp_args()) s.args.push_back(a);
   return s;
@@ -225,6 +226,7 @@ OpSchema rotate_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) { return std::make_unique<WarpGpu>(sp, true); },
 #endif
+      .example = OpExample{.args = {{"angle", 30.0}}},
   };
   for (auto& a : warp_args()) s.args.push_back(a);
   return s;

@@ -69,6 +69,7 @@ OpSchema copy_to_device_schema() {
       .inputs = {"data"},
       .outputs = {"data"},
       .make_mixed = [](const OpSpec& s) { return std::make_unique<CopyToDevice>(s); },
+      .example = OpExample{},
   };
 }
 

@@ -490,6 +490,7 @@ OpSchema arithmetic_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<ArithmeticGpu>(s); },
 #endif
+      .example = OpExample{.args = {{"expr", std::string("add(&0,$2:i32)")}}},
   };
 }
 

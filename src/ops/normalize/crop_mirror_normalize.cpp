@@ -162,6 +162,7 @@ OpSchema crop_mirror_normalize_schema() {
         return std::make_unique<CropMirrorNormalizeGpu>(sp);
       },
 #endif
+      .example = OpExample{.args = {{"crop", std::vector<double>{2, 2}}}},
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
   return s;

@@ -253,6 +253,7 @@ OpSchema normalize_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<NormalizeGpu>(s); },
 #endif
+      .example = OpExample{.args = {}, .dtype = "float32", .layout = ""},
   };
 }
 

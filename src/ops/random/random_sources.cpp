@@ -155,6 +155,7 @@ OpSchema choice_schema() {
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Choice>(s); },
+      .example = OpExample{.args = {{"a", std::vector<double>{1, 2, 3}}}},
   };
 }
 
@@ -170,6 +171,7 @@ OpSchema normal_schema() {
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Normal>(s); },
+      .example = OpExample{},
   };
 }
 
@@ -185,6 +187,7 @@ OpSchema coin_flip_schema() {
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<CoinFlip>(s); },
+      .example = OpExample{},
   };
 }
 
@@ -202,6 +205,7 @@ OpSchema uniform_schema() {
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Uniform>(s); },
+      .example = OpExample{},
   };
 }
 

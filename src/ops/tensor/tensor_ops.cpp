@@ -427,6 +427,7 @@ OpSchema cast_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<CastGpu>(s); },
 #endif
+      .example = OpExample{.args = {{"dtype", std::string("float32")}}},
   };
 }
 
@@ -447,6 +448,7 @@ OpSchema transpose_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<TransposeGpu>(s); },
 #endif
+      .example = OpExample{.args = {{"perm", std::vector<int64_t>{2, 0, 1}}}},
   };
 }
 
@@ -478,6 +480,7 @@ OpSchema reshape_schema() {
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Reshape>(s); },
       // No data moves: the same operator views device memory as well.
       .make_gpu = [](const OpSpec& s) { return std::make_unique<Reshape>(s); },
+      .example = OpExample{.args = {{"shape", std::vector<int64_t>{-1}}}},
   };
 }
 
@@ -500,6 +503,7 @@ OpSchema pad_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<PadGpu>(s); },
 #endif
+      .example = OpExample{},
   };
 }
 
@@ -515,6 +519,7 @@ OpSchema cat_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<JoinGpu>(s, false); },
 #endif
+      .example = OpExample{},
   };
 }
 
@@ -532,6 +537,7 @@ OpSchema stack_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<JoinGpu>(s, true); },
 #endif
+      .example = OpExample{},
   };
 }
 
