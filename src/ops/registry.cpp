@@ -3,6 +3,7 @@
 #include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
+#include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/geometry_ops.hpp"
 #include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/io/external_source.hpp"
@@ -33,6 +34,7 @@ const std::vector<OpSchema>& op_schemas() {
       color_space_conversion_schema(),  // color_space_conversion
       color_twist_schema(),            // color_twist
       contrast_schema(),               // contrast
+      coord_flip_schema(),             // coord_flip
       copy_to_device_schema(),         // copy_to_device
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
