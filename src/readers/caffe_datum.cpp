@@ -39,8 +39,12 @@ Datum parse_datum(std::span<const uint8_t> value) {
     }
   }
   if (!d.encoded) {
+    // Each extent is at most 2^31 - 1: the product of two fits in int64, and the third is
+    // compared by division (the product of all three may not fit).
+    const auto bytes = int64_t(d.data.size());
     STOKER_ENFORCE(d.channels > 0 && d.height > 0 && d.width > 0 &&
-                       int64_t(d.data.size()) == d.channels * d.height * d.width,
+                       bytes % (d.channels * d.height) == 0 &&
+                       bytes / (d.channels * d.height) == d.width,
                    ValueError, "raw Datum of ", d.channels, "x", d.height, "x", d.width, " has ",
                    d.data.size(), " bytes of data");
   }

@@ -212,6 +212,26 @@ void SampleLoader::restore_state(std::string_view text) {
       fail();
     buffer.push_back(s);
   }
+  // Delivery and stream must agree, as in every state save_state() writes: each sample of the
+  // epoch being delivered that is still due is in the buffer or ahead in the stream; the
+  // epochs between are wholly in the buffer, and the stream's epoch up to its position.
+  const auto in_buffer = [&](int64_t e) {
+    return int64_t(std::count_if(buffer.begin(), buffer.end(),
+                                 [&](const Stream& b) { return b.epoch == e; }));
+  };
+  const auto size_of = [&](int64_t e) { return shard_size(virtual_shard(e)); };
+  const int64_t due = std::max<int64_t>(0, size_of(epoch) - position);
+  const bool buffered = options_.shuffle == ShuffleMode::kBuffer;
+  if ((!buffered && count != 0) || (buffered && count > size_t(options_.initial_fill))) fail();
+  if (stream_epoch == epoch) {
+    if (in_buffer(epoch) + size_of(epoch) - stream_position != due) fail();
+  } else {
+    if (in_buffer(epoch) != due || stream_epoch - epoch > int64_t(count) + 1 ||
+        in_buffer(stream_epoch) != stream_position)
+      fail();
+    for (int64_t e = epoch + 1; e < stream_epoch; ++e)
+      if (in_buffer(e) != size_of(e)) fail();
+  }
   epoch_ = epoch;
   position_ = position;
   last_index_ = last;

@@ -189,6 +189,21 @@ TEST(SampleLoaderSweep, SavedStatesResumeExactly) {
   EXPECT_EQ(tried, cases.size());
 }
 
+// restore_state checks that delivery and stream agree; every state a loader passes through
+// must pass that check and resume exactly.
+TEST(SampleLoaderSweep, EveryReachableStateIsAcceptedAndResumes) {
+  for (const auto& c : sweep_cases()) {
+    SCOPED_TRACE(describe(c));
+    SampleLoader a(c.n, options_of(c, 0));
+    for (int64_t i = 0; i < 3 * c.n; ++i) {
+      SampleLoader b(c.n, options_of(c, 0));
+      ASSERT_NO_THROW(b.restore_state(a.save_state())) << a.save_state();
+      const auto x = a.next(), y = b.next();
+      ASSERT_EQ(x.index, y.index) << "step " << i;
+    }
+  }
+}
+
 TEST(SampleLoader, BufferShuffleIsSeededAndBalanced) {
   const int64_t N = 50;
   LoaderOptions o{
@@ -282,6 +297,9 @@ TEST(SampleLoader, RejectsContradictoryShuffles) {
   }
   EXPECT_THROW(l.restore_state("garbage"), ValueError);
   EXPECT_THROW(l.restore_state("v2 1 0 0 0 0 0 0"), ValueError);  // stream behind delivery
+  EXPECT_THROW(l.restore_state("v2 0 3 0 1 0 0 0"), ValueError);  // stream ahead of delivery
+  EXPECT_THROW(l.restore_state("v2 0 3 0 0 3 0 1 4:0"), ValueError);  // a buffer, unshuffled
+  EXPECT_NO_THROW(l.restore_state("v2 0 3 0 0 3 0 0"));
 }
 
 TEST(SampleLoader, RejectsBadSharding) {
