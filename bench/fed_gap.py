@@ -125,7 +125,7 @@ def training_thread_ids():
     """The id a profiler trace gives the calling thread's CUDA calls: torch.profiler (Kineto)
     writes the low 32 bits of its pthread_t (threading.get_ident()) as a signed number without
     its sign (seen on the H100: pthread_t 0x7f8e96520140 as 1773010624), not the kernel's
-    thread id, which matched nothing (session 13). A set, for api_calls."""
+    thread id, which matched nothing. A set, for api_calls."""
     low = threading.get_ident() & 0xFFFFFFFF
     return {str(abs(low - (1 << 32) if low >= 1 << 31 else low))}
 

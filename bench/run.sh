@@ -50,7 +50,7 @@ if has kernels && [[ $GPU == 1 ]]; then
   echo "== nvJPEG's hardware decoder alone (the engines' ceiling)"
   "$BUILD/bench/stoker_bench_nvjpeg" "$DATA/jpeg" 3 | tee "$OUT/nvjpeg.md"
   echo "== GPU training feed (decode -> RRC -> flip -> normalize, fp16 NCHW) vs torch DataLoader"
-  # 12 pipeline threads: the README's figures (8 and 16 are in bench/RESULTS.md).
+  # 12 pipeline threads: the README's figures (the harness measures 4 and 16).
   python3 bench/gpu_pipeline.py --images "$DATA/jpeg" --threads "${GPU_BENCH_THREADS:-12}" \
     ${GPU_BENCH_ARGS:-} > "$OUT/gpu_pipeline.md"
   cat "$OUT/gpu_pipeline.md"

@@ -7,7 +7,7 @@ GPU is busy ~90% of a synthetic step), and each launch takes longer while stoker
 make CUDA calls of their own (nvJPEG's per-image calls: the driver's locks are shared).
 Replaying a captured step costs the training thread one launch, so it measures what a user
 who graphs the step (torch.cuda.graphs, torch.compile(mode="reduce-overhead")) would see.
-Measured (bench/RESULTS.md, 2026-11-23): this bfloat16 graphed step is itself ~12% slower
+Measured (docs/findings.md): this bfloat16 graphed step is itself ~12% slower
 than the eager float16 one, and fed by stoker it reaches ~91% of its synthetic rate.
 
 The graph variant autocasts to bfloat16 without a GradScaler (its inf check syncs with the CPU,

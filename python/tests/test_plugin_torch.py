@@ -103,7 +103,7 @@ def test_every_shard_takes_the_same_steps_per_epoch(ten_files, policy, pad):
 def test_reset_before_the_epoch_ended_is_ignored(ten_files):
     it = ClassificationIterator(_pipe(ten_files), reader_name="reader")
     first = next(it)[0]["label"].reshape(-1).tolist()
-    with pytest.warns(RuntimeWarning, match="epoch has not ended: reset\(\) is ignored"):
+    with pytest.warns(RuntimeWarning, match=r"epoch has not ended: reset\(\) is ignored"):
         it.reset()
     assert first == [0, 1, 2, 3]
     assert next(it)[0]["label"].reshape(-1).tolist() == [4, 5, 6, 7]  # the same epoch goes on

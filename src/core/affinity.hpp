@@ -4,7 +4,7 @@
 // any delay of that thread leaves the GPU idle. On the H100 box, ResNet-50's training stream was
 // busy for the same 51.6-51.7 ms per step with and without stoker, yet steps took longer; keeping
 // stoker's threads off the training thread's core (and that thread on it) won back about 5% on
-// one instance (bench/RESULTS.md, 2026-11-23, session 11).
+// one instance (docs/findings.md).
 #pragma once
 
 #include <string>

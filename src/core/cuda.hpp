@@ -100,7 +100,7 @@ struct CopyPiece {
 // The same copy in fewer pieces: each piece that continues the previous one in both source and
 // destination joins it (zero-byte pieces are dropped; the order is kept). A batch whose samples
 // lie back to back on both sides becomes one copy. Why: every CUDA call takes the driver's
-// locks, which the training thread's kernel launches need too (bench/RESULTS.md, session 12).
+// locks, which the training thread's kernel launches need too (docs/findings.md).
 std::vector<CopyPiece> merge_adjacent_copies(const std::vector<CopyPiece>& pieces);
 
 // Asynchronous copies on `stream` (pinned host memory for true asynchrony; pageable host memory

@@ -58,7 +58,7 @@ Executor::Executor(Graph graph, const PipelineOptions& options)
       const bool gpu = graph_.nodes[st.nodes[0]].backend == ops::Backend::kGpu;
       // Default priority: the mixed stage's stream at the device's greatest priority (so that
       // nvJPEG's kernels would not queue behind augmentation kernels) made no difference on the
-      // H100 (bench/RESULTS.md, 2026-11-23).
+      // H100 (docs/findings.md).
       st.stream = std::make_unique<CudaStream>(device());
       if (gpu) st.pool = std::make_unique<ThreadPool>(gpu_planning_threads(options.num_threads));
     }

@@ -3,7 +3,7 @@
 // the end of every operator's batch; meanwhile the pool's other threads have nothing to do, as
 // they have while the stage's thread runs an iteration's serial parts (a reader handing over
 // its samples). For CPU-only pipelines with many threads that idle time is about 1.3 of 16
-// cores (bench/RESULTS.md, 2026-11-23: 14.2 cores busy, against 15.6 for two pipelines sharing
+// cores (docs/findings.md: 14.2 cores busy, against 15.6 for two pipelines sharing
 // the machine). So there, two lanes each run whole iterations, taking the next one when they
 // finish, on one pool that takes calls from both at once: the threads one lane's batch leaves
 // idle work on the other's. The second lane runs its own copies of the stateless operators

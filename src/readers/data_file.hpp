@@ -93,7 +93,7 @@ std::vector<FileBytes> read_ranges(std::span<const FileRange> ranges, MemoryPool
 // Reads a whole file once (open, read, close) the way `options` say: a view of a private
 // mapping or a pooled copy. For readers of one file per sample. Files under
 // kSmallFileBytes are always read: mapping and unmapping one costs more than copying it
-// (bench/RESULTS.md: readers.file at 64k files/s with pread, 45k with mmap, 16 cores).
+// (readers.file measured 64k files/s with pread, 45k with mmap, on 16 cores).
 inline constexpr int64_t kSmallFileBytes = int64_t(1) << 20;
 FileBytes read_whole_file(const std::string& path, const FileOptions& options, MemoryPool& pool);
 

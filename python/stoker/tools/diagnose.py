@@ -177,7 +177,7 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, wai
             what += (f"; the training thread blocked {waits[1]:.0f} times per step fed, "
                      f"{waits[0]:.0f} on synthetic data (on an H100 these were waits for the "
                      "CUDA driver's locks, held by the hardware decoder's per-image calls: "
-                     "its kernel launches took 17 µs instead of 9, bench/RESULTS.md)")
+                     "its kernel launches took 17 µs instead of 9, docs/findings.md)")
         if threads > 4:
             recs.append(f"try num_threads=4 (now {threads}): the model consumes "
                         f"{100 * synthetic_rate / loader_rate:.0f}% of what the loader delivers "
@@ -189,7 +189,7 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, wai
         if (os.cpu_count() or 1) >= 2:  # a core for the training thread, the rest for stoker
             recs.append("give the training thread a core of its own: os.sched_setaffinity(0, "
                         "{0}) in it and Pipeline(cpu_affinity=range(1, os.cpu_count())) (part "
-                        "of ResNet-50's loss on two H100 instances, bench/RESULTS.md; threads "
+                        "of ResNet-50's loss on two H100 instances, docs/findings.md; threads "
                         "it starts later, torch's CPU pool included, share that core)")
         return what, recs
     # The loader itself is too slow (or there is nothing to compare with): its busiest stage.

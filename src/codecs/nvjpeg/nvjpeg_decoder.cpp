@@ -104,7 +104,7 @@ double NvjpegHardwareDecoder::decode(const std::vector<Job>& jobs, bool bgr, Str
   // nvjpegDecodeBatchedEx hung on an H100 (cuEventSynchronize inside it never returned, the
   // engines idle) in about half the runs whose batch size changed between batches, also when
   // only the re-initialisation below waited; waiting here every batch, it never did in the
-  // same runs (bench/RESULTS.md, "hardware decoder hang"). The wait is short: the stream holds
+  // same runs (docs/findings.md). The wait is short: the stream holds
   // the last batch's uploads and the output allocation's waits.
   const auto wait_start = std::chrono::steady_clock::now();
   synchronize_stream(stream);

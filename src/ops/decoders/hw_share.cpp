@@ -13,7 +13,7 @@ void HwShare::started(double now) {
 // loop paced by its GPU asks for batches more slowly, and the threads' decoding then slows the
 // training process's own thread, while the engines cost the host one submitting thread
 // (ResNet-18 fed at 16 threads: 59% of synthetic with the balanced split, 81% with this;
-// bench/RESULTS.md, session 14). Where this stage is the slower one, `busy` is about the pace,
+// docs/findings.md). Where this stage is the slower one, `busy` is about the pace,
 // the engines' time is at most kPaceMargin of it, and the share falls back to the balance.
 void HwShare::finished(int n, int hw_n, double t_hw, int threads_n, double t_threads, double busy) {
   if (hw_n > 0 && t_hw > 0) hw_rate_ = smooth(hw_rate_, hw_n / t_hw);

@@ -88,7 +88,7 @@ TEST(HwShare, FallsBackToTheBalanceWhenTheConsumerSpeedsUp) {
 TEST(HwShare, AStageBusyWithOtherWorkIsNotTakenForAnIdleOne) {
   // The mixed stage spends 6 ms per batch besides the engines (uploads of the threads' images,
   // waits): its pace is long, but it is busy. Comparing the pace with the engines' time alone
-  // pushed the share to 1 here (the loader alone lost 10% on the H100, session 14).
+  // pushed the share to 1 here (the loader alone lost 10% on the H100).
   HwShare s;
   Sim sim;
   sim.other = 0.006;
