@@ -77,6 +77,11 @@ const std::vector<OpSchema>& op_schemas() {
   return kAll;
 }
 
+const OpSchema& device_copy_schema() {
+  static const OpSchema* s = find_op_schema("copy_to_device");
+  return *s;
+}
+
 const OpSchema* find_op_schema(std::string_view name) {
   for (auto& s : op_schemas()) {
     if (s.name == name) return &s;

@@ -12,5 +12,8 @@ namespace stoker::ops {
 const std::vector<OpSchema>& op_schemas();
 // nullptr when unknown.
 const OpSchema* find_op_schema(std::string_view name);
+// The operator that copies a CPU value to the device (the builder inserts it where a gpu
+// operator reads CPU data; Python's `.gpu()`).
+const OpSchema& device_copy_schema();
 
 }  // namespace stoker::ops

@@ -55,6 +55,27 @@ std::string_view backend_name(Backend b);
 class Operator;
 struct OpSpec;
 
+// What an operator's gpu backend offers the graph's fusion pass (pipeline::fuse), which
+// composes what operators declare and names none of them.
+struct FusionTraits {
+  // A resampling chain: a kStart (a resize) feeding kMiddle steps (crops, flips), each used
+  // only by the next, and then a kEnd (a normalisation) becomes the kEnd node doing all their
+  // work in one pass (OpSpec::fused_first, fused_middle); every step is a ResamplingStep.
+  enum class Chain { kNone, kStart, kMiddle, kEnd };
+  Chain chain = Chain::kNone;
+  // A per-sample mirror (horizontal, vertical flags) that a warp can compose into its map.
+  bool mirror = false;
+  // Takes a mirror feeding it into its own map (OpSpec::fused_middle).
+  bool absorbs_mirror = false;
+  // Whether this node may take the roles above with its arguments (empty: always): a padding
+  // crop may not sit in a chain; only a bilinear warp composes a mirror exactly.
+  std::function<bool(const OpSpec&)> fusable;
+  // Takes over the gpu node `next` that reads only its output, by changing its own arguments
+  // (a normalisation producing the layout or dtype a following transpose or cast would):
+  // returns false, changing nothing, when it cannot.
+  std::function<bool(OpSpec& self, const OpSpec& next)> absorb_next;
+};
+
 // The smallest valid use of an operator: arguments, and its inputs' dtype and layout. Every
 // operator's generated tests run it this way (an empty batch, zero-sized samples), and the
 // operator reference shows it.
@@ -82,6 +103,9 @@ struct OpSchema {
   Factory make_cpu;
   Factory make_mixed;
   Factory make_gpu;
+  FusionTraits fusion;
+  // Fed from outside the pipeline (Pipeline::feed_input): a serialised pipeline cannot hold it.
+  bool external_input = false;
   // None only for sources that choose their own batch size (readers, external_source).
   std::optional<OpExample> example;
 

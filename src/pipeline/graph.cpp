@@ -4,7 +4,6 @@
 #include <numeric>
 
 #include "stoker/core/error.hpp"
-#include "stoker/kernels/resize/resample_weights.hpp"
 
 namespace stoker::pipeline {
 
@@ -144,45 +143,22 @@ std::vector<int> count_uses(const Graph& g) {
   return uses;
 }
 
-bool is_gpu(const ops::OpSpec& n, std::string_view name) {
-  return n.backend == ops::Backend::kGpu && n.schema->name == name && n.inputs.size() == 1 &&
-         n.inputs[0].output == 0 && !n.fused_first;
+using Chain = ops::FusionTraits::Chain;
+
+// A gpu node reading one value (its input's first output) that nothing has fused into yet.
+bool single_gpu(const ops::OpSpec& n) {
+  return n.backend == ops::Backend::kGpu && n.inputs.size() == 1 && n.inputs[0].output == 0 &&
+         !n.fused_first;
 }
 
-// Whether a warp samples bilinearly: a mirror then commutes with it exactly (its taps and weights
-// mirror too); nearest-neighbour sampling breaks ties at pixel edges towards one side.
-bool bilinear(const ops::OpSpec& warp) {
-  bool antialias = false;
-  try {
-    return kernels::parse_filter(warp.arg<std::string>("interp_type"), antialias) ==
-           kernels::Filter::kLinear;
-  } catch (const Error&) {
-    return false;  // the operator names the bad value when it is made
-  }
+// Whether node n's operator declares it may be fused with these arguments.
+bool fusable(const ops::OpSpec& n) {
+  const auto& f = n.schema->fusion;
+  return !f.fusable || f.fusable(n);
 }
 
-// A transpose or cast right after a float32 gpu crop_mirror_normalize `cmn` that its options
-// can do instead; writes them into `cmn`.
-bool absorb_after(ops::OpSpec& cmn, const ops::OpSpec& t) {
-  if (!t.arg_inputs.empty() || cmn.arg<std::string>("dtype") != "float32") return false;
-  if (t.schema->name == "transpose") {
-    const auto perm = t.arg<std::vector<int64_t>>("perm");
-    const auto layout = cmn.arg<std::string>("output_layout");
-    const bool to_chw = layout == "HWC" && perm == std::vector<int64_t>{2, 0, 1};
-    const bool to_hwc = layout == "CHW" && perm == std::vector<int64_t>{1, 2, 0};
-    if ((!to_chw && !to_hwc) || t.has_arg("output_layout") || !t.arg<bool>("transpose_layout"))
-      return false;
-    cmn.args["output_layout"] = std::string(to_chw ? "CHW" : "HWC");
-    return true;
-  }
-  if (t.schema->name == "cast") {
-    const auto dtype = t.arg<std::string>("dtype");
-    if (dtype != "float16" && dtype != "float32" && dtype != "uint8" && dtype != "int8")
-      return false;
-    cmn.args["dtype"] = dtype;
-    return true;
-  }
-  return false;
+bool in_chain(const ops::OpSpec& n, Chain role) {
+  return single_gpu(n) && n.schema->fusion.chain == role && fusable(n);
 }
 
 }  // namespace
@@ -191,20 +167,18 @@ Graph fuse(const Graph& g) {
   Graph out = g;
   std::vector<int> uses = count_uses(g);
   std::vector<bool> keep(g.nodes.size(), true);
-  // Chains that end in a crop_mirror_normalize: walk back through crops and flips to a resize.
+  // Resampling chains: from each chain end, walk back through the middle steps to a start.
   for (auto& b : out.nodes) {
-    if (!is_gpu(b, "crop_mirror_normalize")) continue;
+    if (!in_chain(b, Chain::kEnd)) continue;
     std::vector<size_t> middle;  // nearest to b first
     size_t at = size_t(b.inputs[0].node);
     while (uses[at] == 1 && out.nodes[at].fused_middle.empty() &&
-           (is_gpu(out.nodes[at], "flip") ||
-            (is_gpu(out.nodes[at], "crop") &&
-             out.nodes[at].arg<std::string>("out_of_bounds_policy") != "pad"))) {
+           in_chain(out.nodes[at], Chain::kMiddle)) {
       middle.push_back(at);
       at = size_t(out.nodes[at].inputs[0].node);
     }
     const auto& a = out.nodes[at];
-    if (uses[at] != 1 || !(is_gpu(a, "resize") || is_gpu(a, "random_resized_crop"))) continue;
+    if (uses[at] != 1 || !in_chain(a, Chain::kStart)) continue;
     b.fused_first = std::make_shared<ops::OpSpec>(a);
     for (const auto& [name, r] : a.arg_inputs) b.arg_inputs["fused:" + name] = r;
     keep[at] = false;
@@ -217,22 +191,22 @@ Graph fuse(const Graph& g) {
     }
     b.inputs[0] = a.inputs[0];
   }
-  // A flip that only feeds a bilinear warp_affine or rotate: the warp samples the flip's input
-  // through its map composed with the mirrors, one pass instead of two (a mirror maps pixel
-  // centres onto pixel centres, so the composition is exact; see Warp::plan).
+  // A mirror that only feeds an operator absorbing mirrors: one pass instead of two.
   for (auto& w : out.nodes) {
-    if ((!is_gpu(w, "rotate") && !is_gpu(w, "warp_affine")) || !w.fused_middle.empty() ||
-        !bilinear(w))
+    if (!single_gpu(w) || !w.schema->fusion.absorbs_mirror || !w.fused_middle.empty() ||
+        !fusable(w))
       continue;
     const size_t at = size_t(w.inputs[0].node);
     const auto& f = out.nodes[at];
-    if (!keep[at] || uses[at] != 1 || !is_gpu(f, "flip") || !f.fused_middle.empty()) continue;
+    if (!keep[at] || uses[at] != 1 || !single_gpu(f) || !f.schema->fusion.mirror ||
+        !f.fused_middle.empty())
+      continue;
     w.fused_middle.push_back(std::make_shared<ops::OpSpec>(f));
     for (const auto& [name, r] : f.arg_inputs) w.arg_inputs["fused1:" + name] = r;
     keep[at] = false;
     w.inputs[0] = f.inputs[0];
   }
-  // A transpose or cast after a crop_mirror_normalize: its consumers read the latter instead.
+  // A node taken over by the one before it (absorb_next): its consumers read that one instead.
   std::vector<int> replaced(out.nodes.size(), -1);
   for (size_t t = 0; t < out.nodes.size(); ++t) {
     auto& tn = out.nodes[t];
@@ -240,12 +214,13 @@ Graph fuse(const Graph& g) {
       continue;
     size_t c = size_t(tn.inputs[0].node);
     while (replaced[c] >= 0) c = size_t(replaced[c]);  // a cast after an absorbed transpose
-    if (!keep[c] || uses[c] != 1 || out.nodes[c].backend != ops::Backend::kGpu ||
-        out.nodes[c].schema->name != "crop_mirror_normalize" || !absorb_after(out.nodes[c], tn))
+    auto& cn = out.nodes[c];
+    if (!keep[c] || uses[c] != 1 || cn.backend != ops::Backend::kGpu ||
+        !cn.schema->fusion.absorb_next || !cn.schema->fusion.absorb_next(cn, tn))
       continue;
     keep[t] = false;
     replaced[t] = int(c);
-    uses[c] = uses[t];  // a following cast may fold in too
+    uses[c] = uses[t];  // a following node may fold in too
   }
   auto redirect = [&](ops::InputRef& r) {
     while (replaced[size_t(r.node)] >= 0) r.node = replaced[size_t(r.node)];

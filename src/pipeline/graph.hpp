@@ -23,15 +23,15 @@ void validate_node(const Graph& g, ops::OpSpec& node);
 // numbers (random streams) are preserved.
 Graph prune(const Graph& g);
 
-// The graph with GPU augmentation chains fused into one kernel that never writes an
-// intermediate image: a gpu crop_mirror_normalize whose input comes, through any gpu crops
-// (without padding) and flips, from a gpu resize or random_resized_crop, each used by nothing
-// else, takes over their work (OpSpec::fused_first, fused_middle) and the resize's input; a
-// bilinear gpu warp_affine or rotate whose input is a gpu flip used by nothing else takes over
-// the flip (fused_middle) and its input. A transpose between HWC and CHW, or a cast to
-// float16/float32/uint8/int8, that only follows a float32 crop_mirror_normalize becomes that
-// operator's output_layout or dtype (the same values: its rounding is the cast's). Instance
-// numbers (random streams) are kept.
+// The graph with what operators declare fusable (OpSchema::fusion) fused; it names no operator.
+// A resampling chain of gpu nodes, each used only by the next (a kStart, any kMiddle steps, a
+// kEnd: today resize or random_resized_crop, crops without padding and flips,
+// crop_mirror_normalize), becomes the kEnd node doing their work in one kernel that never
+// writes an intermediate image (OpSpec::fused_first, fused_middle, and the start's input); a
+// mirror (flip) used only by a node absorbing mirrors (a bilinear warp) becomes part of it; a
+// gpu node that reads only a node declaring absorb_next is taken over by it when that says so
+// (a transpose to or from CHW, or a cast, after crop_mirror_normalize). Instance numbers
+// (random streams) are kept.
 Graph fuse(const Graph& g);
 
 // Levenshtein distance, for "did you mean" suggestions.

@@ -43,7 +43,7 @@ struct PipelineBuilder::Impl {
     auto key = std::make_pair(v.node, v.output);
     if (auto it = on_device.find(key); it != on_device.end()) return it->second;
     ops::OpSpec spec;
-    spec.schema = ops::find_op_schema("copy_to_device");
+    spec.schema = &ops::device_copy_schema();
     spec.instance = (int64_t(1) << 40) + int64_t(graph.nodes.size());  // draws nothing
     spec.batch_size = options.batch_size;
     spec.defined_at = defined_at;
@@ -96,8 +96,9 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   STOKER_ENFORCE(spec.schema != nullptr, ValueError, "unknown operator '", op, "'", where);
   // Copies to the device draw nothing and take no instance number: adding `.gpu()` never
   // changes another operator's random stream.
-  spec.instance = op == "copy_to_device" ? (int64_t(1) << 40) + int64_t(impl_->graph.nodes.size())
-                                         : impl_->user_nodes++;
+  const bool device_copy = spec.schema == &ops::device_copy_schema();
+  spec.instance = device_copy ? (int64_t(1) << 40) + int64_t(impl_->graph.nodes.size())
+                              : impl_->user_nodes++;
   spec.batch_size = impl_->options.batch_size;
   spec.defined_at = node.defined_at;
   spec.backend = parse_backend(node.device, op + where);
@@ -106,7 +107,7 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
                  "' is already used by another operator");
   // `.gpu()` in Python is copy_to_device with device "gpu": under STOKER_FORCE_CPU it is the
   // identity, and data stays on the CPU.
-  if (op == "copy_to_device" && spec.backend == ops::Backend::kCpu && inputs.size() == 1)
+  if (device_copy && spec.backend == ops::Backend::kCpu && inputs.size() == 1)
     return {inputs[0]};
   for (Value v : inputs) {
     // A gpu operator given CPU data gets it copied to the device first (one copy per value).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "stoker/core/error.hpp"
+#include "stoker/ops/registry.hpp"
 #include "stoker/pipeline.hpp"
 
 namespace stoker {
@@ -222,8 +223,9 @@ PipelineDefinition parse(const Json& doc) {
     d.node.defined_at = "serialized node " + std::to_string(i);
     const std::string where =
         kWhere + std::string("node ") + std::to_string(i) + " ('" + d.node.name + "', " + d.op + ")";
-    STOKER_ENFORCE(d.op != "external_source", ValueError, where,
-                   " is an external_source, which needs a Python source");
+    const ops::OpSchema* schema = ops::find_op_schema(d.op);
+    STOKER_ENFORCE(!schema || !schema->external_input, ValueError, where, " is an ", d.op,
+                   ", which needs a Python source");
     for (const auto& ref : member(n, "inputs", true, where))
       d.inputs.push_back(to_value(ref, i, where));
     for (const auto& [k, v] : member(n, "args", false, where).items())

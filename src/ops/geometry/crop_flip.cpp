@@ -242,6 +242,10 @@ OpSchema crop_schema() {
       .example = OpExample{.args = {{"crop", std::vector<double>{2, 2}}}},
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
+  s.fusion.chain = FusionTraits::Chain::kMiddle;
+  s.fusion.fusable = [](const OpSpec& sp) {  // a padding crop writes pixels the chain has not
+    return sp.arg<std::string>("out_of_bounds_policy") != "pad";
+  };
   return s;
 }
 
@@ -255,6 +259,7 @@ OpSchema flip_schema() {
                {"vertical", ArgType::kInt, "Flip top-bottom when non-zero.", int64_t{0}, true}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Flip>(s); },
       .make_gpu = STOKER_GPU_FACTORY(FlipGpu),
+      .fusion = {.chain = FusionTraits::Chain::kMiddle, .mirror = true},
       .example = OpExample{},
   };
 }

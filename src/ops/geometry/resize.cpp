@@ -329,6 +329,7 @@ OpSchema resize_schema() {
       .example = OpExample{.args = {{"size", std::vector<double>{4, 4}}}},
   };
   for (auto& a : interp_args()) s.args.push_back(a);
+  s.fusion.chain = FusionTraits::Chain::kStart;  // its window and filter feed a chain
   return s;
 }
 
@@ -353,6 +354,7 @@ OpSchema random_resized_crop_schema() {
       .example = OpExample{.args = {{"size", std::vector<int64_t>{4, 4}}}},
   };
   for (auto& a : interp_args()) s.args.push_back(a);
+  s.fusion.chain = FusionTraits::Chain::kStart;  // its window and filter feed a chain
   return s;
 }
 

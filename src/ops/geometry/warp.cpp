@@ -178,6 +178,22 @@ std::vector<ArgSchema> warp_args() {
           {"interp_type", ArgType::kString, "'linear' (bilinear) or 'nn'.", std::string("linear")}};
 }
 
+// A flip feeding a bilinear warp becomes part of its map (Warp::mirror): a mirror maps pixel
+// centres onto pixel centres, so the composition is exact, and bilinear taps and weights mirror
+// with it; nearest-neighbour sampling breaks ties at pixel edges towards one side.
+FusionTraits warp_fusion() {
+  FusionTraits f;
+  f.absorbs_mirror = true;
+  f.fusable = [](const OpSpec& sp) {
+    try {
+      return interp_is_linear(sp);
+    } catch (const Error&) {
+      return false;  // the operator names the bad value when it is made
+    }
+  };
+  return f;
+}
+
 const char* kWarpDoc =
     " Pixel centres at +0.5: output pixel (x, y) samples the input at M * (x + 0.5, y + 0.5, 1) "
     "(bilinear between the four pixels around it, or the pixel containing it for 'nn'); taps "
@@ -205,6 +221,7 @@ OpSchema warp_affine_schema() {
       .example = OpExample{.args = {{"matrix", std::vector<double>{1, 0, 0, 0, 1, 0}}}},
   };
   for (auto& a : warp_args()) s.args.push_back(a);
+  s.fusion = warp_fusion();
   return s;
 }
 
@@ -229,6 +246,7 @@ OpSchema rotate_schema() {
       .example = OpExample{.args = {{"angle", 30.0}}},
   };
   for (auto& a : warp_args()) s.args.push_back(a);
+  s.fusion = warp_fusion();
   return s;
 }
 

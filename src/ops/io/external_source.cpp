@@ -118,6 +118,7 @@ OpSchema external_source_schema() {
                 std::string()}},
       .make_cpu = make,
       .make_gpu = make,
+      .external_input = true,
   };
 }
 

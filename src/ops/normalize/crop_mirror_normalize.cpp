@@ -132,6 +132,33 @@ class CropMirrorNormalizeGpu final : public CropMirrorNormalize, public Resampli
 
 }  // namespace
 
+namespace {
+// A transpose between HWC and CHW or a cast after a float32 gpu crop_mirror_normalize: its
+// output_layout or dtype does the same (the same values: its float32 result is what the cast
+// would have converted, rounded the same way).
+bool absorb_next(OpSpec& cmn, const OpSpec& t) {
+  if (!t.arg_inputs.empty() || cmn.arg<std::string>("dtype") != "float32") return false;
+  if (t.schema->name == "transpose") {
+    const auto perm = t.arg<std::vector<int64_t>>("perm");
+    const auto layout = cmn.arg<std::string>("output_layout");
+    const bool to_chw = layout == "HWC" && perm == std::vector<int64_t>{2, 0, 1};
+    const bool to_hwc = layout == "CHW" && perm == std::vector<int64_t>{1, 2, 0};
+    if ((!to_chw && !to_hwc) || t.has_arg("output_layout") || !t.arg<bool>("transpose_layout"))
+      return false;
+    cmn.args["output_layout"] = std::string(to_chw ? "CHW" : "HWC");
+    return true;
+  }
+  if (t.schema->name == "cast") {
+    const auto dtype = t.arg<std::string>("dtype");
+    if (dtype != "float16" && dtype != "float32" && dtype != "uint8" && dtype != "int8")
+      return false;
+    cmn.args["dtype"] = dtype;
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
 OpSchema crop_mirror_normalize_schema() {
   OpSchema s{
       .name = "crop_mirror_normalize",
@@ -165,6 +192,8 @@ OpSchema crop_mirror_normalize_schema() {
       .example = OpExample{.args = {{"crop", std::vector<double>{2, 2}}}},
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
+  s.fusion.chain = FusionTraits::Chain::kEnd;
+  s.fusion.absorb_next = absorb_next;
   return s;
 }
 
