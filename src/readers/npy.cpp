@@ -119,7 +119,8 @@ NpyHeader parse_npy_header(std::span<const uint8_t> f, const std::string& path) 
 void npy_to_c_order(const NpyHeader& h, const uint8_t* data, uint8_t* out) {
   const size_t esize = dtype_size(h.dtype), bytes = h.data_bytes();
   const size_t nd = h.shape.size();
-  if (!h.fortran_order || nd <= 1 || bytes == 0) {
+  if (bytes == 0) return;  // an empty array: no buffer behind `out` (memcpy needs one)
+  if (!h.fortran_order || nd <= 1) {
     std::memcpy(out, data, bytes);
     return;
   }
