@@ -77,6 +77,8 @@ def test_external_sources_and_bad_documents_are_refused(jpeg_folder):
     good = json.loads(_pipe(jpeg_folder).serialize())
     with pytest.raises(ValueError, match="not JSON"):
         stoker.Pipeline.deserialize("{nope")
+    with pytest.raises(ValueError, match="not JSON"):
+        stoker.Pipeline.deserialize('{"version": 888e774}')
     with pytest.raises(ValueError, match="not a serialized stoker pipeline"):
         stoker.Pipeline.deserialize(json.dumps({"nodes": []}))
     with pytest.raises(ValueError, match="schema version 99; this stoker reads versions 1 and 2"):

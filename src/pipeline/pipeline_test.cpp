@@ -195,6 +195,7 @@ TEST(Pipeline, FromJsonRefusesDocumentsItCannotUseAndSaysWhy) {
     return s.replace(at, from.size(), to);
   };
   fails("{nope", "not JSON");
+  fails("888e774", "not JSON");  // a number beyond double (found by the fuzz target)
   fails(R"({"nodes": []})", "not a serialized stoker pipeline");
   fails(replace(R"("version": 1)", R"("version": 3)"),
         "schema version 3; this stoker reads versions 1 and 2");

@@ -245,7 +245,7 @@ PipelineDefinition PipelineDefinition::from_json(const std::string& json) {
   Json doc;
   try {
     doc = Json::parse(json);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // a syntax error, or a number out of range ("1e999")
     throw ValueError(std::string(kWhere) + "not JSON (" + e.what() + ")");
   }
   try {
