@@ -43,7 +43,6 @@ ArgValue to_arg_value(nb::handle v, const std::string& where) {
   throw TypeError(where + ": unsupported argument value " + nb::cast<std::string>(nb::repr(v)));
 }
 
-
 // Python's node list ([{"op", "name", "device", "defined_at", "inputs": [(node, out)],
 // "args": {...}, "arg_inputs": {name: (node, out)}}], inputs by position in the list) and
 // outputs [(node, out)] as a definition.
@@ -121,43 +120,19 @@ auto stats_method(Get get) {
   return [get](const Pipeline& p) { return to_python(get(p)); };
 }
 
-// stoker.PipelineOptions: a property per PipelineOptions::fields() entry.
-template <typename T>
-void bind_option(nb::class_<PipelineOptions>& c, const char* name, const char* doc) {
-  const auto get = [name](const PipelineOptions& o) {
-    T out{};
-    PipelineOptions::fields(o, [&](const char* n, const auto& m, const char*, bool) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(m)>, T>)
-        if (std::string_view(n) == name) out = m;
-    });
-    return out;
-  };
-  const auto set = [name](PipelineOptions& o, const T& value) {
-    PipelineOptions::fields(o, [&](const char* n, auto& m, const char*, bool) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(m)>, T>)
-        if (std::string_view(n) == name) m = value;
-    });
-  };
-  c.def_prop_rw(name, get, set, doc);
-}
-
-const PipelineOptions kDefaults{};
-
+// stoker.PipelineOptions: a read-write property per PipelineOptions::fields() entry.
 void bind_options(nb::module_& m) {
   auto c = nb::class_<PipelineOptions>(
       m, "PipelineOptions",
       "A pipeline's options (stoker::PipelineOptions); stoker.Pipeline(**options) sets them.");
   c.def(nb::init<>());
-  PipelineOptions::fields(kDefaults, [&](const char* name, const auto& member,
-                                                 const char* doc, bool) {
-    bind_option<std::decay_t<decltype(member)>>(c, name, doc);
-  });
+  PipelineOptions::fields(
+      [&](const char* name, auto member, const char* doc, bool) { c.def_rw(name, member, doc); });
   c.def_static(
       "names",
       [](bool saved_only) {
         std::vector<std::string> names;
-        PipelineOptions::fields(kDefaults, [&](const char* n, const auto&, const char*,
-                                                       bool saved) {
+        PipelineOptions::fields([&](const char* n, auto, const char*, bool saved) {
           if (saved || !saved_only) names.push_back(n);
         });
         return names;

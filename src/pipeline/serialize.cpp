@@ -186,10 +186,10 @@ PipelineOptions options_v2(const Json& doc) {
   STOKER_ENFORCE(saved.is_object(), ValueError, kWhere, "\"options\" must be an object, got ",
                  describe(saved));
   std::vector<std::string> known;
-  PipelineOptions::fields(o, [&](const char* name, auto& member, const char*, bool keep) {
+  PipelineOptions::fields([&](const char* name, auto member, const char*, bool keep) {
     if (!keep) return;
     known.push_back(name);
-    member = field(saved, name, member);
+    o.*member = field(saved, name, o.*member);
   });
   for (const auto& [k, v] : saved.items())
     STOKER_ENFORCE(std::find(known.begin(), known.end(), k) != known.end(), ValueError, kWhere,
@@ -257,14 +257,13 @@ PipelineDefinition PipelineDefinition::from_json(const std::string& json) {
 
 std::string PipelineDefinition::to_json() const {
   Json saved = Json::object();
-  PipelineOptions::fields(options, [&](const char* name, const auto& member, const char*,
-                                       bool keep) {
+  PipelineOptions::fields([&](const char* name, auto member, const char*, bool keep) {
     if (!keep) return;
-    using T = std::decay_t<decltype(member)>;
-    if constexpr (std::is_same_v<T, std::optional<int>>)
-      saved[name] = member ? Json(*member) : Json(nullptr);
+    const auto& value = options.*member;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::optional<int>>)
+      saved[name] = value ? Json(*value) : Json(nullptr);
     else
-      saved[name] = member;
+      saved[name] = value;
   });
   Json nodes_json = Json::array();
   for (const auto& n : nodes) {

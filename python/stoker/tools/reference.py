@@ -30,17 +30,12 @@ def _schemas():
     return sorted(_stoker.schemas(), key=lambda s: s["name"])
 
 
-def _value(v):
-    """A value as Python source (what a user writes)."""
-    return repr(v)
-
-
 def _example_call(s):
     ex = s["example"]
     if ex is None:
         return None
     inputs = [s["inputs"][0]] if s["variadic_inputs"] else list(s["inputs"])
-    args = [f"{k}={_value(v)}" for k, v in sorted(ex["args"].items())]
+    args = [f"{k}={repr(v)}" for k, v in sorted(ex["args"].items())]
     return f"fn.{s['name']}({', '.join(inputs + args)})"
 
 
@@ -81,7 +76,7 @@ def markdown():
             out += ["", "| argument | type | default | per-sample | meaning |",
                     "|---|---|---|---|---|"]
             for a in s["args"]:
-                default = "required" if a["required"] else _cell(_value(a.get("default")))
+                default = "required" if a["required"] else _cell(repr(a.get("default")))
                 out.append(f"| `{a['name']}` | {a['type']} | {default} | "
                            f"{'yes' if a['per_sample'] else ''} | {_cell(a['doc'])} |")
     return "\n".join(out) + "\n"

@@ -29,12 +29,31 @@ __global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies) {
   }
 }
 
-template <typename T>
-int launch(const StridedCopyGpu* copies, int n, int64_t max_count, cudaStream_t stream) {
+// Launches kernel<T> over n descriptors (gridDim.y) with enough blocks for `max_count` items,
+// T the unsigned type of `element_size` bytes (1, 2, 4 or 8).
+template <template <typename> class Kernel, typename Desc>
+int launch_by_size(const Desc* desc, int n, int64_t max_count, int element_size,
+                   StreamHandle stream) {
+  if (n == 0 || max_count == 0) return 0;
+  if (n > 65535) return int(cudaErrorInvalidConfiguration);
   const int block = 256;
   const dim3 grid(unsigned(std::min<int64_t>((max_count + block - 1) / block, 2048)), unsigned(n));
-  strided_copy_kernel<T><<<grid, block, 0, stream>>>(copies);
-  return int(cudaGetLastError());
+  const auto run = [&](auto tag) {
+    Kernel<decltype(tag)>::launch(grid, block, cudaStream_t(stream), desc);
+    return int(cudaGetLastError());
+  };
+  switch (element_size) {
+    case 1:
+      return run(uint8_t{});
+    case 2:
+      return run(uint16_t{});
+    case 4:
+      return run(uint32_t{});
+    case 8:
+      return run(uint64_t{});
+    default:
+      return int(cudaErrorInvalidValue);
+  }
 }
 
 template <typename T>
@@ -51,52 +70,29 @@ __global__ void gather_kernel(const GatherGpuSample* __restrict__ samples) {
   }
 }
 
+template <typename T>
+struct StridedCopy {
+  static void launch(dim3 grid, int block, cudaStream_t s, const StridedCopyGpu* d) {
+    strided_copy_kernel<T><<<grid, block, 0, s>>>(d);
+  }
+};
+template <typename T>
+struct Gather {
+  static void launch(dim3 grid, int block, cudaStream_t s, const GatherGpuSample* d) {
+    gather_kernel<T><<<grid, block, 0, s>>>(d);
+  }
+};
+
 }  // namespace
 
 int gather_elements_gpu(const GatherGpuSample* samples, int n, int64_t max_elements,
                         int element_size, StreamHandle stream) {
-  if (n == 0 || max_elements == 0) return 0;
-  if (n > 65535) return int(cudaErrorInvalidConfiguration);
-  const int block = 256;
-  const dim3 grid(unsigned(std::min<int64_t>((max_elements + block - 1) / block, 2048)),
-                  unsigned(n));
-  auto st = cudaStream_t(stream);
-  switch (element_size) {
-    case 1:
-      gather_kernel<uint8_t><<<grid, block, 0, st>>>(samples);
-      break;
-    case 2:
-      gather_kernel<uint16_t><<<grid, block, 0, st>>>(samples);
-      break;
-    case 4:
-      gather_kernel<uint32_t><<<grid, block, 0, st>>>(samples);
-      break;
-    case 8:
-      gather_kernel<uint64_t><<<grid, block, 0, st>>>(samples);
-      break;
-    default:
-      return int(cudaErrorInvalidValue);
-  }
-  return int(cudaGetLastError());
+  return launch_by_size<Gather>(samples, n, max_elements, element_size, stream);
 }
 
 int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
                      StreamHandle stream) {
-  if (n == 0 || max_count == 0) return 0;
-  if (n > 65535) return int(cudaErrorInvalidConfiguration);
-  auto s = cudaStream_t(stream);
-  switch (element_size) {
-    case 1:
-      return launch<uint8_t>(copies, n, max_count, s);
-    case 2:
-      return launch<uint16_t>(copies, n, max_count, s);
-    case 4:
-      return launch<uint32_t>(copies, n, max_count, s);
-    case 8:
-      return launch<uint64_t>(copies, n, max_count, s);
-    default:
-      return int(cudaErrorInvalidValue);
-  }
+  return launch_by_size<StridedCopy>(copies, n, max_count, element_size, stream);
 }
 
 }  // namespace stoker::kernels
