@@ -1,5 +1,5 @@
 """CPU lanes: a CPU-only pipeline with many threads runs two iterations at once in its CPU stage
-(pipeline/executor_lanes.cpp). The batches, checkpoints, errors and statistics must be those of
+(pipeline/cpu_stage.cpp). The batches, checkpoints, errors and statistics must be those of
 one lane (cpu_lanes=1); cpu_lanes=2 turns lanes on below 8 threads."""
 import shutil
 

@@ -29,10 +29,18 @@ struct OpSpec {
   std::vector<InputRef> inputs;
   std::map<std::string, InputRef, std::less<>> arg_inputs;  // per-sample argument tensors
   // Set by the graph's fusion pass: this operator also does the work of `fused_first` and then
-  // of `fused_middle` (in order), whose input it now takes; their per-sample arguments are in
-  // arg_inputs under "fused:<name>" (the first) and "fused<k>:<name>" (middle k, from 1).
+  // of `fused_middle` (in order), whose input it now takes. Each keeps its own per-sample
+  // arguments (its arg_inputs, re-indexed with the graph; its inputs are cleared), which the
+  // executor binds as Workspace::fused_arg_inputs, in fused_steps() order.
   std::shared_ptr<const OpSpec> fused_first;
   std::vector<std::shared_ptr<const OpSpec>> fused_middle;
+  // fused_first (when set), then fused_middle.
+  std::vector<const OpSpec*> fused_steps() const {
+    std::vector<const OpSpec*> steps;
+    if (fused_first) steps.push_back(fused_first.get());
+    for (const auto& m : fused_middle) steps.push_back(m.get());
+    return steps;
+  }
 
   // "decoders.image (defined at train.py:12)"
   std::string describe() const;

@@ -30,11 +30,16 @@ OpSpec OpRunner::spec(const std::string& op, const std::map<std::string, ArgValu
 }
 
 std::vector<Batch> OpRunner::run(std::vector<Batch> inputs, int batch_size,
-                                 const std::map<std::string, Batch>& arg_inputs) {
+                                 const std::map<std::string, Batch>& arg_inputs,
+                                 const std::vector<std::map<std::string, Batch>>& fused_arg_inputs) {
   Workspace ws;
   ws.outputs.reserve(16);
   for (auto& b : inputs) ws.inputs.push_back(&b);
   for (auto& [k, b] : arg_inputs) ws.arg_inputs[k] = &b;
+  for (const auto& step : fused_arg_inputs) {
+    auto& args = ws.fused_arg_inputs.emplace_back();
+    for (auto& [k, b] : step) args[k] = &b;
+  }
   ws.pool = &threads_;
   ws.host_pool = &pool_;
   ws.batch_size = batch_size >= 0 ? batch_size : (inputs.empty() ? 1 : inputs[0].size());

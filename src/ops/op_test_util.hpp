@@ -21,9 +21,11 @@ class OpRunner {
   explicit OpRunner(OpSpec spec, int threads = 2, uint64_t seed = 42);
   static OpSpec spec(const std::string& op, const std::map<std::string, ArgValue>& args,
                      int64_t instance = 0);
-  // Runs one iteration; `arg_inputs` bind per-sample arguments.
+  // Runs one iteration; `arg_inputs` bind per-sample arguments, `fused_arg_inputs` those of the
+  // operators fused into this one (OpSpec::fused_steps() order).
   std::vector<Batch> run(std::vector<Batch> inputs, int batch_size = -1,
-                         const std::map<std::string, Batch>& arg_inputs = {});
+                         const std::map<std::string, Batch>& arg_inputs = {},
+                         const std::vector<std::map<std::string, Batch>>& fused_arg_inputs = {});
   MemoryPool& pool() { return pool_; }
   Operator& op() { return *op_; }
   int64_t iteration = 0;

@@ -171,13 +171,12 @@ std::vector<double> sample_as_doubles(const Batch& b, int i) {
 }
 
 double Operator::scalar_arg(const Workspace& ws, std::string_view name, int i) const {
-  return scalar_arg(spec_, ws, "", name, i);
+  return scalar_arg(spec_, ws.arg_inputs, name, i);
 }
 
-double Operator::scalar_arg(const OpSpec& spec, const Workspace& ws, std::string_view prefix,
-                            std::string_view name, int i) {
-  if (auto it = ws.arg_inputs.find(std::string(prefix) + std::string(name));
-      it != ws.arg_inputs.end()) {
+double Operator::scalar_arg(const OpSpec& spec, const ArgInputs& args, std::string_view name,
+                            int i) {
+  if (auto it = args.find(name); it != args.end()) {
     const Batch& b = *it->second;
     STOKER_ENFORCE(i < b.size(), ValueError, "argument '", name, "' has ", b.size(),
                    " samples, fewer than the batch's");

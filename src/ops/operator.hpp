@@ -39,9 +39,14 @@ class SampleFailures {
   std::map<int, std::string> by_sample_;
 };
 
+using ArgInputs = std::map<std::string, const Batch*, std::less<>>;
+
 struct Workspace {
   std::vector<const Batch*> inputs;
-  std::map<std::string, const Batch*, std::less<>> arg_inputs;
+  ArgInputs arg_inputs;
+  // The per-sample arguments of the operators fused into this one (OpSpec::fused_steps() order),
+  // each under that operator's own argument names.
+  std::vector<ArgInputs> fused_arg_inputs;
   std::vector<Batch> outputs;  // filled by the operator, one per schema output
   ThreadPool* pool = nullptr;
   MemoryPool* host_pool = nullptr;
@@ -144,10 +149,14 @@ class Operator {
   }
   // A scalar argument for sample i: the per-sample tensor when one is bound, else the constant.
   double scalar_arg(const Workspace& ws, std::string_view name, int i) const;
-  // The same for an operator fused into this one (OpSpec::fused_middle), whose per-sample
-  // tensors are bound under `prefix` + name ("fused1:horizontal").
-  static double scalar_arg(const OpSpec& spec, const Workspace& ws, std::string_view prefix,
-                           std::string_view name, int i);
+  // The same for `spec`, an operator fused into this one, with its per-sample tensors `args`
+  // (Workspace::fused_arg_inputs).
+  static double scalar_arg(const OpSpec& spec, const ArgInputs& args, std::string_view name, int i);
+  // The per-sample tensors bound for fused step k (OpSpec::fused_steps()); none: an empty map.
+  static const ArgInputs& fused_args(const Workspace& ws, size_t k) {
+    static const ArgInputs kNone;
+    return k < ws.fused_arg_inputs.size() ? ws.fused_arg_inputs[k] : kNone;
+  }
   // A list argument for sample i (a per-sample 1-D tensor, or the constant list).
   std::vector<double> list_arg(const Workspace& ws, std::string_view name, int i) const;
 

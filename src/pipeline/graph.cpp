@@ -112,6 +112,22 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
 }
 
 namespace {
+// Applies f to every reference node n makes: its inputs, its per-sample arguments and those of
+// the operators fused into it (copied first: fused specs are shared, immutable).
+template <typename F>
+void for_each_ref(ops::OpSpec& n, const F& f) {
+  for (auto& r : n.inputs) f(r);
+  for (auto& [_, r] : n.arg_inputs) f(r);
+  auto remap_fused = [&](std::shared_ptr<const ops::OpSpec>& step) {
+    if (!step || step->arg_inputs.empty()) return;
+    auto copy = std::make_shared<ops::OpSpec>(*step);
+    for (auto& [_, r] : copy->arg_inputs) f(r);
+    step = std::move(copy);
+  };
+  remap_fused(n.fused_first);
+  for (auto& m : n.fused_middle) remap_fused(m);
+}
+
 // `g` without the nodes not in `keep`, re-indexed, order kept (references to dropped nodes
 // must not remain).
 Graph keep_nodes(const Graph& g, const std::vector<bool>& keep) {
@@ -122,10 +138,8 @@ Graph keep_nodes(const Graph& g, const std::vector<bool>& keep) {
     remap[i] = int(out.nodes.size());
     out.nodes.push_back(g.nodes[i]);
   }
-  for (auto& n : out.nodes) {
-    for (auto& r : n.inputs) r.node = remap[size_t(r.node)];
-    for (auto& [_, r] : n.arg_inputs) r.node = remap[size_t(r.node)];
-  }
+  for (auto& n : out.nodes)
+    for_each_ref(n, [&](ops::InputRef& r) { r.node = remap[size_t(r.node)]; });
   for (auto o : g.outputs) out.outputs.push_back({remap[size_t(o.node)], o.output});
   return out;
 }
@@ -161,6 +175,14 @@ bool in_chain(const ops::OpSpec& n, Chain role) {
   return single_gpu(n) && n.schema->fusion.chain == role && fusable(n);
 }
 
+// Node n as a step fused into another: it keeps its arguments and per-sample arguments; its
+// input is the fusing node's business.
+std::shared_ptr<const ops::OpSpec> fused_step(const ops::OpSpec& n) {
+  auto step = std::make_shared<ops::OpSpec>(n);
+  step->inputs.clear();
+  return step;
+}
+
 }  // namespace
 
 Graph fuse(const Graph& g) {
@@ -179,15 +201,12 @@ Graph fuse(const Graph& g) {
     }
     const auto& a = out.nodes[at];
     if (uses[at] != 1 || !in_chain(a, Chain::kStart)) continue;
-    b.fused_first = std::make_shared<ops::OpSpec>(a);
-    for (const auto& [name, r] : a.arg_inputs) b.arg_inputs["fused:" + name] = r;
+    b.fused_first = fused_step(a);
     keep[at] = false;
     for (size_t k = 0; k < middle.size(); ++k) {
-      const auto& m = out.nodes[middle[middle.size() - 1 - k]];  // in chain order
-      b.fused_middle.push_back(std::make_shared<ops::OpSpec>(m));
-      for (const auto& [name, r] : m.arg_inputs)
-        b.arg_inputs["fused" + std::to_string(k + 1) + ":" + name] = r;
-      keep[middle[middle.size() - 1 - k]] = false;
+      const size_t m = middle[middle.size() - 1 - k];  // in chain order
+      b.fused_middle.push_back(fused_step(out.nodes[m]));
+      keep[m] = false;
     }
     b.inputs[0] = a.inputs[0];
   }
@@ -201,8 +220,7 @@ Graph fuse(const Graph& g) {
     if (!keep[at] || uses[at] != 1 || !single_gpu(f) || !f.schema->fusion.mirror ||
         !f.fused_middle.empty())
       continue;
-    w.fused_middle.push_back(std::make_shared<ops::OpSpec>(f));
-    for (const auto& [name, r] : f.arg_inputs) w.arg_inputs["fused1:" + name] = r;
+    w.fused_middle.push_back(fused_step(f));
     keep[at] = false;
     w.inputs[0] = f.inputs[0];
   }
@@ -225,10 +243,7 @@ Graph fuse(const Graph& g) {
   auto redirect = [&](ops::InputRef& r) {
     while (replaced[size_t(r.node)] >= 0) r.node = replaced[size_t(r.node)];
   };
-  for (auto& n : out.nodes) {
-    for (auto& r : n.inputs) redirect(r);
-    for (auto& [_, r] : n.arg_inputs) redirect(r);
-  }
+  for (auto& n : out.nodes) for_each_ref(n, redirect);
   for (auto& o : out.outputs) redirect(o);
   return keep_nodes(out, keep);
 }

@@ -46,7 +46,9 @@ TEST(Fusion, ResizeIntoCropMirrorNormalizeBecomesOneNode) {
   EXPECT_EQ(cmn.instance, 3);
   EXPECT_EQ(cmn.inputs[0].node, 2);  // the copy to the device, re-indexed
   EXPECT_EQ(cmn.arg_inputs.at("mirror").node, 1);
-  EXPECT_EQ(cmn.arg_inputs.at("fused:num_attempts_dummy").node, 1);
+  EXPECT_EQ(cmn.fused_first->arg_inputs.at("num_attempts_dummy").node, 1);  // its own names
+  EXPECT_EQ(cmn.arg_inputs.size(), 1u);                                    // mirror only
+  EXPECT_TRUE(cmn.fused_first->inputs.empty());
   ASSERT_EQ(f.outputs.size(), 1u);
   EXPECT_EQ(f.outputs[0].node, 3);
 }
@@ -93,7 +95,7 @@ TEST(Fusion, CropsAndFlipsBetweenAndTransposeAndCastAfterJoinTheChain) {
   EXPECT_EQ(cmn.fused_middle[0]->schema->name, "crop");
   EXPECT_EQ(cmn.fused_middle[1]->schema->name, "flip");
   EXPECT_EQ(cmn.fused_middle[1]->instance, 5);
-  EXPECT_EQ(cmn.arg_inputs.at("fused2:horizontal").node, 1);  // the flip's per-sample flag
+  EXPECT_EQ(cmn.fused_middle[1]->arg_inputs.at("horizontal").node, 1);  // the flip's per-sample flag
   EXPECT_EQ(cmn.inputs[0].node, 2);
   EXPECT_EQ(cmn.arg<std::string>("output_layout"), "CHW");  // the transpose
   EXPECT_EQ(cmn.arg<std::string>("dtype"), "float16");      // the cast
@@ -145,7 +147,7 @@ TEST(Fusion, AFlipBeforeAWarpBecomesPartOfIt) {
   ASSERT_EQ(rotate.fused_middle.size(), 1u);
   EXPECT_EQ(rotate.fused_middle[0]->schema->name, "flip");
   EXPECT_EQ(rotate.fused_middle[0]->instance, 3);
-  EXPECT_EQ(rotate.arg_inputs.at("fused1:horizontal").node, 1);
+  EXPECT_EQ(rotate.fused_middle[0]->arg_inputs.at("horizontal").node, 1);
   EXPECT_EQ(rotate.inputs[0].node, 2);
   // Of two flips in a row only the one feeding the warp joins it.
   EXPECT_EQ(f.nodes[4].schema->name, "flip");

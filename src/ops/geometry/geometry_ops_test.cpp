@@ -208,8 +208,7 @@ TEST(WarpOp, AFusedFlipGivesTheFlipThenWarpPixels) {
     OpSpec fused = OpRunner::spec(op, args);
     fused.fused_middle.push_back(std::make_shared<OpSpec>(OpRunner::spec("flip", {})));
     OpRunner both(std::move(fused));
-    auto got = both.run({images()}, -1,
-                        {{"fused1:horizontal", horizontal}, {"fused1:vertical", vertical}});
+    auto got = both.run({images()}, -1, {}, {{{"horizontal", horizontal}, {"vertical", vertical}}});
     // A constant flip (the flip's own vertical=1, horizontal default 1) too.
     OpRunner flip_const("flip", {{"vertical", int64_t{1}}});
     auto expected_const = warp.run({flip_const.run({images()})[0]});

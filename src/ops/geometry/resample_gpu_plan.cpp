@@ -156,19 +156,14 @@ class FusedResampling final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    // Each step sees its own per-sample arguments ("fused:<name>" for the first, "fused<k>:"
-    // for middle step k, the rest for the last) and plans over the previous one's shapes.
+    // Each step sees its own per-sample arguments (the fused steps', then this operator's) and
+    // plans over the previous one's shapes.
     std::vector<ResamplingStep::Output> outs;
     Batch mid;
     for (size_t k = 0; k < steps_.size(); ++k) {
       Workspace step_ws = ws;
-      step_ws.arg_inputs.clear();
-      const std::string prefix = k == 0 ? "fused:" : "fused" + std::to_string(k) + ":";
-      for (auto& [name, b] : ws.arg_inputs) {
-        if (k + 1 == steps_.size() && name.rfind("fused", 0) != 0) step_ws.arg_inputs[name] = b;
-        if (k + 1 < steps_.size() && name.rfind(prefix, 0) == 0)
-          step_ws.arg_inputs[name.substr(prefix.size())] = b;
-      }
+      if (k + 1 < steps_.size()) step_ws.arg_inputs = fused_args(ws, k);
+      step_ws.fused_arg_inputs.clear();
       const Batch& step_in = k == 0 ? in : mid;
       if (k > 0) step_ws.inputs = {&mid};
       outs.push_back(steps_[k]->plan_step(step_ws, step_in));

@@ -76,9 +76,10 @@ class Warp : public Operator {
   // +0.5, so the rows of the map change sign and shift by the extent.
   void mirror(const Workspace& ws, int i, int64_t h, int64_t w, kernels::Affine& map) const {
     const OpSpec& flip = *spec_.fused_middle[0];
-    if (scalar_arg(flip, ws, "fused1:", "horizontal", i) != 0)
+    const ArgInputs& args = fused_args(ws, 0);
+    if (scalar_arg(flip, args, "horizontal", i) != 0)
       map = {-map[0], -map[1], double(w) - map[2], map[3], map[4], map[5]};
-    if (scalar_arg(flip, ws, "fused1:", "vertical", i) != 0)
+    if (scalar_arg(flip, args, "vertical", i) != 0)
       map = {map[0], map[1], map[2], -map[3], -map[4], double(h) - map[5]};
   }
 
