@@ -40,141 +40,11 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROFILES = {
-    "full": {"warmup_batches": 10, "warmup_s": 5.0, "window_s": 20.0, "repeats": 3},
-    "quick": {"warmup_batches": 5, "warmup_s": 2.0, "window_s": 5.0, "repeats": 1},
-    # The autotune plan: long enough a warm-up for num_threads="auto" to settle.
-    "tune": {"warmup_batches": 10, "warmup_s": 5.0, "window_s": 10.0, "repeats": 1},
-    "test": {"warmup_batches": 1, "warmup_s": 0.0, "window_s": 0.5, "repeats": 1},
-}
+# Profiles and plans: bench/plans.py (re-exported: tests and --plan use them from here).
+sys.path.insert(0, HERE)
+from plans import (PLANS, PROFILES, ab_cpu_plan, ab_plan, ab_train_plan, autotune_plan,  # noqa: E402,F401
+                   graph_plan, headline_plan, smoke_plan, standard_plan, threads_plan)
 
-
-def standard_plan(cores, gpu):
-    """[(loader, pipeline, mode, threads)]: what the issue asks for, in one list."""
-    plan = []
-    alone = ["synthetic", "stoker-cpu", "dataloader-pil", "dataloader-pil-u8", "dataloader-tvio"]
-    if gpu:
-        alone += ["stoker-gpu", "stoker-gpu-hw1.0", "stoker-gpu-hw0.5", "naive-gpu"]
-    plan += [(lo, "rn50-train", "alone", cores) for lo in alone]
-    plan += [(lo, "rn50-val", "alone", cores) for lo in
-             (["stoker-gpu"] if gpu else []) + ["stoker-cpu", "dataloader-pil"]]
-    plan += [(lo, "decode-only", "alone", cores) for lo in
-             (["stoker-gpu", "naive-gpu"] if gpu else []) + ["stoker-cpu", "dataloader-tvio"]]
-    heavy = "stoker-gpu" if gpu else "stoker-cpu"
-    plan += [(heavy, f"heavy-{n}", "alone", cores) for n in (1, 4, 8, 12)]
-    plan += [("dataloader-pil", f"heavy-{n}", "alone", cores) for n in (1, 12)]
-    for model in ("resnet50", "resnet18") if gpu else ():
-        fed = ["synthetic", "stoker-gpu", "dataloader-pil"]
-        plan += [(lo, "rn50-train", f"train-{model}", cores) for lo in fed]
-        plan.append(("stoker-gpu", "rn50-train", f"train-{model}", 4))  # a 4-core budget
-    sweep = [t for t in (1, 2, 4, 8, 16) if t <= cores]
-    plan += [("stoker-cpu", "rn50-train", "alone", t) for t in sweep if t != cores]
-    if gpu:
-        plan += [("stoker-gpu", "rn50-train", "alone", t) for t in sweep if t != cores]
-    return plan
-
-
-def headline_plan(cores, gpu):
-    """The README's headline figures, in one device call (about 6 minutes on the quick
-    profile): RN50-train alone per loader, ResNet-50/18 training fed (16 and 4 threads), the
-    heavy-augmentation slope."""
-    plan = [(lo, "rn50-train", "alone", cores) for lo in
-            ["synthetic", "stoker-cpu", "dataloader-pil", "dataloader-pil-u8"] +
-            (["stoker-gpu", "naive-gpu"] if gpu else [])]
-    for model in ("resnet50", "resnet18") if gpu else ():
-        plan += [(lo, "rn50-train", f"train-{model}", cores) for lo in ("synthetic", "stoker-gpu")]
-        plan.append(("stoker-gpu", "rn50-train", f"train-{model}", 4))
-    if gpu:
-        plan.append(("dataloader-pil", "rn50-train", "train-resnet50", cores))
-    heavy = "stoker-gpu" if gpu else "stoker-cpu"
-    plan += [(heavy, f"heavy-{n}", "alone", cores) for n in (1, 4)]
-    return plan
-
-
-def ab_plan(cores, gpu, ab_env):
-    """A/B of a setting given as environment (`--ab-env K=V,...`, e.g. a toggle in stoker): the
-    GPU loader alone (RN50-train and heavy augmentation 1 and 4) and ResNet-50 fed at 4 threads,
-    each without and with it. A fifth element of a plan item is extra environment for that
-    measurement."""
-    if not gpu:
-        return []
-    plan = [("synthetic", "rn50-train", "train-resnet50", 4)]
-    for env in ({}, ab_env):
-        plan += [("stoker-gpu", "rn50-train", "alone", cores, env),
-                 ("stoker-gpu", "heavy-1", "alone", cores, env),
-                 ("stoker-gpu", "heavy-4", "alone", cores, env),
-                 ("stoker-gpu", "rn50-train", "train-resnet50", 4, env)]
-    return plan
-
-
-def ab_cpu_plan(cores, ab_env):
-    """The same A/B for the CPU loader at all cores: RN50-train twice (A B A B, the target's
-    pipeline), then heavy augmentation N = 4 and RN50-val (A B each)."""
-    plan = []
-    for _ in range(2):
-        plan += [("stoker-cpu", "rn50-train", "alone", cores, env) for env in ({}, ab_env)]
-    for pipeline in ("heavy-4", "rn50-val"):
-        plan += [("stoker-cpu", pipeline, "alone", cores, env) for env in ({}, ab_env)]
-    return plan
-
-
-def ab_train_plan(gpu, ab_env):
-    """Training fed by the GPU loader at 4 threads without and with a setting, A B A B between
-    the synthetic rate without and with it (the setting may speed the training loop itself):
-    ResNet-50 (items 0:6), then ResNet-18 (6:12). Full profile: about 3 items per call."""
-    plan = []
-    for model in ("resnet50", "resnet18") if gpu else ():
-        mode = f"train-{model}"
-        plan.append(("synthetic", "rn50-train", mode, 4))
-        plan += [("stoker-gpu", "rn50-train", mode, 4, env) for env in ({}, ab_env, {}, ab_env)]
-        plan.append(("synthetic", "rn50-train", mode, 4, ab_env))
-    return plan
-
-
-def autotune_plan(cores, gpu):
-    """num_threads="auto" (budget: all cores) against a sweep of fixed thread counts: the GPU
-    pipeline alone and feeding ResNet-50, the CPU pipeline alone (issue: auto >= 95% of the
-    best fixed setting)."""
-    sweep = [t for t in (2, 4, 8, 12, 16) if t <= cores]
-    plan = []
-    if gpu:
-        plan += [("stoker-gpu", "rn50-train", "alone", t) for t in sweep]
-        plan.append(("stoker-gpu-auto", "rn50-train", "alone", cores))
-        plan.append(("synthetic", "rn50-train", "train-resnet50", 4))
-        plan += [("stoker-gpu", "rn50-train", "train-resnet50", t) for t in (2, 4, 8)]
-        plan.append(("stoker-gpu-auto", "rn50-train", "train-resnet50", cores))
-    plan += [("stoker-cpu", "rn50-train", "alone", t) for t in sweep if t >= 8]
-    plan.append(("stoker-cpu-auto", "rn50-train", "alone", cores))
-    return plan
-
-
-def graph_plan(cores, gpu):
-    """Training whose step is captured in a CUDA graph (bench/train_step.py), synthetic then fed
-    by the GPU loader at 4 threads: ResNet-50 (items 0:2), ResNet-18 (2:4)."""
-    return [(loader, "rn50-train", f"train-{model}-graph", 4)
-            for model in (("resnet50", "resnet18") if gpu else ())
-            for loader in ("synthetic", "stoker-gpu")]
-
-
-PLANS = {"standard": standard_plan, "headline": headline_plan, "autotune": autotune_plan,
-         "graph": graph_plan}
-
-
-def smoke_plan(cores, gpu):
-    """A few small measurements of every kind the machine can run (tests)."""
-    plan = [("synthetic", "rn50-train", "alone", 1), ("stoker-cpu", "rn50-train", "alone", 2),
-            ("dataloader-pil", "rn50-train", "alone", 1), ("dataloader-tvio", "heavy-1", "alone", 0),
-            ("dataloader-pil-u8", "rn50-train", "alone", 1),
-            ("stoker-cpu", "decode-only", "alone", 2), ("stoker-cpu", "rn50-val", "alone", 1),
-            ("stoker-cpu", "heavy-1", "alone", 1),
-            ("synthetic", "rn50-train", "train-resnet18", 1),
-            ("stoker-cpu", "rn50-train", "train-resnet18", 2)]
-    if gpu:
-        plan += [("stoker-gpu", "rn50-train", "alone", 2), ("naive-gpu", "rn50-train", "alone", 1)]
-    return plan
-
-
-# -- one measurement (in its own process) ---------------------------------------------------
 
 def _proc_tree_cpu_and_rss(root_pid):
     """(CPU seconds, resident bytes) of `root_pid` and its descendants, from /proc."""
@@ -279,6 +149,7 @@ def measure(spec):
         stats = loaders.LAST_PIPE.stats()  # operators with their counters (the decoder's split)
         out["operators"], out["memory"] = stats["operators"], stats["memory"]
         out["autotune"] = stats["autotune"]
+        out["cpu_threads"] = stats["cpu"]  # per thread group: where the cores went
         out["report"] = loaders.LAST_PIPE.report()
     return out
 
@@ -487,13 +358,13 @@ def markdown(results, env, profile):
             f" s, window >= {PROFILES[profile]['window_s']} s, median of "
             f"{PROFILES[profile]['repeats']}).")
     lines = [head, "", "| pipeline | mode | loader | threads | images/s | min-max | % of synthetic |"
-             " wait % | CPU cores busy | RSS MB | GPU MB | NVJPG % | SM % |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             " wait % | CPU cores busy | images per core-s | RSS MB | GPU MB | NVJPG % | SM % |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         loader = r["loader"] + "".join(f" ({k}={v})" for k, v in r.get("env", {}).items())
         if "error" in r:
             lines.append(f"| {r['pipeline']} | {r['mode']} | {loader} | {r['threads']} | "
-                         f"error: {' '.join(r['error'])[:120]} ||||||||")
+                         f"error: {' '.join(r['error'])[:120]} |||||||||")
             continue
         lines.append(
             f"| {r['pipeline']} | {r['mode']} | {loader} | {r['threads']} | "
@@ -501,6 +372,7 @@ def markdown(results, env, profile):
             f"{_fmt(r.get('pct_of_synthetic'), 1)}{' †' if r.get('pct_cross_part') else ''} | "
             f"{_fmt(r.get('wait_pct'), 1)} | "
             f"{_fmt(r['cpu_cores_busy'], 1)} | "
+            f"{_fmt(r['images_per_s'] / r['cpu_cores_busy'] if r['cpu_cores_busy'] else None)} | "
             f"{_fmt(r['rss_mb'])} | {_fmt(r.get('gpu_mem_mb'))} | {_fmt(r.get('nvjpg_util'))} | "
             f"{_fmt(r.get('sm_util'))} |")
     if any(r.get("pct_cross_part") for r in results):

@@ -14,7 +14,9 @@ threads, pinned outputs copied with non_blocking), dataloader-pil (torch DataLoa
 dataloader-pil-u8 (the same, but workers hand over uint8 and the normalize runs on the GPU:
 4x fewer bytes through shared memory and pinning, the usual fast-DataLoader recipe), dataloader-tvio (DataLoader, torchvision.io.decode_jpeg on the CPU + v2 on tensors), naive-gpu
 (torchvision.io.decode_jpeg(device="cuda") on each batch, then per-image crop + resize kernels
-and one normalize).
+and one normalize), dali-gpu (NVIDIA DALI running the same definition at its defaults:
+hw_decoder_load 0.65), dali-gpu-hw<L> (hw_decoder_load L; 1.0 is its best on the H100),
+dali-cpu (DALI on CPU threads).
 
 STOKER_BENCH_PIN=N (stoker and synthetic loaders): the consumer's thread (the training loop)
 on the process's first N cores, stoker's threads on the others (Pipeline(cpu_affinity=)).
@@ -270,8 +272,57 @@ def synthetic_loader(spec):
         yield x, y
 
 
+# -- NVIDIA DALI (the peer) -----------------------------------------------------------------
+
+def dali_loader(spec):
+    """The same definitions on DALI (only the import differs), batches handed over by its
+    PyTorch iterator as DALI users do. Settings other than the threads and hw_decoder_load are
+    DALI's defaults (prefetch_queue_depth 2)."""
+    from nvidia.dali import fn, pipeline_def, types
+    from nvidia.dali.plugin.pytorch import DALIGenericIterator
+    name, size = spec["pipeline"], spec["size"]
+    gpu = spec["loader"].startswith("dali-gpu") and torch.cuda.is_available()
+    assert name in ("rn50-train", "rn50-val"), f"DALI runs rn50-train and rn50-val here, not {name}"
+    dev = "gpu" if gpu else "cpu"
+    decoder = {"device": "mixed" if gpu else "cpu"}
+    if spec["loader"].startswith("dali-gpu-hw"):
+        decoder["hw_decoder_load"] = float(spec["loader"][len("dali-gpu-hw"):])
+
+    @pipeline_def(batch_size=spec["batch"], num_threads=spec["threads"],
+                  device_id=0 if gpu else None, seed=0)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=spec["data"], random_shuffle=True,
+                                        name="reader")
+        if gpu:
+            labels = labels.gpu()
+        if name == "rn50-val":
+            images = fn.decoders.image(jpegs, **decoder)
+            images = fn.resize(images, device=dev, resize_shorter=size * 8 // 7)
+            mirror = 0
+        else:
+            images = fn.decoders.image_random_crop(jpegs, **decoder)
+            images = fn.resize(images, device=dev, size=(size, size))
+            mirror = fn.random.coin_flip()
+        images = fn.crop_mirror_normalize(images, device=dev, crop=(size, size), mirror=mirror,
+                                          mean=MEAN, std=STD, dtype=types.FLOAT16,
+                                          output_layout="CHW")
+        return images, labels
+
+    p = pipe()
+    p.build()
+    it = DALIGenericIterator(p, ["images", "labels"], reader_name="reader", auto_reset=True)
+    target = device()
+    while True:
+        for batch in it:
+            images, labels = batch[0]["images"], batch[0]["labels"]
+            yield images.to(target, non_blocking=True), \
+                labels.to(target, non_blocking=True).reshape(-1).long()
+
+
 def make_loader(spec):
     name = spec["loader"]
+    if name.startswith("dali-"):
+        return dali_loader(spec)
     if name == "synthetic":
         return synthetic_loader(spec)
     if name.startswith("stoker-"):
