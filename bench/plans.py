@@ -123,7 +123,8 @@ def threads_plan(cores, gpu):
     must never be slower, and the best setting must cost no more CPU per image than DALI's
     best), with DALI at its default and its best (hw_decoder_load=1.0) at the same threads."""
     sweep = [t for t in (4, 8, 16) if t <= cores]
-    loaders = ("stoker-gpu", "dali-gpu", "dali-gpu-hw1.0") if gpu else ("stoker-cpu", "dali-cpu")
+    loaders = ("stoker-gpu", "stoker-gpu-hw1.0", "dali-gpu", "dali-gpu-hw1.0") if gpu \
+        else ("stoker-cpu", "dali-cpu")
     return [(lo, "rn50-train", "alone", t) for t in sweep for lo in loaders]
 
 
