@@ -5,7 +5,7 @@
 #include "stoker/kernels/geometry/crop_cpu.hpp"
 #include "stoker/kernels/geometry/flip_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
-#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 
 namespace stoker::ops {

@@ -5,7 +5,7 @@
 
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
-#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/erase.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "stoker/kernels/resize/resample_weights.hpp"
-#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/resize.hpp"
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"

@@ -7,7 +7,7 @@
 #include "stoker/kernels/geometry/warp_affine_cpu.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
-#include "stoker/ops/geometry/geometry_ops.hpp"
+#include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 
