@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "stoker/kernels/color/color_gpu.hpp"
+#include "stoker/kernels/common/convert_gpu.cuh"
 
 namespace stoker::kernels {
 namespace {
@@ -21,10 +22,8 @@ __device__ __forceinline__ T from_f(float v) {
     return v;
   } else if constexpr (std::is_same_v<T, __half>) {
     return __float2half_rn(v);
-  } else {  // uint8: round half away from zero, saturate, NaN -> 0
-    if (!(v == v)) return T(0);
-    const float r = roundf(v);
-    return T(r <= 0.f ? 0.f : r >= 255.f ? 255.f : r);
+  } else {  // uint8
+    return to_int_saturated<T>(v);
   }
 }
 

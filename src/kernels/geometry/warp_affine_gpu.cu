@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
+#include "stoker/kernels/common/convert_gpu.cuh"
 
 namespace stoker::kernels {
 namespace {
@@ -17,15 +18,7 @@ __device__ __forceinline__ T store(float v) {
   if constexpr (std::is_same_v<T, float>) {
     return v;
   } else {
-    constexpr float lo = std::is_same_v<T, uint8_t>    ? 0.f
-                         : std::is_same_v<T, uint16_t> ? 0.f
-                                                       : -32768.f;
-    constexpr float hi = std::is_same_v<T, uint8_t>    ? 255.f
-                         : std::is_same_v<T, uint16_t> ? 65535.f
-                                                       : 32767.f;
-    if (!(v == v)) return T(0);
-    const float r = roundf(v);
-    return T(r <= lo ? lo : r >= hi ? hi : r);
+    return to_int_saturated<T>(v);
   }
 }
 

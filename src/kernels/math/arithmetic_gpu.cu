@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "stoker/kernels/math/arithmetic_gpu.hpp"
+#include "stoker/kernels/common/convert_gpu.cuh"
 
 namespace stoker::kernels {
 namespace {
@@ -40,12 +41,9 @@ __device__ double load(const void* p, int64_t k, DType t) {
   }
 }
 
-// Round half away from zero and saturate to [lo, hi] (NaN: 0), as cast_value.
-__device__ double to_int(double x, double lo, double hi) {
-  if (!(x == x)) return 0;
-  const double r = round(x);
-  return r <= lo ? lo : r >= hi ? hi : r;
-}
+// Round half away from zero and saturate to [lo, hi] (NaN: 0), as cast_value (the 64-bit
+// ranges as doubles: the result stays a double here).
+__device__ double to_int(double x, double lo, double hi) { return round_saturate(x, lo, hi); }
 
 // The value `x` takes as type `t` (returned as double).
 __device__ double as_type(double x, DType t) {
@@ -128,80 +126,6 @@ __device__ bool is_float_type(DType t) {
   return t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 || t == DType::kF64;
 }
 
-__device__ double apply(int32_t code, double x, double y, double z, DType t) {
-  auto as_int = [](double v) { return (long long)v; };
-  switch (code) {
-    case kArAdd:
-      return x + y;
-    case kArSub:
-      return x - y;
-    case kArMul:
-      return x * y;
-    case kArDiv:
-      return x / y;
-    case kArFdiv:
-      return !is_float_type(t) && y == 0 ? 0.0 : floor(x / y);
-    case kArMod:
-      return !is_float_type(t) && y == 0 ? 0.0 : x - y * floor(x / y);
-    case kArPow:
-      return pow(x, y);
-    case kArMin:
-      return fmin(x, y);
-    case kArMax:
-      return fmax(x, y);
-    case kArClamp:
-      return fmin(fmax(x, y), z);
-    case kArAtan2:
-      return atan2(x, y);
-    case kArEq:
-      return x == y;
-    case kArNe:
-      return x != y;
-    case kArLt:
-      return x < y;
-    case kArLe:
-      return x <= y;
-    case kArGt:
-      return x > y;
-    case kArGe:
-      return x >= y;
-    case kArAnd:
-      return double(as_int(x) & as_int(y));
-    case kArOr:
-      return double(as_int(x) | as_int(y));
-    case kArXor:
-      return double(as_int(x) ^ as_int(y));
-    case kArNeg:
-      return -x;
-    case kArAbs:
-      return fabs(x);
-    case kArSqrt:
-      return sqrt(x);
-    case kArRsqrt:
-      return 1.0 / sqrt(x);
-    case kArExp:
-      return exp(x);
-    case kArLog:
-      return log(x);
-    case kArLog2:
-      return log2(x);
-    case kArLog10:
-      return log10(x);
-    case kArSin:
-      return sin(x);
-    case kArCos:
-      return cos(x);
-    case kArTan:
-      return tan(x);
-    case kArFloor:
-      return floor(x);
-    case kArCeil:
-      return ceil(x);
-    default:
-      return 0;
-  }
-}
-
 __global__ void arithmetic_kernel(const ArithGpuSample* __restrict__ samples, ArithProgram prog) {
   const ArithGpuSample& s = samples[blockIdx.y];
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
@@ -219,7 +143,7 @@ __global__ void arithmetic_kernel(const ArithGpuSample* __restrict__ samples, Ar
         top -= ins.arity;
         const double x = stack[top], y = ins.arity > 1 ? stack[top + 1] : 0.0,
                      z = ins.arity > 2 ? stack[top + 2] : 0.0;
-        stack[top++] = as_type(apply(ins.op, x, y, z, ins.type), ins.type);
+        stack[top++] = as_type(arith_apply(ins.op, x, y, z, !is_float_type(ins.type)), ins.type);
       }
     }
     store(s.out, p, prog.out_type, stack[0]);

@@ -8,6 +8,7 @@
 
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/dtype.hpp"
+#include "stoker/kernels/math/arithmetic_functions.hpp"
 
 namespace stoker::kernels {
 
@@ -15,7 +16,7 @@ constexpr int kArithMaxInputs = 8;
 constexpr int kArithMaxProgram = 64;
 constexpr int kArithMaxStack = 16;
 
-// op >= 0: the function with that code (the CPU operator's list), popping `arity` values and
+// op >= 0: the function with that code (ArithCode), popping `arity` values and
 // pushing the result converted to `type`; -1: push input `arg`; -2: push `value`.
 struct ArithInstr {
   int32_t op = -2, arg = 0, arity = 0;
@@ -35,43 +36,6 @@ struct ArithGpuSample {
   int64_t in_count[kArithMaxInputs] = {};  // 1: broadcast
   void* out = nullptr;
   int64_t count = 0;
-};
-
-// Function codes, in the CPU operator's order (ops/math/arithmetic.cpp).
-enum ArithCode : int32_t {
-  kArAdd,
-  kArSub,
-  kArMul,
-  kArDiv,
-  kArFdiv,
-  kArMod,
-  kArPow,
-  kArMin,
-  kArMax,
-  kArEq,
-  kArNe,
-  kArLt,
-  kArLe,
-  kArGt,
-  kArGe,
-  kArAnd,
-  kArOr,
-  kArXor,
-  kArNeg,
-  kArAbs,
-  kArSqrt,
-  kArRsqrt,
-  kArExp,
-  kArLog,
-  kArLog2,
-  kArLog10,
-  kArSin,
-  kArCos,
-  kArTan,
-  kArFloor,
-  kArCeil,
-  kArClamp,
-  kArAtan2
 };
 
 // `samples`: device array. Integer division or modulo by zero gives 0 on the GPU (the CPU

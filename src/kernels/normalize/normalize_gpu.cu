@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/normalize/normalize_gpu.hpp"
+#include "stoker/kernels/common/convert_gpu.cuh"
 
 namespace stoker::kernels {
 namespace {
@@ -51,17 +52,7 @@ __device__ __forceinline__ Out store(double v) {
   } else if constexpr (std::is_same_v<Out, __half>) {
     return __float2half_rn(float(v));
   } else {
-    constexpr double lo = std::is_same_v<Out, uint8_t>   ? 0.0
-                          : std::is_same_v<Out, int8_t>  ? -128.0
-                          : std::is_same_v<Out, int16_t> ? -32768.0
-                                                         : -2147483648.0;
-    constexpr double hi = std::is_same_v<Out, uint8_t>   ? 255.0
-                          : std::is_same_v<Out, int8_t>  ? 127.0
-                          : std::is_same_v<Out, int16_t> ? 32767.0
-                                                         : 2147483647.0;
-    if (!(v == v)) return Out(0);
-    const double r = round(v);
-    return Out(r <= lo ? lo : r >= hi ? hi : r);
+    return to_int_saturated<Out>(double(v));
   }
 }
 

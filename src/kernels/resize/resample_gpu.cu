@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/resize/resample_gpu.hpp"
+#include "stoker/kernels/common/convert_gpu.cuh"
 
 namespace stoker::kernels {
 namespace {
@@ -14,26 +15,6 @@ __device__ __forceinline__ float load(const T* p) {
   return float(*p);
 }
 
-// Round half away from zero and saturate (NaN -> 0), as convert_sat on the host.
-template <typename T>
-struct Limits;  // std::numeric_limits is host-only without --expt-relaxed-constexpr
-template <>
-struct Limits<uint8_t> {
-  static constexpr float lo = 0.f, hi = 255.f;
-};
-template <>
-struct Limits<int8_t> {
-  static constexpr float lo = -128.f, hi = 127.f;
-};
-template <>
-struct Limits<uint16_t> {
-  static constexpr float lo = 0.f, hi = 65535.f;
-};
-template <>
-struct Limits<int16_t> {
-  static constexpr float lo = -32768.f, hi = 32767.f;
-};
-
 template <typename T>
 __device__ __forceinline__ T store_value(float v) {
   if constexpr (std::is_same_v<T, float>) {
@@ -41,10 +22,7 @@ __device__ __forceinline__ T store_value(float v) {
   } else if constexpr (std::is_same_v<T, __half>) {
     return __float2half_rn(v);
   } else {
-    if (!(v == v)) return T(0);
-    const float r = roundf(v);
-    constexpr float lo = Limits<T>::lo, hi = Limits<T>::hi;
-    return T(r <= lo ? lo : r >= hi ? hi : r);
+    return to_int_saturated<T>(v);
   }
 }
 

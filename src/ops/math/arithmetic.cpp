@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 
+#include "stoker/kernels/math/arithmetic_functions.hpp"
 #include "stoker/kernels/math/arithmetic_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
@@ -25,7 +26,7 @@ namespace {
 
 struct Expr {
   std::string fn;  // "" for leaves
-  int code = -1;   // index of fn in kFunctions (per-element dispatch without strings)
+  int code = -1;   // fn's kernels::ArithCode (per-element dispatch without strings)
   int input = -1;  // leaf: input index, or -1 for a constant
   double value = 0;
   DType type = DType::kF32;
@@ -64,61 +65,6 @@ DType promote(DType a, DType b) {
   if (sa == sb) return za >= zb ? a : b;
   const size_t size = std::max(sa ? za : 2 * za, sb ? zb : 2 * zb);  // signed that holds both
   return size >= 8 ? DType::kI64 : size == 4 ? DType::kI32 : size == 2 ? DType::kI16 : DType::kI8;
-}
-
-// Function names in a fixed order: Expr::code indexes this list.
-const std::vector<std::string>& functions() {
-  static const std::vector<std::string> f{
-      "add", "sub", "mul",  "div",   "fdiv", "mod", "pow", "min",   "max",  "eq",    "ne",
-      "lt",  "le",  "gt",   "ge",    "and",  "or",  "xor", "neg",   "abs",  "sqrt",  "rsqrt",
-      "exp", "log", "log2", "log10", "sin",  "cos", "tan", "floor", "ceil", "clamp", "atan2"};
-  return f;
-}
-enum Code {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kFdiv,
-  kMod,
-  kPow,
-  kMin,
-  kMax,
-  kEq,
-  kNe,
-  kLt,
-  kLe,
-  kGt,
-  kGe,
-  kAnd,
-  kOr,
-  kXor,
-  kNeg,
-  kAbs,
-  kSqrt,
-  kRsqrt,
-  kExp,
-  kLog,
-  kLog2,
-  kLog10,
-  kSin,
-  kCos,
-  kTan,
-  kFloor,
-  kCeil,
-  kClamp,
-  kAtan2
-};
-
-const std::map<std::string, int, std::less<>>& arities() {
-  static const std::map<std::string, int, std::less<>> m{
-      {"add", 2},   {"sub", 2},   {"mul", 2},  {"div", 2},   {"fdiv", 2},  {"mod", 2}, {"pow", 2},
-      {"min", 2},   {"max", 2},   {"eq", 2},   {"ne", 2},    {"lt", 2},    {"le", 2},  {"gt", 2},
-      {"ge", 2},    {"and", 2},   {"or", 2},   {"xor", 2},   {"neg", 1},   {"abs", 1}, {"sqrt", 1},
-      {"rsqrt", 1}, {"exp", 1},   {"log", 1},  {"log2", 1},  {"log10", 1}, {"sin", 1}, {"cos", 1},
-      {"tan", 1},   {"floor", 1}, {"ceil", 1}, {"clamp", 3}, {"atan2", 2},
-  };
-  return m;
 }
 
 class Parser {
@@ -161,12 +107,11 @@ class Parser {
     size_t open = s_.find('(', pos_);
     if (open == std::string_view::npos) fail("expected a function");
     e.fn = std::string(s_.substr(pos_, open - pos_));
-    auto it = arities().find(e.fn);
-    if (it == arities().end()) fail("unknown function");
-    const auto& names = functions();
-    e.code = int(std::find(names.begin(), names.end(), e.fn) - names.begin());
+    e.code = 0;
+    while (e.code < kernels::kArCount && e.fn != kernels::kArithFunctions[e.code].name) ++e.code;
+    if (e.code == kernels::kArCount) fail("unknown function");
     pos_ = open + 1;
-    for (int k = 0; k < it->second; ++k) {
+    for (int k = 0; k < kernels::kArithFunctions[e.code].arity; ++k) {
       if (k > 0) expect(',');
       e.args.push_back(node());
     }
@@ -224,80 +169,13 @@ void type_tree(Expr& e, const std::vector<DType>& inputs) {
   }
 }
 
+// Function `code` (kernels::arith_apply, shared with the GPU), raising on integer division
+// or modulo by zero.
 double apply(int code, double x, double y, double z, DType t) {
-  auto as_int = [](double v) { return int64_t(v); };
-  switch (code) {
-    case kAdd:
-      return x + y;
-    case kSub:
-      return x - y;
-    case kMul:
-      return x * y;
-    case kDiv:
-      return x / y;
-    case kFdiv:
-      if (!is_float(t)) STOKER_ENFORCE(y != 0, ValueError, "arithmetic: integer division by zero");
-      return std::floor(x / y);
-    case kMod:
-      if (!is_float(t)) STOKER_ENFORCE(y != 0, ValueError, "arithmetic: integer modulo by zero");
-      return x - y * std::floor(x / y);  // Python's sign convention
-    case kPow:
-      return std::pow(x, y);
-    case kMin:
-      return std::min(x, y);
-    case kMax:
-      return std::max(x, y);
-    case kClamp:
-      return std::min(std::max(x, y), z);
-    case kAtan2:
-      return std::atan2(x, y);
-    case kEq:
-      return x == y;
-    case kNe:
-      return x != y;
-    case kLt:
-      return x < y;
-    case kLe:
-      return x <= y;
-    case kGt:
-      return x > y;
-    case kGe:
-      return x >= y;
-    case kAnd:
-      return double(as_int(x) & as_int(y));
-    case kOr:
-      return double(as_int(x) | as_int(y));
-    case kXor:
-      return double(as_int(x) ^ as_int(y));
-    case kNeg:
-      return -x;
-    case kAbs:
-      return std::fabs(x);
-    case kSqrt:
-      return std::sqrt(x);
-    case kRsqrt:
-      return 1.0 / std::sqrt(x);
-    case kExp:
-      return std::exp(x);
-    case kLog:
-      return std::log(x);
-    case kLog2:
-      return std::log2(x);
-    case kLog10:
-      return std::log10(x);
-    case kSin:
-      return std::sin(x);
-    case kCos:
-      return std::cos(x);
-    case kTan:
-      return std::tan(x);
-    case kFloor:
-      return std::floor(x);
-    case kCeil:
-      return std::ceil(x);
-    default:
-      return 0;
-  }
+  if ((code == kernels::kArFdiv || code == kernels::kArMod) && !is_float(t))
+    STOKER_ENFORCE(y != 0, ValueError, "arithmetic: integer ",
+                   code == kernels::kArFdiv ? "division" : "modulo", " by zero");
+  return kernels::arith_apply(code, x, y, z, !is_float(t));
 }
 
 // Rounds a node's value to its type, so that integer and float32 intermediates behave as
@@ -398,11 +276,6 @@ class Arithmetic : public Operator {
 };
 
 #ifdef STOKER_HAVE_CUDA
-// The GPU kernel numbers the functions as this file does.
-static_assert(int(kernels::kArAdd) == int(kAdd) && int(kernels::kArGe) == int(kGe) &&
-              int(kernels::kArNeg) == int(kNeg) && int(kernels::kArCeil) == int(kCeil) &&
-              int(kernels::kArAtan2) == int(kAtan2));
-
 // The gpu backend: the typed tree becomes a postfix program interpreted per element
 // (kernels/math/arithmetic_gpu), one launch per batch.
 class ArithmeticGpu final : public Arithmetic {

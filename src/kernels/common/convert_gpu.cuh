@@ -1,0 +1,62 @@
+// Values computed in float or double stored as an integer output type on the GPU, by the
+// host's rules (core/dtype.hpp convert_sat, kernels/tensor/tensor_cpu.hpp cast_value): rounded
+// half away from zero, saturated to the type's range, NaN to 0. One definition for every
+// kernel, so that the backends cannot drift apart. (cast_gpu.cu keeps its own for the 64-bit
+// types, whose maxima are not doubles.)
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace stoker::kernels {
+
+// The range of the integer outputs kernels write (std::numeric_limits is host-only without
+// --expt-relaxed-constexpr).
+template <typename T>
+struct IntRange;
+template <>
+struct IntRange<uint8_t> {
+  static constexpr double lo = 0, hi = 255;
+};
+template <>
+struct IntRange<int8_t> {
+  static constexpr double lo = -128, hi = 127;
+};
+template <>
+struct IntRange<uint16_t> {
+  static constexpr double lo = 0, hi = 65535;
+};
+template <>
+struct IntRange<int16_t> {
+  static constexpr double lo = -32768, hi = 32767;
+};
+template <>
+struct IntRange<int32_t> {
+  static constexpr double lo = -2147483648.0, hi = 2147483647.0;
+};
+template <>
+struct IntRange<uint32_t> {
+  static constexpr double lo = 0, hi = 4294967295.0;
+};
+
+// x rounded half away from zero and clamped to [lo, hi]; NaN gives 0.
+template <typename F>
+__device__ __forceinline__ F round_saturate(F x, F lo, F hi) {
+  static_assert(std::is_floating_point_v<F>);
+  if (!(x == x)) return F(0);
+  F r;
+  if constexpr (std::is_same_v<F, float>) {
+    r = roundf(x);
+  } else {
+    r = round(x);
+  }
+  return r <= lo ? lo : r >= hi ? hi : r;
+}
+
+// x (float or double) as the integer type T.
+template <typename T, typename F>
+__device__ __forceinline__ T to_int_saturated(F x) {
+  return T(round_saturate<F>(x, F(IntRange<T>::lo), F(IntRange<T>::hi)));
+}
+
+}  // namespace stoker::kernels

@@ -1,0 +1,84 @@
+// arithmetic's functions, defined once for the CPU operator (ops/math/arithmetic.cpp) and the
+// GPU kernel (arithmetic_gpu.cu): their names and arities as the expression text spells them,
+// their codes, and what each computes in double. min/max/clamp keep std::min/std::max's
+// order (a NaN first operand is the result of min(NaN, y); min(x, NaN) is x).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define STOKER_ARITH_FN __host__ __device__ inline
+#else
+#define STOKER_ARITH_FN inline
+#endif
+
+namespace stoker::kernels {
+
+enum ArithCode : int32_t {
+  kArAdd, kArSub, kArMul, kArDiv, kArFdiv, kArMod, kArPow, kArMin, kArMax, kArEq, kArNe,
+  kArLt, kArLe, kArGt, kArGe, kArAnd, kArOr, kArXor, kArNeg, kArAbs, kArSqrt, kArRsqrt,
+  kArExp, kArLog, kArLog2, kArLog10, kArSin, kArCos, kArTan, kArFloor, kArCeil, kArClamp,
+  kArAtan2, kArCount
+};
+
+struct ArithFunction {
+  const char* name;
+  int arity;
+};
+
+// Indexed by ArithCode.
+inline constexpr ArithFunction kArithFunctions[kArCount] = {
+    {"add", 2},  {"sub", 2},   {"mul", 2},   {"div", 2},   {"fdiv", 2},  {"mod", 2},
+    {"pow", 2},  {"min", 2},   {"max", 2},   {"eq", 2},    {"ne", 2},    {"lt", 2},
+    {"le", 2},   {"gt", 2},    {"ge", 2},    {"and", 2},   {"or", 2},    {"xor", 2},
+    {"neg", 1},  {"abs", 1},   {"sqrt", 1},  {"rsqrt", 1}, {"exp", 1},   {"log", 1},
+    {"log2", 1}, {"log10", 1}, {"sin", 1},   {"cos", 1},   {"tan", 1},   {"floor", 1},
+    {"ceil", 1}, {"clamp", 3}, {"atan2", 2},
+};
+
+// Function `code` of x (and y, z). `integer`: the node's type is an integer type, where
+// division and modulo by zero give 0 (the CPU operator raises before calling).
+STOKER_ARITH_FN double arith_apply(int32_t code, double x, double y, double z, bool integer) {
+  auto as_int = [](double v) { return (long long)v; };
+  auto lesser = [](double a, double b) { return b < a ? b : a; };   // std::min
+  auto greater = [](double a, double b) { return a < b ? b : a; };  // std::max
+  switch (code) {
+    case kArAdd: return x + y;
+    case kArSub: return x - y;
+    case kArMul: return x * y;
+    case kArDiv: return x / y;
+    case kArFdiv: return integer && y == 0 ? 0.0 : floor(x / y);
+    case kArMod: return integer && y == 0 ? 0.0 : x - y * floor(x / y);  // Python's sign
+    case kArPow: return pow(x, y);
+    case kArMin: return lesser(x, y);
+    case kArMax: return greater(x, y);
+    case kArClamp: return lesser(greater(x, y), z);
+    case kArAtan2: return atan2(x, y);
+    case kArEq: return x == y;
+    case kArNe: return x != y;
+    case kArLt: return x < y;
+    case kArLe: return x <= y;
+    case kArGt: return x > y;
+    case kArGe: return x >= y;
+    case kArAnd: return double(as_int(x) & as_int(y));
+    case kArOr: return double(as_int(x) | as_int(y));
+    case kArXor: return double(as_int(x) ^ as_int(y));
+    case kArNeg: return -x;
+    case kArAbs: return fabs(x);
+    case kArSqrt: return sqrt(x);
+    case kArRsqrt: return 1.0 / sqrt(x);
+    case kArExp: return exp(x);
+    case kArLog: return log(x);
+    case kArLog2: return log2(x);
+    case kArLog10: return log10(x);
+    case kArSin: return sin(x);
+    case kArCos: return cos(x);
+    case kArTan: return tan(x);
+    case kArFloor: return floor(x);
+    case kArCeil: return ceil(x);
+    default: return 0;
+  }
+}
+
+}  // namespace stoker::kernels
