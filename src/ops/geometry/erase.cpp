@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "stoker/kernels/geometry/fill_paste_cpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/erase.hpp"
@@ -47,13 +48,9 @@ class Erase : public Operator {
       std::memcpy(out.sample(i).data, in.sample(i).data,
                   size_t(s.height * s.width * s.channels) * es);
       auto fill = fill_pixel(in.dtype(), s.channels, fill_, "erase");
-      auto* data = static_cast<uint8_t*>(out.sample(i).data);
-      for (const auto& [y0, y1, x0, x1] : regions(ws, i, s)) {
-        for (int64_t y = y0; y < y1; ++y)
-          for (int64_t x = x0; x < x1; ++x)
-            std::memcpy(data + size_t((y * s.width + x) * s.channels) * es, fill.data(),
-                        fill.size());
-      }
+      for (const auto& [y0, y1, x0, x1] : regions(ws, i, s))
+        kernels::fill_rect_cpu(out.sample(i).data, s.width, fill.size(), y0, y1, x0, x1,
+                               fill.data());
     });
   }
 

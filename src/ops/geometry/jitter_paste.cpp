@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "stoker/kernels/geometry/fill_paste_cpu.hpp"
+#include "stoker/kernels/tensor/gather_cpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/jitter_paste.hpp"
@@ -61,11 +63,15 @@ class Jitter : public Operator {
         std::memcpy(dst, src, es * size_t(s.height * s.width * s.channels));
         return;
       }
+      // The offsets the GPU gathers by, then the same gather (kernels/tensor/gather_cpu).
+      std::vector<int8_t> offsets(size_t(2 * s.height * s.width * s.channels));
       auto rng = sample_rng(ws, i);
       jitter_sources(rng, degree, s, [&](int64_t k, int64_t sy, int64_t sx) {
-        const int64_t from = (sy * s.width + sx) * s.channels + k % s.channels;
-        std::memcpy(dst + size_t(k) * es, src + size_t(from) * es, es);
+        const int64_t p = k / s.channels;
+        offsets[size_t(2 * k)] = int8_t(sy - p / s.width);
+        offsets[size_t(2 * k + 1)] = int8_t(sx - p % s.width);
       });
+      kernels::gather_elements_cpu(src, dst, s.height, s.width, s.channels, offsets.data(), es);
     });
   }
 };
@@ -85,13 +91,9 @@ class Paste : public Operator {
       const size_t px = size_t(s[2]) * dtype_size(in.dtype());
       auto fill =
           fill_pixel(in.dtype(), s[2], spec_.arg<std::vector<double>>("fill_value"), "paste");
-      auto* dst = static_cast<uint8_t*>(out.sample(i).data);
-      for (int64_t k = 0; k < o[0] * o[1]; ++k) std::memcpy(dst + size_t(k) * px, fill.data(), px);
-      const auto* src = static_cast<const uint8_t*>(in.sample(i).data);
       const auto [y0, x0] = at[size_t(i)];
-      for (int64_t y = 0; y < s[0]; ++y)
-        std::memcpy(dst + size_t((y0 + y) * o[1] + x0) * px, src + size_t(y * s[1]) * px,
-                    size_t(s[1]) * px);
+      kernels::paste_cpu(out.sample(i).data, o[0], o[1], in.sample(i).data, s[0], s[1], px, y0, x0,
+                         fill.data());
     });
   }
 

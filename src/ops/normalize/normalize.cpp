@@ -5,44 +5,13 @@
 #include <cstring>
 
 #include "stoker/kernels/memory/fill_gpu.hpp"
+#include "stoker/kernels/normalize/normalize_cpu.hpp"
 #include "stoker/kernels/normalize/normalize_gpu.hpp"
 #include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
-
-// Maps a flat element index of `shape` to the flat index of its reduced position (the
-// reduced axes collapse to extent 1).
-struct Reducer {
-  std::vector<int64_t> stride, rstride, shape;
-  std::vector<bool> reduced;
-  int64_t groups = 1;
-  Reducer(const TensorShape& s, const std::vector<int64_t>& axes) {
-    const int nd = s.ndim();
-    shape.assign(s.dims().begin(), s.dims().end());
-    reduced.assign(size_t(nd), axes.empty());
-    for (auto a : axes) reduced[size_t(a)] = true;
-    stride.assign(size_t(nd), 1);
-    rstride.assign(size_t(nd), 1);
-    for (int d = nd - 1; d > 0; --d) stride[size_t(d - 1)] = stride[size_t(d)] * shape[size_t(d)];
-    for (int d = nd - 1; d >= 0; --d) {
-      if (d < nd - 1)
-        rstride[size_t(d)] =
-            rstride[size_t(d) + 1] * (reduced[size_t(d) + 1] ? 1 : shape[size_t(d) + 1]);
-    }
-    for (int d = 0; d < nd; ++d)
-      if (!reduced[size_t(d)]) groups *= shape[size_t(d)];
-  }
-  int64_t group(int64_t flat) const {
-    int64_t g = 0;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      const int64_t coord = (flat / stride[d]) % shape[d];
-      if (!reduced[d]) g += coord * rstride[d];
-    }
-    return g;
-  }
-};
 
 class Normalize : public Operator {
  public:
@@ -67,10 +36,10 @@ class Normalize : public Operator {
     std::vector<int64_t> count(static_cast<size_t>(n), 0);
     if (!given_mean || !given_std) {
       for_each_sample(ws, n, [&](int i, int) {
-        Reducer r(in.shape(i), axes_);
+        kernels::NormalizeReducer r(in.shape(i), axes_);
         auto x = values(in, i);
         sum[size_t(i)].assign(size_t(r.groups), 0.0);
-        for (size_t k = 0; k < x.size(); ++k) sum[size_t(i)][size_t(r.group(int64_t(k)))] += x[k];
+        kernels::normalize_sums_cpu(x.data(), int64_t(x.size()), r, sum[size_t(i)].data());
         count[size_t(i)] = r.groups ? int64_t(x.size()) / r.groups : 0;
       });
     }
@@ -86,46 +55,44 @@ class Normalize : public Operator {
     int64_t batch_count = 0;
     for (auto c : count) batch_count += c;
     combine(sum);
-    auto mean_of = [&](int i, size_t g) {
-      if (given_mean) return scalar_arg(ws, "mean", i);
+    // Sample i's mean per group: the argument, or the sums over the count.
+    auto means = [&](int i, int64_t groups) {
+      std::vector<double> m(static_cast<size_t>(groups));
       const double c = double(batch ? batch_count : count[size_t(i)]);
-      return c > 0 ? sum[size_t(i)][g] / c : 0.0;
+      for (size_t g = 0; g < m.size(); ++g)
+        m[g] = given_mean ? scalar_arg(ws, "mean", i) : c > 0 ? sum[size_t(i)][g] / c : 0.0;
+      return m;
     };
     if (!given_std) {
       for_each_sample(ws, n, [&](int i, int) {
-        Reducer r(in.shape(i), axes_);
+        kernels::NormalizeReducer r(in.shape(i), axes_);
         auto x = values(in, i);
         sq[size_t(i)].assign(size_t(r.groups), 0.0);
-        for (size_t k = 0; k < x.size(); ++k) {
-          const size_t g = size_t(r.group(int64_t(k)));
-          const double d = x[k] - mean_of(i, g);
-          sq[size_t(i)][g] += d * d;
-        }
+        kernels::normalize_squares_cpu(x.data(), int64_t(x.size()), r, means(i, r.groups).data(),
+                                       sq[size_t(i)].data());
       });
       combine(sq);
     }
     for_each_sample(ws, n, [&](int i, int) {
-      Reducer r(in.shape(i), axes_);
+      kernels::NormalizeReducer r(in.shape(i), axes_);
       auto x = values(in, i);
       const double c = double(batch ? batch_count : count[size_t(i)]);
-      std::vector<double> result(x.size());
-      for (size_t k = 0; k < x.size(); ++k) {
-        const size_t g = size_t(r.group(int64_t(k)));
-        double inv;
+      const std::vector<double> mean = means(i, r.groups);
+      std::vector<double> inv(static_cast<size_t>(r.groups));
+      for (size_t g = 0; g < inv.size(); ++g) {
         if (given_std) {
           const double sd = scalar_arg(ws, "stddev", i);
-          inv = 1.0 / std::sqrt(sd * sd + eps);
+          inv[g] = 1.0 / std::sqrt(sd * sd + eps);
         } else {
           const double var = c - double(ddof) > 0 ? sq[size_t(i)][g] / (c - double(ddof)) : 0.0;
-          inv = var + eps > 0 ? 1.0 / std::sqrt(var + eps) : 0.0;  // constant data: 0
+          inv[g] = var + eps > 0 ? 1.0 / std::sqrt(var + eps) : 0.0;  // constant data: 0
         }
-        result[k] = (x[k] - mean_of(i, g)) * inv * scale + shift;
       }
       visit_dtype<DType::kF32, DType::kF16, DType::kU8, DType::kI8, DType::kI16, DType::kI32>(
           dtype_, "normalize output", [&](auto tag) {
             using T = typename decltype(tag)::type;
-            T* o = out.data_as<T>(i);
-            for (size_t k = 0; k < result.size(); ++k) o[k] = kernels::cast_value<T>(result[k]);
+            kernels::normalize_cpu(x.data(), int64_t(x.size()), r, mean.data(), inv.data(), scale,
+                                   shift, out.data_as<T>(i));
           });
     });
   }
@@ -169,7 +136,7 @@ class NormalizeGpu final : public Normalize {
     size_t slots = 0;
     double batch_count = 0;
     for (int i = 0; i < n; ++i) {
-      Reducer r(in.shape(i), axes_);
+      kernels::NormalizeReducer r(in.shape(i), axes_);
       auto& d = desc[size_t(i)];
       d.in = in.data(i), d.out = out.data(i), d.elements = in.shape(i).volume();
       d.ndim = int32_t(in.shape(i).ndim());
