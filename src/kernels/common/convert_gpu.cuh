@@ -10,33 +10,15 @@
 
 namespace stoker::kernels {
 
-// The range of the integer outputs kernels write (std::numeric_limits is host-only without
-// --expt-relaxed-constexpr).
+// The range of an integer output type of up to 32 bits, as doubles (exact); computed here
+// because std::numeric_limits is host-only without --expt-relaxed-constexpr.
 template <typename T>
-struct IntRange;
-template <>
-struct IntRange<uint8_t> {
-  static constexpr double lo = 0, hi = 255;
-};
-template <>
-struct IntRange<int8_t> {
-  static constexpr double lo = -128, hi = 127;
-};
-template <>
-struct IntRange<uint16_t> {
-  static constexpr double lo = 0, hi = 65535;
-};
-template <>
-struct IntRange<int16_t> {
-  static constexpr double lo = -32768, hi = 32767;
-};
-template <>
-struct IntRange<int32_t> {
-  static constexpr double lo = -2147483648.0, hi = 2147483647.0;
-};
-template <>
-struct IntRange<uint32_t> {
-  static constexpr double lo = 0, hi = 4294967295.0;
+struct IntRange {
+  static_assert(std::is_integral_v<T> && sizeof(T) <= 4);
+  static constexpr int kBits = int(8 * sizeof(T));
+  static constexpr double lo = std::is_signed_v<T> ? -double(1ull << (kBits - 1)) : 0.0;
+  static constexpr double hi =
+      double(std::is_signed_v<T> ? (1ull << (kBits - 1)) - 1 : (1ull << kBits) - 1);
 };
 
 // x rounded half away from zero and clamped to [lo, hi]; NaN gives 0.
