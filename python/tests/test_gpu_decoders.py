@@ -123,6 +123,7 @@ def test_cpu_only_share_is_bit_exact_and_auto_uses_every_side(jpeg_folder):
     assert done >= 48 and done % 8 == 0
     if s["hw_available"]:
         assert 0 < s["hw_load"] <= 1 and s["hw_images"] > 0, s
+        assert s["hw_threads_scale"] in (0.0, 0.5, 1.0), s  # HwShare::kScales
     if s["cuda_available"]:
         # The first batches measure both of the threads' decoders, unless the engines took
         # (nearly) every image of the measured probe batch: with 8 images and a fast engine

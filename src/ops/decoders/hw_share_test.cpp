@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <random>
 
 namespace stoker::ops {
@@ -11,12 +12,17 @@ namespace {
 
 // A mixed stage of batch 256 whose engines decode 25,000 images/s and whose threads 5,000/s
 // (in the CPU stage, in parallel with the engines), with 2 ms of other work per batch, fed to
-// a consumer that takes a batch every `consumer` seconds (0: as fast as it comes). Returns the
-// share after each batch; `noise` jitters every measured time by up to that fraction.
+// a consumer that takes a batch every `consumer` seconds (0: as fast as it comes). Each batch's
+// share is offered `ahead` batches before it runs (the CPU stage splits batches ahead).
+// `interference`: the threads' decoding slows the engines (their time grows by that fraction
+// of the threads' part of the batch). Returns the share after each batch; `noise` jitters
+// every measured time by up to that fraction.
 struct Sim {
-  double hw_rate = 25000, threads_rate = 5000, other = 0.002, noise = 0;
-  int n = 256;
+  double hw_rate = 25000, threads_rate = 5000, other = 0.002, noise = 0, interference = 0;
+  int n = 256, ahead = 2;
   double now = 0;
+  int64_t images = 0;
+  std::deque<HwShare::Offer> offered;
   std::mt19937 rng{7};
 
   double jitter(double t) {
@@ -24,13 +30,17 @@ struct Sim {
     return t * std::uniform_real_distribution<double>(1 - noise, 1 + noise)(rng);
   }
   double batch(HwShare& s, double consumer) {
-    const double share = s.share();
-    const int hw_n = int(std::lround(share * n));
-    const double t_hw = jitter(hw_n / hw_rate), t_threads = jitter((n - hw_n) / threads_rate);
+    while (int(offered.size()) <= ahead) offered.push_back(s.next());
+    const HwShare::Offer offer = offered.front();
+    offered.pop_front();
+    const int hw_n = int(std::lround(offer.share * n));
+    const double engines = hw_rate / (1 + interference * (n - hw_n) / n);
+    const double t_hw = jitter(hw_n / engines), t_threads = jitter((n - hw_n) / threads_rate);
     const double busy = t_hw + jitter(other);
     s.started(now);
-    s.finished(n, hw_n, t_hw, n - hw_n, t_threads, busy);
+    s.finished(n, hw_n, t_hw, n - hw_n, t_threads, busy, offer.tag);
     now += std::max({consumer, busy, t_threads});  // the slowest of the three sets the pace
+    images += n;
     return s.share();
   }
   // Runs `batches` and returns the largest change of the share over the last `tail` of them.
@@ -42,6 +52,13 @@ struct Sim {
       prev = cur;
     }
     return worst;
+  }
+  // The loader's images per second over `batches` more, alone.
+  double rate(HwShare& s, int batches) {
+    const double t0 = now;
+    const int64_t i0 = images;
+    run(s, 0.0, batches);
+    return double(images - i0) / (now - t0);
   }
 };
 
@@ -127,6 +144,45 @@ TEST(HwShare, KeepsItsStartingShareUntilBothSidesAreMeasured) {
   s.started(0.05);
   s.finished(256, 200, 0.008, 56, 0.01, 0.01);
   EXPECT_GT(s.share(), 0.8);  // now measured, and the stage idles: the engines take more
+}
+
+TEST(HwShare, ThreadsThatSlowTheEnginesGetLessOfTheBatch) {
+  // The threads' decoding slows the engines twice as much as the threads' part of the batch:
+  // the model's balance is then slower than the engines alone. The probes move the threads'
+  // scale down until the engines take the batch, as fast as the engines alone.
+  HwShare s;
+  Sim sim;
+  sim.threads_rate = 8000, sim.interference = 2.0;
+  sim.run(s, 0.0, 1500);
+  EXPECT_LE(s.threads_scale(), 0.25);
+  EXPECT_GT(s.share(), 0.95);
+  const double engines_alone = 1.0 / (256 / 25000.0 + 0.002) * 256;
+  EXPECT_GT(sim.rate(s, 400), 0.97 * engines_alone);
+}
+
+TEST(HwShare, ProbesThatDoNotPayBecomeRare) {
+  // Without interference the balance is the fastest split: every probe loses, the scale stays
+  // 1, and the waits between probes double, up to kMaxWait phases.
+  HwShare s;
+  Sim sim;
+  sim.run(s, 0.0, 3000);
+  EXPECT_DOUBLE_EQ(s.threads_scale(), 1.0);
+  EXPECT_NEAR(s.share(), kBalanced, 0.01);
+  const int64_t probes = s.probes();
+  EXPECT_GE(probes, 5);
+  sim.run(s, 0.0, 3 * (HwShare::kMaxWait + 3) * HwShare::kPhase);
+  EXPECT_LE(s.probes() - probes, 3);
+  // What the probes cost the loader: within 1% of the balance's rate.
+  const double balance = 1.0 / (kBalanced * 256 / 25000 + 0.002) * 256;
+  EXPECT_GT(sim.rate(s, 2000), 0.99 * balance);
+}
+
+TEST(HwShare, APaceSetByTheConsumerIsNotProbed) {
+  HwShare s;
+  Sim sim;
+  sim.run(s, 0.057, 600);
+  EXPECT_DOUBLE_EQ(s.share(), 1.0);
+  EXPECT_EQ(s.probes(), 0);
 }
 
 }  // namespace

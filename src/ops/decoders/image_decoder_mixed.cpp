@@ -32,7 +32,8 @@ double seconds_since(Clock::time_point t) {
 // to the CPU. hw_decoder_load is the fraction of the batch offered to the hardware, or "auto":
 // measured rates of the hardware and the threads set it so that they take equal time, or, when
 // the consumer asks for batches more slowly than the engines alone decode them, so that the
-// engines take what they can within that pace (HwShare).
+// engines take what they can within that pace; probe batches check that the threads' part pays
+// where the threads' decoding slows the engines' thread (HwShare).
 //
 // The host work runs in the CPU stage, an iteration ahead (prepare_on_host): the header pass,
 // the split, and libjpeg-turbo's share of the batch into pinned memory. The mixed stage then
@@ -78,7 +79,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     const Batch& in = ws.input(0);
     const int n = in.size();
     const auto t_start = Clock::now();
-    if (auto_) share_.started(std::chrono::duration<double>(t_start.time_since_epoch()).count());
+    if (auto_) {
+      std::lock_guard lock(stats_mutex_);
+      share_.started(std::chrono::duration<double>(t_start.time_since_epoch()).count());
+    }
     auto split = std::static_pointer_cast<Split>(ws.prepared);
     if (!split || split->n != n || (n > 0 && split->first != in.data(0)))
       split = make_split(ws, in);  // not prepared (or for another batch): all of it here
@@ -95,8 +99,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     // are gathered into pinned memory first (in parallel), not staged by the driver.
     std::shared_ptr<Buffer> pinned_streams;
     const bool input_pinned = all_pinned(in);
-    if (!hw_jobs.empty() && !input_pinned)
-      pinned_streams = gather_pinned(ws, hw_jobs);
+    if (!hw_jobs.empty() && !input_pinned) pinned_streams = gather_pinned(ws, hw_jobs);
     // What the threads decode here: the CUDA decoder's share, and libjpeg-turbo's unless the CPU
     // stage did it. They run on the pool while this thread submits the hardware share (nvJPEG's
     // hardware call holds its thread while the engines work).
@@ -149,9 +152,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     if (hw_ok && auto_) {
       if (split->host_decoded)  // the CPU stage's time on it: headers and decoding
         balance(n, hw_count, t_hw, host_n, split->plan_seconds + split->host_seconds,
-                seconds_since(t_start));
+                seconds_since(t_start), split->share_tag);
       else
-        balance(n, hw_count, t_hw, n - hw_count, t_threads, seconds_since(t_start));
+        balance(n, hw_count, t_hw, n - hw_count, t_threads, seconds_since(t_start),
+                split->share_tag);
     }
     if (!split->warmup_probe) learn_thread_costs(split->host), learn_thread_costs(threads);
     const double t_finish = seconds_since(t_join);
@@ -176,7 +180,10 @@ class ImageDecoderMixed final : public ImageDecoder {
         {"cpu_images", double(cpu_images_)},
         // Of cpu_images, those decoded in the CPU stage ahead of the mixed stage.
         {"cpu_images_ahead", double(ahead_images_)},
-        {"hw_load", auto_ ? auto_load_ : load_},
+        {"hw_load", auto_ ? share_.share() : load_},
+        // "auto": the part of the balance's threads' share they get (its probes' finding).
+        {"hw_threads_scale", auto_ ? share_.threads_scale() : 0.0},
+        {"hw_load_probes", double(share_.probes())},
         {"hw_available", hw_ ? 1.0 : 0.0},
         {"cuda_available", cuda_ ? 1.0 : 0.0},
         {"hw_batch_fallbacks", double(hw_fallbacks_)},
@@ -226,6 +233,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     bool host_decoded = false;  // kCpu samples are in `host`
     ThreadDecodes host;
     double plan_seconds = 0, host_seconds = 0;
+    int64_t share_tag = -1;  // "auto": the HwShare offer's
   };
 
   static bool all_pinned(const Batch& in) {
@@ -298,7 +306,9 @@ class ImageDecoderMixed final : public ImageDecoder {
       // share of 1 (the engines take all, under a slower consumer) is taken whole: within
       // kTakeStep of the last size, a few images per batch would stay on the threads for good.
       std::lock_guard lock(stats_mutex_);
-      take = int(std::lround(auto_load_ * s.n));
+      const HwShare::Offer offer = share_.next();
+      s.share_tag = offer.tag;
+      take = int(std::lround(offer.share * s.n));
       if (last_take_ >= 0 && last_take_ <= s.n && std::abs(take - last_take_) < kTakeStep &&
           take < s.n)
         take = last_take_;
@@ -417,17 +427,16 @@ class ImageDecoderMixed final : public ImageDecoder {
   }
 
   // "auto" (HwShare): this batch's measurements; the share for the next batches.
-  void balance(int n, int hw_n, double t_hw, int threads_n, double t_threads, double busy) {
-    share_.finished(n, hw_n, t_hw, threads_n, t_threads, busy);
+  void balance(int n, int hw_n, double t_hw, int threads_n, double t_threads, double busy,
+               int64_t tag) {
     std::lock_guard lock(stats_mutex_);
-    auto_load_ = share_.share();
+    share_.finished(n, hw_n, t_hw, threads_n, t_threads, busy, tag);
   }
 
   bool auto_ = false;
   double load_ = 1.0;
   std::string cuda_mode_;  // cuda_decoder: "auto", "on" or "off"
   int64_t gpu_huffman_threshold_;
-  HwShare share_;  // the mixed stage's thread only
   std::mutex open_mutex_;
   bool gpu_tried_ = false;
   std::string hw_why_, cuda_why_;
@@ -435,7 +444,7 @@ class ImageDecoderMixed final : public ImageDecoder {
   std::unique_ptr<codecs::NvjpegCudaDecoder> cuda_;
   // Shared by the CPU stage (prepare_on_host) and the mixed stage (run), and stats().
   mutable std::mutex stats_mutex_;
-  double auto_load_ = 0.8;  // until measured: both sides get work, so both get measured
+  HwShare share_;  // offers to the splits (either stage), measurements from the mixed stage
   static constexpr int kTakeStep = 8;
   int last_take_ = -1;  // the hardware's share of the last batch, in samples ("auto")
   int64_t batches_ = 0;
