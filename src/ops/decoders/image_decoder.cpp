@@ -116,7 +116,9 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
        "(0 to 1), or 'auto' (default): the split that makes the hardware and the CPU threads "
        "finish together, from measured rates; when batches are asked for more slowly than the "
        "hardware alone decodes them (training paced by the GPU), the hardware takes what it can "
-       "within that pace, sparing the CPU. JPEGs the hardware cannot take (progressive, "
+       "within that pace, sparing the CPU; probe batches now and then try giving the threads "
+       "half their share or none, and keep what is faster (where the threads' decoding slows "
+       "the hardware's feed). JPEGs the hardware cannot take (progressive, "
        "4:1:1, EXIF-rotated, other output types) go to the threads, with the rest of the "
        "batch. nvJPEG decodes with its own IDCT and chroma upsampling: pixels differ slightly "
        "from libjpeg-turbo's (mean absolute difference about 1 level).",
