@@ -1,11 +1,14 @@
-// arithmetic's functions, defined once for the CPU operator (ops/math/arithmetic.cpp) and the
-// GPU kernel (arithmetic_gpu.cu): their names and arities as the expression text spells them,
-// their codes, and what each computes in double. min/max/clamp keep std::min/std::max's
-// order (a NaN first operand is the result of min(NaN, y); min(x, NaN) is x).
+// arithmetic's functions and programs, defined once for the CPU kernel (arithmetic_cpu.hpp)
+// and the GPU kernel (arithmetic_gpu.cu): their names and arities as the expression text
+// spells them, their codes, and what each computes in double. min/max/clamp keep
+// std::min/std::max's order (a NaN first operand is the result of min(NaN, y); min(x, NaN) is
+// x).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+
+#include "stoker/core/dtype.hpp"
 
 #ifdef __CUDACC__
 #define STOKER_ARITH_FN __host__ __device__ inline
@@ -36,6 +39,22 @@ inline constexpr ArithFunction kArithFunctions[kArCount] = {
     {"log2", 1}, {"log10", 1}, {"sin", 1},   {"cos", 1},   {"tan", 1},   {"floor", 1},
     {"ceil", 1}, {"clamp", 3}, {"atan2", 2},
 };
+
+// A program is an expression in postfix order, one instruction per node. op >= 0: the function
+// with that code, popping `arity` values and pushing the result converted to `type`; -1: push
+// input `arg`; -2: push `value`.
+struct ArithInstr {
+  int32_t op = -2, arg = 0, arity = 0;
+  DType type = DType::kF64;
+  double value = 0;
+};
+
+inline ArithInstr arith_input(int k) { return {-1, k, 0, DType::kF64, 0}; }
+inline ArithInstr arith_constant(double v) { return {-2, 0, 0, DType::kF64, v}; }
+// Function `code` (its arity from kArithFunctions), its result as `type`.
+inline ArithInstr arith_call(int32_t code, DType type) {
+  return {code, 0, kArithFunctions[code].arity, type, 0};
+}
 
 // Function `code` of x (and y, z). `integer`: the node's type is an integer type, where
 // division and modulo by zero give 0 (the CPU operator raises before calling).

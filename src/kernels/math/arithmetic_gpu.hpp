@@ -1,7 +1,7 @@
-// Arithmetic expressions on the GPU: the expression as a postfix program, evaluated per element
-// in double with a small stack, each node's value converted to its type as the CPU operator
-// does (floats to the nearest value, to integers rounded half away from zero and saturated,
-// NaN to 0). One launch per batch.
+// Arithmetic expressions on the GPU: the expression as a postfix program (ArithInstr), evaluated
+// per element in double with a small stack, each node's value converted to its type as the CPU
+// twin (arithmetic_cpu.hpp) does (floats to the nearest value, to integers rounded half away
+// from zero and saturated, NaN to 0). One launch per batch.
 #pragma once
 
 #include <cstdint>
@@ -15,14 +15,6 @@ namespace stoker::kernels {
 constexpr int kArithMaxInputs = 8;
 constexpr int kArithMaxProgram = 64;
 constexpr int kArithMaxStack = 16;
-
-// op >= 0: the function with that code (ArithCode), popping `arity` values and
-// pushing the result converted to `type`; -1: push input `arg`; -2: push `value`.
-struct ArithInstr {
-  int32_t op = -2, arg = 0, arity = 0;
-  DType type = DType::kF64;
-  double value = 0;
-};
 
 struct ArithProgram {
   ArithInstr code[kArithMaxProgram];

@@ -5,9 +5,9 @@
 // $value:type (type i32, f32 or b). Types follow the usual promotions: any float makes the
 // result float (float64 > float32 > float16), integers widen to the larger (signed when
 // mixed); `/` of integers gives float32; comparisons and logical operators give bool.
-// Evaluation goes node by node over whole arrays in double (integers beyond 2^53 lose
-// precision); each node's values are converted to its type (rounded half away from zero,
-// saturated).
+// The typed tree becomes a postfix program that both backends' kernels evaluate in double
+// (integers beyond 2^53 lose precision), each node's values converted to its type (rounded half
+// away from zero, saturated): kernels/math/arithmetic_cpu.hpp and arithmetic_gpu.
 #include "stoker/ops/math/arithmetic.hpp"
 
 #include <algorithm>
@@ -16,9 +16,9 @@
 #include <cmath>
 #include <map>
 
+#include "stoker/kernels/math/arithmetic_cpu.hpp"
 #include "stoker/kernels/math/arithmetic_functions.hpp"
 #include "stoker/kernels/math/arithmetic_gpu.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -169,47 +169,15 @@ void type_tree(Expr& e, const std::vector<DType>& inputs) {
   }
 }
 
-// Function `code` (kernels::arith_apply, shared with the GPU), raising on integer division
-// or modulo by zero.
-double apply(int code, double x, double y, double z, DType t) {
-  if ((code == kernels::kArFdiv || code == kernels::kArMod) && !is_float(t))
-    STOKER_ENFORCE(y != 0, ValueError, "arithmetic: integer ",
-                   code == kernels::kArFdiv ? "division" : "modulo", " by zero");
-  return kernels::arith_apply(code, x, y, z, !is_float(t));
-}
-
-// Rounds a node's value to its type, so that integer and float32 intermediates behave as
-// those types would (e.g. int32 / int32 division happens on whole numbers).
-void to_type(std::vector<double>& v, DType t) {
-  visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
-              DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
-              DType::kF64>(t, "arithmetic", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    for (auto& x : v) {
-      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-        x = double(float(kernels::cast_value<T>(x)));
-      } else {
-        x = double(kernels::cast_value<T>(x));
-      }
-    }
-  });
-}
-
-// Evaluates `e` over a whole sample, node by node: each node's values as one array (a single
-// value when all its operands are single values, which broadcast).
-std::vector<double> evaluate(const Expr& e, const std::vector<std::vector<double>>& in) {
-  if (e.fn.empty()) return e.input < 0 ? std::vector<double>{e.value} : in[size_t(e.input)];
-  std::vector<std::vector<double>> a;
-  size_t n = 1;  // one element broadcasts; every other operand has the sample's size (maybe 0)
-  for (const auto& arg : e.args) {
-    a.push_back(evaluate(arg, in));
-    if (a.back().size() != 1) n = a.back().size();
+// The typed tree in postfix order: the program both backends' kernels evaluate.
+void compile(const Expr& e, std::vector<kernels::ArithInstr>& program) {
+  if (e.fn.empty()) {
+    program.push_back(e.input >= 0 ? kernels::arith_input(e.input)
+                                   : kernels::arith_constant(e.value));
+    return;
   }
-  auto at = [&](size_t k, size_t p) { return k < a.size() ? a[k][a[k].size() == 1 ? 0 : p] : 0.0; };
-  std::vector<double> out(n);
-  for (size_t p = 0; p < n; ++p) out[p] = apply(e.code, at(0, p), at(1, p), at(2, p), e.type);
-  to_type(out, e.type);
-  return out;
+  for (const auto& a : e.args) compile(a, program);
+  program.push_back(kernels::arith_call(e.code, e.type));
 }
 
 class Arithmetic : public Operator {
@@ -219,32 +187,37 @@ class Arithmetic : public Operator {
 
   void run(Workspace& ws) override {
     const int k = int(ws.inputs.size());
-    const Expr tree = typed_tree(ws);
+    const Program program = typed_program(ws);
     const int n = ws.input(0).size();
-    Batch& out = add_output(ws, tree.type, shapes(ws), ws.input(0).layout());
+    Batch& out = add_output(ws, program.out_type, shapes(ws), ws.input(0).layout());
+    const size_t scratch_size =
+        size_t(kernels::arith_stack_depth(program.code)) * size_t(kernels::kArithBlock);
     for_each_sample(ws, n, [&](int i, int) {
-      const int64_t count = out.shape(i).volume();
-      std::vector<std::vector<double>> in(static_cast<size_t>(k));
-      for (int j = 0; j < k; ++j) in[size_t(j)] = sample_as_doubles(ws.input(j), i);
-      std::vector<double> result = evaluate(tree, in);
-      visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
-                  DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
-                  DType::kF64>(tree.type, "arithmetic output", [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        T* o = out.data_as<T>(i);
-        for (int64_t p = 0; p < count; ++p)
-          o[p] = kernels::cast_value<T>(result[result.size() == 1 ? 0 : size_t(p)]);
-      });
+      std::vector<kernels::ArithOperand> in(static_cast<size_t>(k));
+      for (int j = 0; j < k; ++j)
+        in[size_t(j)] = {ws.input(j).data(i), ws.input(j).shape(i).volume(), ws.input(j).dtype()};
+      std::vector<double> scratch(scratch_size);
+      const auto status = kernels::arithmetic_cpu(program.code, in.data(), out.data(i), out.dtype(),
+                                                  out.shape(i).volume(), scratch.data());
+      STOKER_ENFORCE(status == kernels::ArithStatus::kOk, ValueError, "arithmetic: integer ",
+                     status == kernels::ArithStatus::kIntegerDivisionByZero ? "division" : "modulo",
+                     " by zero");
     });
   }
 
  protected:
-  Expr typed_tree(const Workspace& ws) const {
+  struct Program {
+    std::vector<kernels::ArithInstr> code;
+    DType out_type;
+  };
+  Program typed_program(const Workspace& ws) const {
     std::vector<DType> types;
     for (size_t j = 0; j < ws.inputs.size(); ++j) types.push_back(ws.input(int(j)).dtype());
     Expr tree = tree_;
     type_tree(tree, types);
-    return tree;
+    Program p{{}, tree.type};
+    compile(tree, p.code);
+    return p;
   }
 
   static std::vector<TensorShape> shapes(const Workspace& ws) {
@@ -276,25 +249,28 @@ class Arithmetic : public Operator {
 };
 
 #ifdef STOKER_HAVE_CUDA
-// The gpu backend: the typed tree becomes a postfix program interpreted per element
-// (kernels/math/arithmetic_gpu), one launch per batch.
+// The gpu backend: the same program, interpreted per element (kernels/math/arithmetic_gpu),
+// one launch per batch; it travels by value, within the kernel's fixed sizes.
 class ArithmeticGpu final : public Arithmetic {
  public:
   using Arithmetic::Arithmetic;
   void run(Workspace& ws) override {
     const int k = int(ws.inputs.size());
-    const Expr tree = typed_tree(ws);
+    const Program program = typed_program(ws);
     const int n = ws.input(0).size();
-    Batch& out = add_output(ws, tree.type, shapes(ws), ws.input(0).layout());
+    Batch& out = add_output(ws, program.out_type, shapes(ws), ws.input(0).layout());
     STOKER_ENFORCE(k <= kernels::kArithMaxInputs, ValueError, "arithmetic (gpu): at most ",
                    kernels::kArithMaxInputs, " operands, got ", k);
-    kernels::ArithProgram prog;
-    int depth = 0, most = 0;
-    compile(tree, prog, depth, most);
-    STOKER_ENFORCE(most <= kernels::kArithMaxStack, ValueError,
+    STOKER_ENFORCE(program.code.size() <= size_t(kernels::kArithMaxProgram), ValueError,
+                   "arithmetic (gpu): the expression has more than ", kernels::kArithMaxProgram,
+                   " steps");
+    STOKER_ENFORCE(kernels::arith_stack_depth(program.code) <= kernels::kArithMaxStack, ValueError,
                    "arithmetic (gpu): the expression is too deeply nested");
+    kernels::ArithProgram prog;
+    std::copy(program.code.begin(), program.code.end(), prog.code);
+    prog.length = int32_t(program.code.size());
     for (int j = 0; j < k; ++j) prog.input_type[j] = ws.input(j).dtype();
-    prog.out_type = tree.type;
+    prog.out_type = program.out_type;
     if (n == 0) return;
     std::vector<kernels::ArithGpuSample> desc(static_cast<size_t>(n));
     int64_t largest = 0;
@@ -311,32 +287,6 @@ class ArithmeticGpu final : public Arithmetic {
     cuda_check(kernels::arithmetic_gpu(static_cast<const kernels::ArithGpuSample*>(device->data()),
                                        n, largest, prog, ws.stream),
                "arithmetic (gpu): launching the kernel");
-  }
-
- private:
-  // Postfix code for `e`; tracks the stack depth.
-  static void compile(const Expr& e, kernels::ArithProgram& p, int& depth, int& most) {
-    STOKER_ENFORCE(p.length < kernels::kArithMaxProgram, ValueError,
-                   "arithmetic (gpu): the expression has more than ", kernels::kArithMaxProgram,
-                   " steps");
-    if (e.fn.empty()) {
-      kernels::ArithInstr ins;
-      if (e.input >= 0)
-        ins.op = -1, ins.arg = e.input;
-      else
-        ins.op = -2, ins.value = e.value;
-      p.code[p.length++] = ins;
-      most = std::max(most, ++depth);
-      return;
-    }
-    for (const auto& a : e.args) compile(a, p, depth, most);
-    STOKER_ENFORCE(p.length < kernels::kArithMaxProgram, ValueError,
-                   "arithmetic (gpu): the expression has more than ", kernels::kArithMaxProgram,
-                   " steps");
-    kernels::ArithInstr ins;
-    ins.op = e.code, ins.arity = int32_t(e.args.size()), ins.type = e.type;
-    p.code[p.length++] = ins;
-    depth -= ins.arity - 1;
   }
 };
 #endif

@@ -1,0 +1,125 @@
+// Arithmetic expressions on the CPU, the twin of arithmetic_gpu: the same postfix program
+// (ArithInstr, arithmetic_functions.hpp), evaluated in double a block of elements at a time, each
+// node's values converted to its type as cast_value converts (floats to the nearest value, to
+// integers rounded half away from zero and saturated, NaN to 0). An integer division or modulo by
+// zero stops it with a status (the operator raises; the GPU gives 0 there).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+
+#include "stoker/core/dtype.hpp"
+#include "stoker/kernels/math/arithmetic_functions.hpp"
+#include "stoker/kernels/tensor/tensor_cpu.hpp"
+
+namespace stoker::kernels {
+
+// One operand of a sample: `count` elements of `type`, or one that every element sees.
+struct ArithOperand {
+  const void* data = nullptr;
+  int64_t count = 0;
+  DType type = DType::kF32;
+};
+
+enum class ArithStatus { kOk, kIntegerDivisionByZero, kIntegerModuloByZero };
+
+constexpr int64_t kArithBlock = 256;  // elements evaluated together, node by node
+
+// The most values the program's stack holds at once.
+inline int arith_stack_depth(std::span<const ArithInstr> program) {
+  int depth = 0, most = 0;
+  for (const ArithInstr& ins : program) {
+    depth += ins.op < 0 ? 1 : 1 - ins.arity;
+    most = std::max(most, depth);
+  }
+  return most;
+}
+
+namespace arith_detail {
+
+// The whole-number types and the floats arithmetic reads and writes.
+template <typename F>
+decltype(auto) visit_arith_type(DType t, F&& f) {
+  return visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+                     DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+                     DType::kF64>(t, "arithmetic", std::forward<F>(f));
+}
+
+template <typename T>
+double as_double(T v) {
+  if constexpr (is_half_v<T>) {
+    return double(float(v));
+  } else {
+    return double(v);
+  }
+}
+
+// v[0..m) = operand elements [first, first + m) (a one-element operand repeated).
+inline void load(const ArithOperand& a, int64_t first, int64_t m, double* v) {
+  visit_arith_type(a.type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = static_cast<const T*>(a.data);
+    if (a.count == 1) {
+      std::fill(v, v + m, as_double(p[0]));
+    } else {
+      for (int64_t k = 0; k < m; ++k) v[k] = as_double(p[first + k]);
+    }
+  });
+}
+
+// The values as type t would hold them.
+inline void to_type(double* v, int64_t m, DType t) {
+  visit_arith_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int64_t k = 0; k < m; ++k) v[k] = as_double(cast_value<T>(v[k]));
+  });
+}
+
+inline void store(const double* v, int64_t m, void* out, DType t, int64_t first) {
+  visit_arith_type(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = static_cast<T*>(out) + first;
+    for (int64_t k = 0; k < m; ++k) o[k] = cast_value<T>(v[k]);
+  });
+}
+
+}  // namespace arith_detail
+
+// Evaluates `program` for `count` elements of `out` (of `out_type`) from operands `in` (each
+// with `count` elements or one). `scratch`: arith_stack_depth(program) * kArithBlock doubles.
+inline ArithStatus arithmetic_cpu(std::span<const ArithInstr> program, const ArithOperand* in,
+                                  void* out, DType out_type, int64_t count, double* scratch) {
+  for (int64_t first = 0; first < count; first += kArithBlock) {
+    const int64_t m = std::min(kArithBlock, count - first);
+    double* top = scratch;  // the next free slot of the stack
+    for (const ArithInstr& ins : program) {
+      if (ins.op == -1) {
+        arith_detail::load(in[ins.arg], first, m, top);
+        top += kArithBlock;
+        continue;
+      }
+      if (ins.op == -2) {
+        std::fill(top, top + m, ins.value);
+        top += kArithBlock;
+        continue;
+      }
+      top -= ins.arity * kArithBlock;
+      double* x = top;
+      const double* y = ins.arity > 1 ? x + kArithBlock : nullptr;
+      const double* z = ins.arity > 2 ? x + 2 * kArithBlock : nullptr;
+      const bool integer = !is_float(ins.type);
+      if (integer && (ins.op == kArFdiv || ins.op == kArMod) && std::find(y, y + m, 0.0) != y + m)
+        return ins.op == kArFdiv ? ArithStatus::kIntegerDivisionByZero
+                                 : ArithStatus::kIntegerModuloByZero;
+      for (int64_t k = 0; k < m; ++k)
+        x[k] = arith_apply(ins.op, x[k], y ? y[k] : 0.0, z ? z[k] : 0.0, integer);
+      arith_detail::to_type(x, m, ins.type);
+      top += kArithBlock;
+    }
+    arith_detail::store(scratch, m, out, out_type, first);
+  }
+  return ArithStatus::kOk;
+}
+
+}  // namespace stoker::kernels
