@@ -83,4 +83,22 @@ void color_matrix_cpu(const In* in, int64_t pixels, const Mat3& m,
   }
 }
 
+// color_space_conversion: per pixel, out = (M * x + offset) / scale with x the pixel's 3
+// channels (a gray pixel's one, three times) times `scale` (255 for floats in [0, 1], else 1);
+// out_channels 1 (the first row) or 3.
+template <typename T>
+void color_space_cpu(const T* in, int64_t pixels, int in_channels, int out_channels, const Mat3& m,
+                     const std::array<double, 3>& offset, double scale, T* out) {
+  for (int64_t p = 0; p < pixels; ++p) {
+    double x[3];
+    for (int k = 0; k < 3; ++k)
+      x[k] = double(in[p * in_channels + (in_channels == 1 ? 0 : k)]) * scale;
+    for (int r = 0; r < out_channels; ++r) {
+      double v = offset[size_t(r)];
+      for (int k = 0; k < 3; ++k) v += m[size_t(r)][size_t(k)] * x[k];
+      out[p * out_channels + r] = convert_sat<T>(float(v / scale));
+    }
+  }
+}
+
 }  // namespace stoker::kernels

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -76,6 +78,45 @@ TEST(ColorCpu, AffineRoundsAndSaturates) {
   EXPECT_EQ(outs, (std::vector<int8_t>{-128, -128, -29, 72, 127}));
   std::vector<float> empty_out;
   affine_cpu(in.data(), 0, 2.f, 0.f, empty_out.data());  // an empty sample is fine
+}
+
+TEST(ColorCpu, ColorSpaceAgainstTheFormula) {
+  // BT.601 RGB -> YCbCr (studio range) written out: Y = 16 + (65.481 R + 128.553 G + 24.966 B)
+  // / 255 and so on, against the kernel given that matrix and offset.
+  const Mat3 m{{{65.481 / 255, 128.553 / 255, 24.966 / 255},
+                {-37.797 / 255, -74.203 / 255, 112.0 / 255},
+                {112.0 / 255, -93.786 / 255, -18.214 / 255}}};
+  const std::array<double, 3> offset{16, 128, 128};
+  std::vector<uint8_t> rgb = {0, 0, 0, 255, 255, 255, 255, 0, 0, 10, 200, 77};
+  std::vector<uint8_t> out(12), gray_out(4);
+  color_space_cpu(rgb.data(), 4, 3, 3, m, offset, 1.0, out.data());
+  for (int p = 0; p < 4; ++p)
+    for (int r = 0; r < 3; ++r) {
+      double v = offset[size_t(r)];
+      for (int k = 0; k < 3; ++k) v += m[size_t(r)][size_t(k)] * rgb[size_t(3 * p + k)];
+      EXPECT_EQ(out[size_t(3 * p + r)], uint8_t(std::lround(std::clamp(v, 0.0, 255.0))))
+          << "pixel " << p << " channel " << r;
+    }
+  EXPECT_EQ(out[0], 16);   // black
+  EXPECT_EQ(out[3], 235);  // white
+  // One output channel: the first row (luma); a gray input reads its one channel three times.
+  color_space_cpu(rgb.data(), 4, 3, 1, m, offset, 1.0, gray_out.data());
+  for (int p = 0; p < 4; ++p) EXPECT_EQ(gray_out[size_t(p)], out[size_t(3 * p)]);
+  const std::vector<uint8_t> gray = {0, 255, 128};
+  std::vector<uint8_t> from_gray(9), from_rgb(9);
+  const std::vector<uint8_t> gray_rgb = {0, 0, 0, 255, 255, 255, 128, 128, 128};
+  color_space_cpu(gray.data(), 3, 1, 3, m, offset, 1.0, from_gray.data());
+  color_space_cpu(gray_rgb.data(), 3, 3, 3, m, offset, 1.0, from_rgb.data());
+  EXPECT_EQ(from_gray, from_rgb);
+  // Floats in [0, 1] with scale 255: the same map on the 0-255 scale, divided back.
+  const std::vector<float> f = {10 / 255.f, 200 / 255.f, 77 / 255.f};
+  std::vector<float> fout(3);
+  color_space_cpu(f.data(), 1, 3, 3, m, offset, 255.0, fout.data());
+  for (int r = 0; r < 3; ++r) {
+    double v = offset[size_t(r)];
+    for (int k = 0; k < 3; ++k) v += m[size_t(r)][size_t(k)] * double(f[size_t(k)]) * 255;
+    EXPECT_NEAR(fout[size_t(r)], v / 255, 1e-6);
+  }
 }
 
 }  // namespace

@@ -40,6 +40,18 @@ inline void transpose_cpu(const uint8_t* in, const std::vector<int64_t>& in_shap
   }
 }
 
+// cat and stack: `outer` blocks from each of `k` inputs in turn (input j's blocks are
+// block_bytes[j] long and consecutive in in[j]).
+inline void join_cpu(const uint8_t* const* in, const size_t* block_bytes, size_t k, int64_t outer,
+                     uint8_t* out) {
+  for (int64_t b = 0; b < outer; ++b)
+    for (size_t j = 0; j < k; ++j) {
+      if (block_bytes[j] == 0) continue;
+      std::memcpy(out, in[j] + size_t(b) * block_bytes[j], block_bytes[j]);
+      out += block_bytes[j];
+    }
+}
+
 template <typename T>
 inline constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
 

@@ -55,5 +55,17 @@ TEST(CastValue, RoundsHalfAwayAndSaturates) {
   EXPECT_EQ((cast_value<double>(int64_t(1) << 53)), 9007199254740992.0);
 }
 
+TEST(JoinCpu, InterleavesTheInputsBlocksAsConcatenationAlongAnAxis) {
+  // Concatenating a 2x3 and a 2x1 and a 2x0 int16 array along axis 1: two blocks of each.
+  const std::vector<int16_t> a = {1, 2, 3, 4, 5, 6}, b = {7, 8};
+  const std::vector<const uint8_t*> in = {reinterpret_cast<const uint8_t*>(a.data()),
+                                          reinterpret_cast<const uint8_t*>(b.data()), nullptr};
+  const std::vector<size_t> block = {3 * sizeof(int16_t), sizeof(int16_t), 0};
+  std::vector<int16_t> out(8);
+  join_cpu(in.data(), block.data(), 3, 2, reinterpret_cast<uint8_t*>(out.data()));
+  EXPECT_EQ(out, (std::vector<int16_t>{1, 2, 3, 7, 4, 5, 6, 8}));
+  join_cpu(in.data(), block.data(), 3, 0, nullptr);  // nothing to copy
+}
+
 }  // namespace
 }  // namespace stoker::kernels

@@ -52,17 +52,8 @@ class ColorSpaceConversion : public Operator {
         using T = typename decltype(t)::type;
         const T* src = in.data_as<const T>(i);
         T* dst = out.data_as<T>(i);
-        const double scale = is_f ? 255.0 : 1.0;
-        for (int64_t p = 0; p < pixels; ++p) {
-          double x[3];
-          for (int k = 0; k < 3; ++k)
-            x[k] = double(src[p * channels(from_) + (channels(from_) == 1 ? 0 : k)]) * scale;
-          for (int r = 0; r < channels(to_); ++r) {
-            double v = off[size_t(r)];
-            for (int k = 0; k < 3; ++k) v += m[size_t(r)][size_t(k)] * x[k];
-            dst[p * channels(to_) + r] = convert_sat<T>(float(v / scale));
-          }
-        }
+        kernels::color_space_cpu(src, pixels, channels(from_), channels(to_), m, off,
+                                 is_f ? 255.0 : 1.0, dst);
       });
     });
   }
@@ -183,7 +174,8 @@ OpSchema color_space_conversion_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<ColorSpaceConversionGpu>(s); },
 #endif
-      .example = OpExample{.args = {{"image_type", std::string("RGB")}, {"output_type", std::string("YCbCr")}}},
+      .example = OpExample{.args = {{"image_type", std::string("RGB")},
+                                    {"output_type", std::string("YCbCr")}}},
   };
 }
 

@@ -1,8 +1,9 @@
 #include "stoker/ops/tensor/join.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <vector>
 
+#include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 #include "stoker/ops/tensor/tensor_util.hpp"
@@ -28,17 +29,15 @@ class Join : public Operator {
       const auto& s0 = first.shape(i);
       int64_t outer = 1;
       for (int a = 0; a < int(axis); ++a) outer *= s0[a];
-      auto* dst = static_cast<uint8_t*>(out.sample(i).data);
-      for (int64_t b = 0; b < outer; ++b) {
-        for (size_t k = 0; k < k_inputs; ++k) {
-          const Batch& src = ws.input(int(k));
-          const size_t block = size_t(src.shape(i).volume() / std::max<int64_t>(outer, 1)) * es;
-          if (block == 0) continue;
-          std::memcpy(dst, static_cast<const uint8_t*>(src.sample(i).data) + size_t(b) * block,
-                      block);
-          dst += block;
-        }
+      std::vector<const uint8_t*> src(k_inputs);
+      std::vector<size_t> block(k_inputs);
+      for (size_t k = 0; k < k_inputs; ++k) {
+        const Batch& in = ws.input(int(k));
+        src[k] = static_cast<const uint8_t*>(in.sample(i).data);
+        block[k] = size_t(in.shape(i).volume() / std::max<int64_t>(outer, 1)) * es;
       }
+      kernels::join_cpu(src.data(), block.data(), k_inputs, outer,
+                        static_cast<uint8_t*>(out.sample(i).data));
     });
   }
 
