@@ -26,6 +26,8 @@ HwShare::Offer HwShare::next() {
   // Nothing to probe before the model has both sides' rates, or while it gives the engines
   // everything (a slower consumer sets the pace).
   if (!measured_ || model_ >= 1.0) {
+    // A cycle cut short is not compared: its measured batches keep a number of their own.
+    if (k - cycle_start_ >= int64_t(wait_) * kPhase) ++cycles_;
     cycle_start_ = offers_;
     return {share(), -1};
   }

@@ -185,5 +185,28 @@ TEST(HwShare, APaceSetByTheConsumerIsNotProbed) {
   EXPECT_EQ(s.probes(), 0);
 }
 
+TEST(HwShare, ACycleCutShortByASlowConsumerIsNotCompared) {
+  // The consumer slows down in the middle of probe cycles (the share goes to 1, probes stop),
+  // then speeds up again. Without interference the cut cycles move nothing; with it, the
+  // comparisons after them still find that the engines alone are faster.
+  for (double interference : {0.0, 2.0}) {
+    HwShare s;
+    Sim sim;
+    sim.threads_rate = 8000, sim.interference = interference;
+    for (int cut = 0; cut < 6; ++cut) {
+      sim.run(s, 0.0, 20 + 7 * cut);
+      sim.run(s, 0.057, 30);
+      ASSERT_DOUBLE_EQ(s.share(), 1.0);
+    }
+    sim.run(s, 0.0, 150);
+    if (interference == 0) {
+      EXPECT_DOUBLE_EQ(s.threads_scale(), 1.0);
+      EXPECT_NEAR(s.share(), 25000.0 / 33000.0, 0.01);
+    } else {
+      EXPECT_DOUBLE_EQ(s.threads_scale(), 0.0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stoker::ops
