@@ -179,6 +179,50 @@ inline T convert_sat(float v) {
 }
 
 template <typename T>
+inline constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// A value converted to Out: to floats directly (the nearest representable value), to integers
+// from floats rounded half away from zero, and always saturated to Out's range (NaN gives 0).
+template <typename Out, typename In>
+Out cast_value(In v) {
+  if constexpr (std::is_same_v<Out, bool>) {
+    if constexpr (is_half_v<In>) {
+      return float(v) != 0.f;
+    } else {
+      return v != In(0);
+    }
+  } else if constexpr (is_half_v<Out> || std::is_floating_point_v<Out>) {
+    if constexpr (is_half_v<In> || is_half_v<Out>) {
+      return Out(float(v));
+    } else {
+      return Out(v);
+    }
+  } else if constexpr (std::is_integral_v<In>) {
+    using L = std::numeric_limits<Out>;
+    if constexpr (std::is_signed_v<In>) {
+      if (v < 0 && (!std::is_signed_v<Out> || int64_t(v) < int64_t(L::min()))) return L::min();
+    }
+    if (v > 0 && uint64_t(v) > uint64_t(L::max())) return L::max();
+    return Out(v);
+  } else {
+    double d = 0;
+    if constexpr (is_half_v<In>) {
+      d = double(float(v));
+    } else {
+      d = double(v);
+    }
+    if (!(d == d)) return Out(0);
+    const double r = std::round(d);
+    // Compare in long double: 2^63 - 1 is not a double.
+    if ((long double)r <= (long double)std::numeric_limits<Out>::min())
+      return std::numeric_limits<Out>::min();
+    if ((long double)r >= (long double)std::numeric_limits<Out>::max())
+      return std::numeric_limits<Out>::max();
+    return Out(r);
+  }
+}
+
+template <typename T>
 inline float to_float(T v) {
   return static_cast<float>(v);
 }

@@ -1,6 +1,6 @@
 // Values computed in float or double stored as an integer output type on the GPU, by the
-// host's rules (core/dtype.hpp convert_sat, kernels/tensor/tensor_cpu.hpp cast_value): rounded
-// half away from zero, saturated to the type's range, NaN to 0. One definition for every
+// host's rules (core/dtype.hpp: convert_sat, cast_value): rounded half away from zero,
+// saturated to the type's range, NaN to 0. One definition for every
 // kernel, so that the backends cannot drift apart. (cast_gpu.cu keeps its own for the 64-bit
 // types, whose maxima are not doubles.)
 #pragma once

@@ -11,7 +11,6 @@
 
 #include "stoker/core/dtype.hpp"
 #include "stoker/kernels/math/arithmetic_functions.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 
 namespace stoker::kernels {
 

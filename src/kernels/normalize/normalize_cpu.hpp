@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "stoker/core/dtype.hpp"
 #include "stoker/core/shape.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 
 namespace stoker::kernels {
 

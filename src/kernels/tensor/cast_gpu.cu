@@ -41,7 +41,7 @@ __device__ T from_float(float f) {
   }
 }
 
-// kernels::cast_value (tensor_cpu.hpp), branch for branch.
+// cast_value (core/dtype.hpp), branch for branch.
 template <typename Out, typename In>
 __device__ Out cast_one(In v) {
   if constexpr (std::is_same_v<Out, bool>) {

@@ -1,5 +1,5 @@
 // The numeric cast on the GPU, one launch per batch: every dtype to every dtype with
-// kernels::cast_value's rules (tensor_cpu.hpp): floats to the nearest representable value,
+// cast_value's rules (core/dtype.hpp): floats to the nearest representable value,
 // floats to integers rounded half away from zero, everything saturated, NaN to 0.
 #pragma once
 

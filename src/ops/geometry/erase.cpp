@@ -1,12 +1,12 @@
 // erase (CPU): fills rectangular regions of HWC images.
+#include "stoker/ops/geometry/erase.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "stoker/kernels/geometry/fill_paste_cpu.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
-#include "stoker/ops/geometry/erase.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 
@@ -160,7 +160,8 @@ OpSchema erase_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) { return std::make_unique<EraseGpu>(sp); },
 #endif
-      .example = OpExample{.args = {{"anchor", std::vector<double>{0, 0}}, {"shape", std::vector<double>{1, 1}}}},
+      .example = OpExample{.args = {{"anchor", std::vector<double>{0, 0}},
+                                    {"shape", std::vector<double>{1, 1}}}},
   };
 }
 

@@ -1,13 +1,13 @@
 // jitter and paste (CPU).
+#include "stoker/ops/geometry/jitter_paste.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "stoker/kernels/geometry/fill_paste_cpu.hpp"
 #include "stoker/kernels/tensor/gather_cpu.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
-#include "stoker/ops/geometry/jitter_paste.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
@@ -176,8 +176,8 @@ class JitterGpu final : public Jitter {
     });
     copy_to_device_async(d, h, desc_bytes + total, ws.stream);
     staging->record_stream(ws.stream);
-    cuda_check(kernels::gather_elements_gpu(reinterpret_cast<const kernels::GatherGpuSample*>(d),
-                                            n, most, int(dtype_size(in.dtype())), ws.stream),
+    cuda_check(kernels::gather_elements_gpu(reinterpret_cast<const kernels::GatherGpuSample*>(d), n,
+                                            most, int(dtype_size(in.dtype())), ws.stream),
                "jitter (gpu): launching the kernel");
   }
 };

@@ -7,7 +7,6 @@
 #include "stoker/kernels/memory/fill_gpu.hpp"
 #include "stoker/kernels/normalize/normalize_cpu.hpp"
 #include "stoker/kernels/normalize/normalize_gpu.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "stoker/core/dtype.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
-#include "stoker/kernels/tensor/tensor_cpu.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 #include "stoker/ops/tensor/tensor_util.hpp"
@@ -38,7 +38,7 @@ class Pad : public Operator {
     uint64_t bytes = 0;
     visit_numeric(d, "pad", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      T v = kernels::cast_value<T>(spec_.arg<double>("fill_value"));
+      T v = cast_value<T>(spec_.arg<double>("fill_value"));
       std::memcpy(&bytes, &v, sizeof(T));
     });
     return bytes;
