@@ -8,6 +8,8 @@
 
 namespace stoker::ops {
 
+// Not thread-safe: the mixed decoder calls it under its own lock (offers come from the CPU
+// stage, measurements from the mixed stage).
 class HwShare {
  public:
   // Engines' share while the stage idles: as much as keeps it busy for this fraction of the
