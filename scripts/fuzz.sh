@@ -10,15 +10,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${FUZZ_BUILD:-build-fuzz}
 SECONDS_EACH=${FUZZ_SECONDS:-300}
-CC=${FUZZ_CC:-clang-14}
 CXX=${FUZZ_CXX:-clang++-14}
 command -v "$CXX" > /dev/null || { echo "fuzz: $CXX not found (scripts/setup installs it)"; exit 1; }
 # The libraries under test are instrumented too (fuzzer-no-link: coverage for libFuzzer to steer
 # by; ASan/UBSan: their bugs caught where they happen), not only the targets' own files.
 san="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER="$CC" \
-  -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
-  -DSTOKER_CUDA=OFF -DSTOKER_TESTS=OFF -DSTOKER_PYTHON=OFF > /dev/null
+# The project is C++ only (no C compiler to set).
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER="$CXX" -DCMAKE_CXX_FLAGS="$san" -DSTOKER_CUDA=OFF -DSTOKER_TESTS=OFF -DSTOKER_PYTHON=OFF > /dev/null
 all=$(cd "$B/fuzz" && ls ./*.seeds | sed 's|^\./||; s|\.seeds$||' | sort)
 targets=${FUZZ_TARGETS:-$all}
 cmake --build "$B" -j "$(nproc)" --target $(for t in $targets; do echo "${t}_fuzzer"; done) > "$B/fuzz-build.log"
