@@ -61,6 +61,14 @@ def test_errors():
         _run(lambda x: [x + "1"], [np.ones(2, np.float32)])
     with pytest.raises(TypeError, match="has no truth value"):
         _run(lambda x: [x if x else x], [np.ones(2, np.float32)])
+    # A serialised or hand-written expression nested past any real one: refused, not recursed
+    # into until the stack runs out; the message quotes the start of it only.
+    deep = "neg(" * 200_000 + "&0" + ")" * 200_000
+    with pytest.raises(ValueError, match=r"nests deeper than 4096 levels at position 16384 of "
+                                         r"'neg\(neg.{100,}\.\.\.'$"):
+        _run(lambda x: [fn.arithmetic(x, expr=deep)], [np.ones(2, np.float32)])
+    with pytest.raises(ValueError, match="unknown function"):
+        _run(lambda x: [fn.arithmetic(x, expr="nope(&0)")], [np.ones(2, np.float32)])
 
 
 def test_an_expression_as_an_argument_leaves_the_operator_its_own_output():

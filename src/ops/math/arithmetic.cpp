@@ -77,11 +77,23 @@ class Parser {
   }
 
  private:
+  // Deeper nesting is refused rather than recursed into (the parser, the typing and the
+  // compilation recurse once per level).
+  static constexpr int kMaxNesting = 4096;
+
   [[noreturn]] void fail(const char* what) {
-    throw ValueError(detail::concat("arithmetic: ", what, " at position ", pos_, " of '", s_, "'"));
+    const std::string_view shown = s_.substr(0, 120);
+    throw ValueError(detail::concat("arithmetic: ", what, " at position ", pos_, " of '", shown,
+                                    shown.size() < s_.size() ? "...'" : "'"));
   }
   Expr node() {
     if (pos_ >= s_.size()) fail("unexpected end");
+    if (++depth_ > kMaxNesting) fail("the expression nests deeper than 4096 levels");
+    Expr e = leaf_or_call();
+    --depth_;
+    return e;
+  }
+  Expr leaf_or_call() {
     Expr e;
     if (s_[pos_] == '&') {
       ++pos_;
@@ -131,6 +143,7 @@ class Parser {
   }
   std::string_view s_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 // Fills in the result type of every node from the inputs' dtypes.
