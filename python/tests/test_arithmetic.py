@@ -64,7 +64,7 @@ def test_errors():
     # A serialised or hand-written expression nested past any real one: refused, not recursed
     # into until the stack runs out; the message quotes the start of it only.
     deep = "neg(" * 200_000 + "&0" + ")" * 200_000
-    with pytest.raises(ValueError, match=r"nests deeper than 4096 levels at position 16384 of "
+    with pytest.raises(ValueError, match=r"nests deeper than 1024 levels at position 4096 of "
                                          r"'neg\(neg.{100,}\.\.\.'$"):
         _run(lambda x: [fn.arithmetic(x, expr=deep)], [np.ones(2, np.float32)])
     with pytest.raises(ValueError, match="unknown function"):

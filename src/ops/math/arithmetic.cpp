@@ -78,8 +78,10 @@ class Parser {
 
  private:
   // Deeper nesting is refused rather than recursed into (the parser, the typing and the
-  // compilation recurse once per level).
-  static constexpr int kMaxNesting = 4096;
+  // compilation recurse once per level; the stage threads' stacks, and the larger frames of a
+  // sanitizer build, must hold it). Expressions built in Python stay within Python's own
+  // recursion limit (1,000).
+  static constexpr int kMaxNesting = 1024;
 
   [[noreturn]] void fail(const char* what) {
     const std::string_view shown = s_.substr(0, 120);
@@ -88,7 +90,7 @@ class Parser {
   }
   Expr node() {
     if (pos_ >= s_.size()) fail("unexpected end");
-    if (++depth_ > kMaxNesting) fail("the expression nests deeper than 4096 levels");
+    if (++depth_ > kMaxNesting) fail("the expression nests deeper than 1024 levels");
     Expr e = leaf_or_call();
     --depth_;
     return e;
