@@ -193,6 +193,12 @@ void SampleLoader::restore_state(std::string_view text) {
     if (r.ec != std::errc() || r.ptr != f.data() + f.size() || v < 0) fail();
     return v;
   };
+  if (!fields.empty() && fields[0] == "v1")
+    throw ValueError(detail::concat(
+        "reader state '", text.substr(0, 40), text.size() > 40 ? "...'" : "'",
+        " was saved by an earlier stoker (reader state v1), whose buffer shuffle drew across "
+        "epochs: this version's sample orders differ, so there is no place to resume it; start "
+        "the reader anew"));
   if (fields.size() < 8 || fields[0] != "v2") fail();
   const int64_t epoch = num(fields[1]), position = num(fields[2]), last = num(fields[3]),
                 stream_epoch = num(fields[4]), stream_position = num(fields[5]),
@@ -216,8 +222,8 @@ void SampleLoader::restore_state(std::string_view text) {
   // epoch being delivered that is still due is in the buffer or ahead in the stream; the
   // epochs between are wholly in the buffer, and the stream's epoch up to its position.
   const auto in_buffer = [&](int64_t e) {
-    return int64_t(std::count_if(buffer.begin(), buffer.end(),
-                                 [&](const Stream& b) { return b.epoch == e; }));
+    return int64_t(
+        std::count_if(buffer.begin(), buffer.end(), [&](const Stream& b) { return b.epoch == e; }));
   };
   const auto size_of = [&](int64_t e) { return shard_size(virtual_shard(e)); };
   const int64_t due = std::max<int64_t>(0, size_of(epoch) - position);
