@@ -144,6 +144,14 @@ decltype(auto) visit_dtype(DType d, std::string_view what, F&& f) {
   }
 }
 
+// visit_dtype over every numeric dtype (all 13).
+template <typename F>
+decltype(auto) visit_numeric(DType d, std::string_view what, F&& f) {
+  return visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+                     DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
+                     DType::kF64>(d, what, std::forward<F>(f));
+}
+
 // Converts a float to an arithmetic or 16-bit-float type: rounds to nearest (half away from
 // zero) and saturates for integers; RNE for float16/bfloat16.
 template <typename T>

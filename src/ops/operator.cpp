@@ -154,18 +154,10 @@ std::shared_ptr<Buffer> upload_bytes(Workspace& ws, const void* data, size_t byt
 std::vector<double> sample_as_doubles(const Batch& b, int i) {
   const auto view = b.sample(i);
   std::vector<double> out(size_t(view.num_elements()));
-  visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
-              DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
-              DType::kF64>(b.dtype(), "argument tensor", [&](auto tag) {
+  visit_numeric(b.dtype(), "argument tensor", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = static_cast<const T*>(view.data);
-    for (size_t k = 0; k < out.size(); ++k) {
-      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-        out[k] = double(static_cast<float>(p[k]));
-      } else {
-        out[k] = double(p[k]);
-      }
-    }
+    for (size_t k = 0; k < out.size(); ++k) out[k] = cast_value<double>(p[k]);
   });
   return out;
 }

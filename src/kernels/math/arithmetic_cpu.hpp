@@ -37,46 +37,29 @@ inline int arith_stack_depth(std::span<const ArithInstr> program) {
 
 namespace arith_detail {
 
-// The whole-number types and the floats arithmetic reads and writes.
-template <typename F>
-decltype(auto) visit_arith_type(DType t, F&& f) {
-  return visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
-                     DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
-                     DType::kF64>(t, "arithmetic", std::forward<F>(f));
-}
-
-template <typename T>
-double as_double(T v) {
-  if constexpr (is_half_v<T>) {
-    return double(float(v));
-  } else {
-    return double(v);
-  }
-}
-
 // v[0..m) = operand elements [first, first + m) (a one-element operand repeated).
 inline void load(const ArithOperand& a, int64_t first, int64_t m, double* v) {
-  visit_arith_type(a.type, [&](auto tag) {
+  visit_numeric(a.type, "arithmetic input", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* p = static_cast<const T*>(a.data);
     if (a.count == 1) {
-      std::fill(v, v + m, as_double(p[0]));
+      std::fill(v, v + m, cast_value<double>(p[0]));
     } else {
-      for (int64_t k = 0; k < m; ++k) v[k] = as_double(p[first + k]);
+      for (int64_t k = 0; k < m; ++k) v[k] = cast_value<double>(p[first + k]);
     }
   });
 }
 
 // The values as type t would hold them.
 inline void to_type(double* v, int64_t m, DType t) {
-  visit_arith_type(t, [&](auto tag) {
+  visit_numeric(t, "arithmetic", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    for (int64_t k = 0; k < m; ++k) v[k] = as_double(cast_value<T>(v[k]));
+    for (int64_t k = 0; k < m; ++k) v[k] = cast_value<double>(cast_value<T>(v[k]));
   });
 }
 
 inline void store(const double* v, int64_t m, void* out, DType t, int64_t first) {
-  visit_arith_type(t, [&](auto tag) {
+  visit_numeric(t, "arithmetic", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = static_cast<T*>(out) + first;
     for (int64_t k = 0; k < m; ++k) o[k] = cast_value<T>(v[k]);

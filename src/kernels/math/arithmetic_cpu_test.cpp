@@ -99,7 +99,7 @@ TEST(ArithmeticCpu, BlocksEqualTheElementAtATimeReference) {
     b[size_t(k)] = float16(float(int(rng() % 2001) - 1000) / 7.f);
     c[size_t(k)] = int32_t(rng() % 60001) - 30000;
     as_doubles[0].push_back(a[size_t(k)]);
-    as_doubles[1].push_back(arith_detail::as_double(b[size_t(k)]));
+    as_doubles[1].push_back(cast_value<double>(b[size_t(k)]));
     as_doubles[2].push_back(c[size_t(k)]);
   }
   as_doubles[3] = {double(scale)};

@@ -83,14 +83,15 @@ class Parser {
   // recursion limit (1,000).
   static constexpr int kMaxNesting = 1024;
 
-  [[noreturn]] void fail(const char* what) {
+  [[noreturn]] void fail(std::string_view what) {
     const std::string_view shown = s_.substr(0, 120);
     throw ValueError(detail::concat("arithmetic: ", what, " at position ", pos_, " of '", shown,
                                     shown.size() < s_.size() ? "...'" : "'"));
   }
   Expr node() {
     if (pos_ >= s_.size()) fail("unexpected end");
-    if (++depth_ > kMaxNesting) fail("the expression nests deeper than 1024 levels");
+    if (++depth_ > kMaxNesting)
+      fail(detail::concat("the expression nests deeper than ", kMaxNesting, " levels"));
     Expr e = leaf_or_call();
     --depth_;
     return e;

@@ -117,9 +117,7 @@ class NumpySource final : public ReaderSource {
     }
     const size_t es = dtype_size(dtype_);
     std::vector<uint8_t> fill(es);
-    visit_dtype<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
-                DType::kI16, DType::kI32, DType::kI64, DType::kF16, DType::kBF16, DType::kF32,
-                DType::kF64>(dtype_, "readers.numpy fill_value", [&](auto tag) {
+    visit_numeric(dtype_, "readers.numpy fill_value", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T v = convert_sat<T>(float(fill_value_));
       std::memcpy(fill.data(), &v, es);
