@@ -42,3 +42,19 @@ function(stoker_add_test name)
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300
     ENVIRONMENT "STOKER_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data")
 endfunction()
+
+# nlohmann-json (nlohmann-json3-dev, header only) for `target`: its CMake package, else the
+# bare header where a machine has only that. Used by Pipeline::from_json and readers.coco.
+function(stoker_use_nlohmann_json target)
+  find_package(nlohmann_json 3.2 QUIET)
+  if(nlohmann_json_FOUND)
+    target_link_libraries(${target} PRIVATE nlohmann_json::nlohmann_json)
+    return()
+  endif()
+  find_path(STOKER_NLOHMANN_JSON_INCLUDE nlohmann/json.hpp)
+  if(NOT STOKER_NLOHMANN_JSON_INCLUDE)
+    message(FATAL_ERROR "nlohmann/json.hpp not found: install nlohmann-json3-dev "
+                        "(scripts/setup does)")
+  endif()
+  target_include_directories(${target} PRIVATE ${STOKER_NLOHMANN_JSON_INCLUDE})
+endfunction()

@@ -20,6 +20,7 @@
 #include "stoker/ops/random/uniform.hpp"
 #include "stoker/ops/readers/caffe2_reader.hpp"
 #include "stoker/ops/readers/caffe_reader.hpp"
+#include "stoker/ops/readers/coco_reader.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
@@ -71,6 +72,7 @@ const std::vector<OpSchema>& op_schemas() {
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe
       caffe2_reader_schema(),          // readers.caffe2
+      coco_reader_schema(),            // readers.coco
       file_reader_schema(),            // readers.file
       mxnet_reader_schema(),           // readers.mxnet
       numpy_reader_schema(),           // readers.numpy
