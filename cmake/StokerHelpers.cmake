@@ -44,7 +44,7 @@ function(stoker_add_test name)
 endfunction()
 
 # nlohmann-json (nlohmann-json3-dev, header only) for `target`: its CMake package, else the
-# bare header where a machine has only that. Used by Pipeline::from_json and readers.coco.
+# bare header where a machine has only that (Pipeline::from_json).
 function(stoker_use_nlohmann_json target)
   find_package(nlohmann_json 3.2 QUIET)
   if(nlohmann_json_FOUND)

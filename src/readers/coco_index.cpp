@@ -3,17 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "stoker/core/error.hpp"
 #include "stoker/core/file_io.hpp"
 #include "stoker/readers/coco_masks.hpp"
+#include "stoker/readers/json_events.hpp"
 
 namespace stoker::readers {
 namespace {
-
-using Json = nlohmann::json;
 
 // The largest image a pixel-wise mask is made for: JPEG's limit on a side, 1 GiB of mask.
 constexpr int64_t kMaxSide = 65535;
@@ -38,36 +36,21 @@ struct ObjectRefs {
   int64_t image_id = 0, category_id = 0;
 };
 
-// Builds the image list, the category order and the annotations from SAX events. Every
-// container the reader does not need is skipped without being stored.
-class CocoSax final : public nlohmann::json_sax<Json> {
+using Value = JsonScalar;
+
+// Builds the image list, the category order and the annotations from the parser's events.
+// Every container the reader does not need is skipped without being stored.
+class CocoEvents final : public JsonEvents {
  public:
-  CocoSax(const std::string& path, const CocoOptions& o, CocoIndex& index)
+  CocoEvents(const std::string& path, const CocoOptions& o, CocoIndex& index)
       : path_(path), opt_(o), index_(index) {}
 
   std::vector<ImageEntry> images;
   std::vector<int64_t> categories;  // ids in file order
   std::vector<ObjectRefs> refs;     // one per object kept in the index
 
-  bool null() override { return scalar_value(Value{}); }
-  bool boolean(bool v) override { return scalar_value(Value{.kind = Value::kBool, .i = v}); }
-  bool number_integer(number_integer_t v) override {
-    return scalar_value(Value{.kind = Value::kInt, .i = v, .d = double(v)});
-  }
-  bool number_unsigned(number_unsigned_t v) override {
-    if (v > uint64_t(std::numeric_limits<int64_t>::max())) {
-      return scalar_value(Value{.kind = Value::kFloat, .d = double(v)});
-    }
-    return scalar_value(Value{.kind = Value::kInt, .i = int64_t(v), .d = double(v)});
-  }
-  bool number_float(number_float_t v, const string_t&) override {
-    return scalar_value(Value{.kind = Value::kFloat, .d = v});
-  }
-  bool string(string_t& v) override { return scalar_value(Value{.kind = Value::kString, .s = &v}); }
-  bool binary(binary_t&) override { return scalar_value(Value{}); }
-
-  bool key(string_t& k) override {
-    if (skip_ > 0) return true;
+  void key(std::string_view k) override {
+    if (skip_ > 0) return;
     switch (top()) {
       case Ctx::kRoot:
         section_ = k == "images"        ? Section::kImages
@@ -84,31 +67,18 @@ class CocoSax final : public nlohmann::json_sax<Json> {
       default:
         break;
     }
-    return true;
   }
 
-  bool start_object(std::size_t) override { return open(true); }
-  bool start_array(std::size_t) override { return open(false); }
-  bool end_object() override { return close(); }
-  bool end_array() override { return close(); }
-
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception& e) override {
-    throw ValueError(detail::concat(path_, ": not valid JSON (at byte ", position, "): ", e.what()));
-  }
+  void start_object() override { open(true); }
+  void start_array() override { open(false); }
+  void end_container() override { close(); }
+  void scalar(const Value& v) override { scalar_value(v); }
 
  private:
-  struct Value {
-    enum Kind { kNull, kBool, kInt, kFloat, kString } kind = kNull;
-    int64_t i = 0;
-    double d = 0;
-    const std::string* s = nullptr;
-    bool is_number() const { return kind == kInt || kind == kFloat; }
-  };
 
   Ctx top() const { return stack_.back(); }
 
-  Field element_field(const std::string& k) const {
+  Field element_field(std::string_view k) const {
     if (section_ == Section::kImages) {
       return k == "id"          ? Field::kId
              : k == "width"     ? Field::kWidth
@@ -169,14 +139,17 @@ class CocoSax final : public nlohmann::json_sax<Json> {
         break;
       case Ctx::kPolygons:
         fail("'segmentation' must be a list of polygons (lists of x, y numbers) or an RLE object");
-      case Ctx::kPolygon:
-        index_.vertices.push_back(float(number(v, "polygon coordinates")));
+      case Ctx::kPolygon: {
+        const double c = number(v, "polygon coordinates");
+        if (opt_.polygons) index_.vertices.push_back(float(c));
+        if (opt_.pixel_masks) index_.grid_vertices.push_back(coco_grid(c));
         break;
+      }
       case Ctx::kRle:
         if (field_ == Field::kRleCounts) {
           if (v.kind != Value::kString) fail("RLE 'counts' must be a string or a list of integers");
           try {
-            auto counts = rle_from_string(*v.s);
+            auto counts = rle_from_string(v.s);
             index_.rle_counts.insert(index_.rle_counts.end(), counts.begin(), counts.end());
           } catch (const ValueError& e) {
             fail(e.what());
@@ -215,7 +188,7 @@ class CocoSax final : public nlohmann::json_sax<Json> {
         break;
       case Field::kFileName:
         if (v.kind != Value::kString) fail("'file_name' must be a string");
-        image_.file_name = *v.s;
+        image_.file_name = std::string(v.s);
         has_file_ = true;
         break;
       case Field::kImageId:
@@ -274,12 +247,12 @@ class CocoSax final : public nlohmann::json_sax<Json> {
         }
         if (field_ == Field::kSegmentation) {
           if (object) {
-            if (!opt_.rles) return skip();  // crowd masks are RLEs: only pixel-wise masks use them
+            if (!opt_.pixel_masks) return skip();  // crowd RLEs: only pixel-wise masks use them
             rle_size_.clear();
             rle_counts_begin_ = int64_t(index_.rle_counts.size());
             return push(Ctx::kRle);
           }
-          if (!opt_.polygons) return skip();
+          if (!opt_.polygons && !opt_.pixel_masks) return skip();
           return push(Ctx::kPolygons);
         }
         if (field_ == Field::kWidth || field_ == Field::kHeight || field_ == Field::kId ||
@@ -290,7 +263,7 @@ class CocoSax final : public nlohmann::json_sax<Json> {
         return skip();
       case Ctx::kPolygons:
         if (object) fail("'segmentation' polygons must be lists of x, y numbers");
-        polygon_begin_ = int64_t(index_.vertices.size());
+        polygon_begin_ = coords();
         return push(Ctx::kPolygon);
       case Ctx::kRle:
         if (!object && field_ == Field::kRleSize) return push(Ctx::kRleSize);
@@ -335,9 +308,8 @@ class CocoSax final : public nlohmann::json_sax<Json> {
         if (bbox_count_ != 4) fail(detail::concat("'bbox' must have 4 numbers, not ", bbox_count_));
         break;
       case Ctx::kPolygon: {
-        const int64_t coords = int64_t(index_.vertices.size()) - polygon_begin_;
-        if (coords % 2 != 0) fail("a polygon has an odd number of coordinates");
-        index_.polygons.push_back({polygon_begin_ / 2, int64_t(index_.vertices.size()) / 2});
+        if ((coords() - polygon_begin_) % 2 != 0) fail("a polygon has an odd number of coordinates");
+        index_.polygons.push_back({polygon_begin_ / 2, coords() / 2});
         obj_.polygons.end = int64_t(index_.polygons.size());
         break;
       }
@@ -350,6 +322,11 @@ class CocoSax final : public nlohmann::json_sax<Json> {
     // A value that was a container ends its key (the next key sets the next field).
     if (done != Ctx::kPolygon) field_ = Field::kOther;
     return true;
+  }
+
+  // Polygon coordinates kept so far (one list or the other, as the options say).
+  int64_t coords() const {
+    return int64_t(opt_.polygons ? index_.vertices.size() : index_.grid_vertices.size());
   }
 
   bool push(Ctx c) {
@@ -400,7 +377,7 @@ class CocoSax final : public nlohmann::json_sax<Json> {
                "pixel-wise masks)");
         }
         // A pixel-wise mask is allocated from these: they must be an image's.
-        if (opt_.rles && (image_.width > kMaxSide || image_.height > kMaxSide ||
+        if (opt_.pixel_masks && (image_.width > kMaxSide || image_.height > kMaxSide ||
                           image_.width * image_.height > kMaxPixels)) {
           fail(detail::concat("the image is ", image_.width, "x", image_.height,
                               " pixels; pixel-wise masks are made for images up to ", kMaxSide,
@@ -420,7 +397,9 @@ class CocoSax final : public nlohmann::json_sax<Json> {
                           obj_.box[2] >= opt_.size_threshold && obj_.box[3] >= opt_.size_threshold;
         if (!keep) {  // drop the masks it added
           if (obj_.polygons.size() > 0) {
-            index_.vertices.resize(size_t(index_.polygons[size_t(obj_.polygons.begin)].begin) * 2);
+            const auto first = size_t(index_.polygons[size_t(obj_.polygons.begin)].begin) * 2;
+            index_.vertices.resize(std::min(index_.vertices.size(), first));
+            index_.grid_vertices.resize(std::min(index_.grid_vertices.size(), first));
           }
           index_.polygons.resize(size_t(obj_.polygons.begin));
           if (obj_.rle >= 0) {
@@ -462,16 +441,16 @@ class CocoSax final : public nlohmann::json_sax<Json> {
 
 // The labels: category ids as they are, or numbered 1..N in `categories` order (DALI's
 // remapping; a repeated id keeps its first number, and the numbering still advances).
-void label_objects(CocoIndex& index, const CocoSax& sax, const std::string& path,
+void label_objects(CocoIndex& index, const CocoEvents& events, const std::string& path,
                    const CocoOptions& o) {
   std::unordered_map<int64_t, int32_t> numbers;
   if (!o.keep_category_ids) {
-    for (size_t k = 0; k < sax.categories.size(); ++k) {
-      numbers.emplace(sax.categories[k], int32_t(k + 1));
+    for (size_t k = 0; k < events.categories.size(); ++k) {
+      numbers.emplace(events.categories[k], int32_t(k + 1));
     }
   }
   for (size_t k = 0; k < index.objects.size(); ++k) {
-    const int64_t id = sax.refs[k].category_id;
+    const int64_t id = events.refs[k].category_id;
     auto& object = index.objects[k];
     if (o.keep_category_ids) {
       STOKER_ENFORCE(id >= std::numeric_limits<int32_t>::min() &&
@@ -500,22 +479,27 @@ void check_masks_fit(const CocoIndex& index, const CocoObject& object, const Ima
                    " (height x width) but image ", image.id, " is ", image.height, "x",
                    image.width);
   }
-  const float w = float(image.width), h = float(image.height);
+  // Up to the image's larger side (and at least 256 pixels) beyond each edge; on the grid,
+  // 5 steps a pixel.
+  const int64_t margin = 5 * std::max<int64_t>({image.width, image.height, 256});
+  const int64_t w = 5 * image.width, h = 5 * image.height;
   for (int64_t p = object.polygons.begin; p < object.polygons.end; ++p) {
     const auto& poly = index.polygons[size_t(p)];
     for (int64_t v = poly.begin; v < poly.end; ++v) {
-      const float x = index.vertices[size_t(2 * v)], y = index.vertices[size_t(2 * v + 1)];
-      STOKER_ENFORCE(x >= -w && x <= 2 * w && y >= -h && y <= 2 * h, ValueError, path,
-                     ": annotations[", object.entry, "]: polygon vertex (", x, ", ", y,
-                     ") lies far outside its ", image.width, "x", image.height, " image");
+      const int64_t x = index.grid_vertices[size_t(2 * v)];
+      const int64_t y = index.grid_vertices[size_t(2 * v + 1)];
+      STOKER_ENFORCE(x >= -margin && x <= w + margin && y >= -margin && y <= h + margin,
+                     ValueError, path, ": annotations[", object.entry, "]: polygon vertex (",
+                     double(x) / 5, ", ", double(y) / 5, ") lies far outside its ", image.width,
+                     "x", image.height, " image");
     }
   }
 }
 
 // Orders the images, gives each its objects (in file order) and drops what is not read.
-void build_samples(CocoIndex& index, CocoSax& sax, const std::string& path,
+void build_samples(CocoIndex& index, CocoEvents& events, const std::string& path,
                    const CocoOptions& o) {
-  auto& images = sax.images;
+  auto& images = events.images;
   std::unordered_map<int64_t, size_t> by_id;
   std::unordered_map<std::string_view, size_t> by_name;
   by_id.reserve(images.size());
@@ -533,7 +517,7 @@ void build_samples(CocoIndex& index, CocoSax& sax, const std::string& path,
   std::vector<int64_t> first(images.size() + 1, 0);
   std::vector<int64_t> image_of(index.objects.size(), -1);
   for (size_t k = 0; k < index.objects.size(); ++k) {
-    auto it = by_id.find(sax.refs[k].image_id);
+    auto it = by_id.find(events.refs[k].image_id);
     if (it == by_id.end()) continue;  // an annotation of an image not listed: unused
     image_of[k] = int64_t(it->second);
     ++first[it->second + 1];
@@ -569,7 +553,7 @@ void build_samples(CocoIndex& index, CocoSax& sax, const std::string& path,
     sample.objects.begin = int64_t(index.sample_objects.size());
     for (int64_t j = begin; j < end; ++j) {
       const int64_t object = objects_of[size_t(j)];
-      if (o.rles) check_masks_fit(index, index.objects[size_t(object)], image, path);
+      if (o.pixel_masks) check_masks_fit(index, index.objects[size_t(object)], image, path);
       index.sample_objects.push_back(object);
     }
     sample.objects.end = int64_t(index.sample_objects.size());
@@ -582,10 +566,10 @@ void build_samples(CocoIndex& index, CocoSax& sax, const std::string& path,
 CocoIndex parse_coco_annotations_text(std::string_view text, const std::string& path,
                                       const CocoOptions& options) {
   CocoIndex index;
-  CocoSax sax(path, options, index);
-  Json::sax_parse(text.begin(), text.end(), &sax);
-  label_objects(index, sax, path, options);
-  build_samples(index, sax, path, options);
+  CocoEvents events(path, options, index);
+  parse_json_events(text, events, path);
+  label_objects(index, events, path, options);
+  build_samples(index, events, path, options);
   return index;
 }
 

@@ -1,9 +1,8 @@
 // COCO annotation files (instances_*.json): the images, their objects' boxes, categories and
 // masks, indexed for readers.coco.
 //
-// The file is parsed in one pass with nlohmann-json's SAX interface: no document tree is
-// built (a tree of COCO's 448 MB train2017 annotations takes several GB), only the fields the
-// reader outputs are kept, in flat arrays. Samples follow DALI's conventions: images ordered by
+// The file is parsed in one pass from the parser's events (readers/json_events.hpp): no
+// document tree is built, only the fields the reader outputs are kept, in flat arrays. Samples follow DALI's conventions: images ordered by
 // id (or as `images` lists them), objects in file order, categories numbered 1..N in file order
 // unless the ids are kept.
 #pragma once
@@ -21,8 +20,8 @@ struct CocoOptions {
   float size_threshold = 0.1f;      // drop objects whose box is narrower or lower (pixels)
   bool include_iscrowd = true;      // keep objects marked iscrowd=1
   bool keep_category_ids = false;   // labels as in the file (else 1..N in `categories` order)
-  bool polygons = false;            // keep polygon masks
-  bool rles = false;                // keep RLE masks too, and check polygons can be drawn
+  bool polygons = false;            // keep polygons (CocoIndex::vertices)
+  bool pixel_masks = false;         // keep polygons on COCO's grid and crowd RLEs, to draw
   bool need_image_sizes = false;    // every image must give its width and height
   std::vector<std::string> images;  // read these files, in this order (empty: all, by id)
 };
@@ -59,8 +58,10 @@ struct CocoIndex {
   std::vector<CocoSample> samples;
   std::vector<int64_t> sample_objects;  // indices into objects
   std::vector<CocoObject> objects;
-  std::vector<CocoRange> polygons;      // vertex ranges in vertices
+  // Vertex ranges, in vertices (CocoOptions::polygons) or grid_vertices (pixel_masks).
+  std::vector<CocoRange> polygons;
   std::vector<float> vertices;          // x, y per vertex, pixels
+  std::vector<int32_t> grid_vertices;   // x, y per vertex on COCO's grid (coco_masks.hpp)
   std::vector<CocoRle> rles;
   std::vector<uint32_t> rle_counts;
 };

@@ -64,14 +64,22 @@ TEST(CocoRle, RejectsBadStrings) {
 
 TEST(CocoRle, RasterisesPolygonsByCocosRule) {
   // pycocotools: frPyObjects([[1,1, 4,1, 4,3, 1,3]], 5, 6) covers rows 1-2 of columns 1-3.
-  const std::vector<double> rect{1, 1, 4, 1, 4, 3, 1, 3};
+  auto grid = [](std::vector<double> xy) {
+    std::vector<int32_t> g;
+    for (double v : xy) g.push_back(coco_grid(v));
+    return g;
+  };
+  const auto rect = grid({1, 1, 4, 1, 4, 3, 1, 3});
   EXPECT_EQ(rle_from_polygon(rect, 5, 6), (std::vector<uint32_t>{6, 2, 3, 2, 3, 2, 12}));
   // The same rectangle walked the other way round.
-  const std::vector<double> back{1, 3, 4, 3, 4, 1, 1, 1};
-  EXPECT_EQ(rle_from_polygon(back, 5, 6), rle_from_polygon(rect, 5, 6));
+  EXPECT_EQ(rle_from_polygon(grid({1, 3, 4, 3, 4, 1, 1, 1}), 5, 6), rle_from_polygon(rect, 5, 6));
   EXPECT_EQ(rle_from_polygon({}, 5, 6), (std::vector<uint32_t>{30}));
-  const std::vector<double> outside{100, 100, 120, 100, 120, 130};
-  EXPECT_EQ(rle_from_polygon(outside, 5, 6), (std::vector<uint32_t>{30}));
+  EXPECT_EQ(rle_from_polygon(grid({100, 100, 120, 100, 120, 130}), 5, 6),
+            (std::vector<uint32_t>{30}));
+  // The grid rounds the annotation's double: 0.9 is 5 (4.5 + 0.5), 0.9f would be 4.
+  EXPECT_EQ(coco_grid(0.9), 5);
+  EXPECT_EQ(coco_grid(-0.35), -1);  // -1.25: truncated toward zero, as C converts
+  EXPECT_EQ(coco_grid(1e300), 1 << 30);
 }
 
 TEST(CocoRle, PaintsTheLargerLabel) {
@@ -147,7 +155,7 @@ TEST(CocoIndex, AppliesTheOptions) {
 
   CocoOptions pick;
   pick.images = {"b.jpg", "a.jpg", "b.jpg"};
-  pick.rles = pick.polygons = true;
+  pick.pixel_masks = true;
   index = parse_coco_annotations_text(kFile, "f.json", pick);
   ASSERT_EQ(index.samples.size(), 3u);
   EXPECT_EQ(index.samples[2].file_name, "b.jpg");
@@ -166,7 +174,7 @@ std::string with(std::string text, const std::string& from, const std::string& t
 TEST(CocoIndex, NamesTheFileAndEntryInErrors) {
   CocoOptions o;
   STOKER_EXPECT_ERROR(parse_coco_annotations_text("{\"images\": [}", "f.json", o), ValueError,
-                      "f.json: not valid JSON (at byte 13)");
+                      "f.json: not valid JSON (at byte 12): syntax error");
   STOKER_EXPECT_ERROR(parse_coco_annotations_text("[]", "f.json", o), ValueError,
                       "the top level must be an object");
   STOKER_EXPECT_ERROR(parse_coco_annotations_text(with(kFile, "[10, 20, 30, 40]", "[10, 20, 30]"),
@@ -188,7 +196,7 @@ TEST(CocoIndex, NamesTheFileAndEntryInErrors) {
   STOKER_EXPECT_ERROR(parse_coco_annotations_text(kFile, "f.json", o), ValueError,
                       "images[1] 'z.jpg' is not an image of f.json");
   CocoOptions masks;
-  masks.polygons = masks.rles = masks.need_image_sizes = true;
+  masks.pixel_masks = masks.need_image_sizes = true;
   STOKER_EXPECT_ERROR(parse_coco_annotations_text(with(kFile, "[0, 72]", "[0, 71]"), "f.json", masks),
                       ValueError, "annotations[2]: RLE 'counts' do not add up to its size 8x9");
   STOKER_EXPECT_ERROR(parse_coco_annotations_text(with(kFile, "\"width\": 9", "\"width\": 10"),

@@ -72,13 +72,18 @@ int64_t trunc_int(double v) { return int64_t(v); }
 
 }  // namespace
 
-std::vector<uint32_t> rle_from_polygon(std::span<const double> xy, int64_t h, int64_t w) {
+int32_t coco_grid(double v) {
+  constexpr double kLimit = double(1 << 30);
+  return int32_t(trunc_int(std::clamp(5.0 * v + 0.5, -kLimit, kLimit)));
+}
+
+std::vector<uint32_t> rle_from_polygon(std::span<const int32_t> xy, int64_t h, int64_t w) {
   const size_t n = xy.size() / 2;
   BoundaryWalk walk{h, w, {}};
   std::vector<int64_t> vx(n + 1), vy(n + 1);
   for (size_t j = 0; j < n; ++j) {
-    vx[j] = trunc_int(5.0 * xy[2 * j] + 0.5);
-    vy[j] = trunc_int(5.0 * xy[2 * j + 1] + 0.5);
+    vx[j] = xy[2 * j];
+    vy[j] = xy[2 * j + 1];
   }
   if (n > 0) {
     vx[n] = vx[0];

@@ -25,10 +25,15 @@ namespace stoker::readers {
 // characters outside the alphabet, a truncated count or a negative run.
 std::vector<uint32_t> rle_from_string(std::string_view text);
 
-// The RLE of the polygon with `n` vertices xy[2k], xy[2k+1] (pixels) in an h x w image.
-// `n` may be 0 (an empty mask). Vertices may lie outside the image; the caller bounds how far
-// (the walk takes time proportional to the boundary's length).
-std::vector<uint32_t> rle_from_polygon(std::span<const double> xy, int64_t h, int64_t w);
+// A coordinate on the rule's grid: 5 v + 0.5 truncated toward zero, computed from the
+// annotation's double (a float's rounding moves values such as 0.9 across a grid line), and
+// saturated to +-2^30 (the caller rejects such vertices: see rle_from_polygon).
+int32_t coco_grid(double v);
+
+// The RLE of the polygon with vertices xy[2k], xy[2k+1] (on the grid, coco_grid) in an h x w
+// image; no vertices: an empty mask. Vertices may lie outside the image; the caller bounds
+// how far (the walk takes time proportional to the boundary's length).
+std::vector<uint32_t> rle_from_polygon(std::span<const int32_t> xy, int64_t h, int64_t w);
 
 // Sets pixel (y, x) of the row-major h x w `labels` to max(label, current) wherever the RLE
 // is 1. The counts must add up to h*w (see rle_covers).

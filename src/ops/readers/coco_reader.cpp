@@ -73,8 +73,8 @@ class CocoSource final : public ReaderSource {
     o.size_threshold = float(spec_.arg<double>("size_threshold"));
     o.include_iscrowd = spec_.arg<bool>("include_iscrowd");
     o.keep_category_ids = spec_.arg<bool>("avoid_class_remapping");
-    o.polygons = out_.polygons || out_.pixelwise;
-    o.rles = out_.pixelwise;
+    o.polygons = out_.polygons;
+    o.pixel_masks = out_.pixelwise;
     o.need_image_sizes = ratio_ || out_.pixelwise;
     o.images = spec_.arg<std::vector<std::string>>("images");
     index_ = readers::parse_coco_annotations(file, o);
@@ -159,15 +159,13 @@ class CocoSource final : public ReaderSource {
     const int64_t h = sample.height, w = sample.width;
     auto [mask, mask_out] = pooled<int32_t>(pool, h * w, TensorShape{h, w, 1});
     std::fill_n(mask, h * w, 0);
-    std::vector<double> xy;
     const int64_t* objects = index_.sample_objects.data() + sample.objects.begin;
     for (int64_t k = 0; k < sample.objects.size(); ++k) {
       const auto& object = index_.objects[size_t(objects[k])];
       for (int64_t p = object.polygons.begin; p < object.polygons.end; ++p) {
         const auto& range = index_.polygons[size_t(p)];
-        xy.assign(index_.vertices.begin() + 2 * range.begin,
-                  index_.vertices.begin() + 2 * range.end);
-        const auto counts = readers::rle_from_polygon(xy, h, w);
+        const auto counts = readers::rle_from_polygon(
+            {index_.grid_vertices.data() + 2 * range.begin, size_t(2 * range.size())}, h, w);
         readers::paint_rle(counts, h, w, object.label, mask);
       }
       if (object.rle >= 0) {
