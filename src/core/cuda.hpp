@@ -13,6 +13,13 @@
 #include <string_view>
 #include <vector>
 
+// Functions a kernel header defines once for the CPU and the GPU.
+#ifdef __CUDACC__
+#define STOKER_HOST_DEVICE __host__ __device__
+#else
+#define STOKER_HOST_DEVICE
+#endif
+
 namespace stoker {
 
 using StreamHandle = void*;  // a cudaStream_t

@@ -1,5 +1,6 @@
 #include "stoker/ops/registry.hpp"
 
+#include "stoker/ops/boxes/bb_flip.hpp"
 #include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
@@ -39,6 +40,7 @@ const std::vector<OpSchema>& op_schemas() {
   // clang-format off
   static const std::vector<OpSchema> kAll{
       arithmetic_schema(),             // arithmetic
+      bb_flip_schema(),                // bb_flip
       brightness_schema(),             // brightness
       brightness_contrast_schema(),    // brightness_contrast
       cast_schema(),                   // cast

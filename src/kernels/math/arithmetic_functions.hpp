@@ -8,13 +8,10 @@
 #include <cmath>
 #include <cstdint>
 
+#include "stoker/core/cuda.hpp"
 #include "stoker/core/dtype.hpp"
 
-#ifdef __CUDACC__
-#define STOKER_ARITH_FN __host__ __device__ inline
-#else
-#define STOKER_ARITH_FN inline
-#endif
+#define STOKER_ARITH_FN STOKER_HOST_DEVICE inline
 
 namespace stoker::kernels {
 
