@@ -14,6 +14,7 @@
 #include "stoker/kernels/geometry/warp_affine_cpu.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/tensor/copy_gpu.hpp"
+#include "stoker/kernels/tensor/strided_copy_cpu.hpp"
 
 namespace stoker::kernels {
 namespace {
@@ -40,7 +41,7 @@ TEST(StridedCopyGpu, PaddingMatchesTheCpuSlice) {
   const std::vector<std::vector<int64_t>> ins = {{7, 5, 3}, {4, 11, 3}},
                                           outs = {{9, 8, 3}, {6, 12, 3}};
   std::vector<std::shared_ptr<Buffer>> keep;
-  std::vector<StridedCopyGpu> desc;
+  std::vector<StridedCopy> desc;
   std::vector<std::vector<uint16_t>> srcs;
   for (size_t s = 0; s < ins.size(); ++s) {
     const auto& id = ins[s];
@@ -51,7 +52,7 @@ TEST(StridedCopyGpu, PaddingMatchesTheCpuSlice) {
     keep.push_back(to_device(device, src));
     auto out = device.acquire(size_t(od[0] * od[1] * od[2]) * 2);
     keep.push_back(out);
-    StridedCopyGpu d;
+    StridedCopy d;
     d.in = keep[keep.size() - 2]->data(), d.out = out->data(), d.ndim = 3, d.count = 1, d.fill = 7;
     for (int k = 0; k < 3; ++k) {
       d.shape[k] = od[size_t(k)], d.in_shape[k] = id[size_t(k)], d.count *= od[size_t(k)];
@@ -62,7 +63,7 @@ TEST(StridedCopyGpu, PaddingMatchesTheCpuSlice) {
   }
   auto dd = to_device(device, desc);
   ASSERT_EQ(
-      strided_copy_gpu(static_cast<const StridedCopyGpu*>(dd->data()), 2, 9 * 8 * 3, 2, nullptr),
+      strided_copy_gpu(static_cast<const StridedCopy*>(dd->data()), 2, 9 * 8 * 3, 2, nullptr),
       0);
   for (size_t s = 0; s < ins.size(); ++s) {
     const auto& od = outs[s];
@@ -73,6 +74,49 @@ TEST(StridedCopyGpu, PaddingMatchesTheCpuSlice) {
     slice_cpu(reinterpret_cast<const uint8_t*>(srcs[s].data()), ins[s], 2, {0, 0, 0}, od,
               reinterpret_cast<const uint8_t*>(&fill), reinterpret_cast<uint8_t*>(ref.data()));
     EXPECT_EQ(got, ref) << "sample " << s;
+  }
+}
+
+// Windows reaching outside the input on every axis, each axis with its own border, on the
+// GPU equal the CPU's strided copy (whose test compares the borders with numpy.pad's modes).
+TEST(StridedCopyGpu, BordersMatchTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int64_t> extent(1, 9), offset(-12, 8), border(0, 4);
+  std::vector<std::shared_ptr<Buffer>> keep;
+  std::vector<StridedCopy> desc, host;
+  std::vector<std::vector<uint32_t>> expected;
+  int64_t most = 0;
+  for (int s = 0; s < 40; ++s) {
+    StridedCopy d;
+    d.ndim = 3, d.count = 1, d.fill = 0xdeadbeef;
+    int64_t in_volume = 1;
+    for (int k = 2; k >= 0; --k) {
+      d.in_shape[k] = extent(rng), d.shape[k] = extent(rng) + 4, d.in_start[k] = offset(rng);
+      d.border[k] = Border(border(rng));
+      d.in_stride[k] = in_volume, d.out_stride[k] = d.count;
+      in_volume *= d.in_shape[k], d.count *= d.shape[k];
+    }
+    std::vector<uint32_t> src(static_cast<size_t>(in_volume));
+    for (size_t k = 0; k < src.size(); ++k) src[k] = uint32_t(k * 7 + 1000 * size_t(s));
+    expected.emplace_back(size_t(d.count));
+    StridedCopy c = d;
+    c.in = src.data(), c.out = expected.back().data();
+    strided_copy_cpu(c, 4);
+    keep.push_back(to_device(device, src));
+    d.in = keep.back()->data();
+    keep.push_back(device.acquire(size_t(d.count) * 4));
+    d.out = keep.back()->data();
+    desc.push_back(d);
+    most = std::max(most, d.count);
+  }
+  auto dd = to_device(device, desc);
+  ASSERT_EQ(strided_copy_gpu(static_cast<const StridedCopy*>(dd->data()), int(desc.size()), most,
+                             4, nullptr),
+            0);
+  for (size_t s = 0; s < desc.size(); ++s) {
+    EXPECT_EQ(to_host<uint32_t>(desc[s].out, expected[s].size()), expected[s]) << "sample " << s;
   }
 }
 

@@ -8,8 +8,8 @@ namespace stoker::kernels {
 namespace {
 
 template <typename T>
-__global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies) {
-  const StridedCopyGpu& c = copies[blockIdx.y];
+__global__ void strided_copy_kernel(const StridedCopy* __restrict__ copies) {
+  const StridedCopy& c = copies[blockIdx.y];
   const T fill = T(c.fill);  // the low bytes (little-endian)
   const T* in = static_cast<const T*>(c.in);
   T* out = static_cast<T*>(c.out);
@@ -20,8 +20,8 @@ __global__ void strided_copy_kernel(const StridedCopyGpu* __restrict__ copies) {
     for (int k = c.ndim - 1; k >= 0; --k) {  // the last axis varies fastest
       const int64_t idx = rest % c.shape[k];
       rest /= c.shape[k];
-      const int64_t at = c.in_start[k] + idx;
-      inside = inside && at >= 0 && at < c.in_shape[k];
+      const int64_t at = border_index(c.in_start[k] + idx, c.in_shape[k], c.border[k]);
+      inside = inside && at >= 0;
       o += idx * c.out_stride[k];
       src += at * c.in_stride[k];
     }
@@ -71,8 +71,8 @@ __global__ void gather_kernel(const GatherGpuSample* __restrict__ samples) {
 }
 
 template <typename T>
-struct StridedCopy {
-  static void launch(dim3 grid, int block, cudaStream_t s, const StridedCopyGpu* d) {
+struct StridedCopyLaunch {
+  static void launch(dim3 grid, int block, cudaStream_t s, const StridedCopy* d) {
     strided_copy_kernel<T><<<grid, block, 0, s>>>(d);
   }
 };
@@ -90,9 +90,9 @@ int gather_elements_gpu(const GatherGpuSample* samples, int n, int64_t max_eleme
   return launch_by_size<Gather>(samples, n, max_elements, element_size, stream);
 }
 
-int strided_copy_gpu(const StridedCopyGpu* copies, int n, int64_t max_count, int element_size,
+int strided_copy_gpu(const StridedCopy* copies, int n, int64_t max_count, int element_size,
                      StreamHandle stream) {
-  return launch_by_size<StridedCopy>(copies, n, max_count, element_size, stream);
+  return launch_by_size<StridedCopyLaunch>(copies, n, max_count, element_size, stream);
 }
 
 }  // namespace stoker::kernels

@@ -104,7 +104,7 @@ class EraseGpu final : public Erase {
     std::vector<TensorShape> shapes = in.shapes();
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const size_t es = dtype_size(in.dtype());
-    std::vector<kernels::StridedCopyGpu> copies, fills;
+    std::vector<kernels::StridedCopy> copies, fills;
     for (int i = 0; i < n; ++i) {
       auto s = image_shape(in, i, "erase");
       const int64_t count = s.height * s.width * s.channels;

@@ -193,7 +193,7 @@ class PasteGpu final : public Paste {
     auto at = plan(ws, in, shapes);
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
     const size_t es = dtype_size(in.dtype());
-    std::vector<kernels::StridedCopyGpu> d;
+    std::vector<kernels::StridedCopy> d;
     for (int i = 0; i < in.size(); ++i) {
       const auto& s = in.shape(i);
       const auto& o = out.shape(i);

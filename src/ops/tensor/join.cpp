@@ -101,7 +101,7 @@ class JoinGpu final : public Join {
     Batch& out = add_output(ws, first.dtype(), shapes, layout);
     const int64_t axis = spec_.arg<int64_t>("axis");
     const size_t es = dtype_size(first.dtype());
-    std::vector<kernels::StridedCopyGpu> d;
+    std::vector<kernels::StridedCopy> d;
     for (int i = 0; i < first.size(); ++i) {
       const auto od = dims_of(out.shape(i));
       const auto ost = dense_strides(od);

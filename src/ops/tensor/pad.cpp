@@ -96,7 +96,7 @@ class PadGpu final : public Pad {
     const Batch& in = ws.input(0);
     auto shapes = plan(in);
     Batch& out = add_output(ws, in.dtype(), shapes, in.layout());
-    std::vector<kernels::StridedCopyGpu> d;
+    std::vector<kernels::StridedCopy> d;
     for (int i = 0; i < in.size(); ++i) {
       const auto od = dims_of(out.shape(i)), id = dims_of(in.shape(i));
       d.push_back(copy_desc(in.data(i), out.data(i), od, dense_strides(od), dense_strides(id), id,

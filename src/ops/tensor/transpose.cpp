@@ -63,7 +63,7 @@ class TransposeGpu final : public Transpose {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     Batch& out = add_output(ws, in.dtype(), shapes(in), layout(in));
-    std::vector<kernels::StridedCopyGpu> d;
+    std::vector<kernels::StridedCopy> d;
     for (int i = 0; i < in.size(); ++i) {
       const auto od = dims_of(out.shape(i));
       const auto ist = dense_strides(dims_of(in.shape(i)));
