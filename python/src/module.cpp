@@ -37,6 +37,7 @@ nb::list schemas() {
     d["doc"] = s.doc;
     d["inputs"] = s.inputs;
     d["variadic_inputs"] = s.variadic_inputs;
+    d["optional_inputs"] = s.optional_inputs;
     d["outputs"] = s.outputs;
     d["outputs_from"] = s.outputs_from;
     d["dynamic_outputs"] = bool(s.output_names);  // names depend on arguments: output_names()

@@ -59,10 +59,12 @@ def _make_op(schema):
             raise RuntimeError(f"fn.{op_name} called outside a pipeline definition: use it in a "
                                f"@stoker.pipeline_def function or inside `with pipe:`")
         variadic = schema["variadic_inputs"]
-        if len(inputs) != n_inputs and not (variadic and len(inputs) > n_inputs):
+        fewest = n_inputs - schema["optional_inputs"]
+        if not (fewest <= len(inputs) <= n_inputs or (variadic and len(inputs) > n_inputs)):
             expected = ", ".join(schema["inputs"]) or "none"
             more = " or more" if variadic else ""
-            raise TypeError(f"fn.{op_name} expects {n_inputs}{more} input(s) ({expected}), "
+            count = f"{fewest} to {n_inputs}" if fewest < n_inputs else f"{n_inputs}"
+            raise TypeError(f"fn.{op_name} expects {count}{more} input(s) ({expected}), "
                             f"got {len(inputs)}")
         args, arg_inputs = {}, {}
         for k, v in kwargs.items():
@@ -82,7 +84,10 @@ def _make_op(schema):
             n_out = len(entries) if isinstance(entries, list) else 1
         return pipe._add_node(op_name, inputs, args, arg_inputs, name, device, n_out)
 
-    params = [inspect.Parameter(i, inspect.Parameter.POSITIONAL_ONLY) for i in schema["inputs"]]
+    first_optional = len(schema["inputs"]) - schema["optional_inputs"]
+    params = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY,
+                                default=None if k >= first_optional else inspect.Parameter.empty)
+              for k, name in enumerate(schema["inputs"])]
     if schema["variadic_inputs"]:
         params.append(inspect.Parameter("more", inspect.Parameter.VAR_POSITIONAL))
     for a in schema["args"]:

@@ -5,6 +5,7 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
+#include "stoker/ops/geometry/slice.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/erase.hpp"
 #include "stoker/ops/geometry/jitter_paste.hpp"
@@ -84,6 +85,7 @@ const std::vector<OpSchema>& op_schemas() {
       resize_schema(),                 // resize
       rotate_schema(),                 // rotate
       saturation_schema(),             // saturation
+      slice_schema(),                  // slice
       stack_schema(),                  // stack
       transpose_schema(),              // transpose
       warp_affine_schema(),            // warp_affine

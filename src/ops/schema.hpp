@@ -88,8 +88,10 @@ struct OpExample {
 struct OpSchema {
   std::string name;  // dotted: "readers.file", "decoders.image", "random.coin_flip"
   std::string doc;
-  std::vector<std::string> inputs;   // positional, all required
+  std::vector<std::string> inputs;   // positional (required but optional_inputs)
   bool variadic_inputs = false;      // the last input may repeat (cat, stack)
+  int optional_inputs = 0;           // how many of the last inputs may be left out (slice's
+                                     // anchor and shape)
   std::vector<std::string> outputs;  // names of the outputs (fixed count)
   // For operators whose outputs depend on their arguments (readers.tfrecord: one output per
   // feature): the names for a given spec. Empty function: `outputs`.

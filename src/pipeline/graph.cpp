@@ -55,10 +55,13 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
     throw ValueError(detail::concat(op, ": no '", ops::backend_name(node.backend),
                                     "' backend; this operator runs on: ", have));
   }
-  STOKER_ENFORCE(node.inputs.size() == s.inputs.size() ||
+  const size_t fewest = s.inputs.size() - size_t(s.optional_inputs);
+  STOKER_ENFORCE((node.inputs.size() >= fewest && node.inputs.size() <= s.inputs.size()) ||
                      (s.variadic_inputs && node.inputs.size() > s.inputs.size()),
-                 TypeError, op, ": expects ", s.inputs.size(), s.variadic_inputs ? " or more" : "",
-                 " input(s), got ", node.inputs.size());
+                 TypeError, op, ": expects ",
+                 fewest < s.inputs.size() ? detail::concat(fewest, " to ") : std::string(),
+                 s.inputs.size(), s.variadic_inputs ? " or more" : "", " input(s), got ",
+                 node.inputs.size());
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const std::string what = "input '" + s.inputs[std::min(i, s.inputs.size() - 1)] + "'";
     check_ref(g, node, node.inputs[i], what);

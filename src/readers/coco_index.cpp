@@ -6,8 +6,8 @@
 #include <unordered_map>
 
 #include "stoker/core/error.hpp"
-#include "stoker/core/file_io.hpp"
 #include "stoker/readers/coco_masks.hpp"
+#include "stoker/readers/data_file.hpp"
 #include "stoker/readers/json_events.hpp"
 
 namespace stoker::readers {
@@ -574,13 +574,16 @@ CocoIndex parse_coco_annotations_text(std::string_view text, const std::string& 
 }
 
 CocoIndex parse_coco_annotations(const std::string& path, const CocoOptions& options) {
-  std::string text;
+  // Mapped, not copied: the text is read once, front to back.
+  MemoryPool pool(make_host_allocator());
+  FileBytes bytes;
   try {
-    text = read_file_text(path);
+    bytes = DataFile(path, FileOptions{}).read_all(pool, /*touch=*/false);
   } catch (const IOError& e) {
     throw IOError(detail::concat("cannot read annotations_file: ", e.what()));
   }
-  return parse_coco_annotations_text(text, path, options);
+  return parse_coco_annotations_text(
+      {reinterpret_cast<const char*>(bytes.data), bytes.size}, path, options);
 }
 
 }  // namespace stoker::readers

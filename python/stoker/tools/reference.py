@@ -35,6 +35,7 @@ def _example_call(s):
     if ex is None:
         return None
     inputs = [s["inputs"][0]] if s["variadic_inputs"] else list(s["inputs"])
+    inputs = inputs[:len(inputs) - s["optional_inputs"]] if s["optional_inputs"] else inputs
     args = [f"{k}={repr(v)}" for k, v in sorted(ex["args"].items())]
     return f"fn.{s['name']}({', '.join(inputs + args)})"
 
@@ -66,6 +67,8 @@ def markdown():
         line = ""
         if s["inputs"]:
             more = " (more may follow)" if s["variadic_inputs"] else ""
+            if s["optional_inputs"]:
+                more = f" (the last {s['optional_inputs']} optional)"
             line = f"Inputs: {', '.join(s['inputs'])}{more}. "
         outputs = ", ".join(s["outputs"]) or "one per entry of the arguments that name them"
         out.append(f"{line}Outputs: {outputs}. Backends: {', '.join(s['backends'])}.")
