@@ -92,6 +92,8 @@ struct OpSchema {
   bool variadic_inputs = false;      // the last input may repeat (cat, stack)
   int optional_inputs = 0;           // how many of the last inputs may be left out (slice's
                                      // anchor and shape)
+  int host_inputs = 0;               // gpu backend: the last k inputs stay host data, read by
+                                     // the operator's planning (slice's anchor and shape)
   std::vector<std::string> outputs;  // names of the outputs (fixed count)
   // For operators whose outputs depend on their arguments (readers.tfrecord: one output per
   // feature): the names for a given spec. Empty function: `outputs`.

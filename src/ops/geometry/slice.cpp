@@ -291,6 +291,7 @@ OpSchema slice_schema() {
           "edge repeated), 'reflect_101', 'wrap'.",
       .inputs = {"input", "anchor", "window_shape"},
       .optional_inputs = 2,
+      .host_inputs = 2,
       .outputs = {"output"},
       .args = {{"axes", ArgType::kIntList, "Axes of the window's values (negative: from the back).",
                 std::vector<int64_t>{1, 0}},
