@@ -145,8 +145,10 @@ def test_gpu_equals_cpu(policy):
 def test_a_gpu_window_is_refused_by_name():
     images = _images()
     anchors = [np.float32([0.1, 0.1])] * 4
+    pipe = stoker.Pipeline(batch_size=4, device_id=0)
+    with pipe:
+        x = fn.external_source(lambda: images, layout="HWC", device="gpu")
+        a = fn.external_source(lambda: anchors, device="gpu")
+        pipe.set_outputs(fn.slice(x, a, a))
     with pytest.raises(ValueError, match="it is read on the host: give CPU data"):
-        with stoker.Pipeline(batch_size=4, device_id=0):
-            x = fn.external_source(lambda: images, layout="HWC", device="gpu")
-            a = fn.external_source(lambda: anchors, device="gpu")
-            fn.slice(x, a, a)
+        pipe.build()

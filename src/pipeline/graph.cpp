@@ -71,8 +71,8 @@ void validate_node(const Graph& g, ops::OpSpec& node) {
                    ValueError, op, ": ", what, " comes from ", producer.describe(),
                    " on the GPU, but a '", ops::backend_name(node.backend),
                    "' operator takes CPU data (GPU to CPU is not supported inside a pipeline)");
-    STOKER_ENFORCE(i + size_t(s.host_inputs) < s.inputs.size() ||
-                       producer.backend == ops::Backend::kCpu,
+    const bool host = s.host_inputs > 0 && i + size_t(s.host_inputs) >= s.inputs.size();
+    STOKER_ENFORCE(!host || producer.backend == ops::Backend::kCpu,
                    ValueError, op, ": ", what, " comes from ", producer.describe(),
                    " on the GPU, but it is read on the host: give CPU data");
   }

@@ -109,12 +109,13 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   // identity, and data stays on the CPU.
   if (device_copy && spec.backend == ops::Backend::kCpu && inputs.size() == 1)
     return {inputs[0]};
-  const size_t first_host = spec.schema->inputs.size() - size_t(spec.schema->host_inputs);
+  const int host_inputs = spec.schema->host_inputs;
   for (size_t k = 0; k < inputs.size(); ++k) {
     Value v = inputs[k];
     // A gpu operator given CPU data gets it copied to the device first (one copy per value),
     // but for the inputs it reads on the host.
-    if (spec.backend == ops::Backend::kGpu && k < first_host && v.node >= 0 &&
+    const bool host = host_inputs > 0 && k + size_t(host_inputs) >= spec.schema->inputs.size();
+    if (spec.backend == ops::Backend::kGpu && !host && v.node >= 0 &&
         v.node < int(impl_->graph.nodes.size()) &&
         impl_->graph.nodes[size_t(v.node)].backend == ops::Backend::kCpu)
       v = impl_->to_device(v, node.defined_at);
