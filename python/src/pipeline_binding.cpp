@@ -142,14 +142,16 @@ void bind_options(nb::module_& m) {
 
 }  // namespace
 
-// The output names of operator `op` given these arguments (for schemas whose outputs depend
-// on them). Arguments are checked as when a pipeline is built.
-std::vector<std::string> output_names(const std::string& op, const nb::dict& args) {
+// The output names of operator `op` given these arguments and `num_inputs` inputs (for schemas
+// whose outputs depend on them). Arguments are checked as when a pipeline is built.
+std::vector<std::string> output_names(const std::string& op, const nb::dict& args,
+                                      int num_inputs) {
   const ops::OpSchema* schema = ops::find_op_schema(op);
   STOKER_ENFORCE(schema, ValueError, "unknown operator '", op, "'");
   ops::OpSpec spec;
   spec.schema = schema;
   spec.name = op;
+  spec.inputs.resize(size_t(std::max(num_inputs, 0)));
   for (auto [k, v] : args) {
     auto name = nb::cast<std::string>(k);
     const ops::ArgSchema* a = schema->find_arg(name);
@@ -171,8 +173,8 @@ void bind_pipeline(nb::module_& m) {
       "parse_pipeline",
       [](const std::string& text) { return from_definition(PipelineDefinition::from_json(text)); },
       "(options, nodes, outputs) of a serialized pipeline, checked.");
-  m.def("output_names", &output_names, nb::arg("op"), nb::arg("args"),
-        "Output names of an operator whose outputs depend on its arguments.");
+  m.def("output_names", &output_names, nb::arg("op"), nb::arg("args"), nb::arg("num_inputs") = 0,
+        "Output names of an operator whose outputs depend on its arguments and inputs.");
   nb::class_<Pipeline>(m, "Pipeline", "A built pipeline (native). Use stoker.Pipeline.")
       .def_static(
           "build",

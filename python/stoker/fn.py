@@ -76,7 +76,7 @@ def _make_op(schema):
                 args[k] = _plain(v)
         n_out = len(schema["outputs"])
         if schema["dynamic_outputs"]:
-            n_out = len(_stoker.output_names(op_name, args))
+            n_out = len(_stoker.output_names(op_name, args, len(inputs)))
         elif schema["outputs_from"]:  # one output per entry of a list argument
             entries = args.get(schema["outputs_from"])
             if not entries:

@@ -1,6 +1,7 @@
 #include "stoker/ops/registry.hpp"
 
 #include "stoker/ops/boxes/bb_flip.hpp"
+#include "stoker/ops/boxes/random_bbox_crop.hpp"
 #include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
@@ -72,6 +73,7 @@ const std::vector<OpSchema>& op_schemas() {
       pad_schema(),                    // pad
       paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
+      random_bbox_crop_schema(),       // random_bbox_crop
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe
       caffe2_reader_schema(),          // readers.caffe2

@@ -95,8 +95,9 @@ struct OpSchema {
   int host_inputs = 0;               // gpu backend: the last k inputs stay host data, read by
                                      // the operator's planning (slice's anchor and shape)
   std::vector<std::string> outputs;  // names of the outputs (fixed count)
-  // For operators whose outputs depend on their arguments (readers.tfrecord: one output per
-  // feature): the names for a given spec. Empty function: `outputs`.
+  // For operators whose outputs depend on their arguments or inputs (readers.tfrecord: one
+  // output per feature; random_bbox_crop: labels when given labels): the names for a given spec
+  // (its args and the number of its inputs). Empty function: `outputs`.
   std::function<std::vector<std::string>(const OpSpec&)> output_names;
   // Or: a string-list argument with one entry per output (readers.webdataset's `ext`).
   std::string outputs_from;
