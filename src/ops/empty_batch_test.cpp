@@ -21,8 +21,11 @@ std::vector<const OpSchema*> runnable() {
   return out;
 }
 
-Batch input_batch(const OpExample& e, const std::vector<TensorShape>& shapes) {
-  return Batch::allocate(default_host_pool(), dtype_from_name(e.dtype), shapes, e.layout);
+// Input k of the example.
+Batch input_batch(const OpExample& e, const std::vector<TensorShape>& shapes, size_t k) {
+  const auto other = e.input_dtypes.find(int(k));
+  const std::string& dtype = other == e.input_dtypes.end() ? e.dtype : other->second;
+  return Batch::allocate(default_host_pool(), dtype_from_name(dtype), shapes, e.layout);
 }
 
 TEST(EmptyBatch, EveryOperatorHasAnExample) {
@@ -40,7 +43,7 @@ TEST(EmptyBatch, EveryOperatorGivesEmptyOutputs) {
     OpRunner r(schema->name, e.args);
     std::vector<Batch> inputs;
     for (size_t k = 0; k + size_t(schema->optional_inputs) < schema->inputs.size(); ++k) {
-      inputs.push_back(input_batch(e, {}));
+      inputs.push_back(input_batch(e, {}, k));
     }
     std::vector<Batch> out;
     ASSERT_NO_THROW(out = r.run(std::move(inputs), 0));
@@ -63,7 +66,7 @@ TEST(EmptyBatch, ZeroSizedSamplesGiveResultsOrErrors) {
     for (const auto& shape : shapes) {
       std::vector<Batch> inputs;
       for (size_t k = 0; k + size_t(schema->optional_inputs) < schema->inputs.size(); ++k) {
-        inputs.push_back(input_batch(e, {shape}));
+        inputs.push_back(input_batch(e, {shape}, k));
       }
       try {
         auto out = r.run(std::move(inputs), 1);

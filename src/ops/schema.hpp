@@ -83,6 +83,8 @@ struct OpExample {
   std::map<std::string, ArgValue> args;
   std::string dtype = "uint8";
   std::string layout = "HWC";
+  // Inputs of other types than `dtype`, by position (box_encoder's int32 labels).
+  std::map<int, std::string> input_dtypes;
 };
 
 struct OpSchema {

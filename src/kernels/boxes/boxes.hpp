@@ -8,6 +8,16 @@
 
 namespace stoker::kernels {
 
+// a * b rounded once on the CPU and the GPU alike (nvcc would fuse a product into a following
+// addition, which the CPU does not: results would differ in the last bit).
+STOKER_HOST_DEVICE inline float mul_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
 struct BoxNd {
   float lo[3] = {0.f, 0.f, 0.f};
   float hi[3] = {0.f, 0.f, 0.f};
@@ -18,7 +28,7 @@ STOKER_HOST_DEVICE inline float box_volume(const BoxNd& b, int ndim) {
   float v = 1.f;
   for (int d = 0; d < ndim; ++d) {
     const float e = b.hi[d] - b.lo[d];
-    v *= e > 0.f ? e : 0.f;
+    v = mul_rn(v, e > 0.f ? e : 0.f);
   }
   return v;
 }
