@@ -83,3 +83,21 @@ def test_torchrun_ddp_example_shards_disjointly():
                        capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "samples per rank: [11, 11]; disjoint: True; cover the epoch: True" in r.stdout
+
+
+def test_ssd_pipeline_example_on_the_coco_subset(shared_data):
+    """SSD300's pipeline on DALI's COCO subset; with DALI installed, the same definition runs
+    there too and the reader's outputs are equal."""
+    coco = os.path.join(shared_data, "photos", "dali-coco")
+    args = ["--data", coco, "--batch-size", "4", "--batches", "2", "--device", "cpu"]
+    try:
+        import nvidia.dali  # noqa: F401
+        args.append("--dali")
+    except ImportError:
+        pass
+    out = _run("ssd_pipeline.py", *args)
+    assert "8732 default boxes" in out and "61 images with objects" in out
+    assert "batch 1: images (4, 3, 300, 300) float32, encoded boxes (8732, 4)" in out
+    if "--dali" in args:
+        assert "the same shapes and types: True" in out
+        assert "reader outputs equal to DALI's: True" in out
