@@ -101,3 +101,11 @@ def test_ssd_pipeline_example_on_the_coco_subset(shared_data):
     if "--dali" in args:
         assert "the same shapes and types: True" in out
         assert "reader outputs equal to DALI's: True" in out
+
+
+def test_segmentation_pipeline_example_on_the_coco_subset(shared_data):
+    coco = os.path.join(shared_data, "photos", "dali-coco")
+    out = _run("segmentation_pipeline.py", "--data", coco, "--batch-size", "4", "--batches", "2",
+               "--size", "64", "--device", "cpu")
+    assert "61 images" in out
+    assert "batch 1: images (4, 3, 64, 64) float32, masks (4, 64, 64, 1) uint8" in out

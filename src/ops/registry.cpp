@@ -8,6 +8,7 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
+#include "stoker/ops/geometry/random_crop_generator.hpp"
 #include "stoker/ops/geometry/slice.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/erase.hpp"
@@ -78,6 +79,7 @@ const std::vector<OpSchema>& op_schemas() {
       paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
       random_bbox_crop_schema(),       // random_bbox_crop
+      random_crop_generator_schema(),  // random_crop_generator
       random_resized_crop_schema(),    // random_resized_crop
       caffe_reader_schema(),           // readers.caffe
       caffe2_reader_schema(),          // readers.caffe2
