@@ -88,4 +88,6 @@ class readers:
 
 class segmentation:
     @staticmethod
+    def random_mask_pixel(mask: DataNode, /, *, foreground: int | DataNode = ..., threshold: float | DataNode = ..., value: int | DataNode | None = ..., device: str | None = ..., name: str | None = ...) -> DataNode: ...
+    @staticmethod
     def select_masks(mask_ids: DataNode, polygons: DataNode, vertices: DataNode, /, *, reindex_masks: bool = ..., device: str | None = ..., name: str | None = ...) -> tuple[DataNode, DataNode]: ...

@@ -27,6 +27,7 @@
 #include "stoker/ops/readers/caffe2_reader.hpp"
 #include "stoker/ops/readers/caffe_reader.hpp"
 #include "stoker/ops/readers/coco_reader.hpp"
+#include "stoker/ops/segmentation/random_mask_pixel.hpp"
 #include "stoker/ops/segmentation/select_masks.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
@@ -94,6 +95,7 @@ const std::vector<OpSchema>& op_schemas() {
       resize_schema(),                 // resize
       rotate_schema(),                 // rotate
       saturation_schema(),             // saturation
+      random_mask_pixel_schema(),      // segmentation.random_mask_pixel
       select_masks_schema(),           // segmentation.select_masks
       slice_schema(),                  // slice
       stack_schema(),                  // stack
