@@ -9,6 +9,7 @@
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/random_crop_generator.hpp"
+#include "stoker/ops/geometry/roi_random_crop.hpp"
 #include "stoker/ops/geometry/slice.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/erase.hpp"
@@ -92,6 +93,7 @@ const std::vector<OpSchema>& op_schemas() {
       tfrecord_reader_schema(),        // readers.tfrecord
       webdataset_reader_schema(),      // readers.webdataset
       reshape_schema(),                // reshape
+      roi_random_crop_schema(),        // roi_random_crop
       resize_schema(),                 // resize
       rotate_schema(),                 // rotate
       saturation_schema(),             // saturation
