@@ -45,6 +45,8 @@ struct OpSpec {
   // "decoders.image (defined at train.py:12)"
   std::string describe() const;
   bool has_arg(std::string_view arg) const { return args.count(arg) > 0; }
+  // Given by the user at all: as a constant or as a per-sample tensor.
+  bool given(std::string_view arg) const { return has_arg(arg) || arg_inputs.count(arg) > 0; }
   // The given value or the schema default, converted to T (bool, int64_t, double, std::string
   // or vectors of those). Throws InternalError for unknown names (a schema bug).
   template <typename T>

@@ -32,24 +32,33 @@ class BoxEncoder : public Operator {
   }
 
   void run(Workspace& ws) override {
-    check(ws);
     const Batch& boxes = ws.input(0);
     const Batch& labels = ws.input(1);
     const int64_t a = int64_t(anchors_.size() / 4);
-    auto [box_shapes, label_shapes] = out_shapes(boxes.size());
-    Batch& out_boxes = add_output(ws, DType::kF32, box_shapes, TensorLayout());
-    Batch& out_labels = add_output(ws, DType::kI32, label_shapes, TensorLayout());
+    auto [out_boxes, out_labels] = outputs(ws);
     for_each_sample(ws, boxes.size(), [&](int i, int) {
       const int64_t n = boxes.shape(i)[0];
       std::vector<int64_t> best(static_cast<size_t>(n));
       kernels::box_encode_cpu(static_cast<const float*>(boxes.data(i)),
                               static_cast<const int32_t*>(labels.data(i)), n, anchors_.data(), a,
-                              p_, static_cast<float*>(out_boxes.data(i)),
-                              static_cast<int32_t*>(out_labels.data(i)), best.data());
+                              p_, static_cast<float*>(out_boxes->data(i)),
+                              static_cast<int32_t*>(out_labels->data(i)), best.data());
     });
   }
 
  protected:
+  // Checks the inputs and adds the outputs: per anchor a box ([A, 4]) and a label ([A]).
+  std::pair<Batch*, Batch*> outputs(Workspace& ws) {
+    check(ws);
+    const int64_t a = int64_t(anchors_.size() / 4);
+    const auto n = static_cast<size_t>(ws.input(0).size());
+    Batch& boxes = add_output(ws, DType::kF32, std::vector<TensorShape>(n, TensorShape{a, 4}),
+                              TensorLayout());
+    Batch& labels = add_output(ws, DType::kI32, std::vector<TensorShape>(n, TensorShape{a}),
+                               TensorLayout());
+    return {&boxes, &labels};
+  }
+
   void check(const Workspace& ws) const {
     const Batch& boxes = ws.input(0);
     const Batch& labels = ws.input(1);
@@ -66,12 +75,6 @@ class BoxEncoder : public Operator {
     }
   }
 
-  std::pair<std::vector<TensorShape>, std::vector<TensorShape>> out_shapes(int n) const {
-    const int64_t a = int64_t(anchors_.size() / 4);
-    return {std::vector<TensorShape>(static_cast<size_t>(n), TensorShape{a, 4}),
-            std::vector<TensorShape>(static_cast<size_t>(n), TensorShape{a})};
-  }
-
   std::vector<float> anchors_;
   kernels::BoxEncoderParams p_;
 };
@@ -81,13 +84,10 @@ class BoxEncoderGpu final : public BoxEncoder {
  public:
   using BoxEncoder::BoxEncoder;
   void run(Workspace& ws) override {
-    check(ws);
     const Batch& boxes = ws.input(0);
     const Batch& labels = ws.input(1);
     const int64_t a = int64_t(anchors_.size() / 4);
-    auto [box_shapes, label_shapes] = out_shapes(boxes.size());
-    Batch& out_boxes = add_output(ws, DType::kF32, box_shapes, TensorLayout());
-    Batch& out_labels = add_output(ws, DType::kI32, label_shapes, TensorLayout());
+    auto [out_boxes, out_labels] = outputs(ws);
     if (boxes.size() == 0) return;
     int64_t total = 0, most = 0;
     for (int i = 0; i < boxes.size(); ++i) {
@@ -102,8 +102,8 @@ class BoxEncoderGpu final : public BoxEncoder {
       const int64_t n = boxes.shape(i)[0];
       desc.push_back({static_cast<const float*>(boxes.data(i)),
                       static_cast<const int32_t*>(labels.data(i)), n,
-                      static_cast<float*>(out_boxes.data(i)),
-                      static_cast<int32_t*>(out_labels.data(i)), best});
+                      static_cast<float*>(out_boxes->data(i)),
+                      static_cast<int32_t*>(out_labels->data(i)), best});
       best += n;
     }
     auto device_desc = upload(ws, desc);

@@ -73,8 +73,8 @@ class RandomBBoxCrop final : public Operator {
                      "random_bbox_crop: aspect_ratio ranges need 0 <= min <= max");
       aspect_.push_back({float(ratios[k]), float(ratios[k + 1])});
     }
-    fixed_shape_ = given("crop_shape");
-    STOKER_ENFORCE(fixed_shape_ == given("input_shape"), ValueError,
+    fixed_shape_ = spec.given("crop_shape");
+    STOKER_ENFORCE(fixed_shape_ == spec.given("input_shape"), ValueError,
                    "random_bbox_crop: give crop_shape and input_shape together");
     allow_no_crop_ = spec.arg<bool>("allow_no_crop") && !(fixed_shape_ && !spec.has_arg("allow_no_crop"));
     STOKER_ENFORCE(!(fixed_shape_ && allow_no_crop_), ValueError,
@@ -96,7 +96,12 @@ class RandomBBoxCrop final : public Operator {
                    "random_bbox_crop: the boxes must be float32, got ", dtype_name(in.dtype()));
     const bool labels = ws.inputs.size() > 1;
     const int n = in.size();
-    int64_t coords = n > 0 ? in.shape(0)[1] : 4;
+    int64_t coords = 4;
+    if (n > 0) {
+      STOKER_ENFORCE(in.shape(0).ndim() == 2, ValueError, "random_bbox_crop: sample 0 is ",
+                     in.shape(0).to_string(), "; boxes are [boxes, 4] (or 6 for 3-D boxes)");
+      coords = in.shape(0)[1];
+    }
     for (int i = 0; i < n; ++i) {
       STOKER_ENFORCE(in.shape(i).ndim() == 2 && in.shape(i)[1] == coords, ValueError,
                      "random_bbox_crop: sample ", i, " is ", in.shape(i).to_string(),
@@ -163,8 +168,6 @@ class RandomBBoxCrop final : public Operator {
   int64_t windows_not_found() const { return not_found_.load(); }
 
  private:
-  bool given(const char* arg) const { return spec_.has_arg(arg) || spec_.arg_inputs.count(arg) > 0; }
-
   // crop_shape or input_shape of sample i in x, y, z order (shape_layout names its order).
   std::vector<double> shape_arg(const Workspace& ws, const char* name, int i, int nd) const {
     const auto v = list_arg(ws, name, i);

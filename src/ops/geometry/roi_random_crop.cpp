@@ -10,15 +10,15 @@ namespace {
 class RoiRandomCrop final : public Operator {
  public:
   explicit RoiRandomCrop(const OpSpec& spec) : Operator(spec) {
-    STOKER_ENFORCE(!(given("roi_end") && given("roi_shape")), ValueError,
+    STOKER_ENFORCE(!(spec_.given("roi_end") && spec_.given("roi_shape")), ValueError,
                    "roi_random_crop: give roi_end or roi_shape, not both");
-    STOKER_ENFORCE(given("roi_end") || given("roi_shape"), ValueError,
+    STOKER_ENFORCE(spec_.given("roi_end") || spec_.given("roi_shape"), ValueError,
                    "roi_random_crop: give roi_end or roi_shape");
   }
 
   void run(Workspace& ws) override {
     const bool data = !ws.inputs.empty();
-    STOKER_ENFORCE(!(data && given("in_shape")), ValueError,
+    STOKER_ENFORCE(!(data && spec_.given("in_shape")), ValueError,
                    "roi_random_crop: give in_shape or the data input, not both");
     const int n = data ? ws.input(0).size() : ws.batch_size;
     std::vector<std::vector<int64_t>> anchors(static_cast<size_t>(n));
@@ -33,10 +33,6 @@ class RoiRandomCrop final : public Operator {
   }
 
  private:
-  bool given(const char* arg) const {
-    return spec_.has_arg(arg) || spec_.arg_inputs.count(arg) > 0;
-  }
-
   std::vector<int64_t> ints(const Workspace& ws, const char* name, int i) const {
     std::vector<int64_t> v;
     for (double d : list_arg(ws, name, i)) v.push_back(int64_t(d));
@@ -46,18 +42,18 @@ class RoiRandomCrop final : public Operator {
   std::vector<int64_t> anchor(const Workspace& ws, int i, bool data) const {
     const auto crop = ints(ws, "crop_shape", i);
     const auto start = ints(ws, "roi_start", i);
-    auto end = given("roi_end") ? ints(ws, "roi_end", i) : ints(ws, "roi_shape", i);
+    auto end = spec_.given("roi_end") ? ints(ws, "roi_end", i) : ints(ws, "roi_shape", i);
     const size_t nd = crop.size();
     STOKER_ENFORCE(start.size() == nd && end.size() == nd, ValueError, "roi_random_crop: sample ",
                    i, ": crop_shape, roi_start and roi_end/roi_shape need one value per axis (",
                    nd, ", ", start.size(), ", ", end.size(), ")");
-    if (!given("roi_end")) {
+    if (!spec_.given("roi_end")) {
       for (size_t d = 0; d < nd; ++d) end[d] += start[d];
     }
     std::vector<int64_t> bounds;
     if (data) {
       bounds = ws.input(0).shape(i).dims();
-    } else if (given("in_shape")) {
+    } else if (spec_.given("in_shape")) {
       bounds = ints(ws, "in_shape", i);
     }
     STOKER_ENFORCE(bounds.empty() || bounds.size() == nd, ValueError, "roi_random_crop: sample ", i,

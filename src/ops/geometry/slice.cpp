@@ -53,11 +53,11 @@ class Slice : public Operator {
     }
     fill_ = spec.arg<std::vector<double>>("fill_values");
     STOKER_ENFORCE(!fill_.empty(), ValueError, "slice: fill_values needs at least one value");
-    for (const char* a : kNamedArgs) named_ = named_ || given(a);
-    STOKER_ENFORCE(!(given("start") && given("rel_start")), ValueError,
+    for (const char* a : kNamedArgs) named_ = named_ || spec_.given(a);
+    STOKER_ENFORCE(!(spec_.given("start") && spec_.given("rel_start")), ValueError,
                    "slice: give `start` or `rel_start`, not both");
     int ends = 0;
-    for (const char* a : {"end", "rel_end", "shape", "rel_shape"}) ends += given(a) ? 1 : 0;
+    for (const char* a : {"end", "rel_end", "shape", "rel_shape"}) ends += spec_.given(a) ? 1 : 0;
     STOKER_ENFORCE(ends <= 1, ValueError,
                    "slice: give one of `end`, `rel_end`, `shape` and `rel_shape`");
   }
@@ -73,10 +73,6 @@ class Slice : public Operator {
   }
 
  protected:
-  bool given(const char* arg) const {
-    return spec_.has_arg(arg) || spec_.arg_inputs.count(arg) > 0;
-  }
-
   static std::vector<TensorShape> out_shapes(const std::vector<Window>& windows) {
     std::vector<TensorShape> shapes;
     for (const auto& w : windows) shapes.emplace_back(w.shape);
@@ -124,7 +120,7 @@ class Slice : public Operator {
   std::pair<int64_t, int64_t> from_args(const Workspace& ws, int i, size_t k, int64_t extent) const {
     const double e = double(extent);
     auto value = [&](const char* name) -> std::optional<double> {
-      if (!given(name)) return std::nullopt;
+      if (!spec_.given(name)) return std::nullopt;
       const auto v = list_arg(ws, name, i);
       STOKER_ENFORCE(k < v.size(), ValueError, "slice: `", name, "` has ", v.size(),
                      " values, the window has more axes");

@@ -15,8 +15,8 @@ int64_t draw_below(RandomStream& rng, int64_t n) {
 class RandomMaskPixel final : public Operator {
  public:
   explicit RandomMaskPixel(const OpSpec& spec) : Operator(spec) {
-    by_value_ = spec.has_arg("value") || spec.arg_inputs.count("value") > 0;
-    const bool by_threshold = spec.has_arg("threshold") || spec.arg_inputs.count("threshold") > 0;
+    by_value_ = spec.given("value");
+    const bool by_threshold = spec.given("threshold");
     STOKER_ENFORCE(!(by_value_ && by_threshold), ValueError,
                    "segmentation.random_mask_pixel: give `value` or `threshold`, not both");
   }
