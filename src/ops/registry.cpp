@@ -11,6 +11,7 @@
 #include "stoker/ops/geometry/random_crop_generator.hpp"
 #include "stoker/ops/geometry/roi_random_crop.hpp"
 #include "stoker/ops/geometry/slice.hpp"
+#include "stoker/ops/geometry/transforms.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/erase.hpp"
 #include "stoker/ops/geometry/jitter_paste.hpp"
@@ -101,6 +102,12 @@ const std::vector<OpSchema>& op_schemas() {
       select_masks_schema(),           // segmentation.select_masks
       slice_schema(),                  // slice
       stack_schema(),                  // stack
+      combine_transform_schema(),      // transforms.combine
+      crop_transform_schema(),         // transforms.crop
+      rotation_transform_schema(),     // transforms.rotation
+      scale_transform_schema(),        // transforms.scale
+      shear_transform_schema(),        // transforms.shear
+      translation_transform_schema(),  // transforms.translation
       transpose_schema(),              // transpose
       warp_affine_schema(),            // warp_affine
   };
