@@ -8,6 +8,7 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
+#include "stoker/ops/geometry/coord_transform.hpp"
 #include "stoker/ops/geometry/random_crop_generator.hpp"
 #include "stoker/ops/geometry/roi_random_crop.hpp"
 #include "stoker/ops/geometry/slice.hpp"
@@ -60,6 +61,7 @@ const std::vector<OpSchema>& op_schemas() {
       color_twist_schema(),            // color_twist
       contrast_schema(),               // contrast
       coord_flip_schema(),             // coord_flip
+      coord_transform_schema(),        // coord_transform
       copy_to_device_schema(),         // copy_to_device
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
