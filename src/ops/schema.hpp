@@ -49,6 +49,16 @@ struct ArgSchema {
   bool number_as_string = false;  // a string argument that also takes a number ("auto" or 0.7)
 };
 
+// An argument that may be left unset (no default, "None"); with per_sample, a constant or a
+// per-sample tensor.
+inline ArgSchema optional_arg(std::string name, ArgType type, std::string doc,
+                              bool per_sample = true) {
+  ArgSchema a{std::move(name), type, std::move(doc)};
+  a.optional = true;
+  a.per_sample = per_sample;
+  return a;
+}
+
 enum class Backend { kCpu, kMixed, kGpu };
 std::string_view backend_name(Backend b);
 

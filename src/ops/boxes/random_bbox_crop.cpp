@@ -364,13 +364,6 @@ class RandomBBoxCrop final : public Operator {
   mutable std::atomic<int64_t> not_found_{0};
 };
 
-ArgSchema optional_arg(const char* name, ArgType type, const char* doc, bool per_sample) {
-  ArgSchema a{name, type, doc};
-  a.optional = true;
-  a.per_sample = per_sample;
-  return a;
-}
-
 }  // namespace
 
 OpSchema random_bbox_crop_schema() {

@@ -114,13 +114,6 @@ class CoordTransform final : public Operator {
   DType dtype_;
 };
 
-ArgSchema matrix_arg(const char* name, const char* doc) {
-  ArgSchema a{name, ArgType::kFloatList, doc};
-  a.optional = true;
-  a.per_sample = true;
-  return a;
-}
-
 }  // namespace
 
 OpSchema coord_transform_schema() {
@@ -135,8 +128,9 @@ OpSchema coord_transform_schema() {
           "rounded and saturated). Computed in float32. Feed it transforms.* matrices as MT.",
       .inputs = {"input"},
       .outputs = {"output"},
-      .args = {matrix_arg("M", "The matrix, row-major."), matrix_arg("T", "The translation."),
-               matrix_arg("MT", "[M | T], row-major."),
+      .args = {optional_arg("M", ArgType::kFloatList, "The matrix, row-major."),
+               optional_arg("T", ArgType::kFloatList, "The translation."),
+               optional_arg("MT", ArgType::kFloatList, "[M | T], row-major."),
                {"dtype", ArgType::kDType, "The output's type.", std::string("float32")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<CoordTransform>(s); },
       .example = OpExample{.args = {}, .dtype = "float32", .layout = ""},

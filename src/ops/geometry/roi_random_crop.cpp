@@ -81,13 +81,6 @@ class RoiRandomCrop final : public Operator {
   }
 };
 
-ArgSchema window_arg(const char* name, const char* doc, bool required) {
-  ArgSchema a{name, ArgType::kIntList, doc};
-  a.per_sample = true;
-  a.optional = !required;
-  return a;
-}
-
 }  // namespace
 
 OpSchema roi_random_crop_schema() {
@@ -102,11 +95,12 @@ OpSchema roi_random_crop_schema() {
       .inputs = {"input"},
       .optional_inputs = 1,
       .outputs = {"anchor"},
-      .args = {window_arg("crop_shape", "The window's extents.", true),
-               window_arg("roi_start", "The region's start.", true),
-               window_arg("roi_end", "The region's end (exclusive).", false),
-               window_arg("roi_shape", "The region's extents.", false),
-               window_arg("in_shape", "The input's extents (or give the input).", false)},
+      .args = {{"crop_shape", ArgType::kIntList, "The window's extents.", std::nullopt, true},
+               {"roi_start", ArgType::kIntList, "The region's start.", std::nullopt, true},
+               optional_arg("roi_end", ArgType::kIntList, "The region's end (exclusive)."),
+               optional_arg("roi_shape", ArgType::kIntList, "The region's extents."),
+               optional_arg("in_shape", ArgType::kIntList,
+                            "The input's extents (or give the input).")},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RoiRandomCrop>(s); },
       .example = OpExample{.args = {{"crop_shape", std::vector<int64_t>{1, 1, 1}},
                                     {"roi_start", std::vector<int64_t>{0, 0, 0}},

@@ -262,13 +262,6 @@ class SliceGpu final : public Slice {
 };
 #endif
 
-ArgSchema window_arg(const char* name, ArgType type, const char* doc) {
-  ArgSchema a{name, type, doc};
-  a.per_sample = true;
-  a.optional = true;
-  return a;
-}
-
 }  // namespace
 
 OpSchema slice_schema() {
@@ -296,12 +289,12 @@ OpSchema slice_schema() {
                 std::string("WH")},
                {"normalized_anchor", ArgType::kBool, "A float anchor input is fractions.", true},
                {"normalized_shape", ArgType::kBool, "A float shape input is fractions.", true},
-               window_arg("start", ArgType::kIntList, "Window start, per sliced axis."),
-               window_arg("rel_start", ArgType::kFloatList, "Window start as fractions."),
-               window_arg("end", ArgType::kIntList, "Window end (exclusive)."),
-               window_arg("rel_end", ArgType::kFloatList, "Window end as fractions."),
-               window_arg("shape", ArgType::kIntList, "Window extent."),
-               window_arg("rel_shape", ArgType::kFloatList, "Window extent as fractions."),
+               optional_arg("start", ArgType::kIntList, "Window start, per sliced axis."),
+               optional_arg("rel_start", ArgType::kFloatList, "Window start as fractions."),
+               optional_arg("end", ArgType::kIntList, "Window end (exclusive)."),
+               optional_arg("rel_end", ArgType::kFloatList, "Window end as fractions."),
+               optional_arg("shape", ArgType::kIntList, "Window extent."),
+               optional_arg("rel_shape", ArgType::kFloatList, "Window extent as fractions."),
                {"out_of_bounds_policy", ArgType::kString, "What a window leaving the input reads.",
                 std::string("error")},
                {"fill_values", ArgType::kFloatList, "Padding value(s) for 'pad'.",

@@ -234,11 +234,10 @@ class Transform final : public Operator {
   bool reverse_;
 };
 
+// A per-sample float list, optional without a default.
 ArgSchema list_arg_schema(const char* name, const char* doc, std::optional<ArgValue> def) {
-  ArgSchema a{name, ArgType::kFloatList, doc, std::move(def)};
-  a.per_sample = true;
-  a.optional = !a.default_value.has_value();
-  return a;
+  if (!def) return optional_arg(name, ArgType::kFloatList, doc);
+  return {name, ArgType::kFloatList, doc, std::move(def), /*per_sample=*/true};
 }
 
 OpSchema transform_schema(const char* name, const char* doc, Kind kind,
