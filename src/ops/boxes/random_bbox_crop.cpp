@@ -1,7 +1,6 @@
 #include "stoker/ops/boxes/random_bbox_crop.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <numeric>
 
@@ -34,11 +33,6 @@ std::vector<std::string> output_names(const OpSpec& spec) {
   if (spec.inputs.size() > 1) names.push_back("labels");
   if (spec.arg<bool>("output_bbox_indices")) names.push_back("bbox_indices");
   return names;
-}
-
-// A draw in [0, n) (n >= 1).
-int64_t draw_index(RandomStream& rng, int64_t n) {
-  return int64_t((uint64_t(rng.next_u32()) * uint64_t(n)) >> 32);
 }
 
 class RandomBBoxCrop final : public Operator {
@@ -165,8 +159,6 @@ class RandomBBoxCrop final : public Operator {
     }
   }
 
-  int64_t windows_not_found() const { return not_found_.load(); }
-
  private:
   // crop_shape or input_shape of sample i in x, y, z order (shape_layout names its order).
   std::vector<double> shape_arg(const Workspace& ws, const char* name, int i, int nd) const {
@@ -194,7 +186,7 @@ class RandomBBoxCrop final : public Operator {
     for (const auto& r : aspect_) fixed = fixed || r.min == r.max;
     if (!fixed) return;
     int order[3] = {0, 1, 2};
-    for (int k = nd - 1; k > 0; --k) std::swap(order[k], order[draw_index(rng, k + 1)]);
+    for (int k = nd - 1; k > 0; --k) std::swap(order[k], order[rng.below(uint32_t(k + 1))]);
     float largest = 0.f;
     for (int d = 0; d < nd; ++d) largest = std::max(largest, shape[d]);
     for (int i0 = 0; i0 < nd; ++i0) {
@@ -260,7 +252,7 @@ class RandomBBoxCrop final : public Operator {
     bool found = false, any = false;
     const int64_t limit = total_ > 0 ? total_ : kAttemptLimit;
     for (int64_t tried = 0; !found && tried < limit;) {
-      const int64_t pick = draw_index(rng, options);
+      const int64_t pick = rng.below(uint32_t(options));
       if (pick == int64_t(thresholds_.size())) {  // no crop
         best = whole(boxes, nd, input_shape);
         found = any = true;
@@ -272,7 +264,7 @@ class RandomBBoxCrop final : public Operator {
         if (fixed_shape_) {
           for (int d = 0; d < nd; ++d) {
             const auto room = int64_t(input_shape[size_t(d)] - crop_shape[size_t(d)]);
-            const float anchor = room > 0 ? float(draw_index(rng, room + 1)) : 0.f;
+            const float anchor = room > 0 ? float(rng.below(uint32_t(room + 1))) : 0.f;
             out.lo[d] = anchor, out.hi[d] = anchor + float(crop_shape[size_t(d)]);
             rel.lo[d] = anchor / float(input_shape[size_t(d)]);
             rel.hi[d] = rel.lo[d] + float(crop_shape[size_t(d)]) / float(input_shape[size_t(d)]);
@@ -300,7 +292,6 @@ class RandomBBoxCrop final : public Operator {
       }
     }
     if (!found && !any) best = whole(boxes, nd, input_shape);  // no window met the aspect ratios
-    if (!found) not_found_.fetch_add(1);
     return best;
   }
 
@@ -361,7 +352,6 @@ class RandomBBoxCrop final : public Operator {
   std::vector<Range> aspect_;
   std::string layout_text_;
   double prune_ = -1.0;
-  mutable std::atomic<int64_t> not_found_{0};
 };
 
 }  // namespace

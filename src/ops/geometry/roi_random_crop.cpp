@@ -1,6 +1,7 @@
 #include "stoker/ops/geometry/roi_random_crop.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "stoker/ops/operator.hpp"
 
@@ -74,8 +75,9 @@ class RoiRandomCrop final : public Operator {
         lo = std::max<int64_t>(lo, 0);
         hi = std::min(hi, bounds[d] - crop[d]);
       }
-      const uint64_t span = uint64_t(hi - lo) + 1;
-      out[d] = lo + int64_t(((uint64_t(rng.next_u32()) << 32 | rng.next_u32()) % span));
+      STOKER_ENFORCE(hi - lo < int64_t(UINT32_MAX), ValueError, "roi_random_crop: sample ", i,
+                     ": axis ", d, " allows ", hi - lo + 1, " places; at most 2^32 - 1");
+      out[d] = lo + int64_t(rng.below(uint32_t(hi - lo + 1)));
     }
     return out;
   }

@@ -47,7 +47,7 @@ class CocoSource final : public ReaderSource {
  public:
   explicit CocoSource(const OpSpec& spec)
       : spec_(spec), out_(coco_outputs(spec)), files_(file_options(spec)),
-        ratio_(spec.arg<bool>("ratio")) {}
+        ratio_(spec.arg<bool>("ratio")), file_root_(spec.arg<std::string>("file_root")) {}
 
   std::vector<DType> output_dtypes() const override {
     std::vector<DType> d{DType::kU8, DType::kF32, DType::kI32};
@@ -115,8 +115,7 @@ class CocoSource final : public ReaderSource {
  private:
   std::string path_of(int64_t index) const {
     const auto& name = index_.samples[size_t(index)].file_name;
-    const auto root = spec_.arg<std::string>("file_root");
-    return root.empty() ? name : (std::filesystem::path(root) / name).string();
+    return file_root_.empty() ? name : (std::filesystem::path(file_root_) / name).string();
   }
 
   // DALI's polygons output: (object, first vertex, end vertex) per polygon, the vertices
@@ -181,6 +180,7 @@ class CocoSource final : public ReaderSource {
   CocoOutputs out_;
   readers::FileOptions files_;
   bool ratio_;
+  std::string file_root_;
   CocoIndex index_;  // built once, then read-only
 };
 

@@ -1,16 +1,12 @@
 #include "stoker/ops/segmentation/random_mask_pixel.hpp"
 
+#include <cstdint>
+
 #include "stoker/core/dtype.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
-
-// A draw in [0, n) (n >= 1), from two 32-bit draws.
-int64_t draw_below(RandomStream& rng, int64_t n) {
-  const uint64_t r = (uint64_t(rng.next_u32()) << 32) | rng.next_u32();
-  return int64_t(r % uint64_t(n));
-}
 
 class RandomMaskPixel final : public Operator {
  public:
@@ -30,6 +26,9 @@ class RandomMaskPixel final : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const int64_t count = s.volume();
+      STOKER_ENFORCE(count <= int64_t(UINT32_MAX), ValueError,
+                     "segmentation.random_mask_pixel: sample ", i, " has ", count,
+                     " pixels; at most 2^32 - 1 are supported");
       STOKER_ENFORCE(count > 0, ValueError, "segmentation.random_mask_pixel: sample ", i,
                      " is empty, ", s.to_string());
       auto rng = sample_rng(ws, i);
@@ -48,7 +47,7 @@ class RandomMaskPixel final : public Operator {
           int64_t total = 0;
           for (int64_t k = 0; k < count; ++k) total += is_fg(k) ? 1 : 0;
           if (total == 0) return;  // no foreground: any pixel
-          int64_t target = draw_below(rng, total);
+          int64_t target = rng.below(uint32_t(total));
           for (int64_t k = 0; k < count; ++k) {
             if (is_fg(k) && target-- == 0) {
               pick = k;
@@ -57,7 +56,7 @@ class RandomMaskPixel final : public Operator {
           }
         });
       }
-      if (pick < 0) pick = draw_below(rng, count);
+      if (pick < 0) pick = rng.below(uint32_t(count));
       auto* o = static_cast<int64_t*>(out.data(i));
       for (int d = s.ndim() - 1; d >= 0; --d) {  // the flat index as coordinates
         o[d] = pick % s[d];
