@@ -78,8 +78,11 @@ void ThreadTuner::window(double rate, double wait, double queued) {
         phase_ = Phase::kMeasure;
       }
       return;
-    case Phase::kTrialDown:
-      if (wait < kWaitHigh && rate >= base_rate_ * 0.97 && queued >= base_queued_ - 0.5) {
+    case Phase::kTrialDown: {
+      // A consumer that did not wait set the rate itself (its own step times, noisy under
+      // load): the rate says something about stoker only when the consumer waited a little.
+      const bool rate_held = wait < kWaitLow || rate >= base_rate_ * 0.97;
+      if (wait < kWaitHigh && rate_held && queued >= base_queued_ - 0.5) {
         decide(rate, wait, queued);
       } else {
         floor_ = true;
@@ -87,6 +90,7 @@ void ThreadTuner::window(double rate, double wait, double queued) {
         phase_ = Phase::kMeasure;
       }
       return;
+    }
     case Phase::kHold: {
       // A lasting change of regime reopens the search in its direction: the consumer now
       // waits where it did not (it got faster, or the data got heavier), or no longer waits

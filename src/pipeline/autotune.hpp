@@ -4,7 +4,8 @@
 // means stoker is the bottleneck: more threads are tried (steps of half the count), kept when
 // the rate rises by 3% or the waiting halves, else the count goes back and that is the
 // ceiling. No waiting means stoker is ahead: one thread fewer is tried, kept while the
-// consumer still does not wait and the rate holds, else back and that is the floor (threads
+// consumer still does not wait and the rate holds (judged only when it waited at all: an idle
+// consumer sets the rate itself), else back and that is the floor (threads
 // left to the training process). Once both directions are settled the count holds; a lasting
 // change of regime (the consumer waiting again for 3 windows, or no longer) reopens the
 // search. Outputs do not depend on the thread count (randomness follows the sample index).

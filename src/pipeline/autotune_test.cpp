@@ -16,6 +16,7 @@ namespace {
 
 struct Model {
   double per_thread = 1000, consumer = 1e12, noise = 0;
+  double consumer_noise = 0;  // the consumer's own step times vary (a loaded machine)
   int saturation = 1000;
   double level = 0;  // batches queued (run()'s queue model)
   std::mt19937 rng{3};
@@ -24,9 +25,12 @@ struct Model {
   std::pair<double, double> batch(int k) {
     double l = loader(k);
     if (noise > 0) l *= 1 + std::uniform_real_distribution<double>(-noise, noise)(rng);
-    const double rate = std::min(l, consumer);
+    double c = consumer;
+    if (consumer_noise > 0)
+      c *= 1 + std::uniform_real_distribution<double>(-consumer_noise, consumer_noise)(rng);
+    const double rate = std::min(l, c);
     const double seconds = 256 / rate;
-    return {seconds, l < consumer ? seconds - 256 / consumer : 0.0};
+    return {seconds, l < c ? seconds - 256 / c : 0.0};
   }
 };
 
@@ -71,6 +75,18 @@ TEST(ThreadTuner, FedItKeepsTheFewestThreadsThatKeepTheConsumerBusy) {
   run(t, m, 30);
   EXPECT_EQ(t.threads(), 3);
   EXPECT_TRUE(t.settled());
+}
+
+TEST(ThreadTuner, AConsumerWhoseOwnPaceVariesStillGetsThreadsBack) {
+  // The consumer never waits (one thread keeps up), but its own steps vary by +-20%: the rate
+  // it sets is no evidence against fewer threads.
+  Model m;
+  m.consumer = 500;
+  m.consumer_noise = 0.2;
+  ThreadTuner t(4, 4);
+  run(t, m, 60);
+  EXPECT_EQ(t.threads(), 1);
+  for (const auto& c : t.changes()) EXPECT_NE(c.why.find("fewer"), std::string::npos) << c.why;
 }
 
 TEST(ThreadTuner, ADrainingQueueStopsTheDescentBeforeTheConsumerWaits) {
