@@ -31,6 +31,7 @@
 #include "stoker/ops/readers/caffe_reader.hpp"
 #include "stoker/ops/readers/coco_reader.hpp"
 #include "stoker/ops/segmentation/random_mask_pixel.hpp"
+#include "stoker/ops/segmentation/random_object_bbox.hpp"
 #include "stoker/ops/segmentation/select_masks.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
@@ -101,6 +102,7 @@ const std::vector<OpSchema>& op_schemas() {
       rotate_schema(),                 // rotate
       saturation_schema(),             // saturation
       random_mask_pixel_schema(),      // segmentation.random_mask_pixel
+      random_object_bbox_schema(),     // segmentation.random_object_bbox
       select_masks_schema(),           // segmentation.select_masks
       slice_schema(),                  // slice
       stack_schema(),                  // stack
