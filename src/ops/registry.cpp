@@ -16,6 +16,7 @@
 #include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/erase.hpp"
 #include "stoker/ops/geometry/jitter_paste.hpp"
+#include "stoker/ops/geometry/multi_paste.hpp"
 #include "stoker/ops/geometry/resize.hpp"
 #include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/io/copy_to_device.hpp"
@@ -81,6 +82,7 @@ const std::vector<OpSchema>& op_schemas() {
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
+      multi_paste_schema(),            // multi_paste
       normalize_schema(),              // normalize
       pad_schema(),                    // pad
       paste_schema(),                  // paste

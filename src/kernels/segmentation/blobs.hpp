@@ -46,7 +46,8 @@ Blobs find_blobs(const T* data, std::span<const int64_t> shape, T background) {
   out.ndim = ndim;
   if (volume == 0) return out;
   std::vector<int64_t> stride(size_t(ndim), 1);
-  for (int d = ndim - 2; d >= 0; --d) stride[size_t(d)] = stride[size_t(d + 1)] * shape[size_t(d + 1)];
+  for (int d = ndim - 2; d >= 0; --d)
+    stride[size_t(d)] = stride[size_t(d + 1)] * shape[size_t(d + 1)];
 
   // The odometer of the current element's coordinates, for both passes.
   std::vector<int64_t> pos(size_t(ndim), 0);
@@ -76,8 +77,10 @@ Blobs find_blobs(const T* data, std::span<const int64_t> shape, T background) {
       if (data[j] != v) continue;
       const Index a = find(Index(i)), b = find(Index(j));
       if (a == b) continue;
-      if (a < b) parent[size_t(b)] = a;
-      else parent[size_t(a)] = b;
+      if (a < b)
+        parent[size_t(b)] = a;
+      else
+        parent[size_t(a)] = b;
     }
   }
 

@@ -14,7 +14,8 @@ namespace {
 Blobs flood_fill(const std::vector<int>& data, const std::vector<int64_t>& shape, int background) {
   const int ndim = int(shape.size());
   std::vector<int64_t> stride(size_t(ndim), 1);
-  for (int d = ndim - 2; d >= 0; --d) stride[size_t(d)] = stride[size_t(d + 1)] * shape[size_t(d + 1)];
+  for (int d = ndim - 2; d >= 0; --d)
+    stride[size_t(d)] = stride[size_t(d + 1)] * shape[size_t(d + 1)];
   auto coord = [&](int64_t i, int d) { return (i / stride[size_t(d)]) % shape[size_t(d)]; };
   Blobs out;
   out.ndim = ndim;
@@ -49,8 +50,8 @@ Blobs flood_fill(const std::vector<int>& data, const std::vector<int64_t>& shape
 
 TEST(FindBlobs, MatchesAFloodFillOnRandomLabelMaps) {
   std::mt19937 rng(5);
-  const std::vector<std::vector<int64_t>> shapes = {{1}, {17}, {9, 13}, {1, 40}, {6, 7, 5},
-                                                    {3, 4, 2, 5}, {0, 4}, {31, 29}};
+  const std::vector<std::vector<int64_t>> shapes = {{1},       {17},         {9, 13}, {1, 40},
+                                                    {6, 7, 5}, {3, 4, 2, 5}, {0, 4},  {31, 29}};
   for (const auto& shape : shapes) {
     for (int labels : {2, 3, 6}) {
       int64_t volume = 1;

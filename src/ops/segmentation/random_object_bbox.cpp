@@ -25,16 +25,24 @@ Format parse_format(const OpSpec& spec) {
   if (f == "anchor_shape") return Format::kAnchorShape;
   if (f == "start_end") return Format::kStartEnd;
   if (f == "box") return Format::kBox;
-  throw ValueError("segmentation.random_object_bbox: format must be 'anchor_shape', 'start_end' "
-                   "or 'box', got '" + f + "'");
+  throw ValueError(
+      "segmentation.random_object_bbox: format must be 'anchor_shape', 'start_end' "
+      "or 'box', got '" +
+      f + "'");
 }
 
 std::vector<std::string> output_names(const OpSpec& spec) {
   std::vector<std::string> names;
   switch (parse_format(spec)) {
-    case Format::kAnchorShape: names = {"anchor", "shape"}; break;
-    case Format::kStartEnd: names = {"start", "end"}; break;
-    case Format::kBox: names = {"box"}; break;
+    case Format::kAnchorShape:
+      names = {"anchor", "shape"};
+      break;
+    case Format::kStartEnd:
+      names = {"start", "end"};
+      break;
+    case Format::kBox:
+      names = {"box"};
+      break;
   }
   if (spec.arg<bool>("output_class")) names.push_back("class");
   return names;
@@ -76,11 +84,11 @@ class RandomObjectBBox final : public Operator {
   explicit RandomObjectBBox(const OpSpec& spec) : Operator(spec), format_(parse_format(spec)) {
     ignore_class_ = spec.arg<bool>("ignore_class");
     output_class_ = spec.arg<bool>("output_class");
-    STOKER_ENFORCE(!(ignore_class_ && (spec.given("classes") || spec.given("class_weights") ||
-                                       output_class_)),
-                   ValueError,
-                   "segmentation.random_object_bbox: classes, class_weights and output_class "
-                   "cannot be used with ignore_class=True");
+    STOKER_ENFORCE(
+        !(ignore_class_ && (spec.given("classes") || spec.given("class_weights") || output_class_)),
+        ValueError,
+        "segmentation.random_object_bbox: classes, class_weights and output_class "
+        "cannot be used with ignore_class=True");
     if (spec.given("k_largest")) {
       k_largest_ = spec.arg<int64_t>("k_largest");
       STOKER_ENFORCE(k_largest_ >= 1, ValueError,
@@ -100,8 +108,8 @@ class RandomObjectBBox final : public Operator {
     for (int i = 0; i < n; ++i) {
       STOKER_ENFORCE(in.shape(i).ndim() == ndim, ValueError,
                      "segmentation.random_object_bbox: every mask of a batch needs the same number "
-                     "of dimensions; sample 0 has ", ndim, ", sample ", i, " has ",
-                     in.shape(i).ndim());
+                     "of dimensions; sample 0 has ",
+                     ndim, ", sample ", i, " has ", in.shape(i).ndim());
       for (int64_t e : in.shape(i).dims()) {
         STOKER_ENFORCE(e <= INT32_MAX, ValueError, "segmentation.random_object_bbox: sample ", i,
                        " has an extent of ", e, "; the int32 boxes hold at most 2^31 - 1");
@@ -110,10 +118,11 @@ class RandomObjectBBox final : public Operator {
     const int64_t width = format_ == Format::kBox ? 2 * ndim : ndim;
     std::vector<TensorShape> box_shapes(size_t(n), TensorShape(std::vector<int64_t>{width}));
     Batch& first = add_output(ws, DType::kI32, box_shapes, TensorLayout());
-    Batch* second =
-        format_ == Format::kBox ? nullptr : &add_output(ws, DType::kI32, box_shapes, TensorLayout());
-    Batch* cls = output_class_ ? &add_output(ws, DType::kI32, std::vector<TensorShape>(
-                                                                   size_t(n), TensorShape()),
+    Batch* second = format_ == Format::kBox
+                        ? nullptr
+                        : &add_output(ws, DType::kI32, box_shapes, TensorLayout());
+    Batch* cls = output_class_ ? &add_output(ws, DType::kI32,
+                                             std::vector<TensorShape>(size_t(n), TensorShape()),
                                              TensorLayout())
                                : nullptr;
     for_each_sample(ws, n, [&](int i, int) {
@@ -231,7 +240,8 @@ class RandomObjectBBox final : public Operator {
         clash = clash || l == c.background;
       }
       STOKER_ENFORCE(!(clash && bg_given), ValueError, "segmentation.random_object_bbox: class ",
-                     c.background, " is also the background label; give another background "
+                     c.background,
+                     " is also the background label; give another background "
                      "or leave it out of classes");
       if (clash) c.background = lowest - 1;  // unset: a label below every class
     }
@@ -245,7 +255,8 @@ class RandomObjectBBox final : public Operator {
       if (has_classes) {
         STOKER_ENFORCE(c.weights.size() == c.labels.size(), ValueError,
                        "segmentation.random_object_bbox: classes and class_weights need the same "
-                       "length, got ", c.labels.size(), " and ", c.weights.size());
+                       "length, got ",
+                       c.labels.size(), " and ", c.weights.size());
       } else {
         // Consecutive labels from 0, the background skipped (1, 2, ... with background 0).
         for (int64_t l = 0; c.labels.size() < c.weights.size(); ++l) {
@@ -265,22 +276,22 @@ class RandomObjectBBox final : public Operator {
       std::lock_guard lock(mutex_);
       if (auto it = cache_map_.find({*key, background}); it != cache_map_.end()) return it->second;
     }
-    auto blobs = std::make_shared<const Blobs>(visit_dtype<DType::kBool, DType::kU8, DType::kI8,
-                                                           DType::kU16, DType::kI16, DType::kU32,
-                                                           DType::kI32, DType::kI64>(
-        in.dtype(), "segmentation.random_object_bbox (masks of labels)", [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          const T* data = static_cast<const T*>(in.data(i));
-          const auto dims = in.shape(i).dims();
-          // A background the dtype cannot hold matches no element.
-          const bool representable = std::is_same_v<T, bool>
-                                         ? background == 0 || background == 1
-                                         : int64_t(T(background)) == background;
-          if (representable) return kernels::find_blobs<T>(data, dims, T(background));
-          Blobs all = kernels::find_blobs<int64_t>(
-              std::vector<int64_t>(data, data + in.shape(i).volume()).data(), dims, background);
-          return all;
-        }));
+    auto blobs = std::make_shared<const Blobs>(
+        visit_dtype<DType::kBool, DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32,
+                    DType::kI32, DType::kI64>(
+            in.dtype(), "segmentation.random_object_bbox (masks of labels)", [&](auto tag) {
+              using T = typename decltype(tag)::type;
+              const T* data = static_cast<const T*>(in.data(i));
+              const auto dims = in.shape(i).dims();
+              // A background the dtype cannot hold matches no element.
+              const bool representable = std::is_same_v<T, bool>
+                                             ? background == 0 || background == 1
+                                             : int64_t(T(background)) == background;
+              if (representable) return kernels::find_blobs<T>(data, dims, T(background));
+              Blobs all = kernels::find_blobs<int64_t>(
+                  std::vector<int64_t>(data, data + in.shape(i).volume()).data(), dims, background);
+              return all;
+            }));
     if (key) {
       std::lock_guard lock(mutex_);
       cache_map_.emplace(std::make_pair(*key, background), blobs);
