@@ -2,6 +2,7 @@
 
 #include "stoker/ops/boxes/bb_flip.hpp"
 #include "stoker/ops/boxes/bbox_paste.hpp"
+#include "stoker/ops/boxes/bbox_rotate.hpp"
 #include "stoker/ops/boxes/box_encoder.hpp"
 #include "stoker/ops/boxes/random_bbox_crop.hpp"
 #include "stoker/ops/color/color_ops.hpp"
@@ -54,6 +55,7 @@ const std::vector<OpSchema>& op_schemas() {
       arithmetic_schema(),             // arithmetic
       bb_flip_schema(),                // bb_flip
       bbox_paste_schema(),             // bbox_paste
+      bbox_rotate_schema(),            // bbox_rotate
       box_encoder_schema(),            // box_encoder
       brightness_schema(),             // brightness
       brightness_contrast_schema(),    // brightness_contrast

@@ -1,5 +1,7 @@
 // warp_affine and rotate (CPU): both sample the input through an affine map of output pixel
 // centres (kernels/geometry/warp_affine_cpu.hpp).
+#include "stoker/ops/geometry/warp.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -7,11 +9,24 @@
 #include "stoker/kernels/geometry/warp_affine_cpu.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
-#include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
+
+// DALI's canvas for a rotated image: the bounding box rounded up (0.01 of slack, so that
+// quarter turns give exactly the swapped extents), then one more pixel where needed to keep
+// the parity of the input extent that dominates it (odd stays odd: less blur at the centre).
+void rotated_canvas(double angle, int64_t h, int64_t w, int64_t& oh, int64_t& ow) {
+  const double t = angle * 3.14159265358979323846 / 180, c = std::fabs(std::cos(t)),
+               s = std::fabs(std::sin(t));
+  ow = std::max<int64_t>(1, int64_t(std::ceil(double(w) * c + double(h) * s - 1e-2)));
+  oh = std::max<int64_t>(1, int64_t(std::ceil(double(w) * s + double(h) * c - 1e-2)));
+  const int64_t pw = (s <= c ? w : h) % 2, ph = (s <= c ? h : w) % 2;
+  if (ow % 2 != pw) ++ow;
+  if (oh % 2 != ph) ++oh;
+}
+
 namespace {
 
 class Warp : public Operator {
@@ -61,7 +76,7 @@ class Warp : public Operator {
                        ": size must be [height, width] of positive values");
         oh = int64_t(size[0]), ow = int64_t(size[1]);
       } else if (rotate_ && !spec_.arg<bool>("keep_size")) {
-        fit_rotated(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow);
+        rotated_canvas(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow);
       }
       shapes[size_t(i)] = TensorShape{oh, ow, s.channels};
       maps[size_t(i)] =
@@ -81,19 +96,6 @@ class Warp : public Operator {
       map = {-map[0], -map[1], double(w) - map[2], map[3], map[4], map[5]};
     if (scalar_arg(flip, args, "vertical", i) != 0)
       map = {map[0], map[1], map[2], -map[3], -map[4], double(h) - map[5]};
-  }
-
-  // DALI's canvas for a rotated image: the bounding box rounded up (0.01 of slack, so that
-  // quarter turns give exactly the swapped extents), then one more pixel where needed to keep
-  // the parity of the input extent that dominates it (odd stays odd: less blur at the centre).
-  static void fit_rotated(double angle, int64_t h, int64_t w, int64_t& oh, int64_t& ow) {
-    const double t = angle * 3.14159265358979323846 / 180, c = std::fabs(std::cos(t)),
-                 s = std::fabs(std::sin(t));
-    ow = std::max<int64_t>(1, int64_t(std::ceil(double(w) * c + double(h) * s - 1e-2)));
-    oh = std::max<int64_t>(1, int64_t(std::ceil(double(w) * s + double(h) * c - 1e-2)));
-    const int64_t pw = (s <= c ? w : h) % 2, ph = (s <= c ? h : w) % 2;
-    if (ow % 2 != pw) ++ow;
-    if (oh % 2 != ph) ++oh;
   }
 
   // Output centre to input centre, turned by `angle` degrees counter-clockwise (as displayed).
