@@ -52,3 +52,27 @@ def test_errors_name_what_is_wrong():
         _run(pts, M=[1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="T has 3 values for 2 output components"):
         _run(pts, T=[1.0, 2.0, 3.0])
+
+
+@pytest.mark.skipif(not stoker._stoker.cuda_available(), reason="no CUDA device: GPU test skipped")
+@pytest.mark.parametrize("src, dst", [("float32", "FLOAT"), ("int16", "FLOAT"),
+                                      ("float32", "UINT8"), ("uint8", "INT32"),
+                                      ("float64", "FLOAT64")])
+def test_gpu_equals_cpu(src, dst):
+    rng = np.random.default_rng(4)
+    pts = [(rng.random((n, 3)) * 300 - 100).astype(src) for n in (0, 1, 5000, 37)]
+    mts = [np.float32(rng.normal(size=(2, 4))) for _ in pts]
+
+    def run(device):
+        pipe = stoker.Pipeline(batch_size=len(pts), num_threads=2, seed=1,
+                               device_id=0 if device == "gpu" else None)
+        with pipe:
+            p = fn.external_source(lambda: pts, device=device)
+            mt = fn.external_source(lambda: mts)
+            pipe.set_outputs(fn.coord_transform(p, MT=mt, dtype=getattr(types, dst)))
+        (out,) = pipe.run()
+        return [s.numpy().copy() for s in out.as_cpu()]
+
+    for c, g in zip(run("cpu"), run("gpu")):
+        assert c.dtype == g.dtype and c.shape == g.shape
+        np.testing.assert_array_equal(g, c)

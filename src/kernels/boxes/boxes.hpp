@@ -5,18 +5,9 @@
 #include <cstdint>
 
 #include "stoker/core/cuda.hpp"
+#include "stoker/kernels/common/float_rn.hpp"
 
 namespace stoker::kernels {
-
-// a * b rounded once on the CPU and the GPU alike (nvcc would fuse a product into a following
-// addition, which the CPU does not: results would differ in the last bit).
-STOKER_HOST_DEVICE inline float mul_rn(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
 
 struct BoxNd {
   float lo[3] = {0.f, 0.f, 0.f};

@@ -1,14 +1,16 @@
 #include "stoker/ops/geometry/coord_transform.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "stoker/core/dtype.hpp"
+#include "stoker/kernels/geometry/coord_transform.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
 
-constexpr int64_t kMaxComponents = 6;
+constexpr int64_t kMaxComponents = kernels::kCoordMaxComponents;
 
 // One sample's M (rows x cols, row-major) and T, in float32 as DALI applies them.
 struct Affine {
@@ -16,7 +18,7 @@ struct Affine {
   std::vector<float> m, t;
 };
 
-class CoordTransform final : public Operator {
+class CoordTransform : public Operator {
  public:
   explicit CoordTransform(const OpSpec& spec)
       : Operator(spec), dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {
@@ -26,41 +28,47 @@ class CoordTransform final : public Operator {
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    const int n = in.size();
-    std::vector<Affine> maps(static_cast<size_t>(n));
     std::vector<TensorShape> shapes;
-    for (int i = 0; i < n; ++i) {
-      const auto& s = in.shape(i);
-      STOKER_ENFORCE(s.ndim() >= 1, ValueError, "coord_transform: sample ", i,
-                     " must have an axis of components (the last), got a scalar");
-      maps[size_t(i)] = affine(ws, i, s[s.ndim() - 1]);
-      auto d = s.dims();
-      d.back() = maps[size_t(i)].rows;
-      shapes.emplace_back(d);
-    }
+    auto samples = plan(ws, shapes);
     Batch& out = add_output(ws, dtype_, shapes, in.layout());
-    for_each_sample(ws, n, [&](int i, int) {
-      const Affine& a = maps[size_t(i)];
-      const int64_t points = a.cols > 0 ? in.shape(i).volume() / a.cols : 0;
+    for_each_sample(ws, in.size(), [&](int i, int) {
+      kernels::CoordTransformSample s = samples[size_t(i)];
+      s.out = out.data(i);
       visit_numeric(in.dtype(), "coord_transform", [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
         visit_numeric(dtype_, "coord_transform", [&](auto out_tag) {
           using Out = typename decltype(out_tag)::type;
-          const In* src = static_cast<const In*>(in.data(i));
-          Out* dst = static_cast<Out*>(out.data(i));
-          float v[kMaxComponents];
-          for (int64_t p = 0; p < points; ++p, src += a.cols, dst += a.rows) {
-            for (int64_t c = 0; c < a.cols; ++c) v[c] = cast_value<float>(src[c]);
-            for (int64_t r = 0; r < a.rows; ++r) {
-              float acc = 0.f;  // M in, then + T: DALI's order of the sums
-              for (int64_t c = 0; c < a.cols; ++c) acc += a.m[size_t(r * a.cols + c)] * v[c];
-              dst[r] = cast_value<Out>(acc + a.t[size_t(r)]);
-            }
-          }
+          kernels::coord_transform_cpu<Out, In>(s);
         });
       });
     });
   }
+
+ protected:
+  // Each sample's map and points (out left unset) and the output shapes.
+  std::vector<kernels::CoordTransformSample> plan(const Workspace& ws,
+                                                  std::vector<TensorShape>& shapes) const {
+    const Batch& in = ws.input(0);
+    std::vector<kernels::CoordTransformSample> samples(static_cast<size_t>(in.size()));
+    for (int i = 0; i < in.size(); ++i) {
+      const auto& sh = in.shape(i);
+      STOKER_ENFORCE(sh.ndim() >= 1, ValueError, "coord_transform: sample ", i,
+                     " must have an axis of components (the last), got a scalar");
+      const Affine a = affine(ws, i, sh[sh.ndim() - 1]);
+      auto d = sh.dims();
+      d.back() = a.rows;
+      shapes.emplace_back(d);
+      auto& s = samples[size_t(i)];
+      s.in = in.data(i);
+      s.points = a.cols > 0 ? sh.volume() / a.cols : 0;
+      s.rows = int32_t(a.rows), s.cols = int32_t(a.cols);
+      std::copy(a.m.begin(), a.m.end(), s.m);
+      std::copy(a.t.begin(), a.t.end(), s.t);
+    }
+    return samples;
+  }
+
+  DType dtype_;
 
  private:
   // M and T of sample i for points of `cols` components, from M/T or MT (scalars: a multiple
@@ -77,8 +85,8 @@ class CoordTransform final : public Operator {
       if (m.size() == 1) {
         from_mt = false;  // a scalar MT is a scalar M
       } else {
-        STOKER_ENFORCE(m.size() % size_t(cols + 1) == 0, ValueError, "coord_transform: sample ",
-                       i, ": MT has ", m.size(), " values, not rows of ", cols + 1);
+        STOKER_ENFORCE(m.size() % size_t(cols + 1) == 0, ValueError, "coord_transform: sample ", i,
+                       ": MT has ", m.size(), " values, not rows of ", cols + 1);
         a.rows = int64_t(m.size()) / (cols + 1);
         for (int64_t r = 0; r < a.rows; ++r) {
           for (int64_t c = 0; c < cols; ++c) a.m.push_back(float(m[size_t(r * (cols + 1) + c)]));
@@ -106,13 +114,42 @@ class CoordTransform final : public Operator {
                      " output components");
       for (int64_t r = 0; r < a.rows; ++r) a.t.push_back(float(t[t.size() == 1 ? 0 : size_t(r)]));
     }
-    STOKER_ENFORCE(a.rows >= 1 && a.rows <= kMaxComponents, ValueError, "coord_transform: ",
-                   a.rows, " output components; 1 to ", kMaxComponents, " are supported");
+    STOKER_ENFORCE(a.rows >= 1 && a.rows <= kMaxComponents, ValueError, "coord_transform: ", a.rows,
+                   " output components; 1 to ", kMaxComponents, " are supported");
     return a;
   }
-
-  DType dtype_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// One launch for the batch: a thread per point.
+class CoordTransformGpu final : public CoordTransform {
+ public:
+  using CoordTransform::CoordTransform;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    std::vector<TensorShape> shapes;
+    auto samples = plan(ws, shapes);
+    Batch& out = add_output(ws, dtype_, shapes, in.layout());
+    int64_t most = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      samples[i].out = out.data(int(i));
+      most = std::max(most, samples[i].points);
+    }
+    const auto half = [](DType d) { return d == DType::kF16 || d == DType::kBF16; };
+    STOKER_ENFORCE(!half(in.dtype()) && !half(dtype_) && dtype_ != DType::kBool &&
+                       dtype_ != DType::kI64 && dtype_ != DType::kU64,
+                   TypeError, "coord_transform (gpu): ", dtype_name(in.dtype()), " to ",
+                   dtype_name(dtype_),
+                   " is not supported; inputs: bool, integers, float32/64; "
+                   "outputs: 8-32-bit integers, float32/64 (the cpu backend takes every type)");
+    if (samples.empty()) return;
+    cuda_check(kernels::coord_transform_gpu(
+                   static_cast<const kernels::CoordTransformSample*>(upload(ws, samples)->data()),
+                   int(samples.size()), most, in.dtype(), dtype_, ws.stream),
+               "coord_transform (gpu): launching the kernel");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -133,6 +170,9 @@ OpSchema coord_transform_schema() {
                optional_arg("MT", ArgType::kFloatList, "[M | T], row-major."),
                {"dtype", ArgType::kDType, "The output's type.", std::string("float32")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<CoordTransform>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<CoordTransformGpu>(s); },
+#endif
       .example = OpExample{.args = {}, .dtype = "float32", .layout = ""},
   };
 }
