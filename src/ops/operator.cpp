@@ -10,6 +10,15 @@
 
 namespace stoker::ops {
 
+Operator::Operator(const OpSpec& spec) : spec_(spec) {
+  if (spec_.schema && spec_.schema->find_arg("seed")) {
+    own_seed_ = spec_.arg<int64_t>("seed");
+    STOKER_ENFORCE(own_seed_ >= -1, ValueError, spec_.describe(),
+                   ": seed must be -1 (from the pipeline's) or a non-negative integer, got ",
+                   own_seed_);
+  }
+}
+
 namespace {
 // "sample i (source '...')", for messages about one sample.
 std::string sample_context(int64_t i, const Batch* sources) {

@@ -92,7 +92,7 @@ class InputFeed {
 
 class Operator {
  public:
-  explicit Operator(const OpSpec& spec) : spec_(spec) {}
+  explicit Operator(const OpSpec& spec);
   virtual ~Operator() = default;
   virtual void run(Workspace& ws) = 0;
   virtual std::optional<ReaderMeta> reader_meta() const { return std::nullopt; }
@@ -134,12 +134,17 @@ class Operator {
   Batch& add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,
                     TensorLayout layout, const Batch* sources = nullptr) const;
   // The random stream of sample i in this iteration: depends only on the pipeline seed, this
-  // operator's instance number and the sample's global index.
+  // operator's instance number and the sample's global index; with the operator's own `seed`
+  // (seed_arg), on that seed instead of the other two, so that operators given one seed draw
+  // alike (one random window for an image and its mask).
   RandomStream sample_rng(const Workspace& ws, int i) const {
-    return random_stream(ws.seed, uint64_t(spec_.instance),
-                         uint64_t(ws.iteration) * uint64_t(ws.batch_size) + uint64_t(i),
-                         ws.stream_epoch);
+    const uint64_t sample = uint64_t(ws.iteration) * uint64_t(ws.batch_size) + uint64_t(i);
+    if (own_seed_ >= 0)
+      return random_stream(uint64_t(own_seed_), kSeededInstance, sample, ws.stream_epoch);
+    return random_stream(ws.seed, uint64_t(spec_.instance), sample, ws.stream_epoch);
   }
+  // The operator's own `seed` argument (-1: none).
+  int64_t own_seed() const { return own_seed_; }
 
  public:
   // add_output for helpers outside the class (run_step of the GPU resampling).
@@ -162,6 +167,9 @@ class Operator {
 
  protected:
   OpSpec spec_;
+  // The instance number of every seeded stream: no operator of a graph has it.
+  static constexpr uint64_t kSeededInstance = ~uint64_t(0);
+  int64_t own_seed_ = -1;
 
  private:
   // for_each_sample's measured work per call site (the function's type): the batch's summed

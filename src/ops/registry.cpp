@@ -10,15 +10,15 @@
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/coord_transform.hpp"
-#include "stoker/ops/geometry/random_crop_generator.hpp"
-#include "stoker/ops/geometry/roi_random_crop.hpp"
-#include "stoker/ops/geometry/slice.hpp"
-#include "stoker/ops/geometry/transforms.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/erase.hpp"
 #include "stoker/ops/geometry/jitter_paste.hpp"
 #include "stoker/ops/geometry/multi_paste.hpp"
+#include "stoker/ops/geometry/random_crop_generator.hpp"
 #include "stoker/ops/geometry/resize.hpp"
+#include "stoker/ops/geometry/roi_random_crop.hpp"
+#include "stoker/ops/geometry/slice.hpp"
+#include "stoker/ops/geometry/transforms.hpp"
 #include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/io/external_source.hpp"
@@ -32,14 +32,14 @@
 #include "stoker/ops/readers/caffe2_reader.hpp"
 #include "stoker/ops/readers/caffe_reader.hpp"
 #include "stoker/ops/readers/coco_reader.hpp"
-#include "stoker/ops/segmentation/random_mask_pixel.hpp"
-#include "stoker/ops/segmentation/random_object_bbox.hpp"
-#include "stoker/ops/segmentation/select_masks.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 #include "stoker/ops/readers/webdataset_reader.hpp"
+#include "stoker/ops/segmentation/random_mask_pixel.hpp"
+#include "stoker/ops/segmentation/random_object_bbox.hpp"
+#include "stoker/ops/segmentation/select_masks.hpp"
 #include "stoker/ops/tensor/cast.hpp"
 #include "stoker/ops/tensor/join.hpp"
 #include "stoker/ops/tensor/pad.hpp"
@@ -51,7 +51,8 @@ namespace stoker::ops {
 const std::vector<OpSchema>& op_schemas() {
   // Sorted by operator name. Adding an operator adds one line here.
   // clang-format off
-  static const std::vector<OpSchema> kAll{
+  static const std::vector<OpSchema> kAll = [] {
+  std::vector<OpSchema> all{
       arithmetic_schema(),             // arithmetic
       bb_flip_schema(),                // bb_flip
       bbox_paste_schema(),             // bbox_paste
@@ -119,6 +120,11 @@ const std::vector<OpSchema>& op_schemas() {
       transpose_schema(),              // transpose
       warp_affine_schema(),            // warp_affine
   };
+  for (auto& s : all) {
+    if (s.random) s.args.push_back(seed_arg());
+  }
+  return all;
+  }();
   // clang-format on
   return kAll;
 }

@@ -59,6 +59,16 @@ inline ArgSchema optional_arg(std::string name, ArgType type, std::string doc,
   return a;
 }
 
+// DALI's per-operator `seed`, for every operator that draws random numbers
+// (Operator::sample_rng): operators given the same seed draw the same numbers.
+inline ArgSchema seed_arg() {
+  return {"seed", ArgType::kInt,
+          "This operator's own random seed (as DALI's): operators given the same seed draw the "
+          "same numbers, whatever the pipeline's seed; -1: derived from the pipeline's seed and "
+          "the operator's place in the pipeline.",
+          int64_t{-1}};
+}
+
 enum class Backend { kCpu, kMixed, kGpu };
 std::string_view backend_name(Backend b);
 
@@ -114,6 +124,8 @@ struct OpSchema {
   // Or: a string-list argument with one entry per output (readers.webdataset's `ext`).
   std::string outputs_from;
   std::vector<ArgSchema> args;
+  // Draws random numbers (Operator::sample_rng): the registry adds DALI's `seed` (seed_arg).
+  bool random = false;
   // One factory per backend the operator has (cpu: CPU in and out; mixed: CPU in, GPU out;
   // gpu: GPU in and out). An empty factory: no such backend.
   using Factory = std::function<std::unique_ptr<Operator>(const OpSpec&)>;

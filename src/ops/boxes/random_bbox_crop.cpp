@@ -404,6 +404,7 @@ OpSchema random_bbox_crop_schema() {
                std::string()},
               {"output_bbox_indices", ArgType::kBool, "Output the kept boxes' indices.", false},
           },
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomBBoxCrop>(s); },
       .example = OpExample{.args = {}, .dtype = "float32", .layout = ""},
   };

@@ -167,7 +167,7 @@ OpSchema image_crop_decoder_schema() {
 }
 
 OpSchema image_random_crop_decoder_schema() {
-  return decoder_schema(
+  auto s = decoder_schema(
       "decoders.image_random_crop",
       "Decodes a RandomResizedCrop window of each image (chosen from the header by "
       "torchvision's algorithm, as random_resized_crop does, without the resize) to HWC "
@@ -180,6 +180,8 @@ OpSchema image_random_crop_decoder_schema() {
         std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
        {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
       {"encoded"});
+  s.random = true;
+  return s;
 }
 
 OpSchema image_slice_decoder_schema() {

@@ -233,6 +233,7 @@ OpSchema jitter_schema() {
                {"interp_type", ArgType::kString,
                 "'nn' or 'linear' (alike: the offsets are whole pixels).", std::string("nn")},
                {"mask", ArgType::kInt, "0 leaves the sample alone.", int64_t{1}, true}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Jitter>(s); },
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<JitterGpu>(s); },

@@ -64,6 +64,7 @@ OpSchema random_crop_generator_schema() {
                {"random_aspect_ratio", ArgType::kFloatList, "Range of width / height.",
                 std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
                {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomCropGenerator>(s); },
       .example = OpExample{.args = {}, .dtype = "int64", .layout = ""},
   };

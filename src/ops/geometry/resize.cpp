@@ -349,6 +349,7 @@ OpSchema random_resized_crop_schema() {
                {"random_aspect_ratio", ArgType::kFloatList, "Range of width/height.",
                 std::vector<double>{3.0 / 4.0, 4.0 / 3.0}},
                {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); },
       .make_gpu = STOKER_GPU_FACTORY(RandomResizedCropGpu),
       .example = OpExample{.args = {{"size", std::vector<int64_t>{4, 4}}}},

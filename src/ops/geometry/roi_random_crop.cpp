@@ -103,6 +103,7 @@ OpSchema roi_random_crop_schema() {
                optional_arg("roi_shape", ArgType::kIntList, "The region's extents."),
                optional_arg("in_shape", ArgType::kIntList,
                             "The input's extents (or give the input).")},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RoiRandomCrop>(s); },
       .example = OpExample{.args = {{"crop_shape", std::vector<int64_t>{1, 1, 1}},
                                     {"roi_start", std::vector<int64_t>{0, 0, 0}},

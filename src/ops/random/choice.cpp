@@ -75,6 +75,7 @@ OpSchema choice_schema() {
                {"integer", ArgType::kBool, "Output int32 (the values are integers).", false},
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Choice>(s); },
       .example = OpExample{.args = {{"a", std::vector<double>{1, 2, 3}}}},
   };

@@ -38,6 +38,7 @@ OpSchema coin_flip_schema() {
       .args = {{"probability", ArgType::kFloat, "Probability of 1.", 0.5, true},
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<CoinFlip>(s); },
       .example = OpExample{},
   };

@@ -38,6 +38,7 @@ OpSchema normal_schema() {
                {"stddev", ArgType::kFloat, "Standard deviation (>= 0).", 1.0, true},
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Normal>(s); },
       .example = OpExample{},
   };

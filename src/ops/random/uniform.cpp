@@ -53,6 +53,7 @@ OpSchema uniform_schema() {
                 false, true},
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",
                 std::vector<int64_t>{}}},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Uniform>(s); },
       .example = OpExample{},
   };

@@ -20,6 +20,7 @@ std::vector<ArgSchema> loader_arg_schemas() {
        "the same on every shard), so that shards are random subsets of the dataset.",
        false},
       {"initial_fill", ArgType::kInt, "Size of the shuffling buffer.", int64_t{1024}},
+      seed_arg(),
       {"shuffle", ArgType::kString,
        "'none', 'buffer' or 'global' (a fresh seeded permutation of the whole dataset every "
        "epoch, split across shards: every sample exactly once per epoch over all shards). "
@@ -195,7 +196,11 @@ void ReaderOperator::load_group(std::span<readers::LoadedSample> group, MemoryPo
 void ReaderOperator::start(const Workspace& ws) {
   dataset_size();
   auto o = loader_options();  // options_ stays as built: reader_meta() reads it concurrently
-  o.seed = ws.seed;           // the shuffle order follows the pipeline seed
+  if (own_seed() >= 0) {      // the reader's own seed: readers given one seed shuffle alike
+    o.seed = uint64_t(own_seed()), o.instance = kSeededInstance;
+  } else {
+    o.seed = ws.seed;  // the shuffle order follows the pipeline seed
+  }
   ahead_.emplace(dataset_size(), o);
   delivered_.emplace(dataset_size(), o);
   if (!pending_state_.empty()) {

@@ -88,6 +88,7 @@ OpSchema random_mask_pixel_schema() {
       .args = {{"foreground", ArgType::kInt, "Draw among the foreground pixels.", int64_t{0}, true},
                {"threshold", ArgType::kFloat, "Pixels above this are foreground.", 0.0, true},
                value},
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomMaskPixel>(s); },
       .example = OpExample{.args = {}, .dtype = "uint8", .layout = "HWC"},
   };

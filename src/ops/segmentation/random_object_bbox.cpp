@@ -348,6 +348,7 @@ OpSchema random_object_bbox_schema() {
                "seen again: for datasets of few, large masks.",
                false},
           },
+      .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomObjectBBox>(s); },
       .example = OpExample{.args = {}, .dtype = "uint8", .layout = "HWC"},
   };
