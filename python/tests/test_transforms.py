@@ -80,6 +80,30 @@ def test_per_sample_angles_drive_warp_affine():
     np.testing.assert_array_equal(np.array(warped[2]), image[::-1, ::-1])
 
 
+def test_warp_affine_takes_the_matrix_as_its_second_input():
+    angles = [np.float32(a) for a in (10.0, -35.0)]
+    rng = np.random.default_rng(2)
+    images = [rng.integers(0, 255, (9, 12, 3), dtype=np.uint8) for _ in angles]
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1, seed=1)
+    with pipe:
+        a = fn.external_source(lambda: angles)
+        im = fn.external_source(lambda: images, layout="HWC")
+        m = fn.transforms.rotation(angle=a, center=[6.0, 4.5])
+        pipe.set_outputs(fn.warp_affine(im, m, fill_value=[0]),
+                         fn.warp_affine(im, matrix=m, fill_value=[0]))
+    positional, keyword = pipe.run()
+    for k in range(2):
+        np.testing.assert_array_equal(np.array(positional[k]), np.array(keyword[k]))
+    for kw, message in (({"matrix": [1.0, 0, 0, 0, 1, 0]}, "not both"), ({}, "one of them")):
+        bad = stoker.Pipeline(batch_size=1, num_threads=1, seed=1)
+        with pytest.raises((ValueError, RuntimeError), match=message):
+            with bad:
+                im = fn.external_source(lambda: images[:1], layout="HWC")
+                args = (fn.transforms.rotation(angle=5.0),) if kw else ()
+                bad.set_outputs(fn.warp_affine(im, *args, **kw))
+            bad.run()
+
+
 def test_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match="give `shear` or `angles`"):
         _run(lambda: (fn.transforms.shear(shear=[0.1, 0.2], angles=[1.0, 2.0]),))

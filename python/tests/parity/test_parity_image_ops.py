@@ -138,6 +138,10 @@ _CASES = [
     ("warp_affine", lambda fn, t: fn.warp_affine(_feed(fn, t), matrix=[0.9, 0.1, 2.0,
                                                                        -0.1, 1.1, -3.0],
                                                  fill_value=0), 1, 0.01),
+    # The matrix as the second input, from transforms.rotation (DALI's usual form).
+    ("warp_affine_mtx", lambda fn, t: fn.warp_affine(
+        _feed(fn, t), fn.transforms.rotation(angle=20.0, center=[20.0, 15.0]), fill_value=0),
+     1, 0.01),
 ]
 
 

@@ -34,6 +34,13 @@ class Warp : public Operator {
   Warp(const OpSpec& spec, bool rotate)
       : Operator(spec), rotate_(rotate), linear_(interp_is_linear(spec)) {
     if (spec.has_arg("fill_value")) fill_ = spec.arg<std::vector<double>>("fill_value");
+    if (!rotate_) {
+      const bool input = spec.inputs.size() > 1, arg = spec.given("matrix");
+      STOKER_ENFORCE(input != arg, ValueError,
+                     "warp_affine: give the matrix as the `matrix` "
+                     "argument or as the second input (mtx), ",
+                     input ? "not both" : "one of them");
+    }
   }
 
   void run(Workspace& ws) override {
@@ -106,7 +113,8 @@ class Warp : public Operator {
   }
 
   kernels::Affine matrix(const Workspace& ws, int i) const {
-    auto m = list_arg(ws, "matrix", i);
+    // The mtx input (transforms.* give [2, 3] tensors) or the argument.
+    auto m = ws.inputs.size() > 1 ? sample_as_doubles(ws.input(1), i) : list_arg(ws, "matrix", i);
     STOKER_ENFORCE(m.size() == 6, ValueError, "warp_affine: matrix needs 6 values (2x3), got ",
                    m.size());
     kernels::Affine a{m[0], m[1], m[2], m[3], m[4], m[5]};
@@ -208,14 +216,17 @@ const char* kWarpDoc =
 OpSchema warp_affine_schema() {
   OpSchema s{
       .name = "warp_affine",
-      .doc = std::string("Warps HWC images by a 2x3 affine `matrix` in (x, y) order, mapping "
+      .doc = std::string("Warps HWC images by a 2x3 affine `matrix` in (x, y) order (the "
+                         "argument, or the second input: transforms.* produce it), mapping "
                          "output to input (inverse_map=True) or input to output. Output size: "
                          "`size`, else the input's.") +
              kWarpDoc,
-      .inputs = {"images"},
+      .inputs = {"images", "mtx"},
+      .optional_inputs = 1,
+      .host_inputs = 1,
       .outputs = {"images"},
-      .args = {{"matrix", ArgType::kFloatList, "[m00, m01, m02, m10, m11, m12].", std::nullopt,
-                true},
+      .args = {optional_arg("matrix", ArgType::kFloatList,
+                            "[m00, m01, m02, m10, m11, m12] (or give the mtx input)."),
                {"inverse_map", ArgType::kBool, "The matrix maps output to input.", true}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Warp>(sp, false); },
 #ifdef STOKER_HAVE_CUDA
