@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/common/visit_types.hpp"
 #include "stoker/kernels/geometry/coord_transform.hpp"
 
 namespace stoker::kernels {
@@ -34,67 +35,15 @@ __global__ void coord_transform_kernel(const CoordTransformSample* __restrict__ 
   }
 }
 
-template <typename F>
-bool visit_in(DType d, F&& f) {
-  switch (d) {
-    case DType::kBool:
-      return f(bool{}), true;
-    case DType::kU8:
-      return f(uint8_t{}), true;
-    case DType::kU16:
-      return f(uint16_t{}), true;
-    case DType::kU32:
-      return f(uint32_t{}), true;
-    case DType::kU64:
-      return f(uint64_t{}), true;
-    case DType::kI8:
-      return f(int8_t{}), true;
-    case DType::kI16:
-      return f(int16_t{}), true;
-    case DType::kI32:
-      return f(int32_t{}), true;
-    case DType::kI64:
-      return f(int64_t{}), true;
-    case DType::kF32:
-      return f(float{}), true;
-    case DType::kF64:
-      return f(double{}), true;
-    default:
-      return false;
-  }
-}
-
-template <typename F>
-bool visit_out(DType d, F&& f) {
-  switch (d) {
-    case DType::kU8:
-      return f(uint8_t{}), true;
-    case DType::kU16:
-      return f(uint16_t{}), true;
-    case DType::kU32:
-      return f(uint32_t{}), true;
-    case DType::kI8:
-      return f(int8_t{}), true;
-    case DType::kI16:
-      return f(int16_t{}), true;
-    case DType::kI32:
-      return f(int32_t{}), true;
-    case DType::kF32:
-      return f(float{}), true;
-    case DType::kF64:
-      return f(double{}), true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 int coord_transform_gpu(const CoordTransformSample* samples, int n, int64_t max_points, DType in,
                         DType out, StreamHandle stream) {
   bool known = false;
-  visit_in(in, [&](auto i) {
-    known = visit_out(out, [&](auto o) {
+  visit_types<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
+              DType::kI16, DType::kI32, DType::kI64, DType::kF32, DType::kF64>(in, [&](auto i) {
+    known = visit_types<DType::kU8, DType::kU16, DType::kU32, DType::kI8, DType::kI16, DType::kI32,
+                        DType::kF32, DType::kF64>(out, [&](auto o) {
       if (n == 0 || max_points == 0) return;
       const int block = 256;
       const dim3 grid(unsigned(std::min<int64_t>((max_points + block - 1) / block, 1024)),

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/common/visit_types.hpp"
 #include "stoker/kernels/geometry/multi_paste.hpp"
 
 namespace stoker::kernels {
@@ -46,24 +47,6 @@ __global__ void multi_paste_kernel(const MultiPasteSample* __restrict__ samples,
   }
 }
 
-template <typename F>
-bool visit_paste_type(DType d, F&& f) {
-  switch (d) {
-    case DType::kU8:
-      return f(uint8_t{}), true;
-    case DType::kU16:
-      return f(uint16_t{}), true;
-    case DType::kI16:
-      return f(int16_t{}), true;
-    case DType::kI32:
-      return f(int32_t{}), true;
-    case DType::kF32:
-      return f(float{}), true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 int multi_paste_gpu(const MultiPasteSample* samples, const PasteRegion* regions, int n,
@@ -72,11 +55,12 @@ int multi_paste_gpu(const MultiPasteSample* samples, const PasteRegion* regions,
   const int block = 256;
   const dim3 grid(unsigned(std::min<int64_t>((max_pixels + block - 1) / block, 1024)), unsigned(n));
   bool known = false;
-  visit_paste_type(in, [&](auto i) {
-    known = visit_paste_type(out, [&](auto o) {
-      multi_paste_kernel<decltype(o), decltype(i)>
-          <<<grid, block, 0, cudaStream_t(stream)>>>(samples, regions);
-    });
+  visit_types<DType::kU8, DType::kU16, DType::kI16, DType::kI32, DType::kF32>(in, [&](auto i) {
+    known = visit_types<DType::kU8, DType::kU16, DType::kI16, DType::kI32, DType::kF32>(
+        out, [&](auto o) {
+          multi_paste_kernel<decltype(o), decltype(i)>
+              <<<grid, block, 0, cudaStream_t(stream)>>>(samples, regions);
+        });
   });
   return known ? int(cudaGetLastError()) : int(cudaErrorInvalidValue);
 }
