@@ -453,6 +453,27 @@ def test_warp_affine_and_rotate_match_cpu():
 
 
 @needs_gpu
+def test_masks_of_labels_resample_alike():
+    """Nearest-neighbour resampling of label maps in the mask dtypes (int32 warps and rotations,
+    uint16/int16 resizes): the GPU's labels are the CPU's."""
+    rng = np.random.default_rng(54)
+    for dtype, high, build in (
+            (np.int32, 70000, lambda data, device: (
+                fn.rotate(data, device=device, angle=31.0, interp_type=types.INTERP_NN,
+                          fill_value=0),
+                fn.warp_affine(data, device=device, matrix=(0.9, 0.2, 3.5, -0.1, 1.1, -2.0),
+                               interp_type=types.INTERP_NN))),
+            (np.uint16, 60000, lambda data, device: fn.resize(
+                data, device=device, size=(33, 47), interp_type=types.INTERP_NN)),
+            (np.int16, 30000, lambda data, device: fn.resize(
+                data, device=device, size=(20, 9), interp_type=types.INTERP_NN))):
+        masks = [rng.integers(0, high, (h, w, 1)).astype(dtype)
+                 for h, w in ((25, 31), (40, 18), (9, 60))]
+        cpu, gpu = _run_twins(build, masks)
+        _assert_twins(cpu, gpu, atol=0)
+
+
+@needs_gpu
 def test_flips_fused_into_warps_match_the_cpu_chain():
     """A gpu flip that only feeds a bilinear rotate or warp_affine becomes part of the warp's
     map (graph fusion): the same pixels as the CPU's flip then warp, per-sample and constant

@@ -2,8 +2,8 @@
 
 #include <type_traits>
 
-#include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 
 namespace stoker::kernels {
 namespace {
@@ -116,6 +116,8 @@ int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t
       return launch<int16_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
     case DType::kU16:
       return launch<uint16_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
+    case DType::kI32:
+      return launch<int32_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
     case DType::kF32:
       return launch<float>(samples, n, grid_h, grid_w, channels, linear, f, s);
     default:

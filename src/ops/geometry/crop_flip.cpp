@@ -1,11 +1,12 @@
 // crop and flip (CPU).
+#include "stoker/ops/geometry/crop_flip.hpp"
+
 #include <algorithm>
 #include <cstring>
 
 #include "stoker/kernels/geometry/crop_cpu.hpp"
 #include "stoker/kernels/geometry/flip_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
-#include "stoker/ops/geometry/crop_flip.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 
 namespace stoker::ops {
@@ -30,7 +31,8 @@ class Crop : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& w = windows[size_t(i)];
-      visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(
+      visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
+                  DType::kU64, DType::kI64, DType::kF32, DType::kF64>(
           in.dtype(), "crop input", [&](auto tag) {
             using T = typename decltype(tag)::type;
             std::vector<T> fill(static_cast<size_t>(s[2]));
@@ -149,9 +151,11 @@ class CropGpu final : public Crop, public ResamplingStep {
     o.dtype = in.dtype();
     o.layout = "HWC";
     if (in.size() == 0) return o;
-    STOKER_ENFORCE(in.dtype() != DType::kI32, TypeError,
-                   "crop (gpu): int32 images are not supported on the GPU (uint8, int16, "
-                   "uint16, float32)");
+    const DType t = in.dtype();
+    STOKER_ENFORCE(t == DType::kU8 || t == DType::kI16 || t == DType::kU16 || t == DType::kF32,
+                   TypeError, "crop (gpu): ", dtype_name(t),
+                   " images are not supported on the GPU (uint8, int16, uint16, float32; the cpu "
+                   "backend takes every integer and float type)");
     auto& p = o.params;
     p.channels = p.out_channels = int32_t(in.shape(0)[2]);
     for (int i = 1; i < in.size(); ++i)

@@ -273,7 +273,7 @@ std::vector<ArgSchema> interp_args() {
            "When downscaling, widen the filter to the scale factor (PIL/torchvision "
            "antialias=True); otherwise sample with the plain filter.",
            true},
-          {"dtype", ArgType::kDType, "Output dtype (uint8 or float32; default: the input's).",
+          {"dtype", ArgType::kDType, "Output dtype (uint8, uint16, int16 or float32; default: the input's).",
            std::nullopt, false, true}};
 }
 
@@ -283,7 +283,7 @@ OpSchema resize_schema() {
   OpSchema s{
       .name = "resize",
       .doc =
-          "Resizes HWC images (uint8 or float32). Pixel centres are at +0.5; output pixel i "
+          "Resizes HWC images (uint8, uint16, int16 or float32). Pixel centres are at +0.5; output pixel i "
           "samples the input at (i + 0.5) * in / out with the interp_type filter (widened to "
           "the scale factor when downscaling with antialias, as PIL does); taps outside the "
           "image are dropped and weights renormalised. The intermediate pass stays in float "

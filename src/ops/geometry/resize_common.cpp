@@ -60,20 +60,22 @@ void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, in
   const auto& is = in.shape(i);
   const auto& os = out.shape(i);
   const int64_t C = is[2];
-  visit_dtype<DType::kU8, DType::kF32>(in.dtype(), "resize input", [&](auto in_tag) {
-    using In = typename decltype(in_tag)::type;
-    kernels::ImageView<const In> src{static_cast<const In*>(in.data(i)), is[0], is[1], C,
-                                     is[1] * C};
-    auto win = src.window(y0, x0, h, w);
-    visit_dtype<DType::kU8, DType::kF32>(out.dtype(), "resize output", [&](auto out_tag) {
-      using Out = typename decltype(out_tag)::type;
-      kernels::ImageView<Out> dst{static_cast<Out*>(out.data(i)), os[0], os[1], C, os[1] * C};
-      if (roi)
-        kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch, *roi);
-      else
-        kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch);
-    });
-  });
+  visit_dtype<DType::kU8, DType::kU16, DType::kI16, DType::kF32>(
+      in.dtype(), "resize input", [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        kernels::ImageView<const In> src{static_cast<const In*>(in.data(i)), is[0], is[1], C,
+                                         is[1] * C};
+        auto win = src.window(y0, x0, h, w);
+        visit_dtype<DType::kU8, DType::kU16, DType::kI16,
+                    DType::kF32>(out.dtype(), "resize output", [&](auto out_tag) {
+          using Out = typename decltype(out_tag)::type;
+          kernels::ImageView<Out> dst{static_cast<Out*>(out.data(i)), os[0], os[1], C, os[1] * C};
+          if (roi)
+            kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch, *roi);
+          else
+            kernels::resize_cpu<Out, In>(dst, win, filter, antialias, scratch);
+        });
+      });
 }
 
 bool interp_is_linear(const OpSpec& spec) {

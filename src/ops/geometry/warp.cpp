@@ -56,7 +56,7 @@ class Warp : public Operator {
       const auto& o = out.shape(i);
       STOKER_ENFORCE(fill.empty() || fill.size() == 1 || int64_t(fill.size()) == s[2], ValueError,
                      name, ": fill_value needs 1 or ", s[2], " values, got ", fill.size());
-      visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kF32>(
+      visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(
           in.dtype(), name + " input", [&](auto tag) {
             using T = typename decltype(tag)::type;
             kernels::warp_affine_cpu(in.data_as<const T>(i), s[0], s[1], s[2], out.data_as<T>(i),
@@ -209,7 +209,8 @@ const char* kWarpDoc =
     " Pixel centres at +0.5: output pixel (x, y) samples the input at M * (x + 0.5, y + 0.5, 1) "
     "(bilinear between the four pixels around it, or the pixel containing it for 'nn'); taps "
     "outside take fill_value, or the nearest border pixel when it is unset. uint8, int16, "
-    "uint16 and float32 HWC images; integers rounded half away from zero and saturated.";
+    "uint16, int32 (masks of labels; values pass through float32, exact up to 2^24) and float32 "
+    "HWC images; integers rounded half away from zero and saturated.";
 
 }  // namespace
 
