@@ -4,8 +4,8 @@
 // (multi_paste_gpu.cu) gives each canvas pixel the last region covering it, or zero.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <cstring>
 
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/dtype.hpp"
@@ -30,7 +30,7 @@ struct MultiPasteSample {
 template <typename Out, typename In>
 void multi_paste_cpu(const MultiPasteSample& s, const PasteRegion* regions) {
   Out* out = static_cast<Out*>(s.out);
-  std::memset(static_cast<void*>(out), 0, size_t(s.h * s.w * s.c) * sizeof(Out));
+  std::fill_n(out, s.h * s.w * s.c, Out(0));
   for (int32_t k = s.first; k < s.first + s.count; ++k) {
     const PasteRegion& r = regions[k];
     const In* in = static_cast<const In*>(r.in);
@@ -38,7 +38,7 @@ void multi_paste_cpu(const MultiPasteSample& s, const PasteRegion* regions) {
       const In* src = in + ((r.in_y + y) * r.in_width + r.in_x) * s.c;
       Out* dst = out + ((r.out_y + y) * s.w + r.out_x) * s.c;
       if constexpr (std::is_same_v<In, Out>) {
-        std::memcpy(static_cast<void*>(dst), src, size_t(r.w * s.c) * sizeof(Out));
+        std::copy_n(src, r.w * s.c, dst);
       } else {
         for (int64_t e = 0; e < r.w * s.c; ++e) dst[e] = cast_value<Out>(src[e]);
       }

@@ -1,7 +1,7 @@
 #include "stoker/ops/boxes/bbox_rotate.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -70,8 +70,8 @@ class BboxRotateOp final : public Operator {
     for (const auto& k : kept) shapes.push_back(TensorShape{int64_t(k.size()), 4});
     Batch& out = add_output(ws, DType::kF32, shapes, boxes.layout());
     for (int i = 0; i < n; ++i) {
-      std::memcpy(out.data(i), rotated[size_t(i)].data(),
-                  kept[size_t(i)].size() * 4 * sizeof(float));
+      std::copy_n(rotated[size_t(i)].begin(), kept[size_t(i)].size() * 4,
+                  static_cast<float*>(out.data(i)));
     }
     if (!labels) return;
     STOKER_ENFORCE(labels->dtype() == DType::kI32, TypeError,
