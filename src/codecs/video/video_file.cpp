@@ -1,0 +1,303 @@
+#include "stoker/codecs/video/video_file.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "stoker/core/error.hpp"
+
+#ifdef STOKER_HAVE_FFMPEG
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+}
+#endif
+
+namespace stoker::codecs {
+
+#ifdef STOKER_HAVE_FFMPEG
+namespace {
+
+std::string av_error(int err) {
+  char text[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(err, text, sizeof(text));
+  return text;
+}
+
+// The file's bytes as libavformat reads them: a cursor over memory.
+struct MemoryInput {
+  std::span<const uint8_t> data;
+  int64_t at = 0;
+
+  static int read(void* opaque, uint8_t* buf, int size) {
+    auto* m = static_cast<MemoryInput*>(opaque);
+    const int64_t left = int64_t(m->data.size()) - m->at;
+    if (left <= 0) return AVERROR_EOF;
+    const int n = int(std::min<int64_t>(left, size));
+    std::memcpy(buf, m->data.data() + m->at, size_t(n));
+    m->at += n;
+    return n;
+  }
+  static int64_t seek(void* opaque, int64_t offset, int whence) {
+    auto* m = static_cast<MemoryInput*>(opaque);
+    const int64_t size = int64_t(m->data.size());
+    switch (whence & ~AVSEEK_FORCE) {
+      case AVSEEK_SIZE:
+        return size;
+      case SEEK_SET:
+        break;
+      case SEEK_CUR:
+        offset += m->at;
+        break;
+      case SEEK_END:
+        offset += size;
+        break;
+      default:
+        return AVERROR(EINVAL);
+    }
+    if (offset < 0 || offset > size) return AVERROR(EINVAL);
+    m->at = offset;
+    return offset;
+  }
+};
+
+struct FormatDeleter {
+  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+};
+struct IoDeleter {
+  void operator()(AVIOContext* io) const {
+    av_freep(&io->buffer);
+    avio_context_free(&io);
+  }
+};
+struct CodecDeleter {
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct FrameDeleter {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct PacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct SwsDeleter {
+  void operator()(SwsContext* s) const { sws_freeContext(s); }
+};
+
+}  // namespace
+
+struct VideoFile::Impl {
+  std::string name;
+  MemoryInput input;
+  std::unique_ptr<AVIOContext, IoDeleter> io;
+  std::unique_ptr<AVFormatContext, FormatDeleter> format;
+  std::unique_ptr<AVCodecContext, CodecDeleter> codec;
+  std::unique_ptr<AVFrame, FrameDeleter> frame;
+  std::unique_ptr<AVPacket, PacketDeleter> packet;
+  std::unique_ptr<SwsContext, SwsDeleter> sws;
+  int stream = -1;
+  VideoInfo info;
+  std::vector<int64_t> pts;  // display order
+  std::vector<bool> key;
+  int64_t decoded_pts = 0;  // the last frame the decoder gave since the last seek
+  bool positioned = false;  // the decoder runs forward from a seek
+  bool drained = false;     // the demuxer reached the end and the decoder was flushed
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw ValueError("video '" + name + "': " + what);
+  }
+
+  void seek_to(int64_t key_pts) {
+    const int err = av_seek_frame(format.get(), stream, key_pts, AVSEEK_FLAG_BACKWARD);
+    if (err < 0) fail("cannot seek to pts " + std::to_string(key_pts) + ": " + av_error(err));
+    avcodec_flush_buffers(codec.get());
+    positioned = true, drained = false;
+    decoded_pts = INT64_MIN;
+  }
+
+  // The next decoded frame (in `frame`); false at the end of the stream.
+  bool next_frame() {
+    for (;;) {
+      const int got = avcodec_receive_frame(codec.get(), frame.get());
+      if (got == 0) {
+        decoded_pts = frame->best_effort_timestamp;
+        return true;
+      }
+      if (got == AVERROR_EOF) return false;
+      if (got != AVERROR(EAGAIN)) fail("decoding failed: " + av_error(got));
+      if (drained) return false;
+      const int read = av_read_frame(format.get(), packet.get());
+      if (read == AVERROR_EOF) {
+        drained = true;
+        avcodec_send_packet(codec.get(), nullptr);  // flush the frames the decoder holds
+        continue;
+      }
+      if (read < 0) fail("reading failed: " + av_error(read));
+      if (packet->stream_index == stream) {
+        const int sent = avcodec_send_packet(codec.get(), packet.get());
+        av_packet_unref(packet.get());
+        if (sent < 0 && sent != AVERROR(EAGAIN)) fail("decoding failed: " + av_error(sent));
+      } else {
+        av_packet_unref(packet.get());
+      }
+    }
+  }
+};
+
+VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name) {
+  auto impl = std::make_unique<Impl>();
+  impl->name = std::move(name);
+  impl->input.data = data;
+  constexpr int kIoBuffer = 1 << 16;
+  auto* buffer = static_cast<uint8_t*>(av_malloc(kIoBuffer));
+  STOKER_ENFORCE(buffer != nullptr, RuntimeError, "video: out of memory");
+  impl->io.reset(avio_alloc_context(buffer, kIoBuffer, 0, &impl->input, &MemoryInput::read, nullptr,
+                                    &MemoryInput::seek));
+  if (!impl->io) {
+    av_free(buffer);
+    throw RuntimeError("video: out of memory");
+  }
+  AVFormatContext* fmt = avformat_alloc_context();
+  STOKER_ENFORCE(fmt != nullptr, RuntimeError, "video: out of memory");
+  fmt->pb = impl->io.get();
+  fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+  int err = avformat_open_input(&fmt, nullptr, nullptr, nullptr);  // frees fmt on failure
+  if (err < 0) impl->fail("not a video file FFmpeg can read (" + av_error(err) + ")");
+  impl->format.reset(fmt);
+  err = avformat_find_stream_info(fmt, nullptr);
+  if (err < 0) impl->fail("cannot read the streams (" + av_error(err) + ")");
+  const AVCodec* decoder = nullptr;
+  impl->stream = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
+  if (impl->stream == AVERROR_STREAM_NOT_FOUND) impl->fail("no video stream");
+  if (impl->stream < 0 || decoder == nullptr)
+    impl->fail("no decoder for its video stream (" + av_error(impl->stream) + ")");
+  const AVStream* st = fmt->streams[impl->stream];
+  impl->codec.reset(avcodec_alloc_context3(decoder));
+  STOKER_ENFORCE(impl->codec != nullptr, RuntimeError, "video: out of memory");
+  err = avcodec_parameters_to_context(impl->codec.get(), st->codecpar);
+  if (err < 0) impl->fail("bad codec parameters (" + av_error(err) + ")");
+  impl->codec->thread_count = 1;  // the readers decode many files on their own threads
+  err = avcodec_open2(impl->codec.get(), decoder, nullptr);
+  if (err < 0)
+    impl->fail("cannot open the " + std::string(decoder->name) + " decoder (" + av_error(err) +
+               ")");
+  impl->frame.reset(av_frame_alloc());
+  impl->packet.reset(av_packet_alloc());
+  STOKER_ENFORCE(impl->frame && impl->packet, RuntimeError, "video: out of memory");
+
+  // The index: every packet of the stream, its timestamp and whether it starts a key frame.
+  std::vector<std::pair<int64_t, bool>> frames;
+  while ((err = av_read_frame(fmt, impl->packet.get())) >= 0) {
+    if (impl->packet->stream_index == impl->stream) {
+      const int64_t t = impl->packet->pts != AV_NOPTS_VALUE ? impl->packet->pts : impl->packet->dts;
+      if (t == AV_NOPTS_VALUE) {
+        av_packet_unref(impl->packet.get());
+        impl->fail("a packet has no timestamp");
+      }
+      frames.emplace_back(t, (impl->packet->flags & AV_PKT_FLAG_KEY) != 0);
+    }
+    av_packet_unref(impl->packet.get());
+  }
+  if (err != AVERROR_EOF) impl->fail("reading failed: " + av_error(err));
+  if (frames.empty()) impl->fail("its video stream has no frames");
+  std::sort(frames.begin(), frames.end());
+  for (size_t k = 1; k < frames.size(); ++k) {
+    if (frames[k].first == frames[k - 1].first)
+      impl->fail("two frames have the same timestamp " + std::to_string(frames[k].first));
+  }
+  for (const auto& [t, k] : frames) impl->pts.push_back(t), impl->key.push_back(k);
+  if (!impl->key[0]) impl->fail("the first frame is not a key frame");
+
+  VideoInfo& info = impl->info;
+  info.codec = decoder->name;
+  info.width = impl->codec->width, info.height = impl->codec->height;
+  if (info.width <= 0 || info.height <= 0) impl->fail("the video stream has no frame size");
+  info.frames = int64_t(impl->pts.size());
+  info.time_base_num = st->time_base.num, info.time_base_den = st->time_base.den;
+  info.fps_num = st->avg_frame_rate.num, info.fps_den = std::max(1, st->avg_frame_rate.den);
+  for (size_t k = 2; k < impl->pts.size(); ++k) {
+    if (impl->pts[k] - impl->pts[k - 1] != impl->pts[1] - impl->pts[0]) {
+      info.variable_frame_rate = true;
+      break;
+    }
+  }
+  return VideoFile(std::move(impl));
+}
+
+void VideoFile::decode_rgb(int64_t first, int64_t count, int64_t stride, uint8_t* out) {
+  Impl& m = *impl_;
+  const int64_t n = m.info.frames;
+  STOKER_ENFORCE(
+      count >= 0 && stride >= 1 && first >= 0 && (count == 0 || first + (count - 1) * stride < n),
+      ValueError, "video '", m.name, "': frames ", first, " + k * ", stride, " for k < ", count,
+      " are not all among its ", n, " frames");
+  const int64_t w = m.info.width, h = m.info.height;
+  for (int64_t k = 0; k < count; ++k) {
+    const int64_t want = m.pts[size_t(first + k * stride)];
+    // The key frame at or before the wanted one (display order): decoding starts there when the
+    // decoder is not already on its way to the wanted frame past it.
+    int64_t key_at = first + k * stride;
+    while (!m.key[size_t(key_at)]) --key_at;
+    const int64_t key_pts = m.pts[size_t(key_at)];
+    if (!m.positioned || m.decoded_pts >= want || m.decoded_pts < key_pts) m.seek_to(key_pts);
+    bool found = false;
+    while (m.next_frame()) {
+      if (m.decoded_pts < want) continue;
+      if (m.decoded_pts > want) break;
+      found = true;
+      break;
+    }
+    if (!found) {
+      m.positioned = false;
+      m.fail("frame " + std::to_string(first + k * stride) + " (pts " + std::to_string(want) +
+             ") could not be decoded (corrupt or truncated data)");
+    }
+    const AVFrame* f = m.frame.get();
+    if (f->width != w || f->height != h)
+      m.fail("frame " + std::to_string(first + k * stride) + " is " + std::to_string(f->width) +
+             "x" + std::to_string(f->height) + ", the stream " + std::to_string(w) + "x" +
+             std::to_string(h));
+    m.sws.reset(sws_getCachedContext(m.sws.release(), int(w), int(h), AVPixelFormat(f->format),
+                                     int(w), int(h), AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr,
+                                     nullptr, nullptr));
+    if (!m.sws) m.fail("no conversion from its pixel format to RGB");
+    uint8_t* dst[4] = {out + k * h * w * 3, nullptr, nullptr, nullptr};
+    int dst_stride[4] = {int(w * 3), 0, 0, 0};
+    sws_scale(m.sws.get(), f->data, f->linesize, 0, int(h), dst, dst_stride);
+  }
+}
+
+#else  // no FFmpeg
+
+struct VideoFile::Impl {
+  VideoInfo info;
+  std::vector<int64_t> pts;
+  std::vector<bool> key;
+};
+
+VideoFile VideoFile::open(std::span<const uint8_t>, std::string name) {
+  throw RuntimeError("video '" + name +
+                     "': stoker was built without FFmpeg (libavformat, libavcodec, libswscale)");
+}
+
+void VideoFile::decode_rgb(int64_t, int64_t, int64_t, uint8_t*) {}
+
+#endif
+
+bool VideoFile::available() {
+#ifdef STOKER_HAVE_FFMPEG
+  return true;
+#else
+  return false;
+#endif
+}
+
+VideoFile::VideoFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+VideoFile::VideoFile(VideoFile&&) noexcept = default;
+VideoFile& VideoFile::operator=(VideoFile&&) noexcept = default;
+VideoFile::~VideoFile() = default;
+const VideoInfo& VideoFile::info() const { return impl_->info; }
+const std::vector<int64_t>& VideoFile::pts() const { return impl_->pts; }
+const std::vector<bool>& VideoFile::key() const { return impl_->key; }
+
+}  // namespace stoker::codecs

@@ -1,0 +1,59 @@
+// A video file's video stream, demuxed by FFmpeg's libavformat and decoded on the CPU by its
+// libavcodec: the index of its frames (display order, key frames), and frames decoded by their
+// numbers into RGB, seeking only to the key frames the wanted frames need. The file is read
+// from memory (a mapped file, or bytes from another reader), through a custom AVIOContext.
+//
+// Built only where FFmpeg's development files are (STOKER_HAVE_FFMPEG; scripts/setup installs
+// Debian's); elsewhere open() throws a RuntimeError saying so.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace stoker::codecs {
+
+struct VideoInfo {
+  std::string codec;  // FFmpeg's decoder name: "h264", "hevc", "vp9", ...
+  int64_t width = 0, height = 0;
+  int64_t frames = 0;  // decodable frames of the stream (its packets)
+  // The stream's time base (seconds per pts unit) and average frame rate, as fractions.
+  int64_t time_base_num = 0, time_base_den = 1;
+  int64_t fps_num = 0, fps_den = 1;
+  // Frame durations (pts steps in display order) differ: DALI's readers.video refuses such
+  // files unless told otherwise (skip_vfr_check).
+  bool variable_frame_rate = false;
+};
+
+class VideoFile {
+ public:
+  // Whether this build has FFmpeg.
+  static bool available();
+  // Demuxes `data` (the whole file; it must outlive the VideoFile) and indexes its first video
+  // stream. `name` names the file in errors. Throws ValueError for data FFmpeg cannot read,
+  // files without a video stream, streams without frames or codecs without a decoder.
+  static VideoFile open(std::span<const uint8_t> data, std::string name);
+  VideoFile(VideoFile&&) noexcept;
+  VideoFile& operator=(VideoFile&&) noexcept;
+  ~VideoFile();
+
+  const VideoInfo& info() const;
+  // Presentation timestamps of the frames in display order (stream time base), and whether each
+  // is a key frame.
+  const std::vector<int64_t>& pts() const;
+  const std::vector<bool>& key() const;
+
+  // Decodes `count` frames, numbers first, first + stride, ... (display order), as RGB (8 bits,
+  // height x width x 3 each, back to back in `out`). Throws ValueError naming the file and the
+  // frame when a frame cannot be decoded (corrupt or truncated data).
+  void decode_rgb(int64_t first, int64_t count, int64_t stride, uint8_t* out);
+
+ private:
+  struct Impl;
+  explicit VideoFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stoker::codecs

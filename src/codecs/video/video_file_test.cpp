@@ -1,0 +1,175 @@
+// VideoFile against the ffmpeg command-line tool: videos made by it here (H.264 with B-frames
+// and odd sizes, HEVC, VP9, MPEG-4 Part 2; mp4, mkv, webm, avi), frames decoded by number in
+// any order equal to its own decode of the whole file (rawvideo rgb24), the index's frame count,
+// key frames and frame rate as made, and bad files refused by name. Skipped (with a message) where
+// stoker was built without FFmpeg or the ffmpeg tool is missing.
+#include "stoker/codecs/video/video_file.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "stoker/core/error.hpp"
+
+namespace stoker::codecs {
+namespace {
+
+namespace fs = std::filesystem;
+
+class VideoFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!VideoFile::available())
+      GTEST_SKIP() << "stoker was built without FFmpeg: video is not available";
+    if (std::system("ffmpeg -version > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "the ffmpeg tool is not installed (scripts/setup installs it)";
+    dir_ = fs::temp_directory_path() / ("stoker_video_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // Runs ffmpeg with `args` writing `name` in the test folder; returns its path.
+  std::string make(const std::string& name, const std::string& args) {
+    const std::string path = (dir_ / name).string();
+    const std::string cmd = "ffmpeg -v error -y " + args + " " + path + " > /dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return path;
+  }
+  static std::vector<uint8_t> bytes(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  }
+  // The ffmpeg tool's own decode of every frame, as RGB (at the same size: no filter applies).
+  std::vector<uint8_t> reference_rgb(const std::string& path) {
+    const std::string out = path + ".rgb";
+    const std::string cmd = "ffmpeg -v error -y -i " + path +
+                            " -sws_flags bicubic -vsync passthrough -f rawvideo -pix_fmt rgb24 " +
+                            out + " > /dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    return bytes(out);
+  }
+
+  fs::path dir_;
+};
+
+// 30 frames of a moving test pattern.
+constexpr const char* kSource = "-f lavfi -i testsrc2=size=96x70:rate=25:duration=1.2";
+
+TEST_F(VideoFileTest, IndexesH264WithBFramesAndDecodesFramesInAnyOrder) {
+  const auto path =
+      make("a.mp4", std::string(kSource) + " -c:v libx264 -g 10 -bf 3 -pix_fmt yuv420p");
+  const auto data = bytes(path);
+  auto video = VideoFile::open(data, path);
+  const auto& info = video.info();
+  EXPECT_EQ(info.codec, "h264");
+  EXPECT_EQ(info.width, 96);
+  EXPECT_EQ(info.height, 70);
+  ASSERT_EQ(info.frames, 30);
+  EXPECT_EQ(info.fps_num / info.fps_den, 25);
+  EXPECT_FALSE(info.variable_frame_rate);
+  EXPECT_TRUE(video.key()[0] && video.key()[10] && video.key()[20]);
+  EXPECT_FALSE(video.key()[5]);
+
+  const auto ref = reference_rgb(path);
+  const size_t frame = size_t(96 * 70 * 3);
+  ASSERT_EQ(ref.size(), 30 * frame);
+  std::vector<uint8_t> got(30 * frame);
+  video.decode_rgb(0, 30, 1, got.data());
+  EXPECT_EQ(got, ref) << "every frame in order";
+  // Backwards, across key frames, strided: each equal to the same frame of the whole decode.
+  for (auto [first, count, stride] : std::vector<std::array<int64_t, 3>>{
+           {27, 1, 1}, {3, 1, 1}, {3, 7, 4}, {9, 3, 1}, {0, 2, 29}, {28, 2, 1}}) {
+    std::vector<uint8_t> part(size_t(count) * frame);
+    video.decode_rgb(first, count, stride, part.data());
+    for (int64_t k = 0; k < count; ++k) {
+      const auto* want = ref.data() + size_t(first + k * stride) * frame;
+      EXPECT_TRUE(std::equal(want, want + frame, part.data() + size_t(k) * frame))
+          << "frame " << first + k * stride;
+    }
+  }
+}
+
+TEST_F(VideoFileTest, OtherCodecsAndContainers) {
+  struct Case {
+    const char* name;
+    const char* args;
+    const char* codec;
+  };
+  for (const Case& c :
+       {Case{"b.mkv", "-c:v libx265 -x265-params log-level=none -pix_fmt yuv420p", "hevc"},
+        Case{"c.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p", "vp9"},
+        Case{"d.avi", "-c:v mpeg4 -q:v 4", "mpeg4"},
+        Case{"e.mp4", "-c:v libx264 -pix_fmt yuv444p -vf crop=95:69", "h264"}}) {
+    const auto path = make(c.name, std::string(kSource) + " " + c.args);
+    const auto data = bytes(path);
+    auto video = VideoFile::open(data, path);
+    EXPECT_EQ(video.info().codec, c.codec) << c.name;
+    ASSERT_EQ(video.info().frames, 30) << c.name;
+    const auto ref = reference_rgb(path);
+    const size_t frame = size_t(video.info().width * video.info().height * 3);
+    ASSERT_EQ(ref.size(), 30 * frame) << c.name;
+    std::vector<uint8_t> got(3 * frame);
+    video.decode_rgb(25, 3, 2, got.data());
+    for (int k = 0; k < 3; ++k) {
+      const auto* want = ref.data() + size_t(25 + 2 * k) * frame;
+      EXPECT_TRUE(std::equal(want, want + frame, got.data() + size_t(k) * frame))
+          << c.name << " frame " << 25 + 2 * k;
+    }
+  }
+}
+
+TEST_F(VideoFileTest, VariableFrameRateIsDetected) {
+  // Every fifth frame lasts three times as long.
+  const auto path = make("vfr.mkv", std::string(kSource) +
+                                        " -vf \"setpts='(N+2*floor(N/5))/(25*TB)'\" "
+                                        "-vsync passthrough -c:v libx264 -pix_fmt yuv420p");
+  const auto data = bytes(path);
+  auto video = VideoFile::open(data, path);
+  EXPECT_TRUE(video.info().variable_frame_rate);
+  EXPECT_EQ(video.info().frames, 30);
+}
+
+TEST_F(VideoFileTest, BadFilesAreRefusedByName) {
+  const auto audio = make("audio.wav", "-f lavfi -i sine=duration=0.2");
+  const auto a = bytes(audio);
+  try {
+    VideoFile::open(a, audio);
+    FAIL() << "an audio file opened";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("audio.wav': no video stream"), std::string::npos)
+        << e.what();
+  }
+  const std::vector<uint8_t> junk(5000, 0x5a);
+  EXPECT_THROW(
+      {
+        try {
+          VideoFile::open(junk, "junk.mp4");
+        } catch (const ValueError& e) {
+          EXPECT_NE(std::string(e.what()).find("junk.mp4': not a video file"), std::string::npos)
+              << e.what();
+          throw;
+        }
+      },
+      ValueError);
+  // A Matroska file cut in half: the first frames decode, the lost ones are named.
+  const auto path = make("cut.mkv", std::string(kSource) + " -c:v libx264 -g 5 -pix_fmt yuv420p");
+  auto data = bytes(path);
+  data.resize(data.size() / 2);
+  auto video = VideoFile::open(data, path);
+  ASSERT_GT(video.info().frames, 0);
+  ASSERT_LT(video.info().frames, 30);
+  std::vector<uint8_t> one(size_t(96 * 70 * 3));
+  video.decode_rgb(0, 1, 1, one.data());
+  EXPECT_THROW(video.decode_rgb(video.info().frames, 1, 1, one.data()), ValueError);
+}
+
+}  // namespace
+}  // namespace stoker::codecs
