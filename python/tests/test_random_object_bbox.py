@@ -187,3 +187,11 @@ def test_bad_masks():
         _run([np.zeros((4, 4), np.float32)])
     with pytest.raises((ValueError, RuntimeError), match="same number of dimensions"):
         _run([np.zeros((4, 4), np.uint8), np.zeros((4, 4, 1), np.uint8)])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int8, np.bool_])
+def test_every_integer_mask_type(dtype):
+    m = np.zeros((6, 7), dtype)
+    m[1:3, 2:5] = 1
+    for it in _run([m] * 4, format="box", output_class=True):
+        assert all(tuple(b) == (1, 2, 3, 5) and int(c) == 1 for b, c in it)

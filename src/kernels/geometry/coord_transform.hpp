@@ -49,5 +49,7 @@ void coord_transform_cpu(const CoordTransformSample& s) {
 // unsupported dtype: cudaErrorInvalidValue).
 int coord_transform_gpu(const CoordTransformSample* samples, int n, int64_t max_points, DType in,
                         DType out, StreamHandle stream);
+// Whether coord_transform_gpu takes in -> out.
+bool coord_transform_gpu_supports(DType in, DType out);
 
 }  // namespace stoker::kernels

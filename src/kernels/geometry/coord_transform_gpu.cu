@@ -35,22 +35,33 @@ __global__ void coord_transform_kernel(const CoordTransformSample* __restrict__ 
   }
 }
 
-}  // namespace
-
-int coord_transform_gpu(const CoordTransformSample* samples, int n, int64_t max_points, DType in,
-                        DType out, StreamHandle stream) {
+// f(In{}, Out{}) for the types the kernel takes; false (calling nothing) for others.
+template <typename F>
+bool visit_coord_types(DType in, DType out, F&& f) {
   bool known = false;
   visit_types<DType::kBool, DType::kU8, DType::kU16, DType::kU32, DType::kU64, DType::kI8,
               DType::kI16, DType::kI32, DType::kI64, DType::kF32, DType::kF64>(in, [&](auto i) {
     known = visit_types<DType::kU8, DType::kU16, DType::kU32, DType::kI8, DType::kI16, DType::kI32,
-                        DType::kF32, DType::kF64>(out, [&](auto o) {
-      if (n == 0 || max_points == 0) return;
-      const int block = 256;
-      const dim3 grid(unsigned(std::min<int64_t>((max_points + block - 1) / block, 1024)),
-                      unsigned(n));
-      coord_transform_kernel<decltype(o), decltype(i)>
-          <<<grid, block, 0, cudaStream_t(stream)>>>(samples);
-    });
+                        DType::kF32, DType::kF64>(out, [&](auto o) { f(i, o); });
+  });
+  return known;
+}
+
+}  // namespace
+
+bool coord_transform_gpu_supports(DType in, DType out) {
+  return visit_coord_types(in, out, [](auto, auto) {});
+}
+
+int coord_transform_gpu(const CoordTransformSample* samples, int n, int64_t max_points, DType in,
+                        DType out, StreamHandle stream) {
+  const bool known = visit_coord_types(in, out, [&](auto i, auto o) {
+    if (n == 0 || max_points == 0) return;
+    const int block = 256;
+    const dim3 grid(unsigned(std::min<int64_t>((max_points + block - 1) / block, 1024)),
+                    unsigned(n));
+    coord_transform_kernel<decltype(o), decltype(i)>
+        <<<grid, block, 0, cudaStream_t(stream)>>>(samples);
   });
   return known ? int(cudaGetLastError()) : int(cudaErrorInvalidValue);
 }

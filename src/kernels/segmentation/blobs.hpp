@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -38,7 +39,7 @@ namespace detail {
 
 // Index: a signed type that holds the element count (int32 where it fits: half the memory).
 template <typename Index, typename T>
-Blobs find_blobs(const T* data, std::span<const int64_t> shape, T background) {
+Blobs find_blobs(const T* data, std::span<const int64_t> shape, std::optional<T> background) {
   const int ndim = int(shape.size());
   int64_t volume = 1;
   for (int64_t s : shape) volume *= s;
@@ -66,7 +67,7 @@ Blobs find_blobs(const T* data, std::span<const int64_t> shape, T background) {
   };
   for (int64_t i = 0; i < volume; ++i, advance()) {
     const T v = data[i];
-    if (v == background) {
+    if (background && v == *background) {
       parent[size_t(i)] = -1;
       continue;
     }
@@ -115,9 +116,10 @@ Blobs find_blobs(const T* data, std::span<const int64_t> shape, T background) {
 
 }  // namespace detail
 
-// The blobs of `data` (row-major, `shape`), elements equal to `background` excluded.
+// The blobs of `data` (row-major, `shape`), elements equal to `background` excluded (none
+// without one).
 template <typename T>
-Blobs find_blobs(const T* data, std::span<const int64_t> shape, T background) {
+Blobs find_blobs(const T* data, std::span<const int64_t> shape, std::optional<T> background) {
   int64_t volume = 1;
   for (int64_t s : shape) {
     STOKER_ENFORCE(s >= 0, ValueError, "find_blobs: negative extent ", s);

@@ -94,6 +94,8 @@ TEST(FindBlobs, EqualNeighboursOfDifferentValuesStaySeparate) {
   EXPECT_EQ(b.boxes, (std::vector<int64_t>{0, 2, 2, 4, 4, 5}));
   const Blobs none = find_blobs<int16_t>(m.data(), shape, 2);  // 2 is the background now
   EXPECT_EQ(none.values, (std::vector<int64_t>{3}));
+  const Blobs all = find_blobs<int16_t>(m.data(), shape, std::nullopt);  // no background
+  EXPECT_EQ(all.values, (std::vector<int64_t>{2, 3, 2}));
 }
 
 TEST(FindBlobs, BoolMasks) {

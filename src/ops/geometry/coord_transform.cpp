@@ -135,13 +135,10 @@ class CoordTransformGpu final : public CoordTransform {
       samples[i].out = out.data(int(i));
       most = std::max(most, samples[i].points);
     }
-    const auto half = [](DType d) { return d == DType::kF16 || d == DType::kBF16; };
-    STOKER_ENFORCE(!half(in.dtype()) && !half(dtype_) && dtype_ != DType::kBool &&
-                       dtype_ != DType::kI64 && dtype_ != DType::kU64,
-                   TypeError, "coord_transform (gpu): ", dtype_name(in.dtype()), " to ",
-                   dtype_name(dtype_),
-                   " is not supported; inputs: bool, integers, float32/64; "
-                   "outputs: 8-32-bit integers, float32/64 (the cpu backend takes every type)");
+    STOKER_ENFORCE(kernels::coord_transform_gpu_supports(in.dtype(), dtype_), TypeError,
+                   "coord_transform (gpu): ", dtype_name(in.dtype()), " to ", dtype_name(dtype_),
+                   " is not supported; inputs: bool, integers, float32/64; outputs: 8-32-bit "
+                   "integers, float32/64 (the cpu backend takes every type)");
     if (samples.empty()) return;
     cuda_check(kernels::coord_transform_gpu(
                    static_cast<const kernels::CoordTransformSample*>(upload(ws, samples)->data()),

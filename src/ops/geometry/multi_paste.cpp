@@ -213,9 +213,6 @@ class MultiPasteGpu final : public MultiPaste {
 }  // namespace
 
 OpSchema multi_paste_schema() {
-  auto pairs = [](const char* name, ArgType t, const char* doc) {
-    return optional_arg(name, t, doc);
-  };
   return {
       .name = "multi_paste",
       .doc =
@@ -232,14 +229,17 @@ OpSchema multi_paste_schema() {
       .outputs = {"images"},
       .args =
           {
-              pairs("in_ids", ArgType::kIntList, "The batch's samples pasted onto each canvas."),
-              pairs("in_anchors", ArgType::kIntList, "Regions' anchors in their images."),
-              pairs("in_anchors_rel", ArgType::kFloatList, "The same, relative to the image."),
-              pairs("shapes", ArgType::kIntList, "Regions' shapes."),
-              pairs("shapes_rel", ArgType::kFloatList, "The same, relative to the image."),
-              pairs("out_anchors", ArgType::kIntList, "Regions' anchors on the canvas."),
-              pairs("out_anchors_rel", ArgType::kFloatList, "The same, relative to the canvas."),
-              pairs("output_size", ArgType::kIntList, "The canvas (H, W)."),
+              optional_arg("in_ids", ArgType::kIntList,
+                           "The batch's samples pasted onto each canvas."),
+              optional_arg("in_anchors", ArgType::kIntList, "Regions' anchors in their images."),
+              optional_arg("in_anchors_rel", ArgType::kFloatList,
+                           "The same, relative to the image."),
+              optional_arg("shapes", ArgType::kIntList, "Regions' shapes."),
+              optional_arg("shapes_rel", ArgType::kFloatList, "The same, relative to the image."),
+              optional_arg("out_anchors", ArgType::kIntList, "Regions' anchors on the canvas."),
+              optional_arg("out_anchors_rel", ArgType::kFloatList,
+                           "The same, relative to the canvas."),
+              optional_arg("output_size", ArgType::kIntList, "The canvas (H, W)."),
               optional_arg("dtype", ArgType::kDType, "The output's type (default: the input's).",
                            false),
           },

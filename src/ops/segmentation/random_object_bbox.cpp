@@ -278,7 +278,7 @@ class RandomObjectBBox final : public Operator {
     }
     auto blobs = std::make_shared<const Blobs>(
         visit_dtype<DType::kBool, DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32,
-                    DType::kI32, DType::kI64>(
+                    DType::kI32, DType::kU64, DType::kI64>(
             in.dtype(), "segmentation.random_object_bbox (masks of labels)", [&](auto tag) {
               using T = typename decltype(tag)::type;
               const T* data = static_cast<const T*>(in.data(i));
@@ -286,11 +286,10 @@ class RandomObjectBBox final : public Operator {
               // A background the dtype cannot hold matches no element.
               const bool representable = std::is_same_v<T, bool>
                                              ? background == 0 || background == 1
-                                             : int64_t(T(background)) == background;
-              if (representable) return kernels::find_blobs<T>(data, dims, T(background));
-              Blobs all = kernels::find_blobs<int64_t>(
-                  std::vector<int64_t>(data, data + in.shape(i).volume()).data(), dims, background);
-              return all;
+                                             : (std::is_signed_v<T> || background >= 0) &&
+                                                   int64_t(T(background)) == background;
+              return kernels::find_blobs<T>(
+                  data, dims, representable ? std::optional<T>(T(background)) : std::nullopt);
             }));
     if (key) {
       std::lock_guard lock(mutex_);
