@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/common/visit_types.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 
 namespace stoker::kernels {
@@ -98,6 +99,11 @@ int launch(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w, 
   return int(cudaGetLastError());
 }
 
+template <typename F>
+bool visit_warp_types(DType type, F&& f) {
+  return visit_types<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(type, f);
+}
+
 }  // namespace
 
 int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w,
@@ -109,20 +115,15 @@ int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t
   f.used = fill != nullptr;
   for (int c = 0; fill && c < channels; ++c) f.v[c] = fill[c];
   auto s = cudaStream_t(stream);
-  switch (type) {
-    case DType::kU8:
-      return launch<uint8_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
-    case DType::kI16:
-      return launch<int16_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
-    case DType::kU16:
-      return launch<uint16_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
-    case DType::kI32:
-      return launch<int32_t>(samples, n, grid_h, grid_w, channels, linear, f, s);
-    case DType::kF32:
-      return launch<float>(samples, n, grid_h, grid_w, channels, linear, f, s);
-    default:
-      return int(cudaErrorInvalidValue);
-  }
+  int err = int(cudaErrorInvalidValue);
+  visit_warp_types(type, [&](auto t) {
+    err = launch<decltype(t)>(samples, n, grid_h, grid_w, channels, linear, f, s);
+  });
+  return err;
+}
+
+bool warp_affine_gpu_supports(DType type) {
+  return visit_warp_types(type, [](auto) {});
 }
 
 }  // namespace stoker::kernels

@@ -26,5 +26,7 @@ struct WarpGpuSample {
 // idle); any positive size is correct. Width and row offsets must fit 32 bits (w * channels).
 int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w,
                     int channels, bool linear, const float* fill, DType type, StreamHandle stream);
+// Whether warp_affine_gpu takes `type`.
+bool warp_affine_gpu_supports(DType type);
 
 }  // namespace stoker::kernels

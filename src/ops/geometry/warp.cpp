@@ -169,9 +169,7 @@ class WarpGpu final : public Warp {
     }
     const int64_t oh = (sum_oh + n - 1) / n, ow = (sum_ow + n - 1) / n;
     auto device = upload(ws, desc);
-    STOKER_ENFORCE(in.dtype() == DType::kU8 || in.dtype() == DType::kI16 ||
-                       in.dtype() == DType::kU16 || in.dtype() == DType::kF32,
-                   TypeError, name, " (gpu): unsupported dtype ", dtype_name(in.dtype()));
+    STOKER_ENFORCE(kernels::warp_affine_gpu_supports(in.dtype()), TypeError, name, " (gpu): unsupported dtype ", dtype_name(in.dtype()));
     cuda_check(kernels::warp_affine_gpu(
                    static_cast<const kernels::WarpGpuSample*>(device->data()), n, oh, ow, int(C),
                    linear_, fill.empty() ? nullptr : fill.data(), in.dtype(), ws.stream),
