@@ -10,6 +10,7 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 }
 #endif
@@ -95,6 +96,7 @@ struct VideoFile::Impl {
   std::unique_ptr<AVFrame, FrameDeleter> frame;
   std::unique_ptr<AVPacket, PacketDeleter> packet;
   std::unique_ptr<SwsContext, SwsDeleter> sws;
+  std::vector<uint8_t> converted;  // frames of other pixel formats, as 4:4:4
   int stream = -1;
   VideoInfo info;
   std::vector<int64_t> pts;  // display order
@@ -113,6 +115,58 @@ struct VideoFile::Impl {
     avcodec_flush_buffers(codec.get());
     positioned = true, drained = false;
     decoded_pts = INT64_MIN;
+  }
+
+  // The decoded frame as 8-bit planes: those of the frame itself where its format is one of
+  // the planar 8-bit ones (or NV12), else a 4:4:4 conversion by libswscale.
+  VideoPlanes planes(int64_t number) {
+    const AVFrame* f = frame.get();
+    if (f->width != info.width || f->height != info.height)
+      fail("frame " + std::to_string(number) + " is " + std::to_string(f->width) + "x" +
+           std::to_string(f->height) + ", the stream " + std::to_string(info.width) + "x" +
+           std::to_string(info.height));
+    VideoPlanes p;
+    p.width = f->width, p.height = f->height;
+    p.bt709 = f->colorspace == AVCOL_SPC_BT709;
+    p.full_range = f->color_range == AVCOL_RANGE_JPEG;
+    p.chroma_center = f->chroma_location == AVCHROMA_LOC_CENTER;
+    const auto format = AVPixelFormat(f->format);
+    switch (format) {
+      case AV_PIX_FMT_YUVJ420P:
+      case AV_PIX_FMT_YUVJ422P:
+      case AV_PIX_FMT_YUVJ444P:
+        p.full_range = true;
+        [[fallthrough]];
+      case AV_PIX_FMT_YUV420P:
+      case AV_PIX_FMT_YUV422P:
+      case AV_PIX_FMT_YUV444P: {
+        const auto* d = av_pix_fmt_desc_get(format);
+        p.shift_x = d->log2_chroma_w, p.shift_y = d->log2_chroma_h;
+        for (int c = 0; c < 3; ++c) p.data[c] = f->data[c], p.pitch[c] = f->linesize[c];
+        return p;
+      }
+      case AV_PIX_FMT_NV12:
+        p.shift_x = p.shift_y = 1, p.uv_step = 2;
+        p.data[0] = f->data[0], p.pitch[0] = f->linesize[0];
+        p.data[1] = f->data[1], p.data[2] = f->data[1] + 1;
+        p.pitch[1] = p.pitch[2] = f->linesize[1];
+        return p;
+      default:
+        break;
+    }
+    sws.reset(sws_getCachedContext(sws.release(), f->width, f->height, format, f->width,
+                                   f->height, AV_PIX_FMT_YUV444P, SWS_BICUBIC, nullptr, nullptr,
+                                   nullptr));
+    if (!sws) fail("no conversion from its pixel format to 8-bit Y'CbCr");
+    const int64_t plane = int64_t(f->width) * f->height;
+    converted.resize(size_t(plane * 3));
+    uint8_t* dst[4] = {converted.data(), converted.data() + plane, converted.data() + 2 * plane,
+                       nullptr};
+    int dst_pitch[4] = {f->width, f->width, f->width, 0};
+    sws_scale(sws.get(), f->data, f->linesize, 0, f->height, dst, dst_pitch);
+    p.shift_x = p.shift_y = 0, p.full_range = false, p.bt709 = false;
+    for (int c = 0; c < 3; ++c) p.data[c] = dst[c], p.pitch[c] = f->width;
+    return p;
   }
 
   // The next decoded frame (in `frame`); false at the end of the stream.
@@ -224,46 +278,34 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name) {
   return VideoFile(std::move(impl));
 }
 
-void VideoFile::decode_rgb(int64_t first, int64_t count, int64_t stride, uint8_t* out) {
+void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeFrame& take) {
   Impl& m = *impl_;
   const int64_t n = m.info.frames;
   STOKER_ENFORCE(
       count >= 0 && stride >= 1 && first >= 0 && (count == 0 || first + (count - 1) * stride < n),
       ValueError, "video '", m.name, "': frames ", first, " + k * ", stride, " for k < ", count,
       " are not all among its ", n, " frames");
-  const int64_t w = m.info.width, h = m.info.height;
   for (int64_t k = 0; k < count; ++k) {
-    const int64_t want = m.pts[size_t(first + k * stride)];
+    const int64_t number = first + k * stride;
+    const int64_t want = m.pts[size_t(number)];
     // The key frame at or before the wanted one (display order): decoding starts there when the
     // decoder is not already on its way to the wanted frame past it.
-    int64_t key_at = first + k * stride;
+    int64_t key_at = number;
     while (!m.key[size_t(key_at)]) --key_at;
     const int64_t key_pts = m.pts[size_t(key_at)];
     if (!m.positioned || m.decoded_pts >= want || m.decoded_pts < key_pts) m.seek_to(key_pts);
     bool found = false;
     while (m.next_frame()) {
       if (m.decoded_pts < want) continue;
-      if (m.decoded_pts > want) break;
-      found = true;
+      found = m.decoded_pts == want;
       break;
     }
     if (!found) {
       m.positioned = false;
-      m.fail("frame " + std::to_string(first + k * stride) + " (pts " + std::to_string(want) +
+      m.fail("frame " + std::to_string(number) + " (pts " + std::to_string(want) +
              ") could not be decoded (corrupt or truncated data)");
     }
-    const AVFrame* f = m.frame.get();
-    if (f->width != w || f->height != h)
-      m.fail("frame " + std::to_string(first + k * stride) + " is " + std::to_string(f->width) +
-             "x" + std::to_string(f->height) + ", the stream " + std::to_string(w) + "x" +
-             std::to_string(h));
-    m.sws.reset(sws_getCachedContext(m.sws.release(), int(w), int(h), AVPixelFormat(f->format),
-                                     int(w), int(h), AV_PIX_FMT_RGB24, SWS_BICUBIC, nullptr,
-                                     nullptr, nullptr));
-    if (!m.sws) m.fail("no conversion from its pixel format to RGB");
-    uint8_t* dst[4] = {out + k * h * w * 3, nullptr, nullptr, nullptr};
-    int dst_stride[4] = {int(w * 3), 0, 0, 0};
-    sws_scale(m.sws.get(), f->data, f->linesize, 0, int(h), dst, dst_stride);
+    take(k, m.planes(number));
   }
 }
 
@@ -280,7 +322,7 @@ VideoFile VideoFile::open(std::span<const uint8_t>, std::string name) {
                      "': stoker was built without FFmpeg (libavformat, libavcodec, libswscale)");
 }
 
-void VideoFile::decode_rgb(int64_t, int64_t, int64_t, uint8_t*) {}
+void VideoFile::decode(int64_t, int64_t, int64_t, const TakeFrame&) {}
 
 #endif
 

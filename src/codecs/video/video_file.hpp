@@ -1,6 +1,7 @@
 // A video file's video stream, demuxed by FFmpeg's libavformat and decoded on the CPU by its
 // libavcodec: the index of its frames (display order, key frames), and frames decoded by their
-// numbers into RGB, seeking only to the key frames the wanted frames need. The file is read
+// numbers as 8-bit Y'CbCr planes, seeking only to the key frames the wanted frames need (the
+// conversion to RGB is a kernel shared with the GPU decoder: kernels/color/yuv_to_rgb.hpp). The file is read
 // from memory (a mapped file, or bytes from another reader), through a custom AVIOContext.
 //
 // Built only where FFmpeg's development files are (STOKER_HAVE_FFMPEG; scripts/setup installs
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,6 +27,20 @@ struct VideoInfo {
   // Frame durations (pts steps in display order) differ: DALI's readers.video refuses such
   // files unless told otherwise (skip_vfr_check).
   bool variable_frame_rate = false;
+};
+
+// A decoded frame: Y, Cb, Cr planes of 8 bits, chroma subsampled by 2^shift, and how to turn
+// it into RGB. Streams in other pixel formats (10 bits, RGB, palettes) are converted to 4:4:4
+// by libswscale first (BT.601, limited range).
+struct VideoPlanes {
+  const uint8_t* data[3] = {};
+  int64_t pitch[3] = {};
+  int uv_step = 1;  // bytes between a row's chroma samples (2: NV12's interleaved Cb, Cr)
+  int shift_x = 1, shift_y = 1;
+  bool chroma_center = false;  // chroma between luma columns (MPEG-1, JPEG), not on the even ones
+  bool full_range = false;
+  bool bt709 = false;  // else BT.601
+  int64_t width = 0, height = 0;
 };
 
 class VideoFile {
@@ -45,10 +61,11 @@ class VideoFile {
   const std::vector<int64_t>& pts() const;
   const std::vector<bool>& key() const;
 
-  // Decodes `count` frames, numbers first, first + stride, ... (display order), as RGB (8 bits,
-  // height x width x 3 each, back to back in `out`). Throws ValueError naming the file and the
-  // frame when a frame cannot be decoded (corrupt or truncated data).
-  void decode_rgb(int64_t first, int64_t count, int64_t stride, uint8_t* out);
+  // Decodes `count` frames, numbers first, first + stride, ... (display order), and calls
+  // take(k, planes) for the k-th; the planes are valid during the call only. Throws ValueError
+  // naming the file and the frame when a frame cannot be decoded (corrupt or truncated data).
+  using TakeFrame = std::function<void(int64_t k, const VideoPlanes& frame)>;
+  void decode(int64_t first, int64_t count, int64_t stride, const TakeFrame& take);
 
  private:
   struct Impl;

@@ -1,6 +1,7 @@
 // VideoFile against the ffmpeg command-line tool: videos made by it here (H.264 with B-frames
 // and odd sizes, HEVC, VP9, MPEG-4 Part 2; mp4, mkv, webm, avi), frames decoded by number in
-// any order equal to its own decode of the whole file (rawvideo rgb24), the index's frame count,
+// any order equal to its own decode of the whole file (rawvideo planes in the stream's pixel
+// format: decoders are bit-exact, so any difference is ours), the index's frame count,
 // key frames and frame rate as made, and bad files refused by name. Skipped (with a message) where
 // stoker was built without FFmpeg or the ffmpeg tool is missing.
 #include "stoker/codecs/video/video_file.hpp"
@@ -47,14 +48,35 @@ class VideoFileTest : public ::testing::Test {
     std::ifstream f(path, std::ios::binary);
     return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
   }
-  // The ffmpeg tool's own decode of every frame, as RGB (at the same size: no filter applies).
-  std::vector<uint8_t> reference_rgb(const std::string& path) {
-    const std::string out = path + ".rgb";
+  // The ffmpeg tool's own decode of every frame, planes packed (Y, Cb, Cr) in `pix_fmt`.
+  std::vector<uint8_t> reference(const std::string& path, const std::string& pix_fmt) {
+    const std::string out = path + ".yuv";
     const std::string cmd = "ffmpeg -v error -y -i " + path +
-                            " -sws_flags bicubic -vsync passthrough -f rawvideo -pix_fmt rgb24 " +
-                            out + " > /dev/null 2>&1";
+                            " -vsync passthrough -f rawvideo -pix_fmt " + pix_fmt + " " + out +
+                            " > /dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return bytes(out);
+  }
+  // A decoded frame's planes packed as rawvideo packs them.
+  static std::vector<uint8_t> pack(const VideoPlanes& p) {
+    std::vector<uint8_t> out;
+    for (int c = 0; c < 3; ++c) {
+      const int64_t w = c == 0 ? p.width : (p.width + (1 << p.shift_x) - 1) >> p.shift_x;
+      const int64_t h = c == 0 ? p.height : (p.height + (1 << p.shift_y) - 1) >> p.shift_y;
+      const int step = c == 0 ? 1 : p.uv_step;
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) out.push_back(p.data[c][y * p.pitch[c] + x * step]);
+    }
+    return out;
+  }
+  // Frames first, first + stride, ... decoded and packed, back to back.
+  static std::vector<uint8_t> decode(VideoFile& v, int64_t first, int64_t count, int64_t stride) {
+    std::vector<uint8_t> out;
+    v.decode(first, count, stride, [&](int64_t, const VideoPlanes& p) {
+      auto f = pack(p);
+      out.insert(out.end(), f.begin(), f.end());
+    });
+    return out;
   }
 
   fs::path dir_;
@@ -78,17 +100,15 @@ TEST_F(VideoFileTest, IndexesH264WithBFramesAndDecodesFramesInAnyOrder) {
   EXPECT_TRUE(video.key()[0] && video.key()[10] && video.key()[20]);
   EXPECT_FALSE(video.key()[5]);
 
-  const auto ref = reference_rgb(path);
-  const size_t frame = size_t(96 * 70 * 3);
+  const auto ref = reference(path, "yuv420p");
+  const size_t frame = size_t(96 * 70 + 2 * 48 * 35);
   ASSERT_EQ(ref.size(), 30 * frame);
-  std::vector<uint8_t> got(30 * frame);
-  video.decode_rgb(0, 30, 1, got.data());
-  EXPECT_EQ(got, ref) << "every frame in order";
+  EXPECT_EQ(decode(video, 0, 30, 1), ref) << "every frame in order";
   // Backwards, across key frames, strided: each equal to the same frame of the whole decode.
   for (auto [first, count, stride] : std::vector<std::array<int64_t, 3>>{
            {27, 1, 1}, {3, 1, 1}, {3, 7, 4}, {9, 3, 1}, {0, 2, 29}, {28, 2, 1}}) {
-    std::vector<uint8_t> part(size_t(count) * frame);
-    video.decode_rgb(first, count, stride, part.data());
+    const auto part = decode(video, first, count, stride);
+    ASSERT_EQ(part.size(), size_t(count) * frame);
     for (int64_t k = 0; k < count; ++k) {
       const auto* want = ref.data() + size_t(first + k * stride) * frame;
       EXPECT_TRUE(std::equal(want, want + frame, part.data() + size_t(k) * frame))
@@ -102,22 +122,28 @@ TEST_F(VideoFileTest, OtherCodecsAndContainers) {
     const char* name;
     const char* args;
     const char* codec;
+    const char* pix_fmt;
+    size_t frame;  // bytes of a packed frame
   };
   for (const Case& c :
-       {Case{"b.mkv", "-c:v libx265 -x265-params log-level=none -pix_fmt yuv420p", "hevc"},
-        Case{"c.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p", "vp9"},
-        Case{"d.avi", "-c:v mpeg4 -q:v 4", "mpeg4"},
-        Case{"e.mp4", "-c:v libx264 -pix_fmt yuv444p -vf crop=95:69", "h264"}}) {
+       {Case{"b.mkv", "-c:v libx265 -x265-params log-level=none -pix_fmt yuv420p", "hevc",
+             "yuv420p", 96 * 70 + 2 * 48 * 35},
+        Case{"c.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p", "vp9", "yuv420p", 96 * 70 + 2 * 48 * 35},
+        Case{"d.avi", "-c:v mpeg4 -q:v 4", "mpeg4", "yuv420p", 96 * 70 + 2 * 48 * 35},
+        Case{"e.mp4", "-c:v libx264 -pix_fmt yuv444p -vf crop=95:69", "h264", "yuv444p",
+             3 * 95 * 69},
+        Case{"f.mp4", "-c:v libx264 -pix_fmt yuv422p -vf crop=95:69", "h264", "yuv422p",
+             95 * 69 + 2 * 48 * 69}}) {
     const auto path = make(c.name, std::string(kSource) + " " + c.args);
     const auto data = bytes(path);
     auto video = VideoFile::open(data, path);
     EXPECT_EQ(video.info().codec, c.codec) << c.name;
     ASSERT_EQ(video.info().frames, 30) << c.name;
-    const auto ref = reference_rgb(path);
-    const size_t frame = size_t(video.info().width * video.info().height * 3);
+    const auto ref = reference(path, c.pix_fmt);
+    const size_t frame = c.frame;
     ASSERT_EQ(ref.size(), 30 * frame) << c.name;
-    std::vector<uint8_t> got(3 * frame);
-    video.decode_rgb(25, 3, 2, got.data());
+    const auto got = decode(video, 25, 3, 2);
+    ASSERT_EQ(got.size(), 3 * frame) << c.name;
     for (int k = 0; k < 3; ++k) {
       const auto* want = ref.data() + size_t(25 + 2 * k) * frame;
       EXPECT_TRUE(std::equal(want, want + frame, got.data() + size_t(k) * frame))
@@ -166,9 +192,8 @@ TEST_F(VideoFileTest, BadFilesAreRefusedByName) {
   auto video = VideoFile::open(data, path);
   ASSERT_GT(video.info().frames, 0);
   ASSERT_LT(video.info().frames, 30);
-  std::vector<uint8_t> one(size_t(96 * 70 * 3));
-  video.decode_rgb(0, 1, 1, one.data());
-  EXPECT_THROW(video.decode_rgb(video.info().frames, 1, 1, one.data()), ValueError);
+  EXPECT_FALSE(decode(video, 0, 1, 1).empty());
+  EXPECT_THROW(decode(video, video.info().frames, 1, 1), ValueError);
 }
 
 }  // namespace

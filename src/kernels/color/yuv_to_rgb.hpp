@@ -1,0 +1,128 @@
+// Decoded video frames (8-bit Y'CbCr planes, as libavcodec and NVDEC give them) to interleaved
+// RGB or YCbCr, height x width x 3. One definition for the CPU and the GPU, in integers, so the
+// two backends agree bit for bit:
+//  * chroma is upsampled bilinearly with the weights its siting implies: H.264/HEVC/MPEG-2's
+//    default ("left": on the even luma columns, between the luma rows) or JPEG/MPEG-1's
+//    ("center": between both); edges repeat. Weights are multiples of 1/16, summed exactly.
+//  * the matrix is BT.601 or BT.709 (as the stream says; BT.601 when it says nothing, as FFmpeg
+//    and DALI do), limited range (Y 16-235) or full range, in fixed point (2^-18 units).
+//  * uint8 outputs round to nearest and saturate; float outputs keep the fraction (0-255, or
+//    0-1 when normalized). YCbCr outputs are the planes' own values with chroma upsampled.
+#pragma once
+
+#include <cstdint>
+
+#include "stoker/core/cuda.hpp"
+
+namespace stoker::kernels {
+
+enum class YuvMatrix : uint8_t { kBt601, kBt709 };
+
+struct YuvPlanes {
+  const uint8_t* y = nullptr;
+  const uint8_t* u = nullptr;  // Cb
+  const uint8_t* v = nullptr;  // Cr
+  int64_t y_pitch = 0, uv_pitch = 0;  // bytes per row
+  int uv_step = 1;                    // bytes between a row's chroma samples (2: NV12)
+  int shift_x = 1, shift_y = 1;       // chroma subsampling, log2 (4:2:0: 1, 1; 4:4:4: 0, 0)
+  bool chroma_center = false;         // chroma sited between luma columns
+  bool full_range = false;
+  YuvMatrix matrix = YuvMatrix::kBt601;
+  int64_t width = 0, height = 0;
+};
+
+// Coefficients of R' = Ky*(Y - y0) + Kv*Cr', G' = Ky*(Y - y0) - Gu*Cb' - Gv*Cr',
+// B' = Ky*(Y - y0) + Bu*Cb', in units of 2^-14.
+struct YuvCoefficients {
+  int32_t ky, kv, gu, gv, bu, y0;
+};
+
+STOKER_HOST_DEVICE inline YuvCoefficients yuv_coefficients(YuvMatrix m, bool full_range) {
+  // Limited range: luma scaled by 255/219, chroma by 255/224; full range: neither.
+  if (m == YuvMatrix::kBt709) {
+    return full_range ? YuvCoefficients{16384, 25802, 3069, 7670, 30402, 0}
+                      : YuvCoefficients{19077, 29372, 3494, 8731, 34610, 16};
+  }
+  return full_range ? YuvCoefficients{16384, 22970, 5638, 11700, 29032, 0}
+                    : YuvCoefficients{19077, 26149, 6419, 13320, 33050, 16};
+}
+
+// One chroma plane's value at luma (x, y), times 16 (bilinear with the siting's weights).
+STOKER_HOST_DEVICE inline int32_t chroma16(const uint8_t* plane, const YuvPlanes& p, int64_t x,
+                                           int64_t y) {
+  const int64_t cw = (p.width + (1 << p.shift_x) - 1) >> p.shift_x;
+  const int64_t ch = (p.height + (1 << p.shift_y) - 1) >> p.shift_y;
+  // Two neighbours and their weights (out of 4) along each axis.
+  int64_t x0 = x, x1 = x;
+  int32_t wx0 = 4, wx1 = 0;
+  if (p.shift_x == 1) {
+    if (p.chroma_center) {  // samples at 2j + 0.5: 3/4 of the own sample, 1/4 of the next out
+      x0 = x >> 1, x1 = (x & 1) ? x0 + 1 : x0 - 1, wx0 = 3, wx1 = 1;
+    } else {  // samples on even columns: odd columns take the mean of both sides
+      x0 = x >> 1, x1 = x0 + 1, wx0 = (x & 1) ? 2 : 4, wx1 = 4 - wx0;
+    }
+  }
+  int64_t y0 = y, y1 = y;
+  int32_t wy0 = 4, wy1 = 0;
+  if (p.shift_y == 1) y0 = y >> 1, y1 = (y & 1) ? y0 + 1 : y0 - 1, wy0 = 3, wy1 = 1;
+  x0 = x0 < 0 ? 0 : (x0 >= cw ? cw - 1 : x0);
+  x1 = x1 < 0 ? 0 : (x1 >= cw ? cw - 1 : x1);
+  y0 = y0 < 0 ? 0 : (y0 >= ch ? ch - 1 : y0);
+  y1 = y1 < 0 ? 0 : (y1 >= ch ? ch - 1 : y1);
+  const uint8_t* r0 = plane + y0 * p.uv_pitch;
+  const uint8_t* r1 = plane + y1 * p.uv_pitch;
+  const int32_t s = p.uv_step;
+  return wy0 * (wx0 * r0[x0 * s] + wx1 * r0[x1 * s]) + wy1 * (wx0 * r1[x0 * s] + wx1 * r1[x1 * s]);
+}
+
+// Pixel (x, y) as three values in units of 2^-18 of the 0-255 scale: RGB, or (rgb = false)
+// Y, Cb, Cr with chroma upsampled.
+STOKER_HOST_DEVICE inline void yuv_pixel(const YuvPlanes& p, bool rgb, int64_t x, int64_t y,
+                                         int32_t out[3]) {
+  const int32_t luma = p.y[y * p.y_pitch + x];
+  const int32_t cb16 = chroma16(p.u, p, x, y), cr16 = chroma16(p.v, p, x, y);
+  if (!rgb) {
+    out[0] = luma << 18, out[1] = cb16 << 14, out[2] = cr16 << 14;
+    return;
+  }
+  const YuvCoefficients k = yuv_coefficients(p.matrix, p.full_range);
+  const int32_t yy = k.ky * (luma - k.y0) * 16;  // 2^-18 units
+  const int32_t cb = cb16 - 128 * 16, cr = cr16 - 128 * 16;
+  out[0] = yy + k.kv * cr;
+  out[1] = yy - k.gu * cb - k.gv * cr;
+  out[2] = yy + k.bu * cb;
+}
+
+STOKER_HOST_DEVICE inline uint8_t yuv_to_u8(int32_t v) {
+  const int32_t r = (v + (1 << 17)) >> 18;
+  return uint8_t(r < 0 ? 0 : (r > 255 ? 255 : r));
+}
+
+// normalized: 0-1 instead of 0-255. The scale is a power of two and the division by 255
+// correctly rounded, so both backends give the same float.
+STOKER_HOST_DEVICE inline float yuv_to_float(int32_t v, bool normalized) {
+  float f = float(v) * (1.0f / 262144.0f);
+  f = f < 0.f ? 0.f : (f > 255.f ? 255.f : f);
+  return normalized ? f / 255.f : f;
+}
+
+// The whole frame on the CPU: out is height x width x 3 of uint8_t or float.
+template <typename Out>
+void yuv_to_rgb_cpu(const YuvPlanes& p, bool rgb, bool normalized, Out* out) {
+  for (int64_t y = 0; y < p.height; ++y) {
+    Out* row = out + y * p.width * 3;
+    for (int64_t x = 0; x < p.width; ++x) {
+      int32_t v[3];
+      yuv_pixel(p, rgb, x, y, v);
+      for (int c = 0; c < 3; ++c) {
+        if constexpr (sizeof(Out) == 1) {
+          row[x * 3 + c] = yuv_to_u8(v[c]);
+        } else {
+          row[x * 3 + c] = yuv_to_float(v[c], normalized);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace stoker::kernels
