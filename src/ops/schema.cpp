@@ -132,6 +132,9 @@ ArgValue coerce_arg(const OpSchema& schema, const ArgSchema& arg, ArgValue value
         if (auto* d = std::get_if<double>(&value)) return format_arg_value(*d);
         if (auto* i = std::get_if<int64_t>(&value)) return std::to_string(*i);
       }
+      // Arguments that grew from a flag into a choice (readers.video's enable_frame_num).
+      if (auto* b = std::get_if<bool>(&value); b && arg.bool_as_string)
+        return std::string(*b ? "True" : "False");
       return fail();
     case ArgType::kDType:
       if (auto* s = std::get_if<std::string>(&value)) {

@@ -47,6 +47,7 @@ struct ArgSchema {
   bool per_sample = false;        // a per-sample tensor (another operator's output) may be given
   bool optional = false;          // may be left unset with no default ("None")
   bool number_as_string = false;  // a string argument that also takes a number ("auto" or 0.7)
+  bool bool_as_string = false;    // a string argument that also takes True/False ('True')
 };
 
 // An argument that may be left unset (no default, "None"); with per_sample, a constant or a

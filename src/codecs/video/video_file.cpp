@@ -98,9 +98,7 @@ struct VideoFile::Impl {
   std::unique_ptr<SwsContext, SwsDeleter> sws;
   std::vector<uint8_t> converted;  // frames of other pixel formats, as 4:4:4
   int stream = -1;
-  VideoInfo info;
-  std::vector<int64_t> pts;  // display order
-  std::vector<bool> key;
+  std::shared_ptr<const VideoIndex> index;
   int64_t decoded_pts = 0;  // the last frame the decoder gave since the last seek
   bool positioned = false;  // the decoder runs forward from a seek
   bool drained = false;     // the demuxer reached the end and the decoder was flushed
@@ -121,6 +119,7 @@ struct VideoFile::Impl {
   // the planar 8-bit ones (or NV12), else a 4:4:4 conversion by libswscale.
   VideoPlanes planes(int64_t number) {
     const AVFrame* f = frame.get();
+    const VideoInfo& info = index->info;
     if (f->width != info.width || f->height != info.height)
       fail("frame " + std::to_string(number) + " is " + std::to_string(f->width) + "x" +
            std::to_string(f->height) + ", the stream " + std::to_string(info.width) + "x" +
@@ -198,7 +197,8 @@ struct VideoFile::Impl {
   }
 };
 
-VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name) {
+VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
+                          std::shared_ptr<const VideoIndex> known) {
   auto impl = std::make_unique<Impl>();
   impl->name = std::move(name);
   impl->input.data = data;
@@ -239,7 +239,12 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name) {
   impl->packet.reset(av_packet_alloc());
   STOKER_ENFORCE(impl->frame && impl->packet, RuntimeError, "video: out of memory");
 
+  if (known) {
+    impl->index = known;
+    return VideoFile(std::move(impl), std::move(known));
+  }
   // The index: every packet of the stream, its timestamp and whether it starts a key frame.
+  auto index = std::make_shared<VideoIndex>();
   std::vector<std::pair<int64_t, bool>> frames;
   while ((err = av_read_frame(fmt, impl->packet.get())) >= 0) {
     if (impl->packet->stream_index == impl->stream) {
@@ -259,40 +264,43 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name) {
     if (frames[k].first == frames[k - 1].first)
       impl->fail("two frames have the same timestamp " + std::to_string(frames[k].first));
   }
-  for (const auto& [t, k] : frames) impl->pts.push_back(t), impl->key.push_back(k);
-  if (!impl->key[0]) impl->fail("the first frame is not a key frame");
+  for (const auto& [t, k] : frames) index->pts.push_back(t), index->key.push_back(k);
+  if (!index->key[0]) impl->fail("the first frame is not a key frame");
 
-  VideoInfo& info = impl->info;
+  VideoInfo& info = index->info;
   info.codec = decoder->name;
   info.width = impl->codec->width, info.height = impl->codec->height;
   if (info.width <= 0 || info.height <= 0) impl->fail("the video stream has no frame size");
-  info.frames = int64_t(impl->pts.size());
+  info.frames = int64_t(index->pts.size());
   info.time_base_num = st->time_base.num, info.time_base_den = st->time_base.den;
   info.fps_num = st->avg_frame_rate.num, info.fps_den = std::max(1, st->avg_frame_rate.den);
-  for (size_t k = 2; k < impl->pts.size(); ++k) {
-    if (impl->pts[k] - impl->pts[k - 1] != impl->pts[1] - impl->pts[0]) {
+  for (size_t k = 2; k < index->pts.size(); ++k) {
+    if (index->pts[k] - index->pts[k - 1] != index->pts[1] - index->pts[0]) {
       info.variable_frame_rate = true;
       break;
     }
   }
-  return VideoFile(std::move(impl));
+  impl->index = index;
+  return VideoFile(std::move(impl), std::move(index));
 }
 
 void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeFrame& take) {
   Impl& m = *impl_;
-  const int64_t n = m.info.frames;
+  const int64_t n = index_->info.frames;
+  const auto& pts = index_->pts;
+  const auto& keys = index_->key;
   STOKER_ENFORCE(
       count >= 0 && stride >= 1 && first >= 0 && (count == 0 || first + (count - 1) * stride < n),
       ValueError, "video '", m.name, "': frames ", first, " + k * ", stride, " for k < ", count,
       " are not all among its ", n, " frames");
   for (int64_t k = 0; k < count; ++k) {
     const int64_t number = first + k * stride;
-    const int64_t want = m.pts[size_t(number)];
+    const int64_t want = pts[size_t(number)];
     // The key frame at or before the wanted one (display order): decoding starts there when the
     // decoder is not already on its way to the wanted frame past it.
     int64_t key_at = number;
-    while (!m.key[size_t(key_at)]) --key_at;
-    const int64_t key_pts = m.pts[size_t(key_at)];
+    while (!keys[size_t(key_at)]) --key_at;
+    const int64_t key_pts = pts[size_t(key_at)];
     if (!m.positioned || m.decoded_pts >= want || m.decoded_pts < key_pts) m.seek_to(key_pts);
     bool found = false;
     while (m.next_frame()) {
@@ -311,13 +319,10 @@ void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeF
 
 #else  // no FFmpeg
 
-struct VideoFile::Impl {
-  VideoInfo info;
-  std::vector<int64_t> pts;
-  std::vector<bool> key;
-};
+struct VideoFile::Impl {};
 
-VideoFile VideoFile::open(std::span<const uint8_t>, std::string name) {
+VideoFile VideoFile::open(std::span<const uint8_t>, std::string name,
+                          std::shared_ptr<const VideoIndex>) {
   throw RuntimeError("video '" + name +
                      "': stoker was built without FFmpeg (libavformat, libavcodec, libswscale)");
 }
@@ -334,12 +339,10 @@ bool VideoFile::available() {
 #endif
 }
 
-VideoFile::VideoFile(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+VideoFile::VideoFile(std::unique_ptr<Impl> impl, std::shared_ptr<const VideoIndex> index)
+    : impl_(std::move(impl)), index_(std::move(index)) {}
 VideoFile::VideoFile(VideoFile&&) noexcept = default;
 VideoFile& VideoFile::operator=(VideoFile&&) noexcept = default;
 VideoFile::~VideoFile() = default;
-const VideoInfo& VideoFile::info() const { return impl_->info; }
-const std::vector<int64_t>& VideoFile::pts() const { return impl_->pts; }
-const std::vector<bool>& VideoFile::key() const { return impl_->key; }
 
 }  // namespace stoker::codecs

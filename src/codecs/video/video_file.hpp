@@ -43,23 +43,32 @@ struct VideoPlanes {
   int64_t width = 0, height = 0;
 };
 
+// What indexing a file found; shared by the VideoFiles later opened on the same bytes, which
+// then skip the scan.
+struct VideoIndex {
+  VideoInfo info;
+  std::vector<int64_t> pts;  // presentation timestamps in display order (stream time base)
+  std::vector<bool> key;     // whether each is a key frame
+};
+
 class VideoFile {
  public:
   // Whether this build has FFmpeg.
   static bool available();
   // Demuxes `data` (the whole file; it must outlive the VideoFile) and indexes its first video
-  // stream. `name` names the file in errors. Throws ValueError for data FFmpeg cannot read,
-  // files without a video stream, streams without frames or codecs without a decoder.
-  static VideoFile open(std::span<const uint8_t> data, std::string name);
+  // stream, or takes `index` from an earlier open of the same bytes. `name` names the file in
+  // errors. Throws ValueError for data FFmpeg cannot read, files without a video stream,
+  // streams without frames or codecs without a decoder.
+  static VideoFile open(std::span<const uint8_t> data, std::string name,
+                        std::shared_ptr<const VideoIndex> index = nullptr);
   VideoFile(VideoFile&&) noexcept;
   VideoFile& operator=(VideoFile&&) noexcept;
   ~VideoFile();
 
-  const VideoInfo& info() const;
-  // Presentation timestamps of the frames in display order (stream time base), and whether each
-  // is a key frame.
-  const std::vector<int64_t>& pts() const;
-  const std::vector<bool>& key() const;
+  const VideoInfo& info() const { return index_->info; }
+  const std::vector<int64_t>& pts() const { return index_->pts; }
+  const std::vector<bool>& key() const { return index_->key; }
+  const std::shared_ptr<const VideoIndex>& index() const { return index_; }
 
   // Decodes `count` frames, numbers first, first + stride, ... (display order), and calls
   // take(k, planes) for the k-th; the planes are valid during the call only. Throws ValueError
@@ -69,8 +78,9 @@ class VideoFile {
 
  private:
   struct Impl;
-  explicit VideoFile(std::unique_ptr<Impl> impl);
+  VideoFile(std::unique_ptr<Impl> impl, std::shared_ptr<const VideoIndex> index);
   std::unique_ptr<Impl> impl_;
+  std::shared_ptr<const VideoIndex> index_;
 };
 
 }  // namespace stoker::codecs

@@ -104,6 +104,10 @@ TEST_F(VideoFileTest, IndexesH264WithBFramesAndDecodesFramesInAnyOrder) {
   const size_t frame = size_t(96 * 70 + 2 * 48 * 35);
   ASSERT_EQ(ref.size(), 30 * frame);
   EXPECT_EQ(decode(video, 0, 30, 1), ref) << "every frame in order";
+  // Opened again with the first open's index: no scan, the same frames.
+  auto again = VideoFile::open(data, path, video.index());
+  EXPECT_EQ(again.index(), video.index());
+  EXPECT_EQ(decode(again, 3, 7, 4), decode(video, 3, 7, 4));
   // Backwards, across key frames, strided: each equal to the same frame of the whole decode.
   for (auto [first, count, stride] : std::vector<std::array<int64_t, 3>>{
            {27, 1, 1}, {3, 1, 1}, {3, 7, 4}, {9, 3, 1}, {0, 2, 29}, {28, 2, 1}}) {
@@ -130,10 +134,13 @@ TEST_F(VideoFileTest, OtherCodecsAndContainers) {
              "yuv420p", 96 * 70 + 2 * 48 * 35},
         Case{"c.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p", "vp9", "yuv420p", 96 * 70 + 2 * 48 * 35},
         Case{"d.avi", "-c:v mpeg4 -q:v 4", "mpeg4", "yuv420p", 96 * 70 + 2 * 48 * 35},
-        Case{"e.mp4", "-c:v libx264 -pix_fmt yuv444p -vf crop=95:69", "h264", "yuv444p",
-             3 * 95 * 69},
-        Case{"f.mp4", "-c:v libx264 -pix_fmt yuv422p -vf crop=95:69", "h264", "yuv422p",
-             95 * 69 + 2 * 48 * 69}}) {
+        // Odd sizes (4:2:2 keeps the width even).
+        Case{"e.mp4", "-vf format=yuv444p,crop=95:69 -c:v libx264 -pix_fmt yuv444p", "h264",
+             "yuv444p", 3 * 95 * 69},
+        Case{"f.mp4", "-vf format=yuv422p,crop=95:69 -c:v libx264 -pix_fmt yuv422p", "h264",
+             "yuv422p", 94 * 69 + 2 * 47 * 69},
+        // 10 bits: converted to 8-bit 4:4:4 by libswscale, as the ffmpeg tool converts it.
+        Case{"g.mp4", "-c:v libx264 -pix_fmt yuv420p10le", "h264", "yuv444p", 3 * 96 * 70}}) {
     const auto path = make(c.name, std::string(kSource) + " " + c.args);
     const auto data = bytes(path);
     auto video = VideoFile::open(data, path);

@@ -1,0 +1,107 @@
+#include "stoker/readers/video_index.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "stoker/core/error.hpp"
+#include "stoker/core/file_io.hpp"
+
+namespace stoker::readers {
+namespace {
+
+// Whitespace-separated fields of a line.
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while ((at = line.find_first_not_of(" \t\r", at)) != std::string::npos) {
+    const size_t end = line.find_first_of(" \t\r", at);
+    out.push_back(line.substr(at, end - at));
+    at = end;
+  }
+  return out;
+}
+
+template <typename T>
+bool parse_number(const std::string& text, T& value) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+}  // namespace
+
+std::vector<VideoEntry> parse_video_file_list(const std::string& list_path) {
+  std::string text;
+  try {
+    text = read_file_text(list_path);
+  } catch (const IOError& e) {
+    throw IOError(std::string("cannot open file_list: ") + e.what());
+  }
+  std::vector<VideoEntry> out;
+  size_t pos = 0;
+  for (int line_number = 1; pos < text.size(); ++line_number) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    const auto f = fields(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    if (f.empty()) continue;
+    auto where = [&] {
+      return detail::concat("file_list '", list_path, "' line ", line_number, ": ");
+    };
+    STOKER_ENFORCE(f.size() >= 2 && f.size() <= 4, ValueError, where(),
+                   "expected '<path> <label> [<start> [<end>]]', got ", f.size(), " fields");
+    VideoEntry e;
+    e.path = f[0];
+    int64_t label = -1;
+    STOKER_ENFORCE(parse_number(f[1], label) && label >= 0 && label <= INT32_MAX, ValueError,
+                   where(), "the label must be an integer >= 0, got '", f[1], "'");
+    e.label = int32_t(label);
+    STOKER_ENFORCE(f.size() < 3 || parse_number(f[2], e.start), ValueError, where(),
+                   "the start must be a number, got '", f[2], "'");
+    STOKER_ENFORCE(f.size() < 4 || parse_number(f[3], e.end), ValueError, where(),
+                   "the end must be a number, got '", f[3], "'");
+    if (f.size() == 4 && e.start == e.end) continue;  // DALI: an empty range, skipped
+    out.push_back(std::move(e));
+  }
+  STOKER_ENFORCE(!out.empty(), ValueError, "file_list '", list_path, "' lists no files");
+  return out;
+}
+
+std::pair<int64_t, int64_t> video_frame_range(const VideoEntry& entry, int64_t frames, double fps,
+                                              const FrameRangeOptions& options) {
+  if (entry.start == 0 && entry.end == 0) return {0, frames};
+  int64_t first = 0, end = frames;
+  const char* what = options.frame_numbers ? "frame number" : "time";
+  if (options.frame_numbers) {
+    first = int64_t(std::ceil(entry.start));
+    end = int64_t(std::floor(entry.end));
+  } else {
+    const bool up = options.include_preceding;  // round outwards instead of inwards
+    first = int64_t(up ? std::floor(entry.start * fps) : std::ceil(entry.start * fps));
+    end = int64_t(up ? std::ceil(entry.end * fps) : std::floor(entry.end * fps));
+  }
+  if (entry.start < 0) first += frames;
+  if (entry.end <= 0) end += frames;
+  STOKER_ENFORCE(first <= end, ValueError, "video '", entry.path, "': the start ", what, " (",
+                 entry.start, " -> frame ", first, ") is after the end (", entry.end,
+                 " -> frame ", end, ")");
+  STOKER_ENFORCE(first >= 0 && end <= frames, ValueError, "video '", entry.path, "': frames [",
+                 first, ", ", end, ") of the file list's range (", entry.start, ", ", entry.end,
+                 ") are not all among its ", frames, " frames");
+  return {first, end};
+}
+
+void cut_sequences(int32_t file, int64_t first, int64_t end, const SequenceOptions& o,
+                   std::vector<VideoSequence>& out) {
+  STOKER_ENFORCE(o.length >= 1 && o.stride >= 1 && o.step != 0, ValueError,
+                 "sequence_length and stride must be >= 1 and step != 0, got ", o.length, ", ",
+                 o.stride, " and ", o.step);
+  const int64_t step = o.step < 0 ? o.length * o.stride : o.step;
+  const int64_t span = 1 + (o.length - 1) * o.stride;
+  int64_t s = first;
+  for (; s < end && s + span <= end; s += step) out.push_back({file, s, int32_t(o.length)});
+  if (!o.pad) return;
+  for (; s < end; s += step) out.push_back({file, s, int32_t(1 + (end - 1 - s) / o.stride)});
+}
+
+}  // namespace stoker::readers

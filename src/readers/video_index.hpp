@@ -1,0 +1,57 @@
+// readers.video's dataset: which files, with which labels and frame ranges, and the sequences
+// (first frame, frame count) cut from them, as DALI's video reader cuts them. No decoding here:
+// the frame counts and rates come from the demuxed files (codecs::VideoFile).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace stoker::readers {
+
+struct VideoEntry {
+  std::string path;
+  int32_t label = 0;
+  // Part of the file to read, as the file list gives it (seconds, or frame numbers with
+  // file_list_frame_num; negative values count from the end); both 0: the whole file.
+  double start = 0, end = 0;
+};
+
+// DALI's file_list for videos: "<path> <label> [<start> [<end>]]" per line, paths as given
+// (relative ones to the current folder, as in DALI), blank lines skipped, labels >= 0. A line
+// whose start equals its end selects nothing and is skipped. Throws ValueError naming the line.
+std::vector<VideoEntry> parse_video_file_list(const std::string& list_path);
+
+struct FrameRangeOptions {
+  bool frame_numbers = false;      // file_list_frame_num: start/end are frame numbers
+  bool include_preceding = false;  // file_list_include_preceding_frame
+};
+
+// The frames [first, end) of an entry in a file of `frames` frames at `fps` frames per second.
+// Times become frames as DALI computes them: ceil(start * fps) and floor(end * fps), or
+// floor/ceil with include_preceding; frame numbers round inwards (start up, end down).
+// Throws ValueError naming the file when the range is empty-ordered or outside the file.
+std::pair<int64_t, int64_t> video_frame_range(const VideoEntry& entry, int64_t frames, double fps,
+                                              const FrameRangeOptions& options);
+
+struct VideoSequence {
+  int32_t file = 0;
+  int64_t first = 0;   // first frame
+  int32_t frames = 0;  // frames read: sequence_length, fewer for a padded one
+};
+
+struct SequenceOptions {
+  int64_t length = 1;  // sequence_length
+  int64_t step = -1;   // between sequence starts; < 0: length * stride (DALI's)
+  int64_t stride = 1;  // between the frames of a sequence
+  bool pad = false;    // pad_sequences: sequences running past the end are kept, shorter
+};
+
+// Appends the sequences of frames [first, end) of file `file`: starts first, first + step, ...
+// while a whole sequence (1 + (length - 1) * stride frames) fits; with pad, then every later
+// start before `end` too, with the frames that remain.
+void cut_sequences(int32_t file, int64_t first, int64_t end, const SequenceOptions& options,
+                   std::vector<VideoSequence>& out);
+
+}  // namespace stoker::readers

@@ -1,0 +1,125 @@
+// readers.video's dataset logic against DALI's rules, written out case by case (DALI's
+// video_loader.h: the file list's format, time/frame ranges, sequence starts, padding).
+#include "stoker/readers/video_index.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "stoker/core/error.hpp"
+
+namespace stoker::readers {
+namespace {
+namespace fs = std::filesystem;
+
+std::string write_list(const std::string& text) {
+  const auto path = fs::temp_directory_path() / ("stoker_video_list_" +
+                                                 std::to_string(::getpid()) + ".txt");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(VideoFileList, FieldsRangesAndSkippedLines) {
+  const auto list = write_list(
+      "a.mp4 0\n"
+      "\n"
+      "  dir/b.mkv 3 1.5\n"
+      "c.mp4 1 0.5 2.25\n"
+      "d.mp4 2 4 4\n"  // an empty range: skipped, as DALI does
+      "e.mp4 7 -10 -2\n");
+  const auto e = parse_video_file_list(list);
+  ASSERT_EQ(e.size(), 4u);
+  EXPECT_EQ(e[0].path, "a.mp4");
+  EXPECT_EQ(e[0].label, 0);
+  EXPECT_EQ(e[0].start, 0);
+  EXPECT_EQ(e[0].end, 0);
+  EXPECT_EQ(e[1].path, "dir/b.mkv");
+  EXPECT_EQ(e[1].label, 3);
+  EXPECT_EQ(e[1].start, 1.5);
+  EXPECT_EQ(e[2].end, 2.25);
+  EXPECT_EQ(e[3].path, "e.mp4");
+  EXPECT_EQ(e[3].start, -10);
+  fs::remove(list);
+}
+
+TEST(VideoFileList, BadLinesAreNamed) {
+  for (auto [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"a.mp4\n", "line 1: expected '<path> <label> [<start> [<end>]]', got 1 fields"},
+           {"a.mp4 0\nb.mp4 -1\n", "line 2: the label must be an integer >= 0, got '-1'"},
+           {"a.mp4 x\n", "line 1: the label must be an integer >= 0, got 'x'"},
+           {"a.mp4 1 0.5 z\n", "line 1: the end must be a number, got 'z'"},
+           {"a.mp4 1 2 3 4\n", "got 5 fields"},
+           {"\n\n", "lists no files"}}) {
+    const auto list = write_list(text);
+    EXPECT_NE(error_of([&] { parse_video_file_list(list); }).find(message), std::string::npos)
+        << text << " -> " << error_of([&] { parse_video_file_list(list); });
+    fs::remove(list);
+  }
+  EXPECT_NE(error_of([] { parse_video_file_list("/no/such/list.txt"); }).find("cannot open"),
+            std::string::npos);
+}
+
+TEST(VideoFrameRange, TimesAndFrameNumbersAsDaliComputesThem) {
+  const FrameRangeOptions times{}, preceding{false, true}, numbers{true, false};
+  auto range = [](double s, double e, const FrameRangeOptions& o) {
+    return video_frame_range({"v.mp4", 0, s, e}, 100, 25.0, o);
+  };
+  using R = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(range(0, 0, times), R(0, 100));       // the whole file
+  EXPECT_EQ(range(1.0, 2.0, times), R(25, 50));   // exact times
+  EXPECT_EQ(range(0.05, 1.99, times), R(2, 49));  // start up, end down: ceil(1.25), floor(49.75)
+  EXPECT_EQ(range(0.05, 1.99, preceding), R(1, 50));  // outwards: floor, ceil
+  EXPECT_EQ(range(1.0, 0, times), R(25, 100));        // end 0: to the end
+  EXPECT_EQ(range(-1.0, -0.5, times), R(75, 87));     // from the end: 100-25, 100+floor(-12.5)
+  EXPECT_EQ(range(10, 20, numbers), R(10, 20));
+  EXPECT_EQ(range(10.2, 19.8, numbers), R(11, 19));  // frame numbers round inwards
+  EXPECT_EQ(range(-10, 0, numbers), R(90, 100));
+  EXPECT_NE(error_of([&] { range(3.0, 2.0, times); }).find("is after the end"), std::string::npos);
+  EXPECT_NE(error_of([&] { range(1.0, 5.0, times); })
+                .find("frames [25, 125) of the file list's range (1, 5) are not all among its 100"),
+            std::string::npos)
+      << error_of([&] { range(1.0, 5.0, times); });
+  EXPECT_NE(error_of([&] { range(-200, 0, numbers); }).find("not all among"), std::string::npos);
+}
+
+TEST(VideoSequences, StartsStepStrideAndPadding) {
+  auto cut = [](int64_t first, int64_t end, SequenceOptions o) {
+    std::vector<VideoSequence> out;
+    cut_sequences(4, first, end, o, out);
+    std::vector<std::pair<int64_t, int32_t>> starts;
+    for (const auto& s : out) {
+      EXPECT_EQ(s.file, 4);
+      starts.emplace_back(s.first, s.frames);
+    }
+    return starts;
+  };
+  using V = std::vector<std::pair<int64_t, int32_t>>;
+  // Default step: length * stride (DALI's loader; its docs say sequence_length).
+  EXPECT_EQ(cut(0, 10, {3, -1, 1, false}), (V{{0, 3}, {3, 3}, {6, 3}}));
+  EXPECT_EQ(cut(0, 10, {3, -1, 2, false}), (V{{0, 3}}));  // spans 5 frames; the next starts at 6
+  EXPECT_EQ(cut(0, 10, {3, 1, 1, false}).size(), 8u);  // 0..7
+  EXPECT_EQ(cut(2, 9, {3, 2, 1, false}), (V{{2, 3}, {4, 3}, {6, 3}}));
+  // Padding: later starts keep the frames that remain.
+  EXPECT_EQ(cut(0, 10, {3, -1, 1, true}), (V{{0, 3}, {3, 3}, {6, 3}, {9, 1}}));
+  EXPECT_EQ(cut(0, 10, {4, 3, 2, true}), (V{{0, 4}, {3, 4}, {6, 2}, {9, 1}}));
+  EXPECT_TRUE(cut(0, 2, {3, -1, 1, false}).empty());  // too short for one sequence
+  EXPECT_EQ(cut(0, 2, {3, -1, 1, true}), (V{{0, 2}}));
+  EXPECT_NE(error_of([&] { cut(0, 10, {3, 0, 1, false}); }).find("step != 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { cut(0, 10, {3, 1, 0, false}); }).find("stride must be >= 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace stoker::readers
