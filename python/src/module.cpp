@@ -146,6 +146,7 @@ NB_MODULE(_stoker, m) {
         info["cuda_driver"] = stoker::cuda_driver_version();
         info["libjpeg_turbo"] = stoker::codecs::libjpeg_turbo_version();
         info["libpng"] = stoker::codecs::libpng_version();
+        info["ffmpeg"] = stoker::codecs::ffmpeg_version();
         info["lmdb"] = stoker::readers::lmdb_available();
         nb::list devices;
         for (int d = 0; d < stoker::cuda_device_count(); ++d) {
@@ -164,7 +165,8 @@ NB_MODULE(_stoker, m) {
         return info;
       },
       "What this build of stoker has and sees: CUDA (built, runtime and driver versions), the "
-      "devices with nvJPEG's hardware and CUDA decoders, the codec libraries, liblmdb.");
+      "devices with nvJPEG's hardware and CUDA decoders, the codec libraries (ffmpeg: '' when built "
+      "without FFmpeg, i.e. without video), liblmdb.");
   bind_batch(m);
   bind_pipeline(m);
   m.def("release_borrowed", &release_borrowed, nb::arg("wait") = false,

@@ -32,7 +32,7 @@ def info(as_json=False):
            "cuda": {"built": raw["cuda_built"], "runtime": _version(raw["cuda_runtime"]),
                     "driver": _version(raw["cuda_driver"])},
            "devices": raw["devices"], "libjpeg_turbo": raw["libjpeg_turbo"],
-           "libpng": raw["libpng"], "lmdb": raw["lmdb"]}
+           "libpng": raw["libpng"], "lmdb": raw["lmdb"], "ffmpeg": raw["ffmpeg"] or None}
     if as_json:
         return json.dumps(out, indent=1)
     cuda = out["cuda"]
@@ -53,6 +53,7 @@ def info(as_json=False):
                      f"{yes[d['nvjpeg_hardware']]}, CUDA decoder {yes[d['nvjpeg_cuda']]}{note}")
     lines.append(f"libjpeg-turbo {out['libjpeg_turbo']}; libpng {out['libpng']}; "
                  f"liblmdb (readers.caffe, caffe2): {'yes' if out['lmdb'] else 'no'}")
+    lines.append(f"FFmpeg (readers.video): {out['ffmpeg'] or 'no (built without it)'}")
     return "\n".join(lines)
 
 

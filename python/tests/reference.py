@@ -1,6 +1,7 @@
 """Independent references for the Python tests, written from stoker's documented conventions:
 Philox4x32-10 and stoker's random_stream key derivation, the RandomResizedCrop window
-algorithm, the triangle-filter resize (as dense weight matrices) and normalization."""
+algorithm, the triangle-filter resize (as dense weight matrices), normalization and video frames'
+Y'CbCr to RGB."""
 
 import math
 import subprocess
@@ -121,3 +122,35 @@ def djpeg_rgb(djpeg, path):
     assert parts[0] == b"P6", parts[0]
     w, h = int(parts[1]), int(parts[2])
     return np.frombuffer(ppm[pos + 1:pos + 1 + w * h * 3], np.uint8).reshape(h, w, 3)
+
+
+def chroma_upsample(c, width, height, center=False):
+    """A subsampled (4:2:0) chroma plane at every luma pixel, bilinearly: chroma sample j sits
+    at luma column 2j (H.264's default siting) or 2j + 0.5 (center), and between luma rows 2j
+    and 2j + 1; edges repeat. kernels/color/yuv_to_rgb.hpp's definition, in floats."""
+    h, w = c.shape
+    sx = 0 if w == width else 1
+    sy = 0 if h == height else 1
+    xs = (np.arange(width) - (0.5 if center and sx else 0.0)) / (1 << sx)
+    ys = (np.arange(height) - (0.5 if sy else 0.0)) / (1 << sy)
+    x0 = np.floor(xs).astype(int)
+    y0 = np.floor(ys).astype(int)
+    ax, ay = xs - x0, (ys - y0)[:, None]
+    cx = lambda i: np.clip(i, 0, w - 1)  # noqa: E731
+    cy = lambda j: np.clip(j, 0, h - 1)  # noqa: E731
+    c = c.astype(np.float64)
+    top = c[cy(y0)][:, cx(x0)] * (1 - ax) + c[cy(y0)][:, cx(x0 + 1)] * ax
+    bottom = c[cy(y0 + 1)][:, cx(x0)] * (1 - ax) + c[cy(y0 + 1)][:, cx(x0 + 1)] * ax
+    return top * (1 - ay) + bottom * ay
+
+
+def ycbcr_to_rgb(y, cb, cr, bt709=False, full_range=False):
+    """Y'CbCr (8-bit scale) to RGB in 0-255, unrounded, from the standard's Kr and Kb."""
+    kr, kb = (0.2126, 0.0722) if bt709 else (0.299, 0.114)
+    kg = 1 - kr - kb
+    yy = y if full_range else (y - 16) * 255 / 219
+    s = 1 if full_range else 255 / 224
+    u, v = (cb - 128) * s, (cr - 128) * s
+    rgb = np.stack([yy + 2 * (1 - kr) * v, yy - 2 * (1 - kb) * kb / kg * u - 2 * (1 - kr) * kr / kg * v,
+                    yy + 2 * (1 - kb) * u], -1)
+    return np.clip(rgb, 0, 255)

@@ -7,12 +7,14 @@ the torch iterator's epochs are permutations."""
 
 import itertools
 import os
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
 
 import stoker
-from stoker import fn, tfrecord
+from stoker import _stoker, fn, tfrecord
 from stoker.tools.convert import write_shard
 
 N = 11  # samples in every test dataset: 3 shards hold 3, 4 and 4
@@ -69,6 +71,18 @@ def _lmdb(reader):
     return write
 
 
+def _video(root):
+    # Two videos of 5 and 6 frames: one-frame sequences make 11 samples.
+    if shutil.which("ffmpeg") is None or not _stoker.build_info()["ffmpeg"]:
+        pytest.skip("video needs FFmpeg in stoker and the ffmpeg tool")
+    paths = []
+    for k, seconds in enumerate((0.2, 0.24)):
+        paths.append(str(root / f"v{k}.mp4"))
+        subprocess.run(f"ffmpeg -v error -y -f lavfi -i testsrc2=size=32x24:rate=25:"
+                       f"duration={seconds} -c:v libx264 -g 4 {paths[-1]}", shell=True, check=True)
+    return lambda **kw: fn.readers.video(filenames=paths, sequence_length=1, **kw)
+
+
 _FORMATS = {
     "file": _write_files,
     "numpy": _write_numpy,
@@ -82,6 +96,7 @@ _FORMATS = {
         paths=paths, ext=["jpg"], **kw)),
     "caffe": _lmdb("caffe"),
     "caffe2": _lmdb("caffe2"),
+    "video": _video,
 }
 
 _SHUFFLES = {

@@ -6,6 +6,13 @@
 // jpeglib.h needs FILE and size_t first.
 #include <jpeglib.h>
 
+#ifdef STOKER_HAVE_FFMPEG
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+}
+#endif
+
 namespace stoker::codecs {
 
 std::string libjpeg_turbo_version() {
@@ -19,5 +26,17 @@ std::string libjpeg_turbo_version() {
 }
 
 std::string libpng_version() { return png_get_libpng_ver(nullptr); }
+
+std::string ffmpeg_version() {
+#ifdef STOKER_HAVE_FFMPEG
+  auto text = [](unsigned v) {
+    return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 255) + "." +
+           std::to_string(v & 255);
+  };
+  return "libavformat " + text(avformat_version()) + ", libavcodec " + text(avcodec_version());
+#else
+  return "";
+#endif
+}
 
 }  // namespace stoker::codecs

@@ -7,5 +7,8 @@ namespace stoker::codecs {
 
 std::string libjpeg_turbo_version();  // "2.1.5" (libjpeg API 62)
 std::string libpng_version();         // the library loaded at run time, e.g. "1.6.39"
+// FFmpeg's libavformat and libavcodec loaded at run time ("libavformat 59.27.100, libavcodec
+// 59.37.100"), or "" where stoker was built without FFmpeg (no video).
+std::string ffmpeg_version();
 
 }  // namespace stoker::codecs

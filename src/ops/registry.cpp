@@ -36,6 +36,7 @@
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
+#include "stoker/ops/readers/video_reader.hpp"
 #include "stoker/ops/readers/webdataset_reader.hpp"
 #include "stoker/ops/segmentation/random_mask_pixel.hpp"
 #include "stoker/ops/segmentation/random_object_bbox.hpp"
@@ -100,6 +101,7 @@ const std::vector<OpSchema>& op_schemas() {
       mxnet_reader_schema(),           // readers.mxnet
       numpy_reader_schema(),           // readers.numpy
       tfrecord_reader_schema(),        // readers.tfrecord
+      video_reader_schema(),           // readers.video
       webdataset_reader_schema(),      // readers.webdataset
       reshape_schema(),                // reshape
       roi_random_crop_schema(),        // roi_random_crop

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "stoker/core/error.hpp"
 
@@ -199,6 +200,10 @@ struct VideoFile::Impl {
 
 VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
                           std::shared_ptr<const VideoIndex> known) {
+  // FFmpeg's own messages would repeat what the errors below say, once per thread and packet:
+  // only fatal ones are printed (a process-wide setting of the FFmpeg libraries stoker loads).
+  static std::once_flag quiet;
+  std::call_once(quiet, [] { av_log_set_level(AV_LOG_FATAL); });
   auto impl = std::make_unique<Impl>();
   impl->name = std::move(name);
   impl->input.data = data;
@@ -274,12 +279,14 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   info.frames = int64_t(index->pts.size());
   info.time_base_num = st->time_base.num, info.time_base_den = st->time_base.den;
   info.fps_num = st->avg_frame_rate.num, info.fps_den = std::max(1, st->avg_frame_rate.den);
-  for (size_t k = 2; k < index->pts.size(); ++k) {
-    if (index->pts[k] - index->pts[k - 1] != index->pts[1] - index->pts[0]) {
-      info.variable_frame_rate = true;
-      break;
-    }
+  // Steps that differ by one unit of the time base are rounding (30 fps in milliseconds: 33,
+  // 33, 34), not a variable rate.
+  int64_t shortest = INT64_MAX, longest = 0;
+  for (size_t k = 1; k < index->pts.size(); ++k) {
+    const int64_t step = index->pts[k] - index->pts[k - 1];
+    shortest = std::min(shortest, step), longest = std::max(longest, step);
   }
+  info.variable_frame_rate = index->pts.size() > 2 && longest - shortest > 1;
   impl->index = index;
   return VideoFile(std::move(impl), std::move(index));
 }

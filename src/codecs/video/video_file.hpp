@@ -24,8 +24,9 @@ struct VideoInfo {
   // The stream's time base (seconds per pts unit) and average frame rate, as fractions.
   int64_t time_base_num = 0, time_base_den = 1;
   int64_t fps_num = 0, fps_den = 1;
-  // Frame durations (pts steps in display order) differ: DALI's readers.video refuses such
-  // files unless told otherwise (skip_vfr_check).
+  // Frame durations (pts steps in display order) differ by more than one unit of the time base
+  // (its rounding): DALI's readers.video refuses such files unless told otherwise
+  // (skip_vfr_check).
   bool variable_frame_rate = false;
 };
 
