@@ -1,6 +1,6 @@
-"""readers.video on the CPU: videos made here by the ffmpeg tool (H.264 with B-frames and long
+"""readers.video on the CPU: the test videos of video_fixtures.py (H.264 with B-frames and long
 GOPs, HEVC, VP9, MPEG-4; mp4, mkv, webm, avi; 4:2:0, 4:2:2, 4:4:4, odd sizes, BT.709 full
-range, a variable frame rate, a truncated file, a file with no video), read back against PyAV:
+range, a variable frame rate), a truncated file and a file with no video, read back against PyAV:
 its frames' planes through the documented conversion (tests/reference.py), its frame numbers and
 its timestamps; DALI's rules for sequences, file lists, labels, padding and outputs; errors
 naming the file. The sequence rules are DALI's (readers/video_index_test.cpp tests them one by
@@ -17,6 +17,7 @@ import stoker
 from stoker import _stoker, fn
 
 from reference import chroma_upsample, ycbcr_to_rgb
+from video_fixtures import videos_or_skip
 
 av = pytest.importorskip("av", reason="PyAV (scripts/setup installs it)")
 if not _stoker.build_info()["ffmpeg"]:
@@ -24,34 +25,9 @@ if not _stoker.build_info()["ffmpeg"]:
 if shutil.which("ffmpeg") is None:
     pytest.skip("the ffmpeg tool is missing (scripts/setup installs it)", allow_module_level=True)
 
-PATTERN = "-f lavfi -i testsrc2=size={w}x{h}:rate={rate}:duration={seconds}"
-
-
-def make(path, args, w=96, h=70, rate=25, seconds=1.2):
-    cmd = (f"ffmpeg -v error -y {PATTERN.format(w=w, h=h, rate=rate, seconds=seconds)} {args} "
-           f"{path}")
-    subprocess.run(cmd, shell=True, check=True)
-    return str(path)
-
-
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory):
-    d = tmp_path_factory.mktemp("videos")
-    return {
-        "h264": make(d / "h264.mp4", "-c:v libx264 -g 12 -bf 3 -pix_fmt yuv420p"),
-        "longgop": make(d / "longgop.mp4", "-c:v libx264 -g 300 -bf 2 -pix_fmt yuv420p",
-                        seconds=2),
-        "hevc": make(d / "hevc.mkv", "-c:v libx265 -x265-params log-level=none -pix_fmt yuv420p"),
-        "vp9": make(d / "vp9.webm", "-c:v libvpx-vp9 -pix_fmt yuv420p", rate=30, seconds=1),
-        "mpeg4": make(d / "mpeg4.avi", "-c:v mpeg4 -q:v 3"),
-        "odd444": make(d / "odd444.mp4", "-vf format=yuv444p,crop=95:69 -c:v libx264 "
-                       "-pix_fmt yuv444p"),
-        "422": make(d / "422.mp4", "-vf format=yuv422p -c:v libx264 -pix_fmt yuv422p"),
-        "bt709full": make(d / "bt709.mp4", "-c:v libx264 -pix_fmt yuv420p -colorspace bt709 "
-                          "-color_range pc"),
-        "vfr": make(d / "vfr.mkv", "-vf \"setpts='(N+2*floor(N/5))/(25*TB)'\" -vsync passthrough "
-                    "-c:v libx264 -pix_fmt yuv420p"),
-    }
+    return videos_or_skip(tmp_path_factory.mktemp("videos"))
 
 
 def pyav_frames(path):

@@ -1,0 +1,135 @@
+"""readers.video against DALI 2.4's readers.video. DALI's decodes on NVDEC only (no CPU
+backend), so these run where there is a GPU, DALI and a stoker built with FFmpeg (the GPU
+machine: scripts/gpu_ffmpeg.sh, STOKER_TEST_VIDEOS; docs/dev/gpu_machine.md). The same files and
+arguments on both: the sequences (which frames), labels, frame numbers and timestamps exactly;
+the frames within what the two conversions to RGB differ by (docs/dali_differences.md: DALI
+converts with BT.601 whatever the stream says and samples chroma through a texture)."""
+
+import os
+
+import numpy as np
+import pytest
+
+import stoker
+from parity_util import SKIP_REASON, dali, has_gpu
+from video_fixtures import videos_or_skip
+
+PARITY = {
+    "readers.video": "tolerance: frames within the RGB conversions' difference; sequences, labels, "
+                     "frame numbers and timestamps exact (DALI decodes on NVDEC: GPU machine)",
+}
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory):
+    if dali is None:
+        pytest.skip(SKIP_REASON)
+    if not has_gpu():
+        pytest.skip("DALI's readers.video decodes on the GPU only: no GPU here")
+    if not stoker._stoker.build_info()["ffmpeg"]:
+        pytest.skip("stoker was built without FFmpeg: no video")
+    return videos_or_skip(tmp_path_factory.mktemp("videos"))
+
+
+def run(lib, batch, iterations, **kw):
+    """[iteration] -> {output name: [samples]} of readers.video."""
+    if lib == "stoker":
+        pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=3)
+        fn = stoker.fn
+        extra = {}
+    else:
+        pipe = dali.Pipeline(batch_size=batch, num_threads=2, device_id=0, seed=3)
+        fn = dali.fn
+        extra = {"device": "gpu"}
+        kw = dict(kw)
+        if "dtype" in kw:
+            kw["dtype"] = {"float32": dali.types.FLOAT, "uint8": dali.types.UINT8}[kw["dtype"]]
+        if "image_type" in kw:
+            kw["image_type"] = {"RGB": dali.types.RGB, "YCbCr": dali.types.YCbCr}[kw["image_type"]]
+    names = ["video", "labels"]
+    if kw.get("enable_frame_num"):
+        names.append("frame_num")
+    if kw.get("enable_timestamps"):
+        names.append("timestamps")
+    with pipe:
+        out = fn.readers.video(**extra, **kw)
+        out = out if isinstance(out, (list, tuple)) else [out]
+        pipe.set_outputs(*out)
+    pipe.build()
+    result = []
+    for _ in range(iterations):
+        batches = pipe.run()
+        got = {}
+        for name, b in zip(names, batches):
+            if hasattr(b, "as_cpu"):
+                b = b.as_cpu()
+            got[name] = [np.array(b.at(i)) for i in range(len(b))]
+        result.append(got)
+    return result
+
+
+def frame_difference(a, b):
+    d = np.abs(a.astype(np.float64) - b.astype(np.float64))
+    return d.mean(), np.percentile(d, 99), d.max()
+
+
+def compare(batch, iterations=2, mean_limit=1.5, p99_limit=12, **kw):
+    ours = run("stoker", batch, iterations, **kw)
+    theirs = run("dali", batch, iterations, **kw)
+    stats = []
+    for it, (o, t) in enumerate(zip(ours, theirs)):
+        assert sorted(o) == sorted(t), (kw, sorted(o), sorted(t))
+        for name in o:
+            if name == "video":
+                continue
+            for i, (x, y) in enumerate(zip(o[name], t[name])):
+                assert x.shape == y.shape, (name, it, i, x.shape, y.shape)
+                if name == "timestamps":
+                    np.testing.assert_allclose(x, y, atol=1e-6, err_msg=f"{name} {it} {i} {kw}")
+                else:
+                    assert x.tolist() == y.tolist(), (name, it, i, x.tolist(), y.tolist(), kw)
+        for i, (x, y) in enumerate(zip(o["video"], t["video"])):
+            assert x.shape == y.shape and x.dtype == y.dtype, (it, i, x.shape, y.shape, x.dtype,
+                                                                y.dtype)
+            stats.append(frame_difference(x, y))
+    mean = max(s[0] for s in stats)
+    p99 = max(s[1] for s in stats)
+    worst = max(s[2] for s in stats)
+    assert mean <= mean_limit and p99 <= p99_limit, (
+        f"frames differ from DALI's: mean {mean:.3f}, 99th percentile {p99:.1f}, max {worst} ({kw})")
+    return stats
+
+
+@pytest.mark.parametrize("name", ["h264", "hevc", "vp9", "mpeg4", "h264_big", "longgop"])
+def test_sequences_labels_frame_numbers_and_frames(videos, name):
+    compare(3, filenames=[videos[name]], labels=[4], sequence_length=4, stride=3, step=5,
+            enable_frame_num=True, enable_timestamps=True)
+
+
+def test_default_step_and_padding(videos):
+    # DALI's default step: its loader's sequence_length x stride.
+    compare(2, iterations=3, filenames=[videos["h264"]], labels=[], sequence_length=3, stride=2,
+            enable_frame_num=True, enable_timestamps=True)
+    compare(2, iterations=2, filenames=[videos["h264"]], labels=[1], sequence_length=8,
+            stride=2, step=9, pad_sequences=True, enable_frame_num=True, enable_timestamps=True)
+
+
+def test_file_lists_by_time_and_frame_number(videos, tmp_path):
+    path = videos["h264"]
+    lst = tmp_path / "list.txt"
+    lst.write_text(f"{path} 3 0.1 0.9\n{path} 4 -0.4 0\n")
+    compare(7, file_list=str(lst), sequence_length=2, step=2, enable_frame_num=True,
+            enable_timestamps=True)
+    compare(7, file_list=str(lst), sequence_length=2, step=2, enable_frame_num=True,
+            file_list_include_preceding_frame=True)
+    lst.write_text(f"{path} 1 4.5 10.5\n{path} 2 -6 -1\n")
+    compare(2, file_list=str(lst), sequence_length=3, step=100, enable_frame_num=True,
+            file_list_frame_num=True)
+
+
+def test_output_types(videos):
+    path = videos["h264"]
+    compare(2, filenames=[path], labels=[0], sequence_length=3, dtype="float32",
+            normalized=True, mean_limit=1.5 / 255, p99_limit=12 / 255)
+    compare(2, filenames=[path], labels=[0], sequence_length=3, dtype="float32")
+    compare(2, filenames=[path], labels=[0], sequence_length=3, image_type="YCbCr")
