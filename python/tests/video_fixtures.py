@@ -28,6 +28,17 @@ VIDEOS = {
             "-pix_fmt yuv420p", {}),
     "h264_big": ("h264_big.mp4", "-c:v libx264 -g 16 -bf 2 -pix_fmt yuv420p",
                  {"w": 320, "h": 240}),
+    # The pattern blurred: colours that change smoothly, so that converters that site chroma
+    # differently (DALI's NVDEC reader) differ little. HEVC at 320x240: NVDEC's smallest HEVC
+    # frame is 144x144.
+    "h264_smooth": ("h264_smooth.mp4", "-vf gblur=sigma=4 -c:v libx264 -g 12 -bf 3 "
+                    "-pix_fmt yuv420p", {"w": 320, "h": 240}),
+    "hevc_smooth": ("hevc_smooth.mkv", "-vf gblur=sigma=4 -c:v libx265 -x265-params "
+                    "log-level=none:keyint=12 -pix_fmt yuv420p", {"w": 320, "h": 240}),
+    "vp9_smooth": ("vp9_smooth.webm", "-vf gblur=sigma=4 -c:v libvpx-vp9 -g 12 -pix_fmt yuv420p",
+                   {"w": 320, "h": 240, "rate": 30, "seconds": 1}),
+    "mpeg4_smooth": ("mpeg4_smooth.avi", "-vf gblur=sigma=4 -c:v mpeg4 -q:v 3 -g 12",
+                     {"w": 320, "h": 240}),
 }
 
 

@@ -74,8 +74,13 @@ def frame_difference(a, b):
 
 
 def compare(batch, iterations=2, mean_limit=1.5, p99_limit=12, **kw):
+    """Runs readers.video with `kw` on both; everything but the frames must be equal. Frames:
+    in YCbCr, luma equal (both decoders are exact, and both take Y as decoded) and chroma
+    within the limits; in RGB, within the limits (the siting of chroma differs: DALI samples
+    between luma columns, stoker on the even ones as H.264 and HEVC define it)."""
     ours = run("stoker", batch, iterations, **kw)
     theirs = run("dali", batch, iterations, **kw)
+    ycbcr = kw.get("image_type") == "YCbCr"
     stats = []
     for it, (o, t) in enumerate(zip(ours, theirs)):
         assert sorted(o) == sorted(t), (kw, sorted(o), sorted(t))
@@ -91,27 +96,46 @@ def compare(batch, iterations=2, mean_limit=1.5, p99_limit=12, **kw):
         for i, (x, y) in enumerate(zip(o["video"], t["video"])):
             assert x.shape == y.shape and x.dtype == y.dtype, (it, i, x.shape, y.shape, x.dtype,
                                                                 y.dtype)
+            if ycbcr:
+                assert np.array_equal(x[..., 0], y[..., 0]), (
+                    f"luma differs from DALI's: {frame_difference(x[..., 0], y[..., 0])} {kw}")
+                x, y = x[..., 1:], y[..., 1:]
             stats.append(frame_difference(x, y))
     mean = max(s[0] for s in stats)
     p99 = max(s[1] for s in stats)
     worst = max(s[2] for s in stats)
     assert mean <= mean_limit and p99 <= p99_limit, (
         f"frames differ from DALI's: mean {mean:.3f}, 99th percentile {p99:.1f}, max {worst} ({kw})")
-    return stats
+    return mean, p99, worst
 
 
-@pytest.mark.parametrize("name", ["h264", "hevc", "vp9", "mpeg4", "h264_big", "longgop"])
-def test_sequences_labels_frame_numbers_and_frames(videos, name):
+# Sharp colour edges (the unblurred test pattern): chroma differs by up to the siting's reach.
+SHARP = dict(mean_limit=6, p99_limit=60)
+
+
+@pytest.mark.parametrize("name", ["h264", "longgop", "h264_big", "mpeg4", "hevc_smooth",
+                                  "vp9_smooth"])
+def test_sequences_labels_frame_numbers_and_luma(videos, name):
+    # VP9 in WebM: DALI's frame-rate check takes millisecond rounding (33, 33, 34 ms) for a
+    # variable rate; stoker does not (docs/dali_differences.md).
     compare(3, filenames=[videos[name]], labels=[4], sequence_length=4, stride=3, step=5,
-            enable_frame_num=True, enable_timestamps=True)
+            enable_frame_num=True, enable_timestamps=True, image_type="YCbCr",
+            skip_vfr_check=name.startswith("vp9"), **SHARP)
+
+
+@pytest.mark.parametrize("name", ["h264_smooth", "hevc_smooth", "vp9_smooth", "mpeg4_smooth"])
+def test_rgb_frames(videos, name):
+    compare(3, filenames=[videos[name]], labels=[0], sequence_length=4, stride=2, step=7,
+            skip_vfr_check=name.startswith("vp9"))
 
 
 def test_default_step_and_padding(videos):
     # DALI's default step: its loader's sequence_length x stride.
     compare(2, iterations=3, filenames=[videos["h264"]], labels=[], sequence_length=3, stride=2,
-            enable_frame_num=True, enable_timestamps=True)
+            enable_frame_num=True, enable_timestamps=True, image_type="YCbCr", **SHARP)
     compare(2, iterations=2, filenames=[videos["h264"]], labels=[1], sequence_length=8,
-            stride=2, step=9, pad_sequences=True, enable_frame_num=True, enable_timestamps=True)
+            stride=2, step=9, pad_sequences=True, enable_frame_num=True, enable_timestamps=True,
+            image_type="YCbCr", **SHARP)
 
 
 def test_file_lists_by_time_and_frame_number(videos, tmp_path):
@@ -119,17 +143,16 @@ def test_file_lists_by_time_and_frame_number(videos, tmp_path):
     lst = tmp_path / "list.txt"
     lst.write_text(f"{path} 3 0.1 0.9\n{path} 4 -0.4 0\n")
     compare(7, file_list=str(lst), sequence_length=2, step=2, enable_frame_num=True,
-            enable_timestamps=True)
+            enable_timestamps=True, image_type="YCbCr", **SHARP)
     compare(7, file_list=str(lst), sequence_length=2, step=2, enable_frame_num=True,
-            file_list_include_preceding_frame=True)
+            file_list_include_preceding_frame=True, image_type="YCbCr", **SHARP)
     lst.write_text(f"{path} 1 4.5 10.5\n{path} 2 -6 -1\n")
     compare(2, file_list=str(lst), sequence_length=3, step=100, enable_frame_num=True,
-            file_list_frame_num=True)
+            file_list_frame_num=True, image_type="YCbCr", **SHARP)
 
 
-def test_output_types(videos):
-    path = videos["h264"]
+def test_float_outputs(videos):
+    path = videos["h264_smooth"]
     compare(2, filenames=[path], labels=[0], sequence_length=3, dtype="float32",
             normalized=True, mean_limit=1.5 / 255, p99_limit=12 / 255)
     compare(2, filenames=[path], labels=[0], sequence_length=3, dtype="float32")
-    compare(2, filenames=[path], labels=[0], sequence_length=3, image_type="YCbCr")

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "stoker/core/cuda.hpp"
+#include "stoker/core/dtype.hpp"
 
 namespace stoker::kernels {
 
@@ -124,5 +125,11 @@ void yuv_to_rgb_cpu(const YuvPlanes& p, bool rgb, bool normalized, Out* out) {
     }
   }
 }
+
+// The same on the GPU, for one frame whose planes are device memory (NVDEC's mapped NV12
+// surface): out is device memory of height x width x 3 `out_type` (uint8 or float32) values.
+// Returns the launch's CUDA error (0: none; cudaErrorInvalidValue for another type).
+int yuv_to_rgb_gpu(const YuvPlanes& planes, bool rgb, bool normalized, DType out_type, void* out,
+                   StreamHandle stream);
 
 }  // namespace stoker::kernels

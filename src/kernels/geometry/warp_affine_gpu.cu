@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/common/float_rn.hpp"
 #include "stoker/kernels/common/visit_types.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 
@@ -40,8 +41,10 @@ __global__ void warp_kernel(const WarpGpuSample* __restrict__ samples, int chann
     for (int x = int(blockIdx.x * blockDim.x + threadIdx.x); x < ow; x += gridDim.x * blockDim.x) {
       T* o = out + (int64_t(y) * ow + x) * C;
       const double px = x + 0.5, py = y + 0.5;
-      const double sx = s.m[0] * px + s.m[1] * py + s.m[2];
-      const double sy = s.m[3] * px + s.m[4] * py + s.m[5];
+      // Rounded step by step as the CPU computes it (no fused multiply-adds): nearest-neighbour
+      // sampling picks the CPU's pixel at ties too, which label maps need exactly.
+      const double sx = add_rn(add_rn(mul_rn(s.m[0], px), mul_rn(s.m[1], py)), s.m[2]);
+      const double sy = add_rn(add_rn(mul_rn(s.m[3], px), mul_rn(s.m[4], py)), s.m[5]);
       // Taps outside the image take the fill value, or the border pixel (clamped) without one.
       auto clamp_to = [](int64_t v, int size) { return int(v < 0 ? 0 : v >= size ? size - 1 : v); };
       auto value = [&](const T* row, int col, bool filled, int c) -> float {
