@@ -144,8 +144,9 @@ def chroma_upsample(c, width, height, center=False):
     return top * (1 - ay) + bottom * ay
 
 
-def ycbcr_to_rgb(y, cb, cr, bt709=False, full_range=False):
-    """Y'CbCr (8-bit scale) to RGB in 0-255, unrounded, from the standard's Kr and Kb."""
+def ycbcr_to_rgb(y, cb, cr, bt709=False, full_range=False, clip=True):
+    """Y'CbCr (8-bit scale) to RGB in 0-255 (clip=False: colours outside the cube keep their
+    values), unrounded, from the standard's Kr and Kb."""
     kr, kb = (0.2126, 0.0722) if bt709 else (0.299, 0.114)
     kg = 1 - kr - kb
     yy = y if full_range else (y - 16) * 255 / 219
@@ -153,4 +154,4 @@ def ycbcr_to_rgb(y, cb, cr, bt709=False, full_range=False):
     u, v = (cb - 128) * s, (cr - 128) * s
     rgb = np.stack([yy + 2 * (1 - kr) * v, yy - 2 * (1 - kb) * kb / kg * u - 2 * (1 - kr) * kr / kg * v,
                     yy + 2 * (1 - kb) * u], -1)
-    return np.clip(rgb, 0, 255)
+    return np.clip(rgb, 0, 255) if clip else rgb

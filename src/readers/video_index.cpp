@@ -60,6 +60,9 @@ std::vector<VideoEntry> parse_video_file_list(const std::string& list_path) {
                    "the start must be a number, got '", f[2], "'");
     STOKER_ENFORCE(f.size() < 4 || parse_number(f[3], e.end), ValueError, where(),
                    "the end must be a number, got '", f[3], "'");
+    STOKER_ENFORCE(std::isfinite(e.start) && std::isfinite(e.end) && std::fabs(e.start) < 1e9f &&
+                       std::fabs(e.end) < 1e9f,
+                   ValueError, where(), "start and end must be finite and below 1e9");
     if (f.size() == 4 && e.start == e.end) continue;  // DALI: an empty range, skipped
     out.push_back(std::move(e));
   }
@@ -73,15 +76,17 @@ std::pair<int64_t, int64_t> video_frame_range(const VideoEntry& entry, int64_t f
   int64_t first = 0, end = frames;
   const char* what = options.frame_numbers ? "frame number" : "time";
   if (options.frame_numbers) {
-    first = int64_t(std::ceil(entry.start));
-    end = int64_t(std::floor(entry.end));
+    // DALI: start_frame = start, or frame_count + start (in float), converted to int.
+    first = int64_t(entry.start >= 0 ? entry.start : float(frames) + entry.start);
+    end = int64_t(entry.end > 0 ? entry.end : float(frames) + entry.end);
   } else {
-    const bool up = options.include_preceding;  // round outwards instead of inwards
-    first = int64_t(up ? std::floor(entry.start * fps) : std::ceil(entry.start * fps));
-    end = int64_t(up ? std::ceil(entry.end * fps) : std::floor(entry.end * fps));
+    const bool out = options.include_preceding;  // round outwards instead of inwards
+    const double s = double(entry.start) * fps, e = double(entry.end) * fps;
+    first = int64_t(out ? std::floor(s) : std::ceil(s));
+    end = int64_t(out ? std::ceil(e) : std::floor(e));
+    if (entry.start < 0) first += frames;
+    if (entry.end <= 0) end += frames;
   }
-  if (entry.start < 0) first += frames;
-  if (entry.end <= 0) end += frames;
   STOKER_ENFORCE(first <= end, ValueError, "video '", entry.path, "': the start ", what, " (",
                  entry.start, " -> frame ", first, ") is after the end (", entry.end,
                  " -> frame ", end, ")");

@@ -14,8 +14,9 @@ struct VideoEntry {
   std::string path;
   int32_t label = 0;
   // Part of the file to read, as the file list gives it (seconds, or frame numbers with
-  // file_list_frame_num; negative values count from the end); both 0: the whole file.
-  double start = 0, end = 0;
+  // file_list_frame_num; negative values count from the end); both 0: the whole file. Single
+  // precision, as DALI reads them: -0.4 s is then a hair before -0.4, which decides floor().
+  float start = 0, end = 0;
 };
 
 // DALI's file_list for videos: "<path> <label> [<start> [<end>]]" per line, paths as given
@@ -30,7 +31,8 @@ struct FrameRangeOptions {
 
 // The frames [first, end) of an entry in a file of `frames` frames at `fps` frames per second.
 // Times become frames as DALI computes them: ceil(start * fps) and floor(end * fps), or
-// floor/ceil with include_preceding; frame numbers round inwards (start up, end down).
+// floor/ceil with include_preceding; negative ones add `frames`. Frame numbers are truncated
+// towards zero (DALI's float-to-int conversion; its documentation says start rounds up).
 // Throws ValueError naming the file when the range is empty-ordered or outside the file.
 std::pair<int64_t, int64_t> video_frame_range(const VideoEntry& entry, int64_t frames, double fps,
                                               const FrameRangeOptions& options);

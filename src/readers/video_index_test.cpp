@@ -60,6 +60,8 @@ TEST(VideoFileList, BadLinesAreNamed) {
            {"a.mp4 0\nb.mp4 -1\n", "line 2: the label must be an integer >= 0, got '-1'"},
            {"a.mp4 x\n", "line 1: the label must be an integer >= 0, got 'x'"},
            {"a.mp4 1 0.5 z\n", "line 1: the end must be a number, got 'z'"},
+           {"a.mp4 1 inf 2\n", "start and end must be finite and below 1e9"},
+           {"a.mp4 1 0 1e30\n", "start and end must be finite and below 1e9"},
            {"a.mp4 1 2 3 4\n", "got 5 fields"},
            {"\n\n", "lists no files"}}) {
     const auto list = write_list(text);
@@ -73,7 +75,7 @@ TEST(VideoFileList, BadLinesAreNamed) {
 
 TEST(VideoFrameRange, TimesAndFrameNumbersAsDaliComputesThem) {
   const FrameRangeOptions times{}, preceding{false, true}, numbers{true, false};
-  auto range = [](double s, double e, const FrameRangeOptions& o) {
+  auto range = [](float s, float e, const FrameRangeOptions& o) {
     return video_frame_range({"v.mp4", 0, s, e}, 100, 25.0, o);
   };
   using R = std::pair<int64_t, int64_t>;
@@ -84,8 +86,12 @@ TEST(VideoFrameRange, TimesAndFrameNumbersAsDaliComputesThem) {
   EXPECT_EQ(range(1.0, 0, times), R(25, 100));        // end 0: to the end
   EXPECT_EQ(range(-1.0, -0.5, times), R(75, 87));     // from the end: 100-25, 100+floor(-12.5)
   EXPECT_EQ(range(10, 20, numbers), R(10, 20));
-  EXPECT_EQ(range(10.2, 19.8, numbers), R(11, 19));  // frame numbers round inwards
+  EXPECT_EQ(range(10.2, 19.8, numbers), R(10, 19));  // truncated, as DALI converts them
   EXPECT_EQ(range(-10, 0, numbers), R(90, 100));
+  EXPECT_EQ(range(-6.5, -1.5, numbers), R(93, 98));  // 100 - 6.5 = 93.5 -> 93
+  // Times in single precision, as DALI reads them: -0.4f * 25 is a hair below -10.
+  EXPECT_EQ(range(-0.4, 0, preceding), R(89, 100));
+  EXPECT_EQ(range(-0.4, 0, times), R(90, 100));
   EXPECT_NE(error_of([&] { range(3.0, 2.0, times); }).find("is after the end"), std::string::npos);
   EXPECT_NE(error_of([&] { range(1.0, 5.0, times); })
                 .find("frames [25, 125) of the file list's range (1, 5) are not all among its 100"),

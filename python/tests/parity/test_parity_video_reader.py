@@ -73,7 +73,7 @@ def frame_difference(a, b):
     return d.mean(), np.percentile(d, 99), d.max()
 
 
-def compare(batch, iterations=2, mean_limit=1.5, p99_limit=12, **kw):
+def compare(batch, iterations=2, mean_limit=1.5, p99_limit=12, luma_atol=0, **kw):
     """Runs readers.video with `kw` on both; everything but the frames must be equal. Frames:
     in YCbCr, luma equal (both decoders are exact, and both take Y as decoded) and chroma
     within the limits; in RGB, within the limits (the siting of chroma differs: DALI samples
@@ -97,8 +97,8 @@ def compare(batch, iterations=2, mean_limit=1.5, p99_limit=12, **kw):
             assert x.shape == y.shape and x.dtype == y.dtype, (it, i, x.shape, y.shape, x.dtype,
                                                                 y.dtype)
             if ycbcr:
-                assert np.array_equal(x[..., 0], y[..., 0]), (
-                    f"luma differs from DALI's: {frame_difference(x[..., 0], y[..., 0])} {kw}")
+                d = frame_difference(x[..., 0], y[..., 0])
+                assert d[2] <= luma_atol, f"luma differs from DALI's: {d} {kw}"
                 x, y = x[..., 1:], y[..., 1:]
             stats.append(frame_difference(x, y))
     mean = max(s[0] for s in stats)
@@ -118,9 +118,12 @@ SHARP = dict(mean_limit=6, p99_limit=60)
 def test_sequences_labels_frame_numbers_and_luma(videos, name):
     # VP9 in WebM: DALI's frame-rate check takes millisecond rounding (33, 33, 34 ms) for a
     # variable rate; stoker does not (docs/dali_differences.md).
+    # MPEG-4 Part 2 leaves the inverse DCT to the decoder (within IEEE 1180's accuracy):
+    # NVDEC's and libavcodec's differ by a little; the other standards define it exactly.
     compare(3, filenames=[videos[name]], labels=[4], sequence_length=4, stride=3, step=5,
             enable_frame_num=True, enable_timestamps=True, image_type="YCbCr",
-            skip_vfr_check=name.startswith("vp9"), **SHARP)
+            skip_vfr_check=name.startswith("vp9"), luma_atol=2 if name == "mpeg4" else 0,
+            **SHARP)
 
 
 @pytest.mark.parametrize("name", ["h264_smooth", "hevc_smooth", "vp9_smooth", "mpeg4_smooth"])

@@ -6,8 +6,9 @@
 //    ("center": between both); edges repeat. Weights are multiples of 1/16, summed exactly.
 //  * the matrix is BT.601 or BT.709 (as the stream says; BT.601 when it says nothing, as FFmpeg
 //    and DALI do), limited range (Y 16-235) or full range, in fixed point (2^-18 units).
-//  * uint8 outputs round to nearest and saturate; float outputs keep the fraction (0-255, or
-//    0-1 when normalized). YCbCr outputs are the planes' own values with chroma upsampled.
+//  * uint8 outputs round to nearest and saturate; float outputs keep the fraction and are not
+//    clamped (0-255, or 0-1 when normalized, for colours inside the RGB cube; DALI's too). YCbCr
+//    outputs are the planes' own values with chroma upsampled.
 #pragma once
 
 #include <cstdint>
@@ -99,11 +100,11 @@ STOKER_HOST_DEVICE inline uint8_t yuv_to_u8(int32_t v) {
   return uint8_t(r < 0 ? 0 : (r > 255 ? 255 : r));
 }
 
-// normalized: 0-1 instead of 0-255. The scale is a power of two and the division by 255
-// correctly rounded, so both backends give the same float.
+// normalized: 0-1 instead of 0-255. Not clamped: colours outside the RGB cube keep their
+// values below 0 or above 255 (as DALI's float outputs do). The scale is a power of two and the
+// division by 255 correctly rounded, so both backends give the same float.
 STOKER_HOST_DEVICE inline float yuv_to_float(int32_t v, bool normalized) {
-  float f = float(v) * (1.0f / 262144.0f);
-  f = f < 0.f ? 0.f : (f > 255.f ? 255.f : f);
+  const float f = float(v) * (1.0f / 262144.0f);
   return normalized ? f / 255.f : f;
 }
 

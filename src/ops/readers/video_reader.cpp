@@ -323,15 +323,18 @@ OpSchema video_reader_schema() {
               {"enable_timestamps", ArgType::kBool,
                "Output each frame's timestamp in seconds.", false},
               {"file_list_frame_num", ArgType::kBool,
-               "file_list's start and end are frame numbers (start rounded up, end down), not "
-               "seconds.",
+               "file_list's start and end are frame numbers (fractions truncated, as DALI "
+               "does), not seconds.",
                false},
               {"file_list_include_preceding_frame", ArgType::kBool,
                "file_list's times become frames floor(start x fps) and ceil(end x fps) instead "
                "of ceil and floor.",
                false},
               {"image_type", ArgType::kString, "RGB or YCbCr.", std::string("RGB")},
-              {"dtype", ArgType::kDType, "uint8 (0-255) or float32.", std::string("uint8")},
+              {"dtype", ArgType::kDType,
+               "uint8 (0-255, rounded and saturated) or float32 (not clamped: colours outside "
+               "the RGB cube keep values below 0 or above 255, as in DALI).",
+               std::string("uint8")},
               {"normalized", ArgType::kBool, "float32 outputs in 0-1 instead of 0-255.", false},
               {"channels", ArgType::kInt, "Channels of the output (3).", int64_t{3}},
               {"additional_decode_surfaces", ArgType::kInt,
