@@ -9,6 +9,7 @@
 #ifdef STOKER_HAVE_FFMPEG
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
 #include <libavformat/avformat.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
@@ -85,6 +86,9 @@ struct PacketDeleter {
 struct SwsDeleter {
   void operator()(SwsContext* s) const { sws_freeContext(s); }
 };
+struct BsfDeleter {
+  void operator()(AVBSFContext* b) const { av_bsf_free(&b); }
+};
 
 }  // namespace
 
@@ -98,6 +102,7 @@ struct VideoFile::Impl {
   std::unique_ptr<AVPacket, PacketDeleter> packet;
   std::unique_ptr<SwsContext, SwsDeleter> sws;
   std::vector<uint8_t> converted;  // frames of other pixel formats, as 4:4:4
+  std::unique_ptr<AVBSFContext, BsfDeleter> bsf;  // read_packets' filter, made at first use
   int stream = -1;
   std::shared_ptr<const VideoIndex> index;
   int64_t decoded_pts = 0;  // the last frame the decoder gave since the last seek
@@ -279,6 +284,11 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   info.frames = int64_t(index->pts.size());
   info.time_base_num = st->time_base.num, info.time_base_den = st->time_base.den;
   info.fps_num = st->avg_frame_rate.num, info.fps_den = std::max(1, st->avg_frame_rate.den);
+  const AVCodecParameters* par = st->codecpar;
+  if (const char* name = av_get_pix_fmt_name(AVPixelFormat(par->format))) info.pixel_format = name;
+  info.bt709 = par->color_space == AVCOL_SPC_BT709;
+  info.full_range = par->color_range == AVCOL_RANGE_JPEG || par->format == AV_PIX_FMT_YUVJ420P;
+  info.chroma_center = par->chroma_location == AVCHROMA_LOC_CENTER;
   // Steps that differ by one unit of the time base are rounding (30 fps in milliseconds: 33,
   // 33, 34), not a variable rate.
   int64_t shortest = INT64_MAX, longest = 0;
@@ -324,6 +334,54 @@ void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeF
   }
 }
 
+void VideoFile::read_packets(int64_t key_pts, const TakePacket& take) {
+  Impl& m = *impl_;
+  const AVStream* st = m.format->streams[m.stream];
+  if (!m.bsf) {
+    // What DALI's NVDEC reader filters with: length-prefixed H.264/HEVC to Annex B, AVI's
+    // packed MPEG-4 B-frames unpacked; others as they are.
+    const char* name = "null";
+    if (st->codecpar->codec_id == AV_CODEC_ID_H264) name = "h264_mp4toannexb";
+    if (st->codecpar->codec_id == AV_CODEC_ID_HEVC) name = "hevc_mp4toannexb";
+    if (st->codecpar->codec_id == AV_CODEC_ID_MPEG4) name = "mpeg4_unpack_bframes";
+    const AVBitStreamFilter* filter = av_bsf_get_by_name(name);
+    if (filter == nullptr) m.fail(std::string("FFmpeg lacks the bitstream filter ") + name);
+    AVBSFContext* ctx = nullptr;
+    if (av_bsf_alloc(filter, &ctx) < 0) throw RuntimeError("video: out of memory");
+    m.bsf.reset(ctx);
+    avcodec_parameters_copy(ctx->par_in, st->codecpar);
+    ctx->time_base_in = st->time_base;
+    const int err = av_bsf_init(ctx);
+    if (err < 0) m.fail("cannot set up the bitstream filter " + std::string(name) + ": " + av_error(err));
+  }
+  int err = av_seek_frame(m.format.get(), m.stream, key_pts, AVSEEK_FLAG_BACKWARD);
+  if (err < 0) m.fail("cannot seek to pts " + std::to_string(key_pts) + ": " + av_error(err));
+  av_bsf_flush(m.bsf.get());
+  m.positioned = false;  // the CPU decoder's position is lost
+  std::unique_ptr<AVPacket, PacketDeleter> filtered(av_packet_alloc());
+  bool more = true;
+  while (more) {
+    err = av_read_frame(m.format.get(), m.packet.get());
+    if (err == AVERROR_EOF) break;
+    if (err < 0) m.fail("reading failed: " + av_error(err));
+    if (m.packet->stream_index != m.stream) {
+      av_packet_unref(m.packet.get());
+      continue;
+    }
+    err = av_bsf_send_packet(m.bsf.get(), m.packet.get());  // takes the packet's reference
+    if (err < 0) {
+      av_packet_unref(m.packet.get());
+      m.fail("filtering a packet failed: " + av_error(err));
+    }
+    while (more && (err = av_bsf_receive_packet(m.bsf.get(), filtered.get())) == 0) {
+      const int64_t pts = filtered->pts != AV_NOPTS_VALUE ? filtered->pts : filtered->dts;
+      more = take({filtered->data, size_t(filtered->size)}, pts);
+      av_packet_unref(filtered.get());
+    }
+    if (more && err != AVERROR(EAGAIN)) m.fail("filtering a packet failed: " + av_error(err));
+  }
+}
+
 #else  // no FFmpeg
 
 struct VideoFile::Impl {};
@@ -335,6 +393,7 @@ VideoFile VideoFile::open(std::span<const uint8_t>, std::string name,
 }
 
 void VideoFile::decode(int64_t, int64_t, int64_t, const TakeFrame&) {}
+void VideoFile::read_packets(int64_t, const TakePacket&) {}
 
 #endif
 

@@ -28,6 +28,10 @@ struct VideoInfo {
   // (its rounding): DALI's readers.video refuses such files unless told otherwise
   // (skip_vfr_check).
   bool variable_frame_rate = false;
+  // The stream's pixel format as FFmpeg names it ("yuv420p", ...) and its colour description
+  // (what NVDEC's frames are converted with; the CPU path reads each frame's own).
+  std::string pixel_format;
+  bool bt709 = false, full_range = false, chroma_center = false;
 };
 
 // A decoded frame: Y, Cb, Cr planes of 8 bits, chroma subsampled by 2^shift, and how to turn
@@ -76,6 +80,14 @@ class VideoFile {
   // naming the file and the frame when a frame cannot be decoded (corrupt or truncated data).
   using TakeFrame = std::function<void(int64_t k, const VideoPlanes& frame)>;
   void decode(int64_t first, int64_t count, int64_t stride, const TakeFrame& take);
+
+  // For decoders elsewhere (NVDEC): seeks to the key frame whose timestamp is `key_pts` and
+  // calls take(bytes, pts) for each packet of the stream from there, in decode order, as
+  // NVDEC's parser takes them (H.264 and HEVC in Annex B, with their parameter sets; MPEG-4's
+  // packed B-frames unpacked), until take returns false or the stream ends. The bytes are valid
+  // during the call.
+  using TakePacket = std::function<bool(std::span<const uint8_t> bytes, int64_t pts)>;
+  void read_packets(int64_t key_pts, const TakePacket& take);
 
  private:
   struct Impl;

@@ -159,6 +159,31 @@ TEST_F(VideoFileTest, OtherCodecsAndContainers) {
   }
 }
 
+TEST_F(VideoFileTest, PacketsForNvdecAreAnnexBFromAKeyFrame) {
+  const auto path =
+      make("p.mp4", std::string(kSource) + " -c:v libx264 -g 10 -bf 3 -pix_fmt yuv420p");
+  const auto data = bytes(path);
+  auto video = VideoFile::open(data, path);
+  EXPECT_EQ(video.info().pixel_format, "yuv420p");
+  EXPECT_FALSE(video.info().bt709 || video.info().full_range || video.info().chroma_center);
+  // From the key frame of frame 10: every later packet, start codes instead of lengths.
+  std::vector<int64_t> pts;
+  video.read_packets(video.pts()[10], [&](std::span<const uint8_t> b, int64_t t) {
+    EXPECT_GE(b.size(), 4u);
+    EXPECT_TRUE(b[0] == 0 && b[1] == 0 && (b[2] == 1 || (b[2] == 0 && b[3] == 1))) << t;
+    pts.push_back(t);
+    return true;
+  });
+  ASSERT_EQ(pts.size(), 20u);  // decode order: B-frames after the frames they need
+  std::sort(pts.begin(), pts.end());
+  EXPECT_TRUE(std::equal(pts.begin(), pts.end(), video.pts().begin() + 10));
+  // Stopping early, then decoding on the CPU again from wherever.
+  int seen = 0;
+  video.read_packets(video.pts()[0], [&](std::span<const uint8_t>, int64_t) { return ++seen < 3; });
+  EXPECT_EQ(seen, 3);
+  EXPECT_EQ(decode(video, 5, 2, 1), decode(video, 5, 2, 1));
+}
+
 TEST_F(VideoFileTest, VariableFrameRateIsDetected) {
   // Every fifth frame lasts three times as long.
   const auto path = make("vfr.mkv", std::string(kSource) +
