@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # FFmpeg for the GPU machine, which has none and no registry (docs/dev/gpu_machine.md).
 #   scripts/gpu_ffmpeg.sh stage DIR          here: Debian 12's FFmpeg source (its upstream
-#                                            tarball, ~10 MB) and nasm (its assembler) into DIR
+#                                            tarball, ~10 MB), nasm (its assembler) and
+#                                            nv-codec-headers (NVDEC's, from scripts/setup's
+#                                            libffmpeg-nvenc-dev) into DIR
 #   scripts/gpu_ffmpeg.sh build DIR PREFIX   there: a minimal shared FFmpeg from DIR into PREFIX
 #                                            (about a minute on 16 cores)
 # Then build stoker with PKG_CONFIG_PATH=PREFIX/lib/pkgconfig (scripts/gpu_check.sh does it
@@ -31,6 +33,7 @@ case "${1:-}" in
     rm -f "$dir"/*.debian.tar.xz "$dir"/*.dsc "$dir"/*.asc
     (cd "$lists" && apt-get download nasm > /dev/null 2>&1 && dpkg-deb -x nasm_*.deb x \
       && cp x/usr/bin/nasm "$dir/nasm")
+    cp -r /usr/include/ffnvcodec "$dir/"
     ls -la "$dir"
     ;;
   build)
@@ -52,6 +55,7 @@ case "${1:-}" in
       > "$work/configure.log" 2>&1 || { tail -30 "$work/configure.log"; exit 1; }
     make -j "$(nproc)" > "$work/make.log" 2>&1 || { tail -30 "$work/make.log"; exit 1; }
     make install > /dev/null
+    cp -r "$dir/ffnvcodec" "$prefix/include/"
     rm -rf "$work"
     echo "FFmpeg in $prefix: $(ls "$prefix/lib" | grep -c '\.so') shared objects"
     ;;

@@ -334,6 +334,11 @@ void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeF
   }
 }
 
+std::span<const uint8_t> VideoFile::extradata() const {
+  const AVCodecParameters* par = impl_->format->streams[impl_->stream]->codecpar;
+  return {par->extradata, size_t(std::max(par->extradata_size, 0))};
+}
+
 void VideoFile::read_packets(int64_t key_pts, const TakePacket& take) {
   Impl& m = *impl_;
   const AVStream* st = m.format->streams[m.stream];
@@ -394,6 +399,7 @@ VideoFile VideoFile::open(std::span<const uint8_t>, std::string name,
 
 void VideoFile::decode(int64_t, int64_t, int64_t, const TakeFrame&) {}
 void VideoFile::read_packets(int64_t, const TakePacket&) {}
+std::span<const uint8_t> VideoFile::extradata() const { return {}; }
 
 #endif
 
@@ -404,6 +410,15 @@ bool VideoFile::available() {
   return false;
 #endif
 }
+
+#ifdef STOKER_HAVE_FFMPEG
+const std::string& VideoFile::name() const { return impl_->name; }
+#else
+const std::string& VideoFile::name() const {
+  static const std::string none;
+  return none;
+}
+#endif
 
 VideoFile::VideoFile(std::unique_ptr<Impl> impl, std::shared_ptr<const VideoIndex> index)
     : impl_(std::move(impl)), index_(std::move(index)) {}

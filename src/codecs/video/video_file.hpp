@@ -70,6 +70,7 @@ class VideoFile {
   VideoFile& operator=(VideoFile&&) noexcept;
   ~VideoFile();
 
+  const std::string& name() const;  // as given to open(): errors name the file with it
   const VideoInfo& info() const { return index_->info; }
   const std::vector<int64_t>& pts() const { return index_->pts; }
   const std::vector<bool>& key() const { return index_->key; }
@@ -88,6 +89,8 @@ class VideoFile {
   // during the call.
   using TakePacket = std::function<bool(std::span<const uint8_t> bytes, int64_t pts)>;
   void read_packets(int64_t key_pts, const TakePacket& take);
+  // The codec's out-of-band header (MPEG-4's VOL in MP4, ...; empty when it has none).
+  std::span<const uint8_t> extradata() const;
 
  private:
   struct Impl;

@@ -208,7 +208,8 @@ void ReaderOperator::start(const Workspace& ws) {
     delivered_->restore_state(pending_state_);
   }
   dtypes_ = source_->output_dtypes();
-  MemoryPool* pool = ws.host_pool;
+  source_->start(ws);
+  MemoryPool* pool = spec_.backend == Backend::kGpu ? ws.device_pool : ws.host_pool;
   const int depth = depth_batches_ * std::max(ws.batch_size, 1);
   // Groups small enough to keep every I/O thread busy twice over within the depth.
   const int group = std::clamp(depth / (2 * io_threads_), 1, 64);
@@ -221,7 +222,9 @@ void ReaderOperator::run(Workspace& ws) {
   if (!prefetcher_) start(ws);
   const int n = ws.batch_size;
   for (size_t k = 0; k < dtypes_.size(); ++k)
-    ws.outputs.push_back(Batch::with_samples(n, dtypes_[k], source_->output_layout(k)));
+    ws.outputs.push_back(Batch::with_samples(
+        n, dtypes_[k], source_->output_layout(k),
+        spec_.backend == Backend::kGpu ? MemoryKind::kDevice : MemoryKind::kHost));
   std::vector<readers::LoadedSample> samples(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     auto& s = samples[size_t(i)];
@@ -246,6 +249,10 @@ void ReaderOperator::run(Workspace& ws) {
         }
       },
       ws.outputs.empty() ? nullptr : &ws.outputs[0]);
+  // A gpu reader's samples were written (and synchronised) on its I/O threads' streams; what
+  // reads them now runs on the stage's stream, which their memory must outlive.
+  if (spec_.backend == Backend::kGpu)
+    for (auto& out : ws.outputs) out.record_stream(ws.stream);
 }
 
 }  // namespace stoker::ops

@@ -64,6 +64,11 @@ class ReaderSource {
   // and parses them.
   virtual void load(readers::LoadedSample& sample, MemoryPool& pool) const;
 
+  // Called once before the first load, on the thread that runs the reader, with its workspace:
+  // a gpu reader (its schema's make_gpu) takes its device here and loads its outputs into
+  // device memory (load()'s pool is then ws.device_pool). Default: nothing.
+  virtual void start(const Workspace& /*ws*/) {}
+
   // Called on a compute thread when the loaded sample becomes sample i of an iteration, where
   // per-sample arguments are known (readers.numpy's region of interest). Default: nothing.
   virtual void finish(readers::LoadedSample& /*sample*/, const Operator& /*op*/,

@@ -4,9 +4,12 @@
 #include <cstring>
 #include <list>
 #include <mutex>
+#include <optional>
 
+#include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/codecs/video/video_file.hpp"
 #include "stoker/kernels/color/yuv_to_rgb.hpp"
+#include "stoker/kernels/memory/fill_gpu.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/file_index.hpp"
 #include "stoker/readers/video_index.hpp"
@@ -64,18 +67,31 @@ std::vector<std::string> video_output_names(const OpSpec& spec) {
   return names;
 }
 
-// A decoder open on one file's bytes; the reader keeps a few idle ones so that consecutive
-// sequences of a file continue where the last one stopped.
+// A decoder open on one file's bytes (libavcodec's, or NVDEC's for a gpu reader); the reader
+// keeps a few idle ones so that consecutive sequences of a file continue where the last stopped.
 struct OpenVideo {
   int32_t file = -1;
   readers::FileBytes bytes;
-  codecs::VideoFile video;
+  std::optional<codecs::VideoFile> cpu;
+  std::optional<codecs::NvdecVideo> gpu;
 };
+
+kernels::YuvPlanes yuv_planes(const codecs::VideoPlanes& p) {
+  kernels::YuvPlanes y;
+  y.y = p.data[0], y.u = p.data[1], y.v = p.data[2];
+  y.y_pitch = p.pitch[0], y.uv_pitch = p.pitch[1], y.uv_step = p.uv_step;
+  y.shift_x = p.shift_x, y.shift_y = p.shift_y;
+  y.chroma_center = p.chroma_center, y.full_range = p.full_range;
+  y.matrix = p.bt709 ? kernels::YuvMatrix::kBt709 : kernels::YuvMatrix::kBt601;
+  y.width = p.width, y.height = p.height;
+  return y;
+}
 
 class VideoSource final : public ReaderSource {
  public:
   explicit VideoSource(const OpSpec& spec)
       : spec_(spec), out_(video_outputs(spec)), files_(file_options(spec)),
+        gpu_(spec.backend == Backend::kGpu),
         dtype_(dtype_from_name(spec.arg<std::string>("dtype"))),
         normalized_(spec.arg<bool>("normalized")), stride_(spec.arg<int64_t>("stride")),
         length_(spec.arg<int64_t>("sequence_length")),
@@ -114,6 +130,7 @@ class VideoSource final : public ReaderSource {
   }
 
   int64_t build_index() override;
+  void start(const Workspace& ws) override;
   void load(readers::LoadedSample& s, MemoryPool& pool) const override;
 
  private:
@@ -123,12 +140,24 @@ class VideoSource final : public ReaderSource {
     std::shared_ptr<const codecs::VideoIndex> index;
   };
 
-  std::unique_ptr<OpenVideo> acquire(int32_t file, MemoryPool& pool) const;
+  std::unique_ptr<OpenVideo> acquire(int32_t file) const;
   void release(std::unique_ptr<OpenVideo> open) const;
+  // Decodes sequence `seq` into `out` (length_ frames: the missing ones of a padded sequence
+  // left to the caller): on the CPU, or with NVDEC into device memory on `stream`.
+  void decode_cpu(const readers::VideoSequence& seq, uint8_t* out) const;
+  void decode_gpu(const readers::VideoSequence& seq, uint8_t* out, StreamHandle stream) const;
+  // The small outputs (labels, frame numbers, timestamps) of sequence `seq`.
+  void add_metadata(readers::LoadedSample& s, const readers::VideoSequence& seq, MemoryPool& pool,
+                    StreamHandle stream) const;
 
   OpSpec spec_;
   VideoOutputs out_;
   readers::FileOptions files_;
+  bool gpu_ = false;
+  int device_ = 0;
+  mutable MemoryPool bytes_pool_{make_host_allocator()};  // the files' bytes, on the host
+  mutable std::mutex streams_mutex_;
+  mutable std::vector<std::unique_ptr<CudaStream>> streams_;  // idle I/O-thread streams
   DType dtype_;
   bool rgb_ = true, normalized_ = false;
   int64_t stride_, length_;
@@ -162,9 +191,8 @@ int64_t VideoSource::build_index() {
   readers::SequenceOptions cut{length_, spec_.arg<int64_t>("step"), stride_,
                                spec_.arg<bool>("pad_sequences")};
   const bool skip_vfr_check = spec_.arg<bool>("skip_vfr_check");
-  MemoryPool pool(make_host_allocator());
   for (const auto& e : entries) {
-    const auto bytes = readers::read_whole_file(e.path, files_, pool);
+    const auto bytes = readers::read_whole_file(e.path, files_, bytes_pool_);
     auto video = codecs::VideoFile::open(bytes.span(), e.path);
     const auto& info = video.info();
     STOKER_ENFORCE(skip_vfr_check || !info.variable_frame_rate, ValueError, "readers.video: '",
@@ -184,7 +212,7 @@ int64_t VideoSource::build_index() {
   return int64_t(sequences_.size());
 }
 
-std::unique_ptr<OpenVideo> VideoSource::acquire(int32_t file, MemoryPool& pool) const {
+std::unique_ptr<OpenVideo> VideoSource::acquire(int32_t file) const {
   {
     std::lock_guard lock(idle_mutex_);
     for (auto it = idle_.begin(); it != idle_.end(); ++it) {
@@ -196,9 +224,25 @@ std::unique_ptr<OpenVideo> VideoSource::acquire(int32_t file, MemoryPool& pool) 
     }
   }
   const File& f = files_list_[size_t(file)];
-  auto bytes = readers::read_whole_file(f.path, files_, pool);
-  auto video = codecs::VideoFile::open(bytes.span(), f.path, f.index);
-  return std::make_unique<OpenVideo>(OpenVideo{file, std::move(bytes), std::move(video)});
+  auto open = std::make_unique<OpenVideo>();
+  open->file = file;
+  open->bytes = readers::read_whole_file(f.path, files_, bytes_pool_);
+  auto video = codecs::VideoFile::open(open->bytes.span(), f.path, f.index);
+  if (gpu_) {
+    open->gpu.emplace(std::move(video), device_);
+  } else {
+    open->cpu.emplace(std::move(video));
+  }
+  return open;
+}
+
+void VideoSource::start(const Workspace& ws) {
+  if (!gpu_) return;
+  device_ = ws.device_id;
+  for (const auto& f : files_list_) {
+    const auto why = codecs::nvdec_unavailable(device_, f.index->info);
+    STOKER_ENFORCE(why.empty(), RuntimeError, "readers.video (gpu): '", f.path, "': ", why);
+  }
 }
 
 void VideoSource::release(std::unique_ptr<OpenVideo> open) const {
@@ -207,63 +251,103 @@ void VideoSource::release(std::unique_ptr<OpenVideo> open) const {
   if (idle_.size() > max_idle_) idle_.pop_back();
 }
 
-void VideoSource::load(readers::LoadedSample& s, MemoryPool& pool) const {
-  const auto& seq = sequences_[size_t(s.index)];
-  const File& file = files_list_[size_t(seq.file)];
-  const auto& info = file.index->info;
+void VideoSource::decode_cpu(const readers::VideoSequence& seq, uint8_t* out) const {
+  const auto& info = files_list_[size_t(seq.file)].index->info;
   const int64_t frame = info.height * info.width * 3;
-  const size_t element = dtype_ == DType::kU8 ? 1 : sizeof(float);
-  auto buffer = pool.acquire(size_t(length_ * frame) * element);
-  auto* out = static_cast<uint8_t*>(buffer->data());
-  auto open = acquire(seq.file, pool);
+  auto open = acquire(seq.file);
   // A decoder that failed is dropped, not kept: its state is unknown.
-  open->video.decode(seq.first, seq.frames, stride_,
-                     [&](int64_t k, const codecs::VideoPlanes& p) {
-                       kernels::YuvPlanes y;
-                       y.y = p.data[0], y.u = p.data[1], y.v = p.data[2];
-                       y.y_pitch = p.pitch[0], y.uv_pitch = p.pitch[1], y.uv_step = p.uv_step;
-                       y.shift_x = p.shift_x, y.shift_y = p.shift_y;
-                       y.chroma_center = p.chroma_center, y.full_range = p.full_range;
-                       y.matrix = p.bt709 ? kernels::YuvMatrix::kBt709 : kernels::YuvMatrix::kBt601;
-                       y.width = p.width, y.height = p.height;
-                       if (dtype_ == DType::kU8) {
-                         kernels::yuv_to_rgb_cpu(y, rgb_, false, out + k * frame);
-                       } else {
-                         kernels::yuv_to_rgb_cpu(y, rgb_, normalized_,
-                                                 reinterpret_cast<float*>(out) + k * frame);
-                       }
-                     });
+  open->cpu->decode(seq.first, seq.frames, stride_, [&](int64_t k, const codecs::VideoPlanes& p) {
+    if (dtype_ == DType::kU8) {
+      kernels::yuv_to_rgb_cpu(yuv_planes(p), rgb_, false, out + k * frame);
+    } else {
+      kernels::yuv_to_rgb_cpu(yuv_planes(p), rgb_, normalized_,
+                              reinterpret_cast<float*>(out) + k * frame);
+    }
+  });
   release(std::move(open));
-  // Padded sequences: the frames past the end are zero (DALI's).
-  std::memset(out + seq.frames * frame * int64_t(element), 0,
-              size_t((length_ - seq.frames) * frame) * element);
-  s.outputs.clear();
-  s.outputs.push_back({std::move(buffer), out, TensorShape{length_, info.height, info.width, 3}});
-  auto add_int = [&](int64_t count, auto value_of) {
-    auto b = pool.acquire(size_t(count) * sizeof(int32_t));
-    auto* v = static_cast<int32_t*>(b->data());
-    for (int64_t k = 0; k < count; ++k) v[k] = value_of(k);
-    s.outputs.push_back({std::move(b), v, TensorShape{count}});
+}
+
+void VideoSource::decode_gpu(const readers::VideoSequence& seq, uint8_t* out,
+                             StreamHandle stream) const {
+  const auto& info = files_list_[size_t(seq.file)].index->info;
+  const int64_t frame_bytes = info.height * info.width * 3 * int64_t(dtype_size(dtype_));
+  auto open = acquire(seq.file);
+  open->gpu->decode(seq.first, seq.frames, stride_, stream,
+                    [&](int64_t k, const codecs::VideoPlanes& p) {
+                      cuda_check(kernels::yuv_to_rgb_gpu(yuv_planes(p), rgb_, normalized_, dtype_,
+                                                         out + k * frame_bytes, stream),
+                                 "readers.video (gpu): converting a frame");
+                    });
+  release(std::move(open));
+}
+
+void VideoSource::add_metadata(readers::LoadedSample& s, const readers::VideoSequence& seq,
+                               MemoryPool& pool, StreamHandle stream) const {
+  const File& file = files_list_[size_t(seq.file)];
+  auto add = [&](auto values) {  // a host vector, copied to the device by a gpu reader
+    using T = typename decltype(values)::value_type;
+    const size_t bytes = values.size() * sizeof(T);
+    auto b = pool.acquire(std::max<size_t>(bytes, 1));
+    if (gpu_) {
+      copy_to_device_async(b->data(), values.data(), bytes, stream);
+      synchronize_stream(stream);  // `values` goes when this returns
+    } else {
+      std::memcpy(b->data(), values.data(), bytes);
+    }
+    const void* data = b->data();
+    s.outputs.push_back({std::move(b), data, TensorShape{int64_t(values.size())}});
   };
-  if (out_.labels) add_int(1, [&](int64_t) { return file.label; });
+  if (out_.labels) add(std::vector<int32_t>{file.label});
   if (out_.frame_numbers == FrameNumbers::kScalar) {
-    add_int(1, [&](int64_t) { return int32_t(seq.first); });
+    add(std::vector<int32_t>{int32_t(seq.first)});
   } else if (out_.frame_numbers == FrameNumbers::kSequence) {
-    add_int(length_, [&](int64_t k) {
-      return k < seq.frames ? int32_t(seq.first + k * stride_) : int32_t(-1);
-    });
+    std::vector<int32_t> v(size_t(length_), -1);  // -1: padding (DALI's)
+    for (int64_t k = 0; k < seq.frames; ++k) v[size_t(k)] = int32_t(seq.first + k * stride_);
+    add(v);
   }
   if (out_.timestamps) {
     // Seconds from the stream's first frame; -1 for padding (DALI's).
-    auto b = pool.acquire(size_t(length_) * sizeof(double));
-    auto* t = static_cast<double*>(b->data());
+    const auto& info = file.index->info;
     const double base = double(info.time_base_num) / double(info.time_base_den);
     const auto& pts = file.index->pts;
-    for (int64_t k = 0; k < length_; ++k) {
-      t[k] = k < seq.frames ? double(pts[size_t(seq.first + k * stride_)] - pts[0]) * base : -1.0;
-    }
-    s.outputs.push_back({std::move(b), t, TensorShape{length_}});
+    std::vector<double> t(size_t(length_), -1.0);
+    for (int64_t k = 0; k < seq.frames; ++k)
+      t[size_t(k)] = double(pts[size_t(seq.first + k * stride_)] - pts[0]) * base;
+    add(t);
   }
+}
+
+void VideoSource::load(readers::LoadedSample& s, MemoryPool& pool) const {
+  const auto& seq = sequences_[size_t(s.index)];
+  const auto& info = files_list_[size_t(seq.file)].index->info;
+  const int64_t frame_bytes = info.height * info.width * 3 * int64_t(dtype_size(dtype_));
+  auto buffer = pool.acquire(size_t(length_ * frame_bytes));
+  auto* out = static_cast<uint8_t*>(buffer->data());
+  const int64_t used = seq.frames * frame_bytes, padding = (length_ - seq.frames) * frame_bytes;
+  s.outputs.clear();
+  if (!gpu_) {
+    decode_cpu(seq, out);
+    std::memset(out + used, 0, size_t(padding));  // padded sequences: zero frames (DALI's)
+    s.outputs.push_back({std::move(buffer), out, TensorShape{length_, info.height, info.width, 3}});
+    add_metadata(s, seq, pool, nullptr);
+    return;
+  }
+  // The reader's I/O threads take a stream each from the idle ones for the sequence.
+  DeviceGuard device(device_);
+  std::unique_ptr<CudaStream> stream;
+  {
+    std::lock_guard lock(streams_mutex_);
+    if (!streams_.empty()) stream = std::move(streams_.back()), streams_.pop_back();
+  }
+  if (!stream) stream = std::make_unique<CudaStream>(device_);
+  decode_gpu(seq, out, stream->get());
+  if (padding > 0)
+    cuda_check(kernels::fill_bytes_gpu(out + used, size_t(padding), 0, stream->get()),
+               "readers.video (gpu): zeroing padded frames");
+  s.outputs.push_back({std::move(buffer), out, TensorShape{length_, info.height, info.width, 3}});
+  add_metadata(s, seq, pool, stream->get());  // synchronises the stream
+  std::lock_guard lock(streams_mutex_);
+  streams_.push_back(std::move(stream));
 }
 
 }  // namespace
@@ -272,9 +356,11 @@ OpSchema video_reader_schema() {
   OpSchema schema{
       .name = "readers.video",
       .doc =
-          "Reads sequences of frames from video files (DALI's readers.video): FFmpeg demuxes "
-          "and decodes them on the reader's I/O threads (num_io_threads; decoding is the "
-          "work here, so give it threads). Every sequence of every file is a sample; an epoch "
+          "Reads sequences of frames from video files (DALI's readers.video). FFmpeg demuxes "
+          "them; device='cpu' decodes with FFmpeg's libavcodec, device='gpu' with the GPU's "
+          "NVDEC engines (8-bit 4:2:0 H.264, HEVC, VP8, VP9, MPEG-4, AV1 where the GPU has "
+          "it), into GPU memory; both on the reader's I/O threads (num_io_threads) and equal "
+          "frame for frame. Every sequence of every file is a sample; an epoch "
           "reads each once. Output `video` is F x H x W x 3 (layout FHWC; files may differ in "
           "size), uint8 or float32, RGB or YCbCr: the frame's Y'CbCr planes converted with the "
           "stream's matrix (BT.601 unless it says BT.709) and range, chroma upsampled "
@@ -341,6 +427,9 @@ OpSchema video_reader_schema() {
                "DALI's NVDEC setting; accepted, no effect on the CPU decoder.", int64_t{2}},
           },
       .make_cpu = [](const OpSpec& s) { return make_reader<VideoSource>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return make_reader<VideoSource>(s); },
+#endif
   };
   for (auto& a : loader_arg_schemas()) {
     // Decoding runs on the I/O threads: more of them than the file readers need.
