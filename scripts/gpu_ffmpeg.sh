@@ -37,7 +37,7 @@ case "${1:-}" in
     ls -la "$dir"
     ;;
   build)
-    dir=${2:?usage: gpu_ffmpeg.sh build DIR PREFIX}
+    dir=$(realpath "${2:?usage: gpu_ffmpeg.sh build DIR PREFIX}")
     prefix=${3:?usage: gpu_ffmpeg.sh build DIR PREFIX}
     work=$(mktemp -d)
     tar -xf "$dir"/ffmpeg_*.orig.tar.xz -C "$work"
