@@ -51,7 +51,7 @@ case "${1:-}" in
       --enable-demuxer=mov,matroska,avi,mpegts,ivf,h264,hevc,m4v \
       --enable-decoder=h264,hevc,vp8,vp9,mpeg4,mjpeg \
       --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mjpeg,av1 \
-      --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,mpeg4_unpack_bframes,vp9_superframe_split,av1_frame_split \
+      --enable-bsf=null,h264_mp4toannexb,hevc_mp4toannexb,mpeg4_unpack_bframes,vp9_superframe_split,av1_frame_split \
       > "$work/configure.log" 2>&1 || { tail -30 "$work/configure.log"; exit 1; }
     make -j "$(nproc)" > "$work/make.log" 2>&1 || { tail -30 "$work/make.log"; exit 1; }
     make install > /dev/null

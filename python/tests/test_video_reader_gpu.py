@@ -46,7 +46,7 @@ def run(device, batch, iterations=2, **kw):
     return result
 
 
-def assert_alike(cpu, gpu, atol=0):
+def assert_alike(cpu, gpu, atol=0, mean=0.0):
     for it, (c, g) in enumerate(zip(cpu, gpu)):
         assert len(c) == len(g)
         for k, (co, go) in enumerate(zip(c, g)):
@@ -55,7 +55,8 @@ def assert_alike(cpu, gpu, atol=0):
                 if atol == 0 or k > 0:
                     assert np.array_equal(x, y), (it, k, i, np.abs(x.astype(float) - y).max())
                 else:
-                    assert np.abs(x.astype(float) - y).max() <= atol, (it, k, i)
+                    d = np.abs(x.astype(float) - y)
+                    assert d.max() <= atol and d.mean() <= mean, (it, k, i, d.max(), d.mean())
 
 
 @pytest.mark.parametrize("name", ["h264", "longgop", "h264_big", "h264_smooth", "hevc_smooth",
@@ -63,8 +64,10 @@ def assert_alike(cpu, gpu, atol=0):
 def test_gpu_frames_equal_the_cpu_frames(videos, name):
     kw = dict(filenames=[videos[name]], labels=[3], sequence_length=5, stride=2, step=3,
               enable_frame_num="sequence", enable_timestamps=True)
-    atol = 2 if name == "mpeg4" else 0  # MPEG-4 Part 2: the decoder's own inverse DCT
-    assert_alike(run("cpu", 3, **kw), run("gpu", 3, **kw), atol)
+    # MPEG-4 Part 2 leaves the inverse DCT to the decoder: planes within 2 levels, RGB (which
+    # mixes three planes) within 8, a fraction of a level on average.
+    atol, mean = (8, 0.5) if name == "mpeg4" else (0, 0.0)
+    assert_alike(run("cpu", 3, **kw), run("gpu", 3, **kw), atol, mean)
 
 
 def test_output_types_and_padding(videos):

@@ -156,6 +156,7 @@ struct NvdecVideo::Impl {
   StreamHandle stream = nullptr;
   const VideoFile::TakeFrame* take = nullptr;
   std::exception_ptr error;
+  std::vector<int64_t> shown;  // the request's displayed timestamps (the first few: errors)
 
   [[noreturn]] void fail(const std::string& what) const {
     throw ValueError("video '" + name() + "' (NVDEC): " + what);
@@ -231,6 +232,7 @@ struct NvdecVideo::Impl {
   }
 
   void display(const CUVIDPARSERDISPINFO& d) {
+    if (shown.size() < 12) shown.push_back(d.timestamp);
     auto it = wanted.find(d.timestamp);
     if (it == wanted.end()) return;
     const int64_t k = it->second;
@@ -320,6 +322,7 @@ void NvdecVideo::decode(int64_t first, int64_t count, int64_t stride, StreamHand
   m.stream = stream;
   m.take = &take;
   m.error = nullptr;
+  m.shown.clear();
   int64_t key_at = first;
   while (!key[size_t(key_at)]) --key_at;
   ContextScope scope(m.ctx);
@@ -351,7 +354,12 @@ void NvdecVideo::decode(int64_t first, int64_t count, int64_t stride, StreamHand
         missing = first + k * stride;
         break;
       }
-    m.fail("frame " + std::to_string(missing) + " could not be decoded (corrupt or truncated data)");
+    std::string shown;
+    for (int64_t t : m.shown) shown += (shown.empty() ? "" : ", ") + std::to_string(t);
+    m.fail("frame " + std::to_string(missing) + " (pts " + std::to_string(pts[size_t(missing)]) +
+           ") could not be decoded (corrupt or truncated data; decoding from pts " +
+           std::to_string(pts[size_t(key_at)]) + " showed " + (shown.empty() ? "none" : shown) +
+           ")");
   }
 }
 
