@@ -325,6 +325,13 @@ void NvdecVideo::decode(int64_t first, int64_t count, int64_t stride, StreamHand
   m.shown.clear();
   int64_t key_at = first;
   while (!key[size_t(key_at)]) --key_at;
+  // NVDEC's parser gives the first picture of a stream that opens on a key frame with leading
+  // pictures (HEVC's CRA) the timestamp of a leading picture it dropped: when that key frame is
+  // itself wanted, decoding starts at the key frame before it.
+  if (key_at == first && key_at > 0 && m.file.index()->leading[size_t(key_at)]) {
+    --key_at;
+    while (!key[size_t(key_at)]) --key_at;
+  }
   ContextScope scope(m.ctx);
   m.new_parser();  // a fresh parser after every seek: nothing of the last request lingers
   m.file.read_packets(pts[size_t(key_at)], [&](std::span<const uint8_t> bytes, int64_t t) {

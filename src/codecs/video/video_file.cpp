@@ -269,12 +269,27 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   }
   if (err != AVERROR_EOF) impl->fail("reading failed: " + av_error(err));
   if (frames.empty()) impl->fail("its video stream has no frames");
+  // Key frames with leading pictures: later in decode order, earlier in display order (HEVC's
+  // CRA and H.264's open GOPs: decoding that starts there skips those pictures).
+  std::vector<int64_t> leading;  // their timestamps
+  for (size_t j = 0; j < frames.size(); ++j) {
+    if (!frames[j].second) continue;
+    for (size_t i = j + 1; i < frames.size() && !frames[i].second; ++i) {
+      if (frames[i].first < frames[j].first) {
+        leading.push_back(frames[j].first);
+        break;
+      }
+    }
+  }
   std::sort(frames.begin(), frames.end());
   for (size_t k = 1; k < frames.size(); ++k) {
     if (frames[k].first == frames[k - 1].first)
       impl->fail("two frames have the same timestamp " + std::to_string(frames[k].first));
   }
-  for (const auto& [t, k] : frames) index->pts.push_back(t), index->key.push_back(k);
+  for (const auto& [t, k] : frames) {
+    index->pts.push_back(t), index->key.push_back(k);
+    index->leading.push_back(k && std::binary_search(leading.begin(), leading.end(), t));
+  }
   if (!index->key[0]) impl->fail("the first frame is not a key frame");
 
   VideoInfo& info = index->info;

@@ -54,6 +54,9 @@ struct VideoIndex {
   VideoInfo info;
   std::vector<int64_t> pts;  // presentation timestamps in display order (stream time base)
   std::vector<bool> key;     // whether each is a key frame
+  // Whether each is a key frame with leading pictures (decoded after it, shown before it: an
+  // open GOP's): a decoder that starts at it drops them.
+  std::vector<bool> leading;
 };
 
 class VideoFile {

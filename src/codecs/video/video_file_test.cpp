@@ -184,6 +184,25 @@ TEST_F(VideoFileTest, PacketsForNvdecAreAnnexBFromAKeyFrame) {
   EXPECT_EQ(decode(video, 5, 2, 1), decode(video, 5, 2, 1));
 }
 
+TEST_F(VideoFileTest, OpenGopKeyFramesAreMarked) {
+  // x265's CRA key frames every 12 frames have leading pictures; x264's GOPs are closed.
+  const auto hevc = make("open.mkv", std::string(kSource) +
+                                         " -c:v libx265 -x265-params log-level=none:keyint=12 "
+                                         "-pix_fmt yuv420p");
+  const auto hevc_data = bytes(hevc);
+  auto open = VideoFile::open(hevc_data, hevc);
+  const auto& index = *open.index();
+  ASSERT_TRUE(index.key[12] && index.key[24]);
+  EXPECT_FALSE(index.leading[0]);
+  EXPECT_TRUE(index.leading[12] && index.leading[24]);
+  for (size_t k = 0; k < index.key.size(); ++k)
+    EXPECT_TRUE(index.key[k] || !index.leading[k]) << k;
+  const auto h264 = make("closed.mp4", std::string(kSource) + " -c:v libx264 -g 10 -bf 3");
+  const auto h264_data = bytes(h264);
+  auto closed = VideoFile::open(h264_data, h264);
+  for (bool l : closed.index()->leading) EXPECT_FALSE(l);
+}
+
 TEST_F(VideoFileTest, VariableFrameRateIsDetected) {
   // Every fifth frame lasts three times as long.
   const auto path = make("vfr.mkv", std::string(kSource) +
