@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/dtype.hpp"
@@ -108,14 +109,63 @@ STOKER_HOST_DEVICE inline float yuv_to_float(int32_t v, bool normalized) {
   return normalized ? f / 255.f : f;
 }
 
-// The whole frame on the CPU: out is height x width x 3 of uint8_t or float.
+// The whole frame on the CPU: out is height x width x 3 of uint8_t or float. Row by row: both
+// chroma planes are upsampled into a row of sums (the same weights and integer sums as
+// chroma16), then each pixel is converted; equal to yuv_pixel for every pixel (tested), several
+// times faster.
 template <typename Out>
 void yuv_to_rgb_cpu(const YuvPlanes& p, bool rgb, bool normalized, Out* out) {
+  const int64_t w = p.width;
+  const int64_t cw = (p.width + (1 << p.shift_x) - 1) >> p.shift_x;
+  const int64_t ch = (p.height + (1 << p.shift_y) - 1) >> p.shift_y;
+  std::vector<int32_t> vert(size_t(2 * cw)), up(size_t(2 * w));  // Cb then Cr
+  const YuvCoefficients k = yuv_coefficients(p.matrix, p.full_range);
+  auto clamp_c = [&](int64_t j) { return j < 0 ? 0 : (j >= cw ? cw - 1 : j); };
   for (int64_t y = 0; y < p.height; ++y) {
-    Out* row = out + y * p.width * 3;
-    for (int64_t x = 0; x < p.width; ++x) {
+    // Vertical: the two chroma rows' weighted sum (weights out of 4).
+    int64_t y0 = y, y1 = y;
+    int32_t wy0 = 4, wy1 = 0;
+    if (p.shift_y == 1) y0 = y >> 1, y1 = (y & 1) ? y0 + 1 : y0 - 1, wy0 = 3, wy1 = 1;
+    y0 = y0 < 0 ? 0 : (y0 >= ch ? ch - 1 : y0);
+    y1 = y1 < 0 ? 0 : (y1 >= ch ? ch - 1 : y1);
+    for (int c = 0; c < 2; ++c) {
+      const uint8_t* plane = c == 0 ? p.u : p.v;
+      const uint8_t* r0 = plane + y0 * p.uv_pitch;
+      const uint8_t* r1 = plane + y1 * p.uv_pitch;
+      int32_t* v = vert.data() + c * cw;
+      for (int64_t j = 0; j < cw; ++j) v[j] = wy0 * r0[j * p.uv_step] + wy1 * r1[j * p.uv_step];
+    }
+    // Horizontal: each luma column's two chroma samples (weights out of 4): sums out of 16.
+    for (int c = 0; c < 2; ++c) {
+      const int32_t* v = vert.data() + c * cw;
+      int32_t* u = up.data() + c * w;
+      if (p.shift_x == 0) {
+        for (int64_t x = 0; x < w; ++x) u[x] = 4 * v[x];
+      } else if (p.chroma_center) {
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t j = x >> 1;
+          u[x] = 3 * v[j] + v[clamp_c((x & 1) ? j + 1 : j - 1)];
+        }
+      } else {
+        for (int64_t x = 0; x < w; ++x) {
+          const int64_t j = x >> 1;
+          u[x] = (x & 1) ? 2 * v[j] + 2 * v[clamp_c(j + 1)] : 4 * v[j];
+        }
+      }
+    }
+    const uint8_t* luma = p.y + y * p.y_pitch;
+    const int32_t* cb16 = up.data();
+    const int32_t* cr16 = up.data() + w;
+    Out* row = out + y * w * 3;
+    for (int64_t x = 0; x < w; ++x) {
       int32_t v[3];
-      yuv_pixel(p, rgb, x, y, v);
+      if (rgb) {
+        const int32_t yy = k.ky * (luma[x] - k.y0) * 16;
+        const int32_t cb = cb16[x] - 128 * 16, cr = cr16[x] - 128 * 16;
+        v[0] = yy + k.kv * cr, v[1] = yy - k.gu * cb - k.gv * cr, v[2] = yy + k.bu * cb;
+      } else {
+        v[0] = int32_t(luma[x]) << 18, v[1] = cb16[x] << 14, v[2] = cr16[x] << 14;
+      }
       for (int c = 0; c < 3; ++c) {
         if constexpr (sizeof(Out) == 1) {
           row[x * 3 + c] = yuv_to_u8(v[c]);

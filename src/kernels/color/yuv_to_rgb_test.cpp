@@ -98,6 +98,39 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{0, 0, false, false, false, 6, 3},   // 4:4:4
                       Case{1, 1, false, false, false, 1, 1}));  // one pixel
 
+TEST_P(YuvToRgb, TheFrameFunctionEqualsThePixelFunction) {
+  // yuv_to_rgb_cpu's row-wise sums against yuv_pixel (what the GPU kernel runs), every mode.
+  const Case c = GetParam();
+  const int64_t cw = (c.w + (1 << c.sx) - 1) >> c.sx, ch = (c.h + (1 << c.sy) - 1) >> c.sy;
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::vector<uint8_t> y(size_t(c.w * c.h)), uv(size_t(cw * ch * 2));
+  for (auto& b : y) b = uint8_t(byte(rng));
+  for (auto& b : uv) b = uint8_t(byte(rng));
+  YuvPlanes p;
+  p.y = y.data(), p.u = uv.data(), p.v = uv.data() + 1, p.uv_step = 2;  // interleaved
+  p.y_pitch = c.w, p.uv_pitch = cw * 2, p.shift_x = c.sx, p.shift_y = c.sy;
+  p.chroma_center = c.center, p.full_range = c.full;
+  p.matrix = c.bt709 ? YuvMatrix::kBt709 : YuvMatrix::kBt601;
+  p.width = c.w, p.height = c.h;
+  for (bool rgb : {true, false}) {
+    std::vector<uint8_t> u8(size_t(c.w * c.h * 3));
+    std::vector<float> f32(u8.size());
+    yuv_to_rgb_cpu(p, rgb, false, u8.data());
+    yuv_to_rgb_cpu(p, rgb, true, f32.data());
+    for (int64_t yy = 0; yy < c.h; ++yy)
+      for (int64_t xx = 0; xx < c.w; ++xx) {
+        int32_t v[3];
+        yuv_pixel(p, rgb, xx, yy, v);
+        for (int k = 0; k < 3; ++k) {
+          const size_t at = size_t((yy * c.w + xx) * 3 + k);
+          ASSERT_EQ(u8[at], yuv_to_u8(v[k])) << xx << "," << yy;
+          ASSERT_EQ(f32[at], yuv_to_float(v[k], true)) << xx << "," << yy;
+        }
+      }
+  }
+}
+
 TEST(YuvToRgbKnown, GreyWhiteAndBlackOfBothRanges) {
   // Limited-range 16/235 with neutral chroma are black and white; full range 0/255.
   const uint8_t luma[4] = {16, 235, 0, 255}, neutral[4] = {128, 128, 128, 128};
