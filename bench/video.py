@@ -165,7 +165,9 @@ def measure(lib, folder, args):
                               str(args.batch_size), str(args.sequence_length), str(args.warmup),
                               str(args.seconds)], capture_output=True, text=True)
         if out.returncode != 0:
-            return {"error": out.stderr.strip().splitlines()[-1][:300]}
+            lines = [ln for ln in out.stderr.strip().splitlines()
+                     if "nanobind" not in ln and "leaked" not in ln]
+            return {"error": " / ".join(lines[-3:])[:600]}
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     rates = [r["frames_per_s"] for r in runs]
     utils = [r["nvdec_util"] for r in runs if r["nvdec_util"] is not None]
