@@ -97,3 +97,28 @@ def test_streams_nvdec_does_not_take_are_named(videos):
     with pytest.raises(RuntimeError, match=r"hevc\.mkv': NVDEC decodes hevc from \d+x\d+ to "
                                            r"\d+x\d+; this stream is 96x70"):
         run("gpu", 1, filenames=[videos["hevc"]], sequence_length=2)
+
+
+def test_mixed_decoders_video_equals_the_cpu_one(videos):
+    """decoders.video on NVDEC (mixed) against its CPU backend: listed frames in any order with
+    repeats, ranges with each padding, a batch of different videos."""
+    names = ["h264", "hevc_smooth", "vp9_smooth", "bt709full"]
+    data = [np.fromfile(videos[n], np.uint8) for n in names]
+
+    def decode(device, **kw):
+        pipe = stoker.Pipeline(batch_size=len(data), num_threads=2, device_id=0)
+        with pipe:
+            enc = fn.external_source(source=lambda: data, batch=True)
+            pipe.set_outputs(fn.decoders.video(enc, device=device, **kw))
+        pipe.build()
+        (out,) = pipe.run()
+        if device == "mixed":
+            assert out.device == "gpu"
+            out = out.as_cpu()
+        return [np.array(out.at(i)) for i in range(len(out))]
+
+    for kw in ({}, dict(frames=[7, 2, 12, 2, 0]),
+               dict(start_frame=20, sequence_length=14, stride=2, fill_value=[9, 8, 7]),
+               dict(start_frame=25, sequence_length=8, pad_mode="reflect_101")):
+        for c, g in zip(decode("cpu", **kw), decode("mixed", **kw)):
+            assert c.shape == g.shape and np.array_equal(c, g), kw

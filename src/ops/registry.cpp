@@ -7,6 +7,7 @@
 #include "stoker/ops/boxes/random_bbox_crop.hpp"
 #include "stoker/ops/color/color_ops.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
+#include "stoker/ops/decoders/video_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/coord_transform.hpp"
@@ -75,6 +76,7 @@ const std::vector<OpSchema>& op_schemas() {
       image_crop_decoder_schema(),     // decoders.image_crop
       image_random_crop_decoder_schema(),  // decoders.image_random_crop
       image_slice_decoder_schema(),    // decoders.image_slice
+      video_decoder_schema(),          // decoders.video
       erase_schema(),                  // erase
       external_source_schema(),        // external_source
       flip_schema(),                   // flip

@@ -1,5 +1,6 @@
 #include "stoker/readers/video_index.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -107,6 +108,68 @@ void cut_sequences(int32_t file, int64_t first, int64_t end, const SequenceOptio
   for (; s < end && s + span <= end; s += step) out.push_back({file, s, int32_t(o.length)});
   if (!o.pad) return;
   for (; s < end; s += step) out.push_back({file, s, int32_t(1 + (end - 1 - s) / o.stride)});
+}
+
+FramePadding parse_frame_padding(const std::string& name) {
+  if (name == "none") return FramePadding::kNone;
+  if (name == "constant") return FramePadding::kConstant;
+  if (name == "edge" || name == "repeat") return FramePadding::kEdge;
+  if (name == "reflect_1001" || name == "symmetric") return FramePadding::kReflect1001;
+  if (name == "reflect_101" || name == "reflect") return FramePadding::kReflect101;
+  throw ValueError("pad_mode must be none, constant, edge (repeat), reflect_1001 (symmetric) or "
+                   "reflect_101 (reflect), got '" + name + "'");
+}
+
+namespace {
+// Frame `i` (>= count) under the padding; -1 for constant.
+int64_t padded(int64_t i, int64_t count, FramePadding pad) {
+  switch (pad) {
+    case FramePadding::kEdge:
+      return count - 1;
+    case FramePadding::kReflect1001: {
+      const int64_t m = i % (2 * count);
+      return m < count ? m : 2 * count - 1 - m;
+    }
+    case FramePadding::kReflect101: {
+      if (count == 1) return 0;
+      const int64_t m = i % (2 * count - 2);
+      return m < count ? m : 2 * count - 2 - m;
+    }
+    default:
+      return -1;
+  }
+}
+}  // namespace
+
+std::vector<int64_t> select_frames(const FrameSelection& s, int64_t count) {
+  std::vector<int64_t> out;
+  if (s.listed) {
+    for (int64_t i : s.frames) {
+      STOKER_ENFORCE(i >= 0, ValueError, "frame ", i, " is negative");
+      STOKER_ENFORCE(i < count || s.pad != FramePadding::kNone, ValueError, "frame ", i,
+                     " is past the video's ", count, " frames (pad_mode is 'none')");
+      out.push_back(i < count ? i : padded(i, count, s.pad));
+    }
+    return out;
+  }
+  STOKER_ENFORCE(s.stride >= 1, ValueError, "stride must be >= 1, got ", s.stride);
+  STOKER_ENFORCE(s.start >= 0 && s.start < count, ValueError, "start_frame ", s.start,
+                 " is not among the video's ", count, " frames");
+  const int64_t n = s.length >= 0 ? s.length
+                                  : std::max<int64_t>(0, ((s.end >= 0 ? s.end : count) - s.start +
+                                                          s.stride - 1) / s.stride);
+  STOKER_ENFORCE(n <= (int64_t(1) << 24), ValueError, "asks for ", n, " frames");
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = s.start + k * s.stride;
+    if (i < count) {
+      out.push_back(i);
+    } else if (s.pad == FramePadding::kNone) {
+      break;
+    } else {
+      out.push_back(padded(i, count, s.pad));
+    }
+  }
+  return out;
 }
 
 }  // namespace stoker::readers

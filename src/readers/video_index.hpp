@@ -56,4 +56,27 @@ struct SequenceOptions {
 void cut_sequences(int32_t file, int64_t first, int64_t end, const SequenceOptions& options,
                    std::vector<VideoSequence>& out);
 
+// decoders.video's choice of frames (DALI's): a list, or start/end or start/length with a
+// stride; frames past the end are padded as pad_mode says.
+enum class FramePadding { kNone, kConstant, kEdge, kReflect1001, kReflect101 };
+// DALI's names: none, constant, edge (repeat), reflect_1001 (symmetric), reflect_101 (reflect).
+FramePadding parse_frame_padding(const std::string& name);
+
+struct FrameSelection {
+  std::vector<int64_t> frames;  // used when `listed`
+  bool listed = false;
+  int64_t start = 0;
+  int64_t end = -1;     // exclusive; -1: the video's end (unless `length`)
+  int64_t length = -1;  // -1: up to `end`
+  int64_t stride = 1;
+  FramePadding pad = FramePadding::kConstant;
+};
+
+// The frame numbers to output for a video of `count` frames, in order; -1 for a frame of the
+// constant padding. Past the end: pad 'none' drops the rest of a range (and refuses a listed
+// frame), 'edge' repeats the last frame, the reflections mirror the frame numbers at the end
+// (1001: ...n-2, n-1 | n-1, n-2...; 101: ...n-2, n-1 | n-2...). Throws ValueError for negative
+// frames, a start past the end, a stride below 1.
+std::vector<int64_t> select_frames(const FrameSelection& selection, int64_t count);
+
 }  // namespace stoker::readers
