@@ -101,3 +101,17 @@ def test_bad_input_is_named(videos, tmp_path):
     ]:
         with pytest.raises(error, match=message):
             decode(kw.pop("paths"), **kw)
+
+
+def test_closing_while_decoding_ahead(videos):
+    # The pipeline decodes the next batches ahead; closing it stops them midway (samples not
+    # reached stay empty), which must not touch what was not opened.
+    data = [np.fromfile(videos["longgop"], np.uint8)] * 4
+    for _ in range(5):
+        pipe = stoker.Pipeline(batch_size=4, num_threads=2, prefetch_queue_depth=3)
+        with pipe:
+            enc = fn.external_source(source=lambda: data, batch=True)
+            pipe.set_outputs(fn.decoders.video(enc))
+        pipe.build()
+        pipe.run()
+        del pipe

@@ -104,10 +104,17 @@ class VideoDecoder : public Operator {
     });
     return samples;
   }
+  // Samples open() did not reach (a failure skipped with on_error="skip", or the pipeline
+  // closing) have no video: empty here, and for_each_sample passes them over later too.
   std::vector<TensorShape> shapes(const std::vector<Sample>& samples) const {
     std::vector<TensorShape> out;
-    for (const auto& s : samples)
+    for (const auto& s : samples) {
+      if (!s.video) {
+        out.push_back({0, 0, 0, 3});
+        continue;
+      }
       out.push_back({int64_t(s.frames.size()), s.video->info().height, s.video->info().width, 3});
+    }
     return out;
   }
   // One padding frame of the constant (h x w x 3).
@@ -165,6 +172,7 @@ class VideoDecoderMixed final : public VideoDecoder {
   void run(Workspace& ws) override {
     auto samples = open(ws);
     for (auto& s : samples) {
+      if (!s.video) continue;
       const auto why = codecs::nvdec_unavailable(ws.device_id, s.video->info());
       STOKER_ENFORCE(why.empty(), RuntimeError, "decoders.video (mixed): '", s.video->name(),
                      "': ", why);
