@@ -46,6 +46,7 @@
 #include "stoker/ops/tensor/join.hpp"
 #include "stoker/ops/tensor/pad.hpp"
 #include "stoker/ops/tensor/reshape.hpp"
+#include "stoker/ops/tensor/sequence_ops.hpp"
 #include "stoker/ops/tensor/transpose.hpp"
 
 namespace stoker::ops {
@@ -77,6 +78,7 @@ const std::vector<OpSchema>& op_schemas() {
       image_random_crop_decoder_schema(),  // decoders.image_random_crop
       image_slice_decoder_schema(),    // decoders.image_slice
       video_decoder_schema(),          // decoders.video
+      element_extract_schema(),        // element_extract
       erase_schema(),                  // erase
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
@@ -113,6 +115,7 @@ const std::vector<OpSchema>& op_schemas() {
       random_mask_pixel_schema(),      // segmentation.random_mask_pixel
       random_object_bbox_schema(),     // segmentation.random_object_bbox
       select_masks_schema(),           // segmentation.select_masks
+      sequence_rearrange_schema(),     // sequence_rearrange
       slice_schema(),                  // slice
       stack_schema(),                  // stack
       combine_transform_schema(),      // transforms.combine
