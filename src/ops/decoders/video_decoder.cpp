@@ -7,22 +7,12 @@
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/codecs/video/video_file.hpp"
 #include "stoker/kernels/color/yuv_to_rgb.hpp"
+#include "stoker/ops/decoders/video_frames.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/readers/video_index.hpp"
 
 namespace stoker::ops {
 namespace {
-
-kernels::YuvPlanes yuv_planes(const codecs::VideoPlanes& p) {
-  kernels::YuvPlanes y;
-  y.y = p.data[0], y.u = p.data[1], y.v = p.data[2];
-  y.y_pitch = p.pitch[0], y.uv_pitch = p.pitch[1], y.uv_step = p.uv_step;
-  y.shift_x = p.shift_x, y.shift_y = p.shift_y;
-  y.chroma_center = p.chroma_center, y.full_range = p.full_range;
-  y.matrix = p.bt709 ? kernels::YuvMatrix::kBt709 : kernels::YuvMatrix::kBt601;
-  y.width = p.width, y.height = p.height;
-  return y;
-}
 
 // The distinct frames of a selection, ascending, as runs first + k * stride (decoders take
 // runs, and a run decodes without seeking back).
@@ -117,6 +107,15 @@ class VideoDecoder : public Operator {
     }
     return out;
   }
+  // Where each frame of the video first appears in the sample's output (-1: nowhere): it is
+  // decoded there, and copied to its later places.
+  static std::vector<int64_t> first_places(const Sample& s) {
+    std::vector<int64_t> place(size_t(s.video->info().frames), -1);
+    for (size_t k = 0; k < s.frames.size(); ++k)
+      if (s.frames[k] >= 0 && place[size_t(s.frames[k])] < 0)
+        place[size_t(s.frames[k])] = int64_t(k);
+    return place;
+  }
   // One padding frame of the constant (h x w x 3).
   std::vector<uint8_t> fill_frame(int64_t h, int64_t w) const {
     std::vector<uint8_t> f(size_t(h * w * 3));
@@ -139,10 +138,7 @@ class VideoDecoderCpu final : public VideoDecoder {
       const int64_t frame = s.video->info().height * s.video->info().width * 3;
       auto* dst = static_cast<uint8_t*>(out.data(i));
       // Each distinct frame decoded once, into its first place; repeats copied from there.
-      std::vector<int64_t> place(size_t(s.video->info().frames), -1);
-      for (size_t k = 0; k < s.frames.size(); ++k)
-        if (s.frames[k] >= 0 && place[size_t(s.frames[k])] < 0)
-          place[size_t(s.frames[k])] = int64_t(k);
+      const auto place = first_places(s);
       for (const Run& r : runs_of(s.frames)) {
         s.video->decode(r.first, r.count, r.stride, [&](int64_t k, const codecs::VideoPlanes& p) {
           const int64_t at = place[size_t(r.first + k * r.stride)];
@@ -185,10 +181,7 @@ class VideoDecoderMixed final : public VideoDecoder {
       auto& s = samples[size_t(i)];
       const int64_t frame = s.video->info().height * s.video->info().width * 3;
       auto* dst = static_cast<uint8_t*>(out.data(i));
-      std::vector<int64_t> place(size_t(s.video->info().frames), -1);
-      for (size_t k = 0; k < s.frames.size(); ++k)
-        if (s.frames[k] >= 0 && place[size_t(s.frames[k])] < 0)
-          place[size_t(s.frames[k])] = int64_t(k);
+      const auto place = first_places(s);
       codecs::NvdecVideo nvdec(std::move(*s.video), ws.device_id);
       for (const Run& r : runs_of(s.frames)) {
         nvdec.decode(r.first, r.count, r.stride, stream.get(),

@@ -9,6 +9,7 @@
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/codecs/video/video_file.hpp"
 #include "stoker/kernels/color/yuv_to_rgb.hpp"
+#include "stoker/ops/decoders/video_frames.hpp"
 #include "stoker/kernels/memory/fill_gpu.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/file_index.hpp"
@@ -75,17 +76,6 @@ struct OpenVideo {
   std::optional<codecs::VideoFile> cpu;
   std::optional<codecs::NvdecVideo> gpu;
 };
-
-kernels::YuvPlanes yuv_planes(const codecs::VideoPlanes& p) {
-  kernels::YuvPlanes y;
-  y.y = p.data[0], y.u = p.data[1], y.v = p.data[2];
-  y.y_pitch = p.pitch[0], y.uv_pitch = p.pitch[1], y.uv_step = p.uv_step;
-  y.shift_x = p.shift_x, y.shift_y = p.shift_y;
-  y.chroma_center = p.chroma_center, y.full_range = p.full_range;
-  y.matrix = p.bt709 ? kernels::YuvMatrix::kBt709 : kernels::YuvMatrix::kBt601;
-  y.width = p.width, y.height = p.height;
-  return y;
-}
 
 class VideoSource final : public ReaderSource {
  public:
