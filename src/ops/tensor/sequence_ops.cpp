@@ -42,11 +42,11 @@ class FrameGather : public Operator {
       }
       STOKER_ENFORCE(!picks[size_t(i)].empty(), ValueError, name, ": sample ", i, ": ",
                      separate_ ? "element_map" : "new_order", " is empty");
-      STOKER_ENFORCE(!separate_ || picks[size_t(i)].size() == picks[0].size(), ValueError, name,
-                     ": element_map must give every sample the same number of frames");
     }
     std::vector<FrameCopy> copies;
-    const int outputs = separate_ ? (n ? int(picks[0].size()) : int(num_outputs())) : 1;
+    // element_map is one list for the batch: its length is the number of outputs.
+    const int outputs =
+        separate_ ? int(spec_.arg<std::vector<int64_t>>("element_map").size()) : 1;
     const TensorLayout out_layout(separate_ && !layout.empty() ? layout.substr(1) : layout);
     for (int o = 0; o < outputs; ++o) {
       std::vector<TensorShape> shapes;
@@ -68,7 +68,6 @@ class FrameGather : public Operator {
   }
 
  protected:
-  int num_outputs() const { return spec_.num_outputs; }
   virtual void move_frames(Workspace& ws, const std::vector<FrameCopy>& copies) = 0;
   // Bytes of one frame of sample i.
   static int64_t frame_bytes(const Batch& in, int i) {
