@@ -32,6 +32,12 @@ def test_info_reports_the_build_and_what_it_sees():
     text = _stoker_cmd("info")
     assert text.returncode == 0 and text.stdout.startswith(f"stoker {stoker.__version__} (")
     assert "libjpeg-turbo" in text.stdout
+    # FFmpeg (video): its libraries' versions, or said to be missing.
+    if info["ffmpeg"]:
+        assert info["ffmpeg"].startswith("libavformat ") and "libavcodec " in info["ffmpeg"]
+        assert f"FFmpeg (readers.video): {info['ffmpeg']}" in text.stdout
+    else:
+        assert "FFmpeg (readers.video): no (built without it)" in text.stdout
     if not _stoker.cuda_available():
         assert "GPUs: none seen" in text.stdout
 
