@@ -6,17 +6,18 @@
 
 #include "stoker/core/error.hpp"
 #include "stoker/core/file_io.hpp"
+#include "stoker/readers/text_lines.hpp"
 
 namespace stoker::readers {
 namespace {
 
 // Whitespace-separated fields of a line.
-std::vector<std::string> fields(const std::string& line) {
+std::vector<std::string> fields(std::string_view line) {
   std::vector<std::string> out;
   size_t at = 0;
   while ((at = line.find_first_not_of(" \t\r", at)) != std::string::npos) {
     const size_t end = line.find_first_of(" \t\r", at);
-    out.push_back(line.substr(at, end - at));
+    out.emplace_back(line.substr(at, end - at));
     at = end;
   }
   return out;
@@ -39,13 +40,9 @@ std::vector<VideoEntry> parse_video_file_list(const std::string& list_path) {
     throw IOError(std::string("cannot open file_list: ") + e.what());
   }
   std::vector<VideoEntry> out;
-  size_t pos = 0;
-  for (int line_number = 1; pos < text.size(); ++line_number) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const auto f = fields(text.substr(pos, nl - pos));
-    pos = nl + 1;
-    if (f.empty()) continue;
+  for_each_line(text, [&](std::string_view line, int line_number) {
+    const auto f = fields(line);
+    if (f.empty()) return;
     auto where = [&] {
       return detail::concat("file_list '", list_path, "' line ", line_number, ": ");
     };
@@ -64,9 +61,9 @@ std::vector<VideoEntry> parse_video_file_list(const std::string& list_path) {
     STOKER_ENFORCE(std::isfinite(e.start) && std::isfinite(e.end) && std::fabs(e.start) < 1e9f &&
                        std::fabs(e.end) < 1e9f,
                    ValueError, where(), "start and end must be finite and below 1e9");
-    if (f.size() == 4 && e.start == e.end) continue;  // DALI: an empty range, skipped
+    if (f.size() == 4 && e.start == e.end) return;  // DALI: an empty range, skipped
     out.push_back(std::move(e));
-  }
+  });
   STOKER_ENFORCE(!out.empty(), ValueError, "file_list '", list_path, "' lists no files");
   return out;
 }

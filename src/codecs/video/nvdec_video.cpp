@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "stoker/core/error.hpp"
@@ -95,7 +97,10 @@ CUcontext retain_primary(int device, CUdevice& dev) {
 
 }  // namespace
 
-std::string nvdec_unavailable(int device, const VideoInfo& info) {
+namespace {
+
+// What needs no driver call: the libraries, the codec, the pixel format.
+std::string unusable(const VideoInfo& info) {
   const Driver& d = driver();
   if (!d.why.empty()) return d.why;
   cudaVideoCodec codec;
@@ -104,6 +109,14 @@ std::string nvdec_unavailable(int device, const VideoInfo& info) {
       info.pixel_format != "nv12")
     return "stoker's NVDEC path decodes 8-bit 4:2:0 video; this stream is " + info.pixel_format +
            " (device='cpu' reads it)";
+  return "";
+}
+
+// The engines' answer for a codec and size (cuvidGetDecoderCaps).
+std::string engines_refuse(int device, const VideoInfo& info) {
+  const Driver& d = driver();
+  cudaVideoCodec codec = cudaVideoCodec_H264;
+  codec_of(info.codec, codec);
   CUdevice dev;
   CUcontext ctx = retain_primary(device, dev);
   CUVIDDECODECAPS caps{};
@@ -127,6 +140,25 @@ std::string nvdec_unavailable(int device, const VideoInfo& info) {
   return "";
 }
 
+}  // namespace
+
+std::string nvdec_unavailable(int device, const VideoInfo& info) {
+  if (auto why = unusable(info); !why.empty()) return why;
+  // The engines are asked once per device, codec and size: a dataset's files are mostly alike,
+  // and readers and decoders ask for every file they open.
+  static std::mutex mutex;
+  static std::map<std::string, std::string> answers;
+  const std::string key = std::to_string(device) + " " + info.codec + " " +
+                          std::to_string(info.width) + "x" + std::to_string(info.height);
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = answers.find(key); it != answers.end()) return it->second;
+  }
+  std::string why = engines_refuse(device, info);
+  std::lock_guard lock(mutex);
+  return answers.emplace(key, std::move(why)).first->second;
+}
+
 struct NvdecVideo::Impl {
   explicit Impl(VideoFile f) : file(std::move(f)) {}
   ~Impl() {
@@ -142,7 +174,6 @@ struct NvdecVideo::Impl {
   Impl& operator=(const Impl&) = delete;
 
   VideoFile file;
-  int device = 0;
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   cudaVideoCodec codec = cudaVideoCodec_H264;
@@ -152,7 +183,7 @@ struct NvdecVideo::Impl {
   int64_t surface_height = 0;
   // The request being decoded.
   std::unordered_map<int64_t, int64_t> wanted;  // pts -> k
-  int64_t last_wanted = 0, remaining = 0;
+  int64_t remaining = 0;
   StreamHandle stream = nullptr;
   const VideoFile::TakeFrame* take = nullptr;
   std::exception_ptr error;
@@ -297,7 +328,6 @@ NvdecVideo::NvdecVideo(VideoFile file, int device) {
   cudaVideoCodec codec = cudaVideoCodec_H264;
   codec_of(file.info().codec, codec);  // known: nvdec_unavailable checked it
   impl_ = std::make_unique<Impl>(std::move(file));
-  impl_->device = device;
   impl_->codec = codec;
   impl_->ctx = retain_primary(device, impl_->dev);
 }
@@ -307,31 +337,23 @@ NvdecVideo::~NvdecVideo() = default;
 void NvdecVideo::decode(int64_t first, int64_t count, int64_t stride, StreamHandle stream,
                         const VideoFile::TakeFrame& take) {
   Impl& m = *impl_;
-  const auto& pts = m.file.pts();
-  const auto& key = m.file.key();
-  const int64_t n = int64_t(pts.size());
-  STOKER_ENFORCE(
-      count >= 0 && stride >= 1 && first >= 0 && (count == 0 || first + (count - 1) * stride < n),
-      ValueError, "video '", m.name(), "' (NVDEC): frames ", first, " + k * ", stride, " for k < ",
-      count, " are not all among its ", n, " frames");
+  const VideoIndex& index = *m.file.index();
+  const auto& pts = index.pts;
+  index.check_frames(m.name(), first, count, stride);
   if (count == 0) return;
   m.wanted.clear();
   for (int64_t k = 0; k < count; ++k) m.wanted[pts[size_t(first + k * stride)]] = k;
-  m.last_wanted = pts[size_t(first + (count - 1) * stride)];
   m.remaining = count;
   m.stream = stream;
   m.take = &take;
   m.error = nullptr;
   m.shown.clear();
-  int64_t key_at = first;
-  while (!key[size_t(key_at)]) --key_at;
+  int64_t key_at = index.key_at_or_before(first);
   // NVDEC's parser gives the first picture of a stream that opens on a key frame with leading
   // pictures (HEVC's CRA) the timestamp of a leading picture it dropped: when that key frame is
   // itself wanted, decoding starts at the key frame before it.
-  if (key_at == first && key_at > 0 && m.file.index()->leading[size_t(key_at)]) {
-    --key_at;
-    while (!key[size_t(key_at)]) --key_at;
-  }
+  if (key_at == first && key_at > 0 && index.leading[size_t(key_at)])
+    key_at = index.key_at_or_before(key_at - 1);
   ContextScope scope(m.ctx);
   m.new_parser();  // a fresh parser after every seek: nothing of the last request lingers
   m.file.read_packets(pts[size_t(key_at)], [&](std::span<const uint8_t> bytes, int64_t t) {

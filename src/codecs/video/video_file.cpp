@@ -318,21 +318,14 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
 
 void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeFrame& take) {
   Impl& m = *impl_;
-  const int64_t n = index_->info.frames;
+  index_->check_frames(m.name, first, count, stride);
   const auto& pts = index_->pts;
-  const auto& keys = index_->key;
-  STOKER_ENFORCE(
-      count >= 0 && stride >= 1 && first >= 0 && (count == 0 || first + (count - 1) * stride < n),
-      ValueError, "video '", m.name, "': frames ", first, " + k * ", stride, " for k < ", count,
-      " are not all among its ", n, " frames");
   for (int64_t k = 0; k < count; ++k) {
     const int64_t number = first + k * stride;
     const int64_t want = pts[size_t(number)];
     // The key frame at or before the wanted one (display order): decoding starts there when the
     // decoder is not already on its way to the wanted frame past it.
-    int64_t key_at = number;
-    while (!keys[size_t(key_at)]) --key_at;
-    const int64_t key_pts = pts[size_t(key_at)];
+    const int64_t key_pts = pts[size_t(index_->key_at_or_before(number))];
     if (!m.positioned || m.decoded_pts >= want || m.decoded_pts < key_pts) m.seek_to(key_pts);
     bool found = false;
     while (m.next_frame()) {
@@ -417,6 +410,15 @@ void VideoFile::read_packets(int64_t, const TakePacket&) {}
 std::span<const uint8_t> VideoFile::extradata() const { return {}; }
 
 #endif
+
+void VideoIndex::check_frames(const std::string& name, int64_t first, int64_t count,
+                              int64_t stride) const {
+  const int64_t n = int64_t(pts.size());
+  STOKER_ENFORCE(
+      count >= 0 && stride >= 1 && first >= 0 && (count == 0 || first + (count - 1) * stride < n),
+      ValueError, "video '", name, "': frames ", first, " + k * ", stride, " for k < ", count,
+      " are not all among its ", n, " frames");
+}
 
 bool VideoFile::available() {
 #ifdef STOKER_HAVE_FFMPEG

@@ -57,6 +57,14 @@ struct VideoIndex {
   // Whether each is a key frame with leading pictures (decoded after it, shown before it: an
   // open GOP's): a decoder that starts at it drops them.
   std::vector<bool> leading;
+
+  // The key frame at or before frame n (display order): where decoding frame n starts.
+  int64_t key_at_or_before(int64_t n) const {
+    while (!key[size_t(n)]) --n;
+    return n;
+  }
+  // Throws ValueError naming the file unless frames first + k * stride, k < count, all exist.
+  void check_frames(const std::string& name, int64_t first, int64_t count, int64_t stride) const;
 };
 
 class VideoFile {

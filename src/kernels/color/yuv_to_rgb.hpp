@@ -50,32 +50,43 @@ STOKER_HOST_DEVICE inline YuvCoefficients yuv_coefficients(YuvMatrix m, bool ful
                     : YuvCoefficients{19077, 26149, 6419, 13320, 33050, 16};
 }
 
+// Along one axis: the two chroma samples luma position `i` interpolates and their weights (out
+// of 4), clamped to the `size` samples. Subsampled by 2 (shift 1): samples between luma
+// positions (`between`: JPEG's siting horizontally, every 4:2:0 vertically) take 3/4 of the own
+// sample and 1/4 of the next one out; samples on the even positions (H.264's horizontal siting)
+// are taken as they are there, and the mean of both sides at odd positions.
+struct ChromaTaps {
+  int64_t i0, i1;
+  int32_t w0, w1;
+};
+STOKER_HOST_DEVICE inline ChromaTaps chroma_taps(int64_t i, int shift, bool between,
+                                                 int64_t size) {
+  ChromaTaps t{i, i, 4, 0};
+  if (shift == 1) {
+    t.i0 = i >> 1;
+    if (between) {
+      t.i1 = (i & 1) ? t.i0 + 1 : t.i0 - 1, t.w0 = 3, t.w1 = 1;
+    } else {
+      t.i1 = t.i0 + 1, t.w0 = (i & 1) ? 2 : 4, t.w1 = 4 - t.w0;
+    }
+  }
+  t.i0 = t.i0 < 0 ? 0 : (t.i0 >= size ? size - 1 : t.i0);
+  t.i1 = t.i1 < 0 ? 0 : (t.i1 >= size ? size - 1 : t.i1);
+  return t;
+}
+
 // One chroma plane's value at luma (x, y), times 16 (bilinear with the siting's weights).
 STOKER_HOST_DEVICE inline int32_t chroma16(const uint8_t* plane, const YuvPlanes& p, int64_t x,
                                            int64_t y) {
   const int64_t cw = (p.width + (1 << p.shift_x) - 1) >> p.shift_x;
   const int64_t ch = (p.height + (1 << p.shift_y) - 1) >> p.shift_y;
-  // Two neighbours and their weights (out of 4) along each axis.
-  int64_t x0 = x, x1 = x;
-  int32_t wx0 = 4, wx1 = 0;
-  if (p.shift_x == 1) {
-    if (p.chroma_center) {  // samples at 2j + 0.5: 3/4 of the own sample, 1/4 of the next out
-      x0 = x >> 1, x1 = (x & 1) ? x0 + 1 : x0 - 1, wx0 = 3, wx1 = 1;
-    } else {  // samples on even columns: odd columns take the mean of both sides
-      x0 = x >> 1, x1 = x0 + 1, wx0 = (x & 1) ? 2 : 4, wx1 = 4 - wx0;
-    }
-  }
-  int64_t y0 = y, y1 = y;
-  int32_t wy0 = 4, wy1 = 0;
-  if (p.shift_y == 1) y0 = y >> 1, y1 = (y & 1) ? y0 + 1 : y0 - 1, wy0 = 3, wy1 = 1;
-  x0 = x0 < 0 ? 0 : (x0 >= cw ? cw - 1 : x0);
-  x1 = x1 < 0 ? 0 : (x1 >= cw ? cw - 1 : x1);
-  y0 = y0 < 0 ? 0 : (y0 >= ch ? ch - 1 : y0);
-  y1 = y1 < 0 ? 0 : (y1 >= ch ? ch - 1 : y1);
-  const uint8_t* r0 = plane + y0 * p.uv_pitch;
-  const uint8_t* r1 = plane + y1 * p.uv_pitch;
+  const ChromaTaps tx = chroma_taps(x, p.shift_x, p.chroma_center, cw);
+  const ChromaTaps ty = chroma_taps(y, p.shift_y, true, ch);
+  const uint8_t* r0 = plane + ty.i0 * p.uv_pitch;
+  const uint8_t* r1 = plane + ty.i1 * p.uv_pitch;
   const int32_t s = p.uv_step;
-  return wy0 * (wx0 * r0[x0 * s] + wx1 * r0[x1 * s]) + wy1 * (wx0 * r1[x0 * s] + wx1 * r1[x1 * s]);
+  return ty.w0 * (tx.w0 * r0[tx.i0 * s] + tx.w1 * r0[tx.i1 * s]) +
+         ty.w1 * (tx.w0 * r1[tx.i0 * s] + tx.w1 * r1[tx.i1 * s]);
 }
 
 // Pixel (x, y) as three values in units of 2^-18 of the 0-255 scale: RGB, or (rgb = false)
@@ -123,17 +134,13 @@ void yuv_to_rgb_cpu(const YuvPlanes& p, bool rgb, bool normalized, Out* out) {
   auto clamp_c = [&](int64_t j) { return j < 0 ? 0 : (j >= cw ? cw - 1 : j); };
   for (int64_t y = 0; y < p.height; ++y) {
     // Vertical: the two chroma rows' weighted sum (weights out of 4).
-    int64_t y0 = y, y1 = y;
-    int32_t wy0 = 4, wy1 = 0;
-    if (p.shift_y == 1) y0 = y >> 1, y1 = (y & 1) ? y0 + 1 : y0 - 1, wy0 = 3, wy1 = 1;
-    y0 = y0 < 0 ? 0 : (y0 >= ch ? ch - 1 : y0);
-    y1 = y1 < 0 ? 0 : (y1 >= ch ? ch - 1 : y1);
+    const ChromaTaps ty = chroma_taps(y, p.shift_y, true, ch);
     for (int c = 0; c < 2; ++c) {
       const uint8_t* plane = c == 0 ? p.u : p.v;
-      const uint8_t* r0 = plane + y0 * p.uv_pitch;
-      const uint8_t* r1 = plane + y1 * p.uv_pitch;
+      const uint8_t* r0 = plane + ty.i0 * p.uv_pitch;
+      const uint8_t* r1 = plane + ty.i1 * p.uv_pitch;
       int32_t* v = vert.data() + c * cw;
-      for (int64_t j = 0; j < cw; ++j) v[j] = wy0 * r0[j * p.uv_step] + wy1 * r1[j * p.uv_step];
+      for (int64_t j = 0; j < cw; ++j) v[j] = ty.w0 * r0[j * p.uv_step] + ty.w1 * r1[j * p.uv_step];
     }
     // Horizontal: each luma column's two chroma samples (weights out of 4): sums out of 16.
     for (int c = 0; c < 2; ++c) {

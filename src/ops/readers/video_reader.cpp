@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <list>
-#include <map>
 #include <mutex>
 #include <optional>
 
@@ -230,16 +229,9 @@ std::unique_ptr<OpenVideo> VideoSource::acquire(int32_t file) const {
 void VideoSource::start(const Workspace& ws) {
   if (!gpu_) return;
   device_ = ws.device_id;
-  // Asked once per kind of stream (a dataset's files are mostly alike).
-  std::map<std::string, std::string> asked;
   for (const auto& f : files_list_) {
-    const auto& info = f.index->info;
-    const std::string kind = detail::concat(info.codec, ' ', info.pixel_format, ' ', info.width,
-                                            'x', info.height);
-    auto it = asked.find(kind);
-    if (it == asked.end()) it = asked.emplace(kind, codecs::nvdec_unavailable(device_, info)).first;
-    STOKER_ENFORCE(it->second.empty(), RuntimeError, "readers.video (gpu): '", f.path, "': ",
-                   it->second);
+    const auto why = codecs::nvdec_unavailable(device_, f.index->info);
+    STOKER_ENFORCE(why.empty(), RuntimeError, "readers.video (gpu): '", f.path, "': ", why);
   }
 }
 
