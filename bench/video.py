@@ -138,12 +138,8 @@ else:
             if dst is None:
                 dst = torch.empty(t.shape(), dtype=torch.uint8, device="cuda")
             feed_ndarray(t, dst, cuda_stream=torch.cuda.current_stream())
-        else:  # a reader's samples are separate buffers: copied into the batch tensor one by one
-            if dst is None:
-                dst = torch.empty((len(out),) + tuple(out[0].shape), dtype=torch.uint8,
-                                  device="cuda")
-            for i in range(len(out)):
-                dst[i].copy_(torch.from_dlpack(out[i]))
+        else:  # the batch is one device buffer: a tensor without a copy (DLPack)
+            torch.from_dlpack(out)
         torch.cuda.current_stream().synchronize()
     samples, running = nvdec_sampler() if device == "gpu" else ([], [False])
 

@@ -122,3 +122,29 @@ def test_mixed_decoders_video_equals_the_cpu_one(videos):
                dict(start_frame=25, sequence_length=8, pad_mode="reflect_101")):
         for c, g in zip(decode("cpu", **kw), decode("mixed", **kw)):
             assert c.shape == g.shape and np.array_equal(c, g), kw
+
+
+def test_gpu_batches_are_one_array_for_torch(videos):
+    """A gpu reader's batch is one device buffer per output (its sequences gathered), so the torch
+    iterator hands it over through DLPack as one tensor; it equals the CPU reader's batch."""
+    torch = pytest.importorskip("torch")
+    from stoker.plugins.torch import GenericIterator
+    kw = dict(filenames=[videos["h264_smooth"], videos["hevc_smooth"]], labels=[4, 7],
+              sequence_length=6, stride=2, name="V")
+
+    def pipe(device):
+        p = stoker.Pipeline(batch_size=3, num_threads=2, seed=3, device_id=0)
+        with p:
+            p.set_outputs(*fn.readers.video(device=device, **kw))
+        return p
+
+    gpu = GenericIterator(pipe("gpu"), ["frames", "label"], reader_name="V")
+    cpu = GenericIterator(pipe("cpu"), ["frames", "label"], reader_name="V")
+    batches = 0
+    for g, c in zip(gpu, cpu):
+        frames, labels = g[0]["frames"], g[0]["label"]
+        assert frames.is_cuda and labels.is_cuda and tuple(frames.shape[:2]) == (3, 6)
+        assert torch.equal(frames.cpu(), c[0]["frames"])
+        assert torch.equal(labels.cpu(), c[0]["label"])
+        batches += 1
+    assert batches >= 2

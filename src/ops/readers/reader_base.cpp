@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "stoker/core/cuda.hpp"
+
 namespace stoker::ops {
 
 std::vector<ArgSchema> loader_arg_schemas() {
@@ -221,10 +223,12 @@ void ReaderOperator::start(const Workspace& ws) {
 void ReaderOperator::run(Workspace& ws) {
   if (!prefetcher_) start(ws);
   const int n = ws.batch_size;
+  const bool gpu = spec_.backend == Backend::kGpu;
+  // The loaded samples, each in its own buffer.
+  std::vector<Batch> loaded;
   for (size_t k = 0; k < dtypes_.size(); ++k)
-    ws.outputs.push_back(Batch::with_samples(
-        n, dtypes_[k], source_->output_layout(k),
-        spec_.backend == Backend::kGpu ? MemoryKind::kDevice : MemoryKind::kHost));
+    loaded.push_back(Batch::with_samples(n, dtypes_[k], source_->output_layout(k),
+                                         gpu ? MemoryKind::kDevice : MemoryKind::kHost));
   std::vector<readers::LoadedSample> samples(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     auto& s = samples[size_t(i)];
@@ -232,7 +236,7 @@ void ReaderOperator::run(Workspace& ws) {
     const int64_t expected = delivered_->next().index;
     STOKER_ASSERT(s.index == expected, spec_.schema->name, ": read-ahead delivered sample ",
                   s.index, " where the loader expects ", expected);
-    for (auto& out : ws.outputs) out.set_source_info(i, s.source_info);
+    for (auto& out : loaded) out.set_source_info(i, s.source_info);
   }
   for_each_sample(
       ws, n,
@@ -244,15 +248,25 @@ void ReaderOperator::run(Workspace& ws) {
                       s.outputs.size(), " outputs, expected ", dtypes_.size());
         for (size_t k = 0; k < dtypes_.size(); ++k) {
           auto& d = s.outputs[k];
-          ws.outputs[k].set_sample(i, std::move(d.owner), const_cast<void*>(d.data),
-                                   std::move(d.shape));
+          loaded[k].set_sample(i, std::move(d.owner), const_cast<void*>(d.data),
+                               std::move(d.shape));
         }
       },
-      ws.outputs.empty() ? nullptr : &ws.outputs[0]);
-  // A gpu reader's samples were written (and synchronised) on its I/O threads' streams; what
-  // reads them now runs on the stage's stream, which their memory must outlive.
-  if (spec_.backend == Backend::kGpu)
-    for (auto& out : ws.outputs) out.record_stream(ws.stream);
+      loaded.empty() ? nullptr : &loaded[0]);
+  if (!gpu) {
+    for (auto& b : loaded) ws.outputs.push_back(std::move(b));
+    return;
+  }
+  // A gpu reader's samples were written (and synchronised) on its I/O threads' streams. They
+  // are gathered, on the stage's stream, into one buffer per output, as every gpu operator's
+  // outputs are: a batch consumers (DLPack, torch) can view as one array. A copy of a few
+  // hundred MB on the device against the tens of ms its decoding took.
+  for (auto& b : loaded) {
+    auto& out = add_output(ws, b.dtype(), b.shapes(), b.layout(), &b);
+    for (int i = 0; i < n; ++i)
+      copy_device_async(out.data(i), b.data(i), b.sample(i).num_bytes(), ws.stream);
+    b.record_use(ws.stream);  // the loaded buffers return to the pool once the copies ran
+  }
 }
 
 }  // namespace stoker::ops
