@@ -23,15 +23,16 @@ std::vector<uint8_t> bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
 }
 
-// Packed Y, Cb, Cr of a frame's planes (device planes copied to the host first).
-std::vector<uint8_t> packed(const VideoPlanes& p, bool on_device) {
+// Packed Y, Cb, Cr of a frame's planes. Device planes (on_device: the stream NVDEC maps them on,
+// which a copy must follow) are copied to the host first.
+std::vector<uint8_t> packed(const VideoPlanes& p, StreamHandle on_device = nullptr) {
   std::vector<uint8_t> out;
   const int64_t cw = (p.width + 1) / 2, ch = (p.height + 1) / 2;
   auto row = [&](const uint8_t* src, int64_t n, int step) {
     std::vector<uint8_t> r(size_t(n * step));
     if (on_device) {
-      copy_to_host_async(r.data(), src, r.size(), nullptr);
-      synchronize_stream(nullptr);
+      copy_to_host_async(r.data(), src, r.size(), on_device);
+      synchronize_stream(on_device);
     } else {
       std::copy(src, src + r.size(), r.begin());
     }
@@ -63,11 +64,11 @@ TEST(NvdecVideoGpu, PlanesEqualTheCpuDecodersFromEveryKeyFrame) {
       const int64_t count = std::min<int64_t>(3, frames - first);
       std::vector<std::vector<uint8_t>> want, got;
       cpu.decode(first, count, 1, [&](int64_t, const VideoPlanes& p) {
-        want.push_back(packed(p, false));
+        want.push_back(packed(p));
       });
       CudaStream stream(0);
       gpu.decode(first, count, 1, stream.get(), [&](int64_t, const VideoPlanes& p) {
-        got.push_back(packed(p, true));
+        got.push_back(packed(p, stream.get()));
       });
       ASSERT_EQ(got.size(), want.size()) << name << " from " << first;
       for (size_t k = 0; k < got.size(); ++k)
