@@ -1,5 +1,6 @@
 """Small synthetic datasets for demos and tests: folders of JPEGs laid out as readers.file
-expects (one sub-folder per class). Seeded, so the same call writes the same bytes."""
+expects, and of video clips as readers.video expects (one sub-folder per class). Seeded, so the
+same call writes the same content."""
 
 import os
 
@@ -44,5 +45,45 @@ def make_jpeg_folder(root, num_images=256, num_classes=4, seed=0, quality=(80, 9
             image = (0.4 * image + 0.6 * tint).astype(np.uint8)
         Image.fromarray(image).save(
             path, quality=int(rng.integers(quality[0], quality[1] + 1)), subsampling=2)
+        paths.append(path)
+    return paths
+
+
+def make_video_folder(root, num_videos=16, num_classes=2, seed=0, frames=48, size=(64, 80),
+                      rate=25, codec="libx264"):
+    """Writes `num_videos` H.264 MP4 clips into root/class_<k>/, returns their paths: bright
+    squares moving over photo-like backgrounds, up in class 0, down in class 1, still in class 2
+    (further classes move up or down at their own speeds). The class shows only in the motion
+    (a horizontal flip keeps it), so a video model must look across frames to learn it. Needs
+    PyAV (`pip install av`)."""
+    import av
+
+    rng = np.random.default_rng(seed)
+    h, w = size
+    paths = []
+    for i in range(num_videos):
+        k = i % num_classes
+        folder = os.path.join(root, f"class_{k}")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"clip_{i:05d}.mp4")
+        speed = 0 if k == 2 else (1 + k // 3) * (1 if k % 2 else -1)  # rows per frame
+        background = _image(rng, h, w).astype(np.int16)
+        side = max(4, min(h, w) // 4)
+        x0 = int(rng.integers(0, w - side))
+        y0 = int(rng.integers(0, h))
+        with av.open(path, "w") as container:
+            stream = container.add_stream(codec, rate=rate)
+            stream.width, stream.height, stream.pix_fmt = w, h, "yuv420p"
+            stream.options = {"g": "12", "bf": "2", "crf": "18"}
+            for f in range(frames):
+                frame = background.copy()
+                y = (y0 + speed * f) % h
+                rows = (np.arange(side) + y) % h  # the square wraps around the frame
+                frame[rows, x0:x0 + side] = 235
+                image = np.clip(frame + rng.normal(0, 3, frame.shape), 0, 255).astype(np.uint8)
+                for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                    container.mux(packet)
+            for packet in stream.encode():
+                container.mux(packet)
         paths.append(path)
     return paths

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+import stoker
+
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
 
@@ -67,6 +69,33 @@ def test_train_resnet_torch_example_learns_on_the_gpu_pinned():
         assert "--pin: training thread on core" in out, out[-1500:]
     first, last = _first_last(out)
     assert last < 0.7 * first, out[-1500:]
+
+
+def test_video_classification_example_learns_on_the_cpu():
+    """Clips of squares moving up or down (generated with PyAV): the 3-D network learns the
+    direction, fed CFHW clips with one crop and flip per clip."""
+    pytest.importorskip("torch")
+    pytest.importorskip("av", reason="PyAV writes the example's generated clips")
+    if not stoker._stoker.build_info()["ffmpeg"]:
+        pytest.skip("stoker was built without FFmpeg: no video")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "video_classification.py"),
+                        "--frames", "8", "--size", "48", "--steps", "40", "--threads", "2"],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "(clips (8, 3, 8, 48, 48))" in r.stdout  # N x C x F x H x W
+    first, last = _first_last(r.stdout)
+    assert last < 0.85 * first, r.stdout[-1500:]
+
+
+def test_video_classification_example_on_the_gpu():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("av", reason="PyAV writes the example's generated clips")
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU: readers.video on NVDEC")
+    out = _run("video_classification.py", "--frames", "8", "--size", "48", "--steps", "40")
+    first, last = _first_last(out)
+    assert last < 0.85 * first, out[-1500:]
 
 
 def test_train_jax_example_learns():
