@@ -44,6 +44,7 @@ nb::list schemas() {
     nb::list backends;
     for (auto b : s.backends()) backends.append(std::string(ops::backend_name(b)));
     d["backends"] = backends;
+    d["sequences"] = s.sequences;  // takes FHWC/FCHW clips frame by frame
     nb::list args;
     for (const auto& a : s.args) {
       nb::dict ad;

@@ -37,6 +37,9 @@ def _docstring(schema):
         lines.append("Inputs: " + ", ".join(schema["inputs"]))
     lines.append("Outputs: " + (", ".join(schema["outputs"]) or "depend on the arguments"))
     lines.append("Backends: " + ", ".join(schema["backends"]))
+    if schema["sequences"]:
+        lines.append("Sequences: FHWC/FCHW clips are processed frame by frame, one random "
+                     "decision per clip; arguments given through fn.per_frame vary by frame.")
     lines += ["", "Keyword arguments:"]
     for a in schema["args"]:
         default = "required" if a["required"] else f"default {a.get('default', None)!r}"

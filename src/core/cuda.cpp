@@ -184,6 +184,13 @@ void copy_device_async(void* dst, const void* src, size_t bytes, StreamHandle st
   cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cudaStream_t(stream)),
              "copying on the device");
 }
+void copy_device_rows_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                            size_t width, size_t rows, StreamHandle stream) {
+  if (width == 0 || rows == 0) return;
+  cuda_check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
+                               cudaMemcpyDeviceToDevice, cudaStream_t(stream)),
+             "copying rows on the device");
+}
 void synchronize_stream(StreamHandle stream) {
   cuda_check(cudaStreamSynchronize(cudaStream_t(stream)), "cudaStreamSynchronize");
 }
@@ -250,6 +257,9 @@ double elapsed_seconds(const CudaEvent&, const CudaEvent&) { return 0; }
 void copy_to_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
 void copy_to_host_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
 void copy_device_async(void*, const void*, size_t, StreamHandle) { no_cuda("copying"); }
+void copy_device_rows_async(void*, size_t, const void*, size_t, size_t, size_t, StreamHandle) {
+  no_cuda("copying");
+}
 void synchronize_stream(StreamHandle) {}
 int last_cuda_error() { return 0; }
 int cuda_device_count() { return 0; }

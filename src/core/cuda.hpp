@@ -115,6 +115,9 @@ std::vector<CopyPiece> merge_adjacent_copies(const std::vector<CopyPiece>& piece
 void copy_to_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
 void copy_to_host_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
 void copy_device_async(void* dst, const void* src, size_t bytes, StreamHandle stream);
+// `rows` rows of `width` bytes on the device, `src_pitch` and `dst_pitch` bytes apart.
+void copy_device_rows_async(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                            size_t width, size_t rows, StreamHandle stream);
 void synchronize_stream(StreamHandle stream);
 // The error left by the last kernel launch on this thread (0: none), cleared.
 int last_cuda_error();

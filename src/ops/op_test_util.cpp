@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "stoker/ops/sequence_operator.hpp"
+
 namespace stoker::ops::testing {
 
 OpRunner::OpRunner(const std::string& op, const std::map<std::string, ArgValue>& args, int threads,
@@ -10,7 +12,7 @@ OpRunner::OpRunner(const std::string& op, const std::map<std::string, ArgValue>&
 
 OpRunner::OpRunner(OpSpec spec, int threads, uint64_t seed)
     : spec_(std::move(spec)), pool_(make_host_allocator()), threads_(threads), seed_(seed) {
-  op_ = spec_.schema->make_cpu(spec_);
+  op_ = make_operator(spec_);  // as the executor makes it (sequences included)
 }
 
 OpSpec OpRunner::spec(const std::string& op, const std::map<std::string, ArgValue>& args,

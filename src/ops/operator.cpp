@@ -20,9 +20,13 @@ Operator::Operator(const OpSpec& spec) : spec_(spec) {
 }
 
 namespace {
-// "sample i (source '...')", for messages about one sample.
-std::string sample_context(int64_t i, const Batch* sources) {
-  std::string ctx = "sample " + std::to_string(i);
+// "sample i (source '...')", for messages about one sample; "sample s, frame f (...)" for a
+// frame of a sequence.
+std::string sample_context(const Workspace& ws, int64_t i, const Batch* sources) {
+  std::string ctx =
+      ws.frames ? "sample " + std::to_string(ws.frames->sequence[size_t(i)]) + ", frame " +
+                      std::to_string(ws.frames->frame[size_t(i)])
+                : "sample " + std::to_string(i);
   if (sources && i < sources->size() && !sources->source_info(int(i)).empty())
     ctx += " (source '" + sources->source_info(int(i)) + "')";
   return ctx;
@@ -33,7 +37,7 @@ void Operator::warn_sample(Workspace& ws, int i, const std::string& message,
                            const Batch* sources) const {
   if (!ws.warnings) return;
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
-  ws.warnings->add(i, sample_context(i, sources) + ": " + message);
+  ws.warnings->add(i, sample_context(ws, i, sources) + ": " + message);
 }
 
 void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
@@ -45,7 +49,7 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
     try {
       fn(int(i), thread);
     } catch (...) {
-      const std::string ctx = sample_context(i, sources);
+      const std::string ctx = sample_context(ws, i, sources);
       try {
         rethrow_with_context(std::current_exception(), ctx + ": ");
       } catch (const ValueError& e) {  // bad data: skippable
@@ -144,7 +148,7 @@ Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape>
     if (!dynamic_cast<const RuntimeError*>(&e) && !dynamic_cast<const std::bad_alloc*>(&e)) throw;
     throw RuntimeError(
         detail::concat(e.what(), " (the output batch: ", total * int64_t(dtype_size(dtype)),
-                       " bytes; the largest sample is ", sample_context(biggest, sources), ", ",
+                       " bytes; the largest sample is ", sample_context(ws, biggest, sources), ", ",
                        largest, " elements)"));
   }
   if (sources) ws.outputs.back().copy_source_info(*sources);

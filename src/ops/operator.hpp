@@ -41,6 +41,15 @@ class SampleFailures {
 
 using ArgInputs = std::map<std::string, const Batch*, std::less<>>;
 
+// Sequences unfolded into frames (ops/sequence_operator.hpp): an operator then runs on a batch
+// of frames, and what belongs to a sample — its random draws, its number in messages — belongs
+// to the frame's sequence.
+struct FrameMap {
+  std::vector<int> sequence;  // frame sample -> the sequence it comes from
+  std::vector<int> frame;     // frame sample -> its frame number in that sequence
+  int batch_size = 0;         // the iteration's batch size (of sequences)
+};
+
 struct Workspace {
   std::vector<const Batch*> inputs;
   ArgInputs arg_inputs;
@@ -71,6 +80,8 @@ struct Workspace {
   const std::atomic<bool>* stopping = nullptr;
   // Mixed operators: what prepare_on_host() returned for this iteration (null: nothing).
   std::shared_ptr<void> prepared;
+  // Set while the operator runs on the frames of sequences (null: its samples are samples).
+  const FrameMap* frames = nullptr;
 
   const Batch& input(int i) const { return *inputs.at(size_t(i)); }
   // Samples this iteration: the first input's count, or the batch size for sources.
@@ -137,8 +148,11 @@ class Operator {
   // operator's instance number and the sample's global index; with the operator's own `seed`
   // (seed_arg), on that seed instead of the other two, so that operators given one seed draw
   // alike (one random window for an image and its mask).
+  // The frames of a sequence (Workspace::frames) draw as their sequence: one decision for all.
   RandomStream sample_rng(const Workspace& ws, int i) const {
-    const uint64_t sample = uint64_t(ws.iteration) * uint64_t(ws.batch_size) + uint64_t(i);
+    const int batch = ws.frames ? ws.frames->batch_size : ws.batch_size;
+    const int in_batch = ws.frames ? ws.frames->sequence[size_t(i)] : i;
+    const uint64_t sample = uint64_t(ws.iteration) * uint64_t(batch) + uint64_t(in_batch);
     if (own_seed_ >= 0)
       return random_stream(uint64_t(own_seed_), kSeededInstance, sample, ws.stream_epoch);
     return random_stream(ws.seed, uint64_t(spec_.instance), sample, ws.stream_epoch);

@@ -95,6 +95,7 @@ const std::vector<OpSchema>& op_schemas() {
       pad_schema(),                    // pad
       paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
+      per_frame_schema(),              // per_frame
       random_bbox_crop_schema(),       // random_bbox_crop
       random_crop_generator_schema(),  // random_crop_generator
       random_resized_crop_schema(),    // random_resized_crop

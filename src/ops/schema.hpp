@@ -136,6 +136,10 @@ struct OpSchema {
   FusionTraits fusion;
   // Fed from outside the pipeline (Pipeline::feed_input): a serialised pipeline cannot hold it.
   bool external_input = false;
+  // Takes sequences too (ops/sequence_operator.hpp): an input whose layout starts with F runs
+  // frame by frame, the frames of a sample sharing its arguments and random draws unless an
+  // argument is given per frame (per_frame).
+  bool sequences = false;
   // None only for sources that choose their own batch size (readers, external_source).
   std::optional<OpExample> example;
 

@@ -2,6 +2,7 @@
 
 #include "stoker/core/affinity.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/ops/sequence_operator.hpp"
 
 namespace stoker::pipeline {
 namespace {
@@ -51,7 +52,7 @@ void CpuStage::make_lane_operators() {
     for (size_t n = 0; n < ctx_.ops.size(); ++n) {
       // Readers keep state (their position): the lanes share them, in turns.
       if (ctx_.ops[n]->save_state() || ctx_.ops[n]->reader_meta()) continue;
-      own[n] = ctx_.graph.nodes[n].schema->make_cpu(ctx_.graph.nodes[n]);
+      own[n] = ops::make_operator(ctx_.graph.nodes[n]);
     }
   }
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "stoker/core/error.hpp"
+#include "stoker/ops/sequence_operator.hpp"
 
 namespace stoker::pipeline {
 
@@ -86,12 +88,9 @@ Executor::Executor(Graph graph, const PipelineOptions& options)
 void Executor::make_operators() {
   for (auto& spec : graph_.nodes) {
     try {
-      if (spec.backend != ops::Backend::kCpu) {
-        DeviceGuard guard(device());
-        ops_.push_back(spec.schema->factory(spec.backend)(spec));
-      } else {
-        ops_.push_back(spec.schema->make_cpu(spec));
-      }
+      std::optional<DeviceGuard> guard;  // device operators are made on their device
+      if (spec.backend != ops::Backend::kCpu) guard.emplace(device());
+      ops_.push_back(ops::make_operator(spec));
     } catch (...) {
       rethrow_with_context(std::current_exception(), spec.describe() + ": ");
     }

@@ -21,6 +21,8 @@ STUB_PATH = os.path.join(_ROOT, "python", "stoker", "fn.pyi")
 
 # Python wrappers over a native schema (fn.py): their signatures are the wrappers'.
 _WRAPPED = {"external_source", "readers.tfrecord", "random.choice"}
+_SEQUENCES = (" Takes sequences (a layout starting with F: FHWC, FCHW) frame by frame, one random "
+              "decision per sequence; per_frame arguments vary by frame.")
 _STUB_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str",
                "list of int": "Sequence[int]", "list of float": "Sequence[float]",
                "list of str": "Sequence[str]", "dtype": "DTypeLike"}
@@ -71,7 +73,8 @@ def markdown():
                 more = f" (the last {s['optional_inputs']} optional)"
             line = f"Inputs: {', '.join(s['inputs'])}{more}. "
         outputs = ", ".join(s["outputs"]) or "one per entry of the arguments that name them"
-        out.append(f"{line}Outputs: {outputs}. Backends: {', '.join(s['backends'])}.")
+        out.append(f"{line}Outputs: {outputs}. Backends: {', '.join(s['backends'])}."
+                   + (_SEQUENCES if s["sequences"] else ""))
         call = _example_call(s)
         if call:
             out += ["", f"Smallest use: `{call}`"]

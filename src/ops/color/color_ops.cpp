@@ -172,6 +172,7 @@ OpSchema color_schema(std::string name, std::string doc, Kind kind, std::vector<
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [kind](const OpSpec& s) { return std::make_unique<ColorOpGpu>(s, kind); },
 #endif
+      .sequences = true,
       .example = OpExample{},
   };
 }

@@ -174,6 +174,7 @@ OpSchema color_space_conversion_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<ColorSpaceConversionGpu>(s); },
 #endif
+      .sequences = true,
       .example = OpExample{.args = {{"image_type", std::string("RGB")},
                                     {"output_type", std::string("YCbCr")}}},
   };

@@ -171,6 +171,7 @@ OpSchema gaussian_blur_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<GaussianBlurGpu>(s); },
 #endif
+      .sequences = true,
       .example = OpExample{.args = {{"sigma", std::vector<double>{1.0}}}},
   };
 }

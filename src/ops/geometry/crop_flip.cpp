@@ -8,6 +8,9 @@
 #include "stoker/kernels/geometry/flip_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
+#ifdef STOKER_HAVE_CUDA
+#include "stoker/ops/tensor/copy_gpu_plan.hpp"
+#endif
 
 namespace stoker::ops {
 namespace {
@@ -27,20 +30,28 @@ class Crop : public Operator {
     const int n = in.size();
     std::vector<TensorShape> shapes;
     auto windows = plan(ws, in, shapes);
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
+    const bool planar = is_planar(in);
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), planar ? "CHW" : "HWC");
     for_each_sample(ws, n, [&](int i, int) {
-      const auto& s = in.shape(i);
+      const auto s = frame_of(in, i);
       const auto& w = windows[size_t(i)];
       visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
                   DType::kU64, DType::kI64, DType::kF32, DType::kF64>(
           in.dtype(), "crop input", [&](auto tag) {
             using T = typename decltype(tag)::type;
-            std::vector<T> fill(static_cast<size_t>(s[2]));
-            for (size_t c = 0; c < fill.size(); ++c)
-              fill[c] = convert_sat<T>(float(fill_[fill_.size() == 1 ? 0 : c]));
-            kernels::crop_cpu<T>({out.data_as<T>(i), w.height, w.width, s[2], w.width * s[2]},
-                                 {in.data_as<const T>(i), s[0], s[1], s[2], s[1] * s[2]}, w.y, w.x,
-                                 fill);
+            const auto fill = fill_of<T>(s.channels);
+            const T* src = in.data_as<const T>(i);
+            T* dst = out.data_as<T>(i);
+            if (!planar) {
+              kernels::crop_cpu<T>({dst, w.height, w.width, s.channels, w.width * s.channels},
+                                   {src, s.height, s.width, s.channels, s.width * s.channels},
+                                   w.y, w.x, fill);
+              return;
+            }
+            for (int64_t c = 0; c < s.channels; ++c)  // CHW: each plane a one-channel image
+              kernels::crop_cpu<T>({dst + c * w.height * w.width, w.height, w.width, 1, w.width},
+                                   {src + c * s.height * s.width, s.height, s.width, 1, s.width},
+                                   w.y, w.x, std::vector<T>{fill[size_t(c)]});
           });
     });
   }
@@ -52,8 +63,9 @@ class Crop : public Operator {
     const int n = in.size();
     std::vector<CropWindow> windows(static_cast<size_t>(n));
     shapes.assign(size_t(n), TensorShape{});
+    const bool planar = is_planar(in);
     for_each_sample(ws, n, [&](int i, int) {
-      auto s = image_shape(in, i, "crop");
+      auto s = frame_of(in, i);
       auto w = crop_window_arg(*this, ws, i, s.height, s.width);
       STOKER_ENFORCE(w.has_value(), ValueError,
                      "crop: no window given (use `crop` or "
@@ -67,9 +79,33 @@ class Crop : public Operator {
       STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
                      "crop: fill_values needs 1 or ", s.channels, " values, got ", fill_.size());
       windows[size_t(i)] = *w;
-      shapes[size_t(i)] = TensorShape{w->height, w->width, s.channels};
+      shapes[size_t(i)] = planar ? TensorShape{s.channels, w->height, w->width}
+                                 : TensorShape{w->height, w->width, s.channels};
     });
     return windows;
+  }
+
+  // HWC (or no layout) or CHW images.
+  static bool is_planar(const Batch& in) {
+    const auto& l = in.layout().str();
+    STOKER_ENFORCE(l.empty() || l == "HWC" || l == "CHW", ValueError,
+                   "crop: expected images in HWC or CHW layout (sequences: FHWC, FCHW), got '", l,
+                   "'");
+    return l == "CHW";
+  }
+  static ImageShape frame_of(const Batch& in, int i) {
+    const auto& s = in.shape(i);
+    STOKER_ENFORCE(s.ndim() == 3, ValueError, "crop: expected images (3 dimensions), got shape ",
+                   s.to_string());
+    return is_planar(in) ? ImageShape{s[1], s[2], s[0]} : ImageShape{s[0], s[1], s[2]};
+  }
+  // fill_values per channel as T.
+  template <typename T>
+  std::vector<T> fill_of(int64_t channels) const {
+    std::vector<T> fill(static_cast<size_t>(channels));
+    for (size_t c = 0; c < fill.size(); ++c)
+      fill[c] = convert_sat<T>(float(fill_[fill_.size() == 1 ? 0 : c]));
+    return fill;
   }
 
   std::string policy_;
@@ -144,8 +180,40 @@ class Flip : public Operator {
 class CropGpu final : public Crop, public ResamplingStep {
  public:
   using Crop::Crop;
-  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  void run(Workspace& ws) override {
+    if (is_planar(ws.input(0))) return run_planar(ws);
+    run_step(*this, *this, ws);
+  }
+  // CHW: each plane's window as one strided copy (filled outside the image), one launch.
+  void run_planar(Workspace& ws) {
+    const Batch& in = ws.input(0);
+    std::vector<TensorShape> shapes;
+    auto windows = plan(ws, in, shapes);
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "CHW");
+    std::vector<kernels::StridedCopy> d;
+    for (int i = 0; i < in.size(); ++i) {
+      const auto s = frame_of(in, i);
+      const auto& w = windows[size_t(i)];
+      visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
+                  DType::kU64, DType::kI64, DType::kF32, DType::kF64>(
+          in.dtype(), "crop (gpu) input", [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            const auto fill = fill_of<T>(s.channels);
+            for (int64_t c = 0; c < s.channels; ++c) {
+              if (w.height * w.width == 0) continue;
+              uint64_t bits = 0;
+              std::memcpy(&bits, &fill[size_t(c)], sizeof(T));
+              d.push_back(copy_desc(in.data_as<const T>(i) + c * s.height * s.width,
+                                    out.data_as<T>(i) + c * w.height * w.width,
+                                    {w.height, w.width}, {w.width, 1}, {s.width, 1},
+                                    {s.height, s.width}, "crop", {w.y, w.x}, bits));
+            }
+          });
+    }
+    if (!d.empty()) run_copies(*this, ws, d, dtype_size(in.dtype()));
+  }
   Output plan_step(Workspace& ws, const Batch& in) override {
+    STOKER_ENFORCE(!is_planar(in), ValueError, "crop (gpu): fused chains need HWC images");
     Output o;
     auto windows = plan(ws, in, o.shapes);
     o.dtype = in.dtype();
@@ -232,7 +300,7 @@ OpSchema crop_schema() {
   OpSchema s{
       .name = "crop",
       .doc =
-          "Cuts a window out of HWC images. Window placement: see crop_pos_x/y. "
+          "Cuts a window out of HWC or CHW images. Window placement: see crop_pos_x/y. "
           "out_of_bounds_policy: 'error' (default) rejects windows leaving the image, 'pad' "
           "fills outside pixels with `fill_values`, 'trim' shrinks the window to the image.",
       .inputs = {"images"},
@@ -243,6 +311,7 @@ OpSchema crop_schema() {
                 std::vector<double>{0.0}}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Crop>(sp); },
       .make_gpu = STOKER_GPU_FACTORY(CropGpu),
+      .sequences = true,
       .example = OpExample{.args = {{"crop", std::vector<double>{2, 2}}}},
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
@@ -264,6 +333,7 @@ OpSchema flip_schema() {
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Flip>(s); },
       .make_gpu = STOKER_GPU_FACTORY(FlipGpu),
       .fusion = {.chain = FusionTraits::Chain::kMiddle, .mirror = true},
+      .sequences = true,
       .example = OpExample{},
   };
 }

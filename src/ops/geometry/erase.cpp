@@ -160,6 +160,7 @@ OpSchema erase_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) { return std::make_unique<EraseGpu>(sp); },
 #endif
+      .sequences = true,
       .example = OpExample{.args = {{"anchor", std::vector<double>{0, 0}},
                                     {"shape", std::vector<double>{1, 1}}}},
   };

@@ -326,6 +326,7 @@ OpSchema resize_schema() {
                 "roi_start/roi_end as fractions of the extents instead of pixels.", false}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
       .make_gpu = STOKER_GPU_FACTORY(ResizeGpu),
+      .sequences = true,
       .example = OpExample{.args = {{"size", std::vector<double>{4, 4}}}},
   };
   for (auto& a : interp_args()) s.args.push_back(a);
@@ -352,6 +353,7 @@ OpSchema random_resized_crop_schema() {
       .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<RandomResizedCrop>(s); },
       .make_gpu = STOKER_GPU_FACTORY(RandomResizedCropGpu),
+      .sequences = true,
       .example = OpExample{.args = {{"size", std::vector<int64_t>{4, 4}}}},
   };
   for (auto& a : interp_args()) s.args.push_back(a);

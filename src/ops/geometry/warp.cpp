@@ -231,6 +231,7 @@ OpSchema warp_affine_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) { return std::make_unique<WarpGpu>(sp, false); },
 #endif
+      .sequences = true,
       .example = OpExample{.args = {{"matrix", std::vector<double>{1, 0, 0, 0, 1, 0}}}},
   };
   for (auto& a : warp_args()) s.args.push_back(a);
@@ -256,6 +257,7 @@ OpSchema rotate_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) { return std::make_unique<WarpGpu>(sp, true); },
 #endif
+      .sequences = true,
       .example = OpExample{.args = {{"angle", 30.0}}},
   };
   for (auto& a : warp_args()) s.args.push_back(a);

@@ -189,6 +189,7 @@ OpSchema crop_mirror_normalize_schema() {
         return std::make_unique<CropMirrorNormalizeGpu>(sp);
       },
 #endif
+      .sequences = true,
       .example = OpExample{.args = {{"crop", std::vector<double>{2, 2}}}},
   };
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);

@@ -115,6 +115,38 @@ class FrameGatherGpu final : public FrameGather {
 };
 #endif
 
+// Marks samples as per-frame values: only the layout changes; the output views the input.
+class PerFrame final : public Operator {
+ public:
+  using Operator::Operator;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    const std::string given = in.layout().str();
+    std::string layout = given;
+    if (given.empty()) {
+      for (int i = 0; i < n; ++i)
+        STOKER_ENFORCE(in.shape(i).ndim() >= 1, ValueError, "per_frame: sample ", i,
+                       " is a scalar; per-frame values need an outer axis of frames");
+      if (n > 0) {
+        layout.assign(size_t(in.shape(0).ndim()), '*');
+        layout[0] = 'F';
+      }
+    } else if (given[0] != 'F') {
+      STOKER_ENFORCE(spec_.arg<bool>("replace"), ValueError, "per_frame: the input's layout '",
+                     given,
+                     "' does not start with F (frames); replace=True renames its outermost axis");
+      layout[0] = 'F';
+    }
+    ws.outputs.push_back(Batch::with_samples(n, in.dtype(), layout, in.memory()));
+    Batch& out = ws.outputs.back();
+    for (int i = 0; i < n; ++i)
+      out.set_sample(i, in.owner(i), const_cast<void*>(in.sample(i).data), in.shape(i));
+    out.copy_source_info(in);
+    out.set_ready_event(in.ready_event());
+  }
+};
+
 std::vector<std::string> element_extract_outputs(const OpSpec& spec) {
   const auto map = spec.arg<std::vector<int64_t>>("element_map");
   STOKER_ENFORCE(!map.empty(), ValueError, "element_extract: element_map is empty");
@@ -143,6 +175,26 @@ OpSchema element_extract_schema() {
       .example = OpExample{.args = {{"element_map", std::vector<int64_t>{0}}},
                            .dtype = "uint8",
                            .layout = "FHWC"},
+  };
+}
+
+OpSchema per_frame_schema() {
+  return {
+      .name = "per_frame",
+      .doc = "Marks its input as per-frame values (DALI's per_frame): the layout gets F as its "
+             "outermost axis (none: F followed by *), the data is untouched. Given as an "
+             "argument of an operator that processes sequences, sample i then holds one value "
+             "per frame of sequence i, or one for all of its frames.",
+      .inputs = {"input"},
+      .outputs = {"output"},
+      .args = {{"replace", ArgType::kBool,
+                "Rename an outermost axis that is not F to F (default: such a layout is an "
+                "error).",
+                false}},
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<PerFrame>(s); },
+      // No data moves: the same operator views device memory as well.
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<PerFrame>(s); },
+      .example = OpExample{.dtype = "float32", .layout = "F"},
   };
 }
 
