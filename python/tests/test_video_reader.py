@@ -7,6 +7,7 @@ naming the file. The sequence rules are DALI's (readers/video_index_test.cpp tes
 one); DALI's own reader runs on NVDEC only, so the comparison with it runs on the GPU machine."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -263,3 +264,29 @@ def test_bad_files_and_arguments_are_named(tmp_path, videos):
                                          r"video '.*corrupt\.mp4': decoding failed"):
         for _ in range(pipe.reader_meta("V")["epoch_size"]):
             pipe.run()
+
+
+def test_on_error_skip_replaces_the_sequences_a_corrupt_file_spoils(tmp_path, videos):
+    """on_error='skip': sequences whose frames cannot be decoded are replaced by the next ones
+    read, each skip named with the file, its frames and the cause."""
+    h264 = videos["h264"]
+    data = bytearray(open(h264, "rb").read())
+    at = len(data) // 3
+    data[at:at + 3000] = np.random.default_rng(1).integers(0, 256, 3000, np.uint8).tobytes()
+    bad = tmp_path / "corrupt.mp4"
+    bad.write_bytes(bytes(data))
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, on_error="skip")
+    with pipe:
+        frames, labels = fn.readers.video(name="V", filenames=[h264, str(bad)], labels=[0, 1],
+                                          sequence_length=2, skip_vfr_check=True)
+        pipe.set_outputs(frames, labels)
+    pipe.build()
+    batches = pipe.reader_meta("V")["epoch_size"] // 4
+    with pytest.warns(RuntimeWarning, match="skipped a bad sample"):
+        for _ in range(batches):
+            frames_out, labels_out = pipe.run()
+            assert all(np.array(f).shape[0] == 2 for f in frames_out)
+    stats = pipe.error_stats()
+    assert stats["skipped"] >= 1
+    assert any(re.search(r"corrupt\.mp4 frames \d+\.\.\d+ step 1'\): video '.*corrupt\.mp4': "
+                         r"decoding failed", m) for m in stats["recent"]), stats["recent"]
