@@ -9,6 +9,7 @@
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/decoders/video_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
+#include "stoker/ops/flow/optical_flow.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/coord_transform.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
@@ -92,6 +93,7 @@ const std::vector<OpSchema>& op_schemas() {
       uniform_schema(),                // random.uniform
       multi_paste_schema(),            // multi_paste
       normalize_schema(),              // normalize
+      optical_flow_schema(),           // optical_flow
       pad_schema(),                    // pad
       paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
