@@ -23,10 +23,9 @@ namespace {
 // "sample i (source '...')", for messages about one sample; "sample s, frame f (...)" for a
 // frame of a sequence.
 std::string sample_context(const Workspace& ws, int64_t i, const Batch* sources) {
-  std::string ctx =
-      ws.frames ? "sample " + std::to_string(ws.frames->sequence[size_t(i)]) + ", frame " +
-                      std::to_string(ws.frames->frame[size_t(i)])
-                : "sample " + std::to_string(i);
+  std::string ctx = ws.frames ? "sample " + std::to_string(ws.frames->sequence[size_t(i)]) +
+                                    ", frame " + std::to_string(ws.frames->frame[size_t(i)])
+                              : "sample " + std::to_string(i);
   if (sources && i < sources->size() && !sources->source_info(int(i)).empty())
     ctx += " (source '" + sources->source_info(int(i)) + "')";
   return ctx;

@@ -98,10 +98,9 @@ class SequenceOperator final : public Operator {
       STOKER_ENFORCE(in.size() == n, ValueError, name, ": input ", k, " has ", in.size(),
                      " samples, input ", ref, " ", n);
       for (int i = 0; i < n; ++i)
-        STOKER_ENFORCE(in.shape(i).ndim() >= 1 && in.shape(i)[0] == frames[size_t(i)],
-                       ValueError, name, ": sample ", i, " has ", frames[size_t(i)],
-                       " frames in input ", ref, " but shape ", in.shape(i).to_string(),
-                       " in input ", k);
+        STOKER_ENFORCE(in.shape(i).ndim() >= 1 && in.shape(i)[0] == frames[size_t(i)], ValueError,
+                       name, ": sample ", i, " has ", frames[size_t(i)], " frames in input ", ref,
+                       " but shape ", in.shape(i).to_string(), " in input ", k);
       inputs.push_back(unfold(in, frames, total));
     }
     std::deque<Batch> args;  // the maps below point into it

@@ -38,8 +38,8 @@ TEST(SequenceOperator, FramesRunAsImagesAndFoldBackAsViews) {
 
 TEST(SequenceOperator, OutputLayoutPlacesTheFrameAxis) {
   // 2 frames of 1 x 2 x 2 (HWC): CFHW holds channel 0 of both frames, then channel 1.
-  OpRunner cmn("crop_mirror_normalize", {{"output_layout", std::string("CFHW")},
-                                         {"dtype", std::string("uint8")}});
+  OpRunner cmn("crop_mirror_normalize",
+               {{"output_layout", std::string("CFHW")}, {"dtype", std::string("uint8")}});
   auto out = cmn.run({sequences({2}, 1, 2, 2)});
   EXPECT_EQ(out[0].layout().str(), "CFHW");
   EXPECT_EQ(out[0].shape(0), (TensorShape{2, 2, 1, 2}));
@@ -50,8 +50,8 @@ TEST(SequenceOperator, OutputLayoutPlacesTheFrameAxis) {
 
 TEST(SequenceOperator, PerFrameArgumentsAndBroadcasts) {
   OpRunner brightness("brightness", {});
-  Batch per_frame = Batch::allocate(default_host_pool(), DType::kF32,
-                                    {TensorShape{3}, TensorShape{1}}, "F");
+  Batch per_frame =
+      Batch::allocate(default_host_pool(), DType::kF32, {TensorShape{3}, TensorShape{1}}, "F");
   const float first[] = {0.f, 1.f, 2.f};
   std::copy(first, first + 3, per_frame.data_as<float>(0));
   per_frame.data_as<float>(1)[0] = 0.5f;
@@ -60,8 +60,8 @@ TEST(SequenceOperator, PerFrameArgumentsAndBroadcasts) {
   EXPECT_EQ(std::vector<uint8_t>(a, a + 3), (std::vector<uint8_t>{0, 1, 4}));
   const uint8_t* b = out[0].data_as<uint8_t>(1);
   EXPECT_EQ(std::vector<uint8_t>(b, b + 2), (std::vector<uint8_t>{25, 26}));  // 50, 51 halved
-  Batch wrong = Batch::allocate(default_host_pool(), DType::kF32,
-                                {TensorShape{2}, TensorShape{2}}, "F");
+  Batch wrong =
+      Batch::allocate(default_host_pool(), DType::kF32, {TensorShape{2}, TensorShape{2}}, "F");
   try {
     brightness.run({sequences({3, 2}, 1, 1, 1)}, -1, {{"brightness", wrong}});
     FAIL() << "expected an error";

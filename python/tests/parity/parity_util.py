@@ -101,3 +101,34 @@ def parity_declarations():
     return out
 
 
+
+
+def assert_like_dali(define, batch_size, device, atol, share, what, place):
+    """An operator table's case (test_parity_image_ops.py, test_parity_sequences.py): `define`
+    run by both libraries on `device`'s backends, compared within `atol` on all but a fraction
+    `share` of the elements. `place(on_gpu)` puts the case's inputs on the GPU or back. On the
+    GPU float tolerances grow x10, and where DALI's GPU backend differs from its CPU one
+    (brightness rounding, nearest-neighbour ties), stoker's GPU backend, which equals its CPU
+    twin, is held to DALI's CPU backend."""
+    kwargs = {}
+    gpu_atol = atol
+    if device == "gpu":
+        if not has_gpu():
+            pytest.skip("no CUDA device: the GPU backends are compared on the GPU machine")
+        kwargs["device_id"] = 0
+        gpu_atol = atol * 10 if atol < 1 else atol
+    place(device == "gpu")
+    try:
+        out = run_both_or_skip(define, batch_size, **kwargs)
+    finally:
+        place(False)
+    ours = out["stoker"][0][0]
+    try:
+        assert_same(ours, out["dali"][0][0], atol=gpu_atol, max_mismatch=share,
+                    what=f"{what} ({device})")
+    except AssertionError:
+        if device != "gpu":
+            raise
+        cpu = run_both_or_skip(define, batch_size)["dali"][0][0]
+        assert_same(ours, cpu, atol=atol, max_mismatch=share,
+                    what=f"{what} (gpu, against DALI's CPU backend)")

@@ -7,7 +7,7 @@ implementations round or resample differently. Random operators are compared by 
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run_both_or_skip
+from parity_util import SKIP_REASON, assert_like_dali, dali
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -149,27 +149,7 @@ _CASES = [
 @pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
 def test_operator_matches_dali(case, device):
     """The same call on each library's CPU backend, and on its GPU backend where a GPU is
-    (float arithmetic there may differ in the last bits: float tolerances x10)."""
+    (assert_like_dali: float tolerances x10 there)."""
     name, define, atol, share = case
-    kwargs = {}
-    if device == "gpu":
-        if not has_gpu():
-            pytest.skip("no CUDA device: the GPU backends are compared on the GPU machine")
-        kwargs["device_id"] = 0
-        atol = atol * 10 if atol < 1 else atol
-    _ON_GPU[0] = device == "gpu"
-    try:
-        out = run_both_or_skip(define, len(IMAGES), **kwargs)
-    finally:
-        _ON_GPU[0] = False
-    try:
-        assert_same(out["stoker"][0][0], out["dali"][0][0], atol=atol, max_mismatch=share,
-                    what=f"{name} ({device})")
-    except AssertionError:
-        if device != "gpu":
-            raise
-        # DALI's GPU and CPU backends disagree in places (brightness rounding, nearest-
-        # neighbour ties); stoker's GPU backends equal its CPU ones, which match DALI's CPU.
-        cpu = run_both_or_skip(define, len(IMAGES))["dali"][0][0]
-        assert_same(out["stoker"][0][0], cpu, atol=case[2], max_mismatch=share,
-                    what=f"{name} (gpu, against DALI's CPU backend)")
+    assert_like_dali(define, len(IMAGES), device, atol, share, name,
+                     lambda on_gpu: _ON_GPU.__setitem__(0, on_gpu))

@@ -6,7 +6,7 @@ frame or one for all; crop_mirror_normalize's frame-aware output layouts (FCHW, 
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run_both_or_skip
+from parity_util import SKIP_REASON, _lib, assert_like_dali, dali
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -93,28 +93,8 @@ _CASES = [
 @pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
 def test_sequences_match_dali(case, device):
     name, define, atol, share = case
-    kwargs = {}
-    if device == "gpu":
-        if not has_gpu():
-            pytest.skip("no CUDA device: the GPU backends are compared on the GPU machine")
-        kwargs["device_id"] = 0
-        atol = atol * 10 if atol < 1 else atol
-    _ON_GPU[0] = device == "gpu"
-    try:
-        out = run_both_or_skip(define, len(CLIPS), **kwargs)
-    finally:
-        _ON_GPU[0] = False
-    ours, theirs = out["stoker"][0][0], out["dali"][0][0]
-    try:
-        assert_same(ours, theirs, atol=atol, max_mismatch=share, what=f"{name} ({device})")
-    except AssertionError:
-        if device != "gpu":
-            raise
-        # As in test_parity_image_ops.py: DALI's GPU backends differ from its CPU ones in
-        # places; stoker's GPU backends equal its CPU ones, which match DALI's CPU.
-        cpu = run_both_or_skip(define, len(CLIPS))["dali"][0][0]
-        assert_same(ours, cpu, atol=case[2], max_mismatch=share,
-                    what=f"{name} (gpu, against DALI's CPU backend)")
+    assert_like_dali(define, len(CLIPS), device, atol, share, name,
+                     lambda on_gpu: _ON_GPU.__setitem__(0, on_gpu))
 
 
 def test_layouts_match_dali():
@@ -128,7 +108,6 @@ def test_layouts_match_dali():
 
     layouts = {}
     for lib in ("stoker", "dali"):
-        from parity_util import _lib
         pipeline_def, fn, types, extra = _lib(lib)
 
         @pipeline_def(batch_size=len(CLIPS), num_threads=1, seed=1, **extra)

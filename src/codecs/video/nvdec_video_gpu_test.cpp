@@ -12,8 +12,8 @@
 
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/core/cuda.hpp"
-#include "stoker/core/memory.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/core/memory.hpp"
 
 namespace stoker::codecs {
 namespace {
@@ -63,13 +63,11 @@ TEST(NvdecVideoGpu, PlanesEqualTheCpuDecodersFromEveryKeyFrame) {
     for (int64_t first : starts) {
       const int64_t count = std::min<int64_t>(3, frames - first);
       std::vector<std::vector<uint8_t>> want, got;
-      cpu.decode(first, count, 1, [&](int64_t, const VideoPlanes& p) {
-        want.push_back(packed(p));
-      });
+      cpu.decode(first, count, 1,
+                 [&](int64_t, const VideoPlanes& p) { want.push_back(packed(p)); });
       CudaStream stream(0);
-      gpu.decode(first, count, 1, stream.get(), [&](int64_t, const VideoPlanes& p) {
-        got.push_back(packed(p, stream.get()));
-      });
+      gpu.decode(first, count, 1, stream.get(),
+                 [&](int64_t, const VideoPlanes& p) { got.push_back(packed(p, stream.get())); });
       ASSERT_EQ(got.size(), want.size()) << name << " from " << first;
       for (size_t k = 0; k < got.size(); ++k)
         EXPECT_EQ(got[k], want[k]) << name << " frame " << first + int64_t(k);

@@ -33,9 +33,10 @@ const Library& library() {
     void* h = dlopen("libnvidia-opticalflow.so.1", RTLD_LOCAL | RTLD_LAZY);
     if (!h) h = dlopen("libnvidia-opticalflow.so", RTLD_LOCAL | RTLD_LAZY);
     if (!h) {
-      l.why = "the optical-flow library (libnvidia-opticalflow.so.1) could not be loaded: the "
-              "driver installation lacks it (in containers: NVIDIA_DRIVER_CAPABILITIES must "
-              "include video)";
+      l.why =
+          "the optical-flow library (libnvidia-opticalflow.so.1) could not be loaded: the "
+          "driver installation lacks it (in containers: NVIDIA_DRIVER_CAPABILITIES must "
+          "include video)";
       return l;
     }
     using Create = NV_OF_STATUS (*)(uint32_t, NV_OF_CUDA_API_FUNCTION_LIST*);
@@ -55,18 +56,30 @@ const Library& library() {
 
 const char* status_name(NV_OF_STATUS s) {
   switch (s) {
-    case NV_OF_SUCCESS: return "NV_OF_SUCCESS";
-    case NV_OF_ERR_OF_NOT_AVAILABLE: return "NV_OF_ERR_OF_NOT_AVAILABLE";
-    case NV_OF_ERR_UNSUPPORTED_DEVICE: return "NV_OF_ERR_UNSUPPORTED_DEVICE";
-    case NV_OF_ERR_DEVICE_DOES_NOT_EXIST: return "NV_OF_ERR_DEVICE_DOES_NOT_EXIST";
-    case NV_OF_ERR_INVALID_PTR: return "NV_OF_ERR_INVALID_PTR";
-    case NV_OF_ERR_INVALID_PARAM: return "NV_OF_ERR_INVALID_PARAM";
-    case NV_OF_ERR_INVALID_CALL: return "NV_OF_ERR_INVALID_CALL";
-    case NV_OF_ERR_INVALID_VERSION: return "NV_OF_ERR_INVALID_VERSION";
-    case NV_OF_ERR_OUT_OF_MEMORY: return "NV_OF_ERR_OUT_OF_MEMORY";
-    case NV_OF_ERR_NOT_INITIALIZED: return "NV_OF_ERR_NOT_INITIALIZED";
-    case NV_OF_ERR_UNSUPPORTED_FEATURE: return "NV_OF_ERR_UNSUPPORTED_FEATURE";
-    case NV_OF_ERR_GENERIC: return "NV_OF_ERR_GENERIC";
+    case NV_OF_SUCCESS:
+      return "NV_OF_SUCCESS";
+    case NV_OF_ERR_OF_NOT_AVAILABLE:
+      return "NV_OF_ERR_OF_NOT_AVAILABLE";
+    case NV_OF_ERR_UNSUPPORTED_DEVICE:
+      return "NV_OF_ERR_UNSUPPORTED_DEVICE";
+    case NV_OF_ERR_DEVICE_DOES_NOT_EXIST:
+      return "NV_OF_ERR_DEVICE_DOES_NOT_EXIST";
+    case NV_OF_ERR_INVALID_PTR:
+      return "NV_OF_ERR_INVALID_PTR";
+    case NV_OF_ERR_INVALID_PARAM:
+      return "NV_OF_ERR_INVALID_PARAM";
+    case NV_OF_ERR_INVALID_CALL:
+      return "NV_OF_ERR_INVALID_CALL";
+    case NV_OF_ERR_INVALID_VERSION:
+      return "NV_OF_ERR_INVALID_VERSION";
+    case NV_OF_ERR_OUT_OF_MEMORY:
+      return "NV_OF_ERR_OUT_OF_MEMORY";
+    case NV_OF_ERR_NOT_INITIALIZED:
+      return "NV_OF_ERR_NOT_INITIALIZED";
+    case NV_OF_ERR_UNSUPPORTED_FEATURE:
+      return "NV_OF_ERR_UNSUPPORTED_FEATURE";
+    case NV_OF_ERR_GENERIC:
+      return "NV_OF_ERR_GENERIC";
   }
   return "NV_OF_STATUS(?)";
 }
@@ -138,8 +151,7 @@ struct NvofEngine::Impl {
       if (api().nvOFGetLastError(session, text, &size) == NV_OF_SUCCESS && text[0])
         detail = std::string(": ") + text;
     }
-    throw RuntimeError(std::string("NVOFA: ") + what + " failed (" + status_name(s) + ")" +
-                       detail);
+    throw RuntimeError(std::string("NVOFA: ") + what + " failed (" + status_name(s) + ")" + detail);
   }
 
   std::vector<uint32_t> caps(NV_OF_CAPS cap) const {
@@ -202,15 +214,14 @@ void NvofEngine::prepare(int64_t width, int64_t height) {
   m.check(m.api().nvCreateOpticalFlowCuda(m.ctx, &m.session), "opening a session");
   const auto& p = m.params;
   auto grids = m.caps(NV_OF_CAPS_SUPPORTED_OUTPUT_GRID_SIZES);
-  STOKER_ENFORCE(std::count(grids.begin(), grids.end(), uint32_t(p.output_grid)) > 0,
-                 ValueError, "optical_flow: output_grid ", p.output_grid,
+  STOKER_ENFORCE(std::count(grids.begin(), grids.end(), uint32_t(p.output_grid)) > 0, ValueError,
+                 "optical_flow: output_grid ", p.output_grid,
                  " is not offered by this GPU's engine (it offers ", Impl::list(grids), ")");
   if (p.external_hints) {
     auto hint_grids = m.caps(NV_OF_CAPS_SUPPORTED_HINT_GRID_SIZES);
     STOKER_ENFORCE(std::count(hint_grids.begin(), hint_grids.end(), uint32_t(p.hint_grid)) > 0,
                    ValueError, "optical_flow: hint_grid ", p.hint_grid,
-                   " is not offered by this GPU's engine (it offers ", Impl::list(hint_grids),
-                   ")");
+                   " is not offered by this GPU's engine (it offers ", Impl::list(hint_grids), ")");
   }
   const auto w_min = m.caps(NV_OF_CAPS_WIDTH_MIN), w_max = m.caps(NV_OF_CAPS_WIDTH_MAX);
   const auto h_min = m.caps(NV_OF_CAPS_HEIGHT_MIN), h_max = m.caps(NV_OF_CAPS_HEIGHT_MAX);
@@ -234,7 +245,7 @@ void NvofEngine::prepare(int64_t width, int64_t height) {
                                        : NV_OF_HINT_VECTOR_GRID_SIZE_UNDEFINED;
   init.mode = NV_OF_MODE_OPTICALFLOW;
   // DALI's mapping of its preset onto the three levels.
-  init.perfLevel = p.preset < 0.375f ? NV_OF_PERF_LEVEL_SLOW
+  init.perfLevel = p.preset < 0.375f  ? NV_OF_PERF_LEVEL_SLOW
                    : p.preset < 0.75f ? NV_OF_PERF_LEVEL_MEDIUM
                                       : NV_OF_PERF_LEVEL_FAST;
   init.enableExternalHints = p.external_hints ? NV_OF_TRUE : NV_OF_FALSE;
@@ -248,13 +259,12 @@ void NvofEngine::prepare(int64_t width, int64_t height) {
   m.output = m.make_buffer((width + g - 1) / g, (height + g - 1) / g, NV_OF_BUFFER_USAGE_OUTPUT,
                            NV_OF_BUFFER_FORMAT_SHORT2);
   if (p.external_hints)
-    m.hints = m.make_buffer((width + hg - 1) / hg, (height + hg - 1) / hg,
-                            NV_OF_BUFFER_USAGE_HINT, NV_OF_BUFFER_FORMAT_SHORT2);
+    m.hints = m.make_buffer((width + hg - 1) / hg, (height + hg - 1) / hg, NV_OF_BUFFER_USAGE_HINT,
+                            NV_OF_BUFFER_FORMAT_SHORT2);
   m.width = width, m.height = height;
 }
 
-void NvofEngine::pack(int slot, const uint8_t* frame, int channels, bool bgr,
-                      StreamHandle stream) {
+void NvofEngine::pack(int slot, const uint8_t* frame, int channels, bool bgr, StreamHandle stream) {
   Impl& m = *impl_;
   STOKER_ASSERT(m.session && (slot == 0 || slot == 1), "NvofEngine::pack before prepare");
   STOKER_ASSERT((channels == 1) == m.params.gray, "frames of ", channels,

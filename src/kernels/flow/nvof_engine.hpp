@@ -15,9 +15,9 @@
 namespace stoker::kernels {
 
 struct OpticalFlowParams {
-  int output_grid = 4;   // pixels per vector along each axis (1, 2, 4: as the engine offers)
-  int hint_grid = 4;     // pixels per external hint vector (1, 2, 4, 8)
-  float preset = 0.f;    // 0 slow and best, 0.5 medium, 1 fast (DALI's thresholds in between)
+  int output_grid = 4;  // pixels per vector along each axis (1, 2, 4: as the engine offers)
+  int hint_grid = 4;    // pixels per external hint vector (1, 2, 4, 8)
+  float preset = 0.f;   // 0 slow and best, 0.5 medium, 1 fast (DALI's thresholds in between)
   bool temporal_hints = false;  // the previous pair's vectors as hints for the next
   bool external_hints = false;  // hints given with every pair
   bool gray = false;            // one-channel frames (GRAYSCALE8) instead of colour (ABGR8)

@@ -19,19 +19,17 @@ __global__ void pack_rgb_kernel(const uint8_t* in, int64_t h, int64_t w, bool bg
   reinterpret_cast<uchar4*>(out + y * pitch)[x] = v;
 }
 
-__global__ void decode_kernel(const int16_t* in, int64_t pitch, int64_t h, int64_t w,
-                              float* out) {
+__global__ void decode_kernel(const int16_t* in, int64_t pitch, int64_t h, int64_t w, float* out) {
   const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const int64_t y = blockIdx.y * int64_t(blockDim.y) + threadIdx.y;
   if (x >= w || y >= h) return;
-  const short2 v = reinterpret_cast<const short2*>(
-      reinterpret_cast<const uint8_t*>(in) + y * pitch)[x];
+  const short2 v =
+      reinterpret_cast<const short2*>(reinterpret_cast<const uint8_t*>(in) + y * pitch)[x];
   reinterpret_cast<float2*>(out)[y * w + x] =
       make_float2(decode_flow_value(v.x), decode_flow_value(v.y));
 }
 
-__global__ void encode_kernel(const float* in, int64_t h, int64_t w, int16_t* out,
-                              int64_t pitch) {
+__global__ void encode_kernel(const float* in, int64_t h, int64_t w, int16_t* out, int64_t pitch) {
   const int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const int64_t y = blockIdx.y * int64_t(blockDim.y) + threadIdx.y;
   if (x >= w || y >= h) return;
@@ -62,8 +60,8 @@ int decode_flow_gpu(const int16_t* in, int64_t pitch, int64_t h, int64_t w, floa
                     StreamHandle stream) {
   if (h == 0 || w == 0) return 0;
   const dim3 block(32, 8);
-  decode_kernel<<<grid_of(h, w, block), block, 0, static_cast<cudaStream_t>(stream)>>>(
-      in, pitch, h, w, out);
+  decode_kernel<<<grid_of(h, w, block), block, 0, static_cast<cudaStream_t>(stream)>>>(in, pitch, h,
+                                                                                       w, out);
   return int(cudaGetLastError());
 }
 
@@ -71,8 +69,8 @@ int encode_flow_gpu(const float* in, int64_t h, int64_t w, int16_t* out, int64_t
                     StreamHandle stream) {
   if (h == 0 || w == 0) return 0;
   const dim3 block(32, 8);
-  encode_kernel<<<grid_of(h, w, block), block, 0, static_cast<cudaStream_t>(stream)>>>(
-      in, h, w, out, pitch);
+  encode_kernel<<<grid_of(h, w, block), block, 0, static_cast<cudaStream_t>(stream)>>>(in, h, w,
+                                                                                       out, pitch);
   return int(cudaGetLastError());
 }
 

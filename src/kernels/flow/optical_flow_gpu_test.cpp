@@ -78,20 +78,21 @@ TEST(OpticalFlowGpu, VectorsDecodeAndEncodeAsS10_5) {
     for (int64_t x = 0; x < w * 2; ++x)
       EXPECT_EQ(flow[size_t(y * w * 2 + x)], float(raw[size_t(y * pitch / 2 + x)]) / 32.f);
   // Encoding: the nearest S10.5 value, saturated; NaN is 0.
-  std::vector<float> values = {0.f, 1.f / 64, 3.3f, -2.49f, 1e6f, -1e6f,
-                               std::numeric_limits<float>::quiet_NaN(), -0.03f, 1023.96875f,
-                               7.25f, -7.25f, 0.5f, -0.5f, 100.f, -100.f};
+  std::vector<float> values = {
+      0.f,    1.f / 64,    3.3f,  -2.49f, 1e6f, -1e6f, std::numeric_limits<float>::quiet_NaN(),
+      -0.03f, 1023.96875f, 7.25f, -7.25f, 0.5f, -0.5f, 100.f,
+      -100.f};
   auto src = upload(pool, values);
   auto packed = pool.acquire(size_t(h * pitch));
-  ASSERT_EQ(encode_flow_gpu(static_cast<const float*>(src->data()), h, 2, 
+  ASSERT_EQ(encode_flow_gpu(static_cast<const float*>(src->data()), h, 2,
                             static_cast<int16_t*>(packed->data()), pitch, nullptr),
             0);
   auto enc = download<int16_t>(*packed, size_t(h * pitch / 2));
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < 4; ++x) {
       const float v = values[size_t(y * 4 + x)];
-      const int16_t want = std::isnan(v) ? 0
-                           : v * 32 > 32767 ? 32767
+      const int16_t want = std::isnan(v)     ? 0
+                           : v * 32 > 32767  ? 32767
                            : v * 32 < -32768 ? -32768
                                              : int16_t(std::nearbyint(v * 32));
       EXPECT_EQ(enc[size_t(y * pitch / 2 + x)], want) << v;

@@ -19,7 +19,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
   const double preset = spec.arg<double>("preset");
   STOKER_ENFORCE(preset >= 0 && preset <= 1, ValueError,
                  "optical_flow: preset must be in [0, 1] (0 slow and best, 0.5 medium, 1 fast), "
-                 "got ", preset);
+                 "got ",
+                 preset);
   p.preset = float(preset);
   p.output_grid = int(spec.arg<int64_t>("output_grid"));
   STOKER_ENFORCE(p.output_grid == 1 || p.output_grid == 2 || p.output_grid == 4, ValueError,
@@ -66,7 +67,10 @@ class OpticalFlowGpu final : public Operator {
       const auto& s = in.shape(i);
       STOKER_ENFORCE(s.ndim() == 4 && s[3] == channels, ValueError, "optical_flow: sample ", i,
                      " has shape ", s.to_string(), "; expected frames x height x width x ",
-                     channels, " (image_type ", params_.gray ? "GRAY" : bgr_ ? "BGR" : "RGB",
+                     channels, " (image_type ",
+                     params_.gray ? "GRAY"
+                     : bgr_       ? "BGR"
+                                  : "RGB",
                      ")");
       STOKER_ENFORCE(s[0] >= 2, ValueError, "optical_flow: sample ", i, " has ", s[0],
                      " frame(s); optical flow needs at least 2");
@@ -135,15 +139,16 @@ class OpticalFlowGpu final : public Operator {
 OpSchema optical_flow_schema() {
   return {
       .name = "optical_flow",
-      .doc = "Optical flow between consecutive frames of sequences, computed by the GPU's "
-             "optical-flow engine (NVOFA, as DALI's optical_flow). Input: FHWC uint8 "
-             "sequences of at least 2 frames. Output, per sequence of F frames: F-1 flow "
-             "fields (FHWC float32, (F-1, ceil(H/output_grid), ceil(W/output_grid), 2)); field "
-             "k holds, for each output_grid block of frame k+1, where its content lies in frame "
-             "k relative to the block, in pixels (x, y). With enable_external_hints, the second "
-             "input holds hints in the same form on the hint_grid, one field per pair (F-1, or "
-             "F with the first unused, as DALI lays them out). GPUs without the engine (or "
-             "drivers without libnvidia-opticalflow) are refused with the reason.",
+      .doc =
+          "Optical flow between consecutive frames of sequences, computed by the GPU's "
+          "optical-flow engine (NVOFA, as DALI's optical_flow). Input: FHWC uint8 "
+          "sequences of at least 2 frames. Output, per sequence of F frames: F-1 flow "
+          "fields (FHWC float32, (F-1, ceil(H/output_grid), ceil(W/output_grid), 2)); field "
+          "k holds, for each output_grid block of frame k+1, where its content lies in frame "
+          "k relative to the block, in pixels (x, y). With enable_external_hints, the second "
+          "input holds hints in the same form on the hint_grid, one field per pair (F-1, or "
+          "F with the first unused, as DALI lays them out). GPUs without the engine (or "
+          "drivers without libnvidia-opticalflow) are refused with the reason.",
       .inputs = {"frames", "hints"},
       .optional_inputs = 1,
       .outputs = {"flow"},

@@ -35,24 +35,22 @@ class Crop : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       const auto s = frame_of(in, i);
       const auto& w = windows[size_t(i)];
-      visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
-                  DType::kU64, DType::kI64, DType::kF32, DType::kF64>(
-          in.dtype(), "crop input", [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            const auto fill = fill_of<T>(s.channels);
-            const T* src = in.data_as<const T>(i);
-            T* dst = out.data_as<T>(i);
-            if (!planar) {
-              kernels::crop_cpu<T>({dst, w.height, w.width, s.channels, w.width * s.channels},
-                                   {src, s.height, s.width, s.channels, s.width * s.channels},
-                                   w.y, w.x, fill);
-              return;
-            }
-            for (int64_t c = 0; c < s.channels; ++c)  // CHW: each plane a one-channel image
-              kernels::crop_cpu<T>({dst + c * w.height * w.width, w.height, w.width, 1, w.width},
-                                   {src + c * s.height * s.width, s.height, s.width, 1, s.width},
-                                   w.y, w.x, std::vector<T>{fill[size_t(c)]});
-          });
+      visit_crop_type(in.dtype(), "crop input", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        const auto fill = fill_of<T>(s.channels);
+        const T* src = in.data_as<const T>(i);
+        T* dst = out.data_as<T>(i);
+        if (!planar) {
+          kernels::crop_cpu<T>({dst, w.height, w.width, s.channels, w.width * s.channels},
+                               {src, s.height, s.width, s.channels, s.width * s.channels}, w.y, w.x,
+                               fill);
+          return;
+        }
+        for (int64_t c = 0; c < s.channels; ++c)  // CHW: each plane a one-channel image
+          kernels::crop_cpu<T>({dst + c * w.height * w.width, w.height, w.width, 1, w.width},
+                               {src + c * s.height * s.width, s.height, s.width, 1, s.width}, w.y,
+                               w.x, std::vector<T>{fill[size_t(c)]});
+      });
     });
   }
 
@@ -106,6 +104,22 @@ class Crop : public Operator {
     for (size_t c = 0; c < fill.size(); ++c)
       fill[c] = convert_sat<T>(float(fill_[fill_.size() == 1 ? 0 : c]));
     return fill;
+  }
+  // The same as the bits of `dtype`'s elements (the GPU copies' fill).
+  std::vector<uint64_t> fill_bits(DType dtype, int64_t channels) const {
+    std::vector<uint64_t> bits(static_cast<size_t>(channels));
+    visit_crop_type(dtype, "crop input", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const auto fill = fill_of<T>(channels);
+      for (size_t c = 0; c < bits.size(); ++c) std::memcpy(&bits[c], &fill[c], sizeof(T));
+    });
+    return bits;
+  }
+  // Every element type crop takes.
+  template <typename F>
+  static void visit_crop_type(DType d, const char* what, F&& f) {
+    visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
+                DType::kU64, DType::kI64, DType::kF32, DType::kF64>(d, what, std::forward<F>(f));
   }
 
   std::string policy_;
@@ -194,21 +208,15 @@ class CropGpu final : public Crop, public ResamplingStep {
     for (int i = 0; i < in.size(); ++i) {
       const auto s = frame_of(in, i);
       const auto& w = windows[size_t(i)];
-      visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
-                  DType::kU64, DType::kI64, DType::kF32, DType::kF64>(
-          in.dtype(), "crop (gpu) input", [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            const auto fill = fill_of<T>(s.channels);
-            for (int64_t c = 0; c < s.channels; ++c) {
-              if (w.height * w.width == 0) continue;
-              uint64_t bits = 0;
-              std::memcpy(&bits, &fill[size_t(c)], sizeof(T));
-              d.push_back(copy_desc(in.data_as<const T>(i) + c * s.height * s.width,
-                                    out.data_as<T>(i) + c * w.height * w.width,
-                                    {w.height, w.width}, {w.width, 1}, {s.width, 1},
-                                    {s.height, s.width}, "crop", {w.y, w.x}, bits));
-            }
-          });
+      const auto fill = fill_bits(in.dtype(), s.channels);
+      const size_t elem = dtype_size(in.dtype());
+      const auto* src = static_cast<const uint8_t*>(in.data(i));
+      auto* dst = static_cast<uint8_t*>(out.data(i));
+      for (int64_t c = 0; c < s.channels && w.height * w.width > 0; ++c)
+        d.push_back(copy_desc(src + size_t(c * s.height * s.width) * elem,
+                              dst + size_t(c * w.height * w.width) * elem, {w.height, w.width},
+                              {w.width, 1}, {s.width, 1}, {s.height, s.width}, "crop", {w.y, w.x},
+                              fill[size_t(c)]));
     }
     if (!d.empty()) run_copies(*this, ws, d, dtype_size(in.dtype()));
   }

@@ -45,8 +45,7 @@ class FrameGather : public Operator {
     }
     std::vector<FrameCopy> copies;
     // element_map is one list for the batch: its length is the number of outputs.
-    const int outputs =
-        separate_ ? int(spec_.arg<std::vector<int64_t>>("element_map").size()) : 1;
+    const int outputs = separate_ ? int(spec_.arg<std::vector<int64_t>>("element_map").size()) : 1;
     const TensorLayout out_layout(separate_ && !layout.empty() ? layout.substr(1) : layout);
     for (int o = 0; o < outputs; ++o) {
       std::vector<TensorShape> shapes;
@@ -104,11 +103,11 @@ class FrameGatherGpu final : public FrameGather {
     for (const auto& c : copies) {
       const int64_t elements = frame_bytes(in, c.sample) / element;
       if (elements == 0) continue;
-      d.push_back(copy_desc(
-          static_cast<const uint8_t*>(in.data(c.sample)) + c.from * elements * element,
-          static_cast<uint8_t*>(ws.outputs[size_t(c.output)].data(c.sample)) +
-              c.to * elements * element,
-          {elements}, {1}, {1}, {elements}, spec_.schema->name));
+      d.push_back(
+          copy_desc(static_cast<const uint8_t*>(in.data(c.sample)) + c.from * elements * element,
+                    static_cast<uint8_t*>(ws.outputs[size_t(c.output)].data(c.sample)) +
+                        c.to * elements * element,
+                    {elements}, {1}, {1}, {elements}, spec_.schema->name));
     }
     run_copies(*this, ws, d, size_t(element));
   }
@@ -160,9 +159,10 @@ std::vector<std::string> element_extract_outputs(const OpSpec& spec) {
 OpSchema element_extract_schema() {
   return {
       .name = "element_extract",
-      .doc = "Frames of sequences as separate outputs (DALI's element_extract): output k holds "
-             "frame element_map[k] of every sample, without the F dimension (layout FHWC -> "
-             "HWC). The input's layout, when it has one, must start with F.",
+      .doc =
+          "Frames of sequences as separate outputs (DALI's element_extract): output k holds "
+          "frame element_map[k] of every sample, without the F dimension (layout FHWC -> "
+          "HWC). The input's layout, when it has one, must start with F.",
       .inputs = {"data"},
       .outputs = {"element0"},
       .output_names = element_extract_outputs,
@@ -181,10 +181,11 @@ OpSchema element_extract_schema() {
 OpSchema per_frame_schema() {
   return {
       .name = "per_frame",
-      .doc = "Marks its input as per-frame values (DALI's per_frame): the layout gets F as its "
-             "outermost axis (none: F followed by *), the data is untouched. Given as an "
-             "argument of an operator that processes sequences, sample i then holds one value "
-             "per frame of sequence i, or one for all of its frames.",
+      .doc =
+          "Marks its input as per-frame values (DALI's per_frame): the layout gets F as its "
+          "outermost axis (none: F followed by *), the data is untouched. Given as an "
+          "argument of an operator that processes sequences, sample i then holds one value "
+          "per frame of sequence i, or one for all of its frames.",
       .inputs = {"input"},
       .outputs = {"output"},
       .args = {{"replace", ArgType::kBool,
@@ -201,9 +202,10 @@ OpSchema per_frame_schema() {
 OpSchema sequence_rearrange_schema() {
   return {
       .name = "sequence_rearrange",
-      .doc = "Sequences with their frames in a new order (DALI's sequence_rearrange): output "
-             "frame k is input frame new_order[k]; frames may repeat or be left out. The "
-             "input's layout, when it has one, must start with F.",
+      .doc =
+          "Sequences with their frames in a new order (DALI's sequence_rearrange): output "
+          "frame k is input frame new_order[k]; frames may repeat or be left out. The "
+          "input's layout, when it has one, must start with F.",
       .inputs = {"data"},
       .outputs = {"data"},
       .args = {{"new_order", ArgType::kIntList, "The frames, in their new order.", std::nullopt,
@@ -212,9 +214,9 @@ OpSchema sequence_rearrange_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<FrameGatherGpu>(s, false); },
 #endif
-      .example = OpExample{.args = {{"new_order", std::vector<int64_t>{0}}},
-                           .dtype = "uint8",
-                           .layout = "FHWC"},
+      .example =
+          OpExample{
+              .args = {{"new_order", std::vector<int64_t>{0}}}, .dtype = "uint8", .layout = "FHWC"},
   };
 }
 
