@@ -27,6 +27,7 @@ from stoker import types
 from stoker.batch import Batch, Sample
 from stoker.pipeline import DataNode, Pipeline, pipeline_def
 from stoker import fn
+from stoker import ops
 from stoker import math
 from stoker import tfrecord
 
@@ -34,5 +35,5 @@ InternalError = _stoker.InternalError
 PipelineOptions = _stoker.PipelineOptions
 __version__ = "0.1.0"
 
-__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample", "fn", "math", "pipeline_def",
+__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample", "fn", "math", "ops", "pipeline_def",
            "tfrecord", "types", "__version__"]

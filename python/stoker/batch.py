@@ -1,6 +1,8 @@
 """Batches returned by ``Pipeline.run()``: per-sample access, numpy conversion and DLPack export,
 without copies where the memory allows it."""
 
+import warnings
+
 import numpy as np
 
 _NUMPY_DTYPES = {
@@ -185,6 +187,15 @@ class Batch:
         return Batch(self._impl.to_host())
 
     as_tensor = as_array
+
+    def is_dense_tensor(self):
+        """All samples have one shape (DALI's TensorList.is_dense_tensor())."""
+        return self.is_uniform()
+
+    def asCPU(self):  # noqa: N802 (DALI 0.x's spelling)
+        """DALI's first spelling of as_cpu()."""
+        warnings.warn("asCPU() is deprecated; use as_cpu()", DeprecationWarning, stacklevel=2)
+        return self.as_cpu()
 
     def numpy(self):
         """as_array() for uniform batches, else a list of per-sample arrays."""

@@ -45,6 +45,9 @@ class ExternalSource:
         self._iterator = None
         self.exhausted = False
         self._arity = None
+        self.fed = 0  # batches given with feed_input (no source)
+        if source is None:
+            return  # fed by Pipeline.feed_input
         if callable(source):
             try:
                 params = inspect.signature(source).parameters.values()
@@ -90,20 +93,27 @@ class ExternalSource:
 
     def feed(self, native):
         """Feeds the next batch to `native` (a built _stoker.Pipeline); False at the end."""
+        if self.source is None:
+            return True  # its batches come from feed_input
         try:
             data = self.next_batch()
         except StopIteration:
             self.exhausted = True
             native.feed_end(self.name)
             return False
+        self.push(native, data)
+        return True
+
+    def push(self, native, data, layout=None):
+        """Hands `data` (one batch) to `native` as the node's next batch."""
         stream = native.feed_stream() if self.device == "gpu" else 0
         waits = set()
         if isinstance(data, (list, tuple)):
             payload = [self._export(x, stream, waits) for x in data]
         else:
             payload = self._export(data, stream, waits)
-        native.feed_input(self.name, payload, self.layout, not self.no_copy, sorted(waits))
-        return True
+        native.feed_input(self.name, payload, self.layout if layout is None else layout,
+                          not self.no_copy, sorted(waits))
 
     def _export(self, x, stream, waits):
         """`x` in a form the native side imports without copying: a numpy array (host data),

@@ -15,6 +15,19 @@ from stoker.pipeline import DataNode, _current_pipeline
 
 _RESERVED = ("device", "name")
 
+# Arguments that tune DALI's own machinery (its memory pre-allocation, thread pinning, stage
+# splitting, output size hints) and have nothing to tune here: accepted, so that DALI scripts
+# run unchanged, and ignored (docs/dali_differences.md).
+DALI_TUNING_ARGS = frozenset({
+    "bytes_per_sample_hint", "preserve", "device_memory_padding", "host_memory_padding",
+    "device_memory_padding_jpeg2k", "host_memory_padding_jpeg2k", "preallocate_width_hint",
+    "preallocate_height_hint", "affine", "split_stages", "use_chunk_allocator",
+    "use_fast_idct", "memory_stats", "use_batched_decode", "minibatch_size",
+    "skip_cached_images", "cache_size", "cache_threshold", "cache_type", "cache_debug",
+    "cache_batch_copy", "prefetch_queue_depth_hint",
+    "seed",  # on operators that draw nothing
+})
+
 
 def _plain(value):
     """Converts enums, numpy scalars/arrays and tuples to plain Python values."""
@@ -73,6 +86,8 @@ def _make_op(schema):
         for k, v in kwargs.items():
             if v is None and k in arg_names:
                 continue  # None means "not given"
+            if k in DALI_TUNING_ARGS and k not in arg_names:
+                continue
             if isinstance(v, DataNode):
                 arg_inputs[k] = v
             else:
@@ -112,7 +127,8 @@ def external_source(source=None, *, batch=True, cycle=False, layout=None, dtype=
                     name=None, device="cpu", no_copy=False):
     """Data from Python. `source` is a callable returning a batch (called with the iteration
     number if it takes an argument), an iterable of batches, or with batch=False a callable
-    taking a SampleInfo and returning one sample. A batch is a list of arrays or one array whose
+    taking a SampleInfo and returning one sample. Without a source, batches are given with
+    `pipe.feed_input(node, batch)` before each run() (DALI's iter_setup does it). A batch is a list of arrays or one array whose
     first axis is the batch: numpy, torch, JAX, cupy, any DLPack producer or CUDA array
     interface object. When the source raises StopIteration (or an iterable ends and cycle is
     False), run() raises StopIteration; reset() starts the next epoch.
@@ -126,8 +142,6 @@ def external_source(source=None, *, batch=True, cycle=False, layout=None, dtype=
     pipe = _current_pipeline()
     if pipe is None:
         raise RuntimeError("fn.external_source called outside a pipeline definition")
-    if source is None:
-        raise TypeError("fn.external_source needs a `source`")
     if device not in ("cpu", "gpu"):
         raise ValueError(f"fn.external_source: device must be 'cpu' or 'gpu', got {device!r}")
     index = len(pipe._nodes)

@@ -50,9 +50,20 @@ def queue_depths(prefetch_queue_depth):
     return False, int(prefetch_queue_depth), int(prefetch_queue_depth)
 
 
+# DALI's Pipeline arguments for its own executor (pipelining and asynchrony are always on here;
+# streams, priorities and memory statistics are stoker's business): accepted so that DALI
+# scripts run unchanged, and ignored (docs/dali_differences.md).
+DALI_PIPELINE_ARGS = frozenset({
+    "exec_pipelined", "exec_async", "exec_dynamic", "bytes_per_sample", "set_affinity",
+    "max_streams", "max_batch_size", "default_cuda_stream_priority", "enable_memory_stats",
+    "enable_checkpointing", "py_num_workers", "py_start_method", "py_callback_pickler",
+    "output_dtype", "output_ndim", "experimental_exec_dynamic",
+})
+
+
 def configure(o, options):
     """Sets PipelineOptions `o` from Pipeline's keyword arguments `options` (those given)."""
-    options = dict(options)
+    options = {k: v for k, v in options.items() if k not in DALI_PIPELINE_ARGS}
     if "num_threads" in options or "cpu_budget" in options:
         threads = options.pop("num_threads", "auto" if o.auto_threads else o.num_threads)
         budget = options.pop("cpu_budget", None)

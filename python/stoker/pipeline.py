@@ -13,7 +13,7 @@ import weakref
 import warnings
 
 from stoker import _stoker
-from stoker.options import configure
+from stoker.options import DALI_PIPELINE_ARGS, configure
 from stoker.batch import Batch
 from stoker.node import DataNode
 
@@ -120,6 +120,8 @@ class Pipeline:
         self._fed_ahead = False
         self._end_delivered = False
         self._epoch_iterations = 0
+        self._runs = 0  # run() calls that went to the native pipeline
+        self._scheduled = 0  # schedule_run() calls not yet collected by outputs()
 
     @property
     def options(self):
@@ -206,12 +208,53 @@ class Pipeline:
             self._ref(o, "set_outputs")
         self._outputs = list(outputs)
 
+    # -- DALI's class-based API (stoker.ops) -------------------------------------------------
+    def define_graph(self):
+        """Override in a subclass: build the graph with stoker.ops (or fn) operators and return
+        its outputs (build() calls it once)."""
+        raise NotImplementedError
+
+    def iter_setup(self):
+        """Override in a subclass: called before each batch is prepared (at the first run,
+        once per batch the queue holds), where sources without a callable are fed with
+        feed_input."""
+
+    def feed_input(self, data_node, data, layout=None, cuda_stream=None, use_copy_kernel=False):
+        """Gives the external source `data_node` (its DataNode or name; one made without a
+        `source`) its next batch: a list of arrays or one array whose first axis is the batch
+        (numpy, DLPack producers, CUDA array interface objects), as a callable source returns
+        it. `cuda_stream` and `use_copy_kernel` are accepted for DALI's scripts; GPU data is
+        ordered through DLPack."""
+        self.build()
+        name = data_node.name if isinstance(data_node, DataNode) else data_node
+        if isinstance(data_node, DataNode):
+            name = self._nodes[data_node._node]["name"]
+        es = self._external.get(name)
+        if es is None:
+            known = ", ".join(sorted(self._external)) or "none"
+            raise ValueError(f"feed_input: no external source named '{name}' in the pipeline "
+                             f"(external sources: {known})")
+        if es.source is not None:
+            raise ValueError(f"feed_input: external source '{name}' has a source of its own; "
+                             f"feed_input feeds those made without one")
+        es.push(self._native, data, layout)
+        es.fed += 1
+
     # -- running ---------------------------------------------------------------------------
     def build(self):
         if self._native is not None:
             return
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
+        if not self._outputs and type(self).define_graph is not Pipeline.define_graph:
+            with self:  # a subclass's graph (DALI's class-based API, stoker.ops)
+                outputs = self.define_graph()
+            if isinstance(outputs, DataNode):
+                outputs = (outputs,)
+            if not isinstance(outputs, (tuple, list)):
+                raise TypeError(f"{type(self).__name__}.define_graph must return DataNodes "
+                                f"(operator outputs), got {type(outputs).__name__}")
+            self.set_outputs(*outputs)
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
@@ -236,9 +279,21 @@ class Pipeline:
         self._ran = True
         if self._end_delivered:
             raise StopIteration
-        if self._external:
-            self._feed(1 if self._fed_ahead else self._options.prefetch_queue_depth)
-            self._fed_ahead = True
+        # The batches to prepare now: one, or at the first run as many as the queue holds.
+        ahead = 1 if self._fed_ahead else self._options.prefetch_queue_depth
+        self._fed_ahead = True
+        for _ in range(ahead):
+            if type(self).iter_setup is not Pipeline.iter_setup:
+                self.iter_setup()  # feeds the sources without a callable (DALI's pattern)
+            self._feed(1)
+        self._runs += 1
+        for es in self._external.values():
+            if es.source is None and es.fed < self._runs:
+                self._runs -= 1
+                raise RuntimeError(
+                    f"external_source '{es.name}' has no batch for this iteration: give one "
+                    f"with pipe.feed_input('{es.name}', batch) before run() (in a Pipeline "
+                    f"subclass: in iter_setup)")
         try:
             outputs = self._native.run()
         except StopIteration:
@@ -250,6 +305,25 @@ class Pipeline:
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
                                   stacklevel=2)
         return tuple(Batch(o) for o in outputs)
+
+    # DALI's split form of run(), as its older scripts and plugins call it.
+    def schedule_run(self):
+        """Asks for the next batch (it is prepared ahead anyway); outputs() returns it."""
+        self.build()
+        self._scheduled += 1
+
+    def outputs(self):
+        """The batch schedule_run() asked for (as run())."""
+        if self._scheduled == 0:
+            raise RuntimeError("outputs() without schedule_run(): call schedule_run() first, or "
+                               "run()")
+        self._scheduled -= 1
+        return self.run()
+
+    share_outputs = outputs
+
+    def release_outputs(self):
+        """Nothing to do: a batch's memory returns to the pools when its last reference goes."""
 
     def _restart_from(self, checkpoint):
         """Rebuilds this pipeline, which has not run yet, to continue from `checkpoint` (what
@@ -482,7 +556,7 @@ def pipeline_def(fn=None, **pipeline_kwargs):
 
     def decorate(func):
         pipe_params = (set(inspect.signature(Pipeline.__init__).parameters) - {"self", "options"}
-                       ) | set(_stoker.PipelineOptions.names())
+                       ) | set(_stoker.PipelineOptions.names()) | DALI_PIPELINE_ARGS
 
         @functools.wraps(func)
         def factory(*args, **kwargs):
