@@ -214,6 +214,13 @@ def _choice(a, *, p=None, shape=None, device="cpu", name=None):
     return pipe._add_node("random.choice", [], args, arg_inputs, name, device, 1)
 
 
+_PUBLIC = []  # what dir(fn) lists: the operators and their namespaces
+
+
+def __dir__():
+    return sorted(_PUBLIC)
+
+
 def _install():
     module = sys.modules[__name__]
     for schema in _stoker.schemas():
@@ -232,7 +239,16 @@ def _install():
     native = {s["name"]: s for s in _stoker.schemas()}
     module.readers.tfrecord = _tfrecord
     module.random.choice = _choice
-    _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(native["readers.tfrecord"])
+    # What a user passes: features instead of the native schema's per-feature lists.
+    tf_schema = dict(native["readers.tfrecord"])
+    tf_schema["args"] = [a for a in tf_schema["args"] if not a["name"].startswith("feature_")]
+    _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(tf_schema)
+    _tfrecord.__qualname__ = _tfrecord.__name__ = "tfrecord"
+    _choice.__qualname__ = _choice.__name__ = "choice"
+    _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()}))
+    for namespace in {s["name"].split(".")[0] for s in native.values() if "." in s["name"]}:
+        ns = getattr(module, namespace)
+        ns.__dir__ = (lambda ns=ns: sorted(k for k in vars(ns) if not k.startswith("_")))
 
 
 _install()

@@ -101,3 +101,22 @@ def test_dali_constants_work_as_arguments():
     e = _build_error(lambda: [fn.resize(fn.random.uniform(), interp_type="bicubic2")])
     assert ("resize: interp_type 'bicubic2' is not supported (nn, linear, triangular, cubic, "
             "lanczos3, gaussian)") in str(e.value)
+
+
+def test_dir_lists_the_operators_only():
+    names = set(dir(fn))
+    assert {"resize", "readers", "decoders", "random", "external_source"} <= names
+    assert not {"np", "sys", "inspect", "Enum", "DataNode", "ExternalSource"} & names
+    assert {"file", "tfrecord", "video"} <= set(dir(fn.readers))
+    assert "choice" in dir(fn.random)
+
+
+def test_tfrecord_help_shows_what_a_user_passes():
+    import os
+    doc = fn.readers.tfrecord.__doc__
+    assert "`features` maps keys" in doc
+    args = doc.split("Keyword arguments:")[1]
+    assert "index_path" in args and "feature_names" not in args and "feature_types" not in args
+    assert fn.readers.tfrecord.__name__ == "tfrecord"
+    import stoker
+    assert os.path.exists(os.path.join(os.path.dirname(stoker.__file__), "py.typed"))
