@@ -325,6 +325,14 @@ class Pipeline:
     def release_outputs(self):
         """Nothing to do: a batch's memory returns to the pools when its last reference goes."""
 
+    def _forget_runs(self):
+        """Marks a pipeline whose batches were all dropped unseen (an iterator's prepared first
+        batch) as not run, so that _restart_from may rebuild it; readers only (external
+        sources cannot give their batches again)."""
+        self._ran = False
+        self._fed_ahead = False
+        self._runs = 0
+
     def _restart_from(self, checkpoint):
         """Rebuilds this pipeline, which has not run yet, to continue from `checkpoint` (what
         the framework iterators' load_state_dict does)."""

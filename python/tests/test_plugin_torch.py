@@ -153,11 +153,14 @@ def test_checkpoint_resumes_with_the_same_batches(ten_files):
             it.reset()
     state = it.state_dict()
     expect = [b[0]["label"].tolist() for b in it]
-    resumed = make(prepare=False)
-    resumed.load_state_dict(state)
-    assert [b[0]["label"].tolist() for b in resumed] == expect and expect
-    with pytest.raises(ValueError, match="pipelines that have not run yet"):
-        make().load_state_dict(state)
+    for prepare in (True, False):  # the default (a first batch prepared, then dropped) too
+        resumed = make(prepare=prepare)
+        resumed.load_state_dict(state)
+        assert [b[0]["label"].tolist() for b in resumed] == expect and expect
+    used = make()
+    next(used)
+    with pytest.raises(ValueError, match="needs an iterator that has not given a batch yet"):
+        used.load_state_dict(state)
 
 
 def test_bad_arguments_are_refused(ten_files):

@@ -293,14 +293,23 @@ class BaseIterator:
         return state
 
     def load_state_dict(self, state):
-        """Restores state_dict()'s position. The pipelines must not have run yet: build the
-        iterator with prepare_first_batch=False."""
+        """Restores state_dict()'s position, on a new iterator before its first batch (the
+        batch it prepared at construction is dropped and the pipelines restart from the
+        state)."""
         if len(state["pipelines"]) != len(self._pipes):
             raise ValueError(f"the state has {len(state['pipelines'])} pipelines, this iterator "
                              f"{len(self._pipes)}")
-        if self._pending is not None or any(p._ran for p in self._pipes):
-            raise ValueError("load_state_dict needs pipelines that have not run yet: build the "
-                             "iterator with prepare_first_batch=False and load the state first")
+        if self._pending is not None:  # prepared, never handed out: the readers rewind
+            if any(p._external for p in self._pipes):
+                raise ValueError("load_state_dict: the pipelines' external sources have already "
+                                 "given the batch prepared at construction; build the iterator "
+                                 "with prepare_first_batch=False and load the state first")
+            self._pending = None
+            for p in self._pipes:
+                p._forget_runs()
+        if any(p._ran for p in self._pipes):
+            raise ValueError("load_state_dict needs an iterator that has not given a batch yet: "
+                             "make a new one over new pipelines and load the state first")
         for p, text in zip(self._pipes, state["pipelines"]):
             p._restart_from(text)
         for key in self._STATE:
