@@ -167,6 +167,17 @@ def test_bottleneck_rules():
                _op("decode", "decoders.image", "cpu", 1.0)]
     what, recs = bottleneck(500, None, None, _stats((9.0,), (0.0,), cpu_ops), 2, 1.9)
     assert what.startswith("storage: the reader 'reader'") and "stoker convert" in recs[0]
+    # The advice fits the machine: no GPU advice without a GPU, no "more threads" when every
+    # core was busy; both where the machine has them.
+    decode_ops = [_op("decode", "decoders.image", "cpu", 5.0)]
+    cpu_only = _stats((9.0,), (0.0,), decode_ops)
+    _, recs = bottleneck(500, None, None, cpu_only, 2, 1.95, gpu=False, machine_cores=2)
+    assert not any("GPU:" in r or "device='mixed'" in r for r in recs)
+    assert any("the 2 cores were all busy: more threads cannot help" in r for r in recs)
+    assert not any(r.startswith("more threads") for r in recs)
+    _, recs = bottleneck(500, None, None, cpu_only, 4, 3.9, gpu=True, machine_cores=16)
+    assert any("device='mixed'" in r for r in recs)
+    assert any(r.startswith("more threads: 12 of the 16 cores were idle") for r in recs)
     # With the training thread's waits per step: cited when fed blocks it far more often.
     what, _ = bottleneck(20000, 4600, 4100, st, 16, 3.0, waits=(1.0, 88.2))
     assert "; the training thread blocked 88 times per step fed, 1 on synthetic data (on an " \

@@ -158,10 +158,20 @@ def measure_training(model_name, batch, seconds, warmup_s, batches, size=224):
             "training_thread": per_step(before, thread_sched(), n)}
 
 
-def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, waits=None):
+def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, waits=None,
+               gpu=None, machine_cores=None):
     """(what limits training, [recommendations]) from the three rates (synthetic and fed are
-    None without a GPU) and the loader's stats() while running alone; `waits`: the training
-    thread's voluntary switches per step (synthetic, fed), the evidence of contention."""
+    None without a GPU) and the loader's stats() while running alone; `cores`: the cores the
+    pipeline kept busy; `waits`: the training thread's voluntary switches per step (synthetic,
+    fed), the evidence of contention. Advice fits the machine: GPU decoding only where there
+    is a GPU (`gpu`; default: whether training was measured), more threads only where cores
+    are idle (`machine_cores`: the cores this process may use)."""
+    if gpu is None:
+        gpu = synthetic_rate is not None
+    if machine_cores is None:
+        machine_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
+    idle = machine_cores - cores  # cores the pipeline left idle while it ran alone
     stages = [s for s in stats["stages"] if s["stage"] != "consumer"]
     ops = stats["operators"]
     recs = []
@@ -205,19 +215,26 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, wai
     elif name == "cpu":
         what = (f"the CPU stage: operator '{top['name']}' ({top['op']}, {per:.3f} ms per "
                 f"sample on its thread); {cores:.1f} cores busy with {threads} threads")
-        if "decoders" in top["op"]:
+        if "decoders" in top["op"] and gpu:
             recs.append("decode on the GPU: fn.decoders.image(..., device='mixed') uses the "
                         "hardware JPEG engines and nvJPEG")
-        recs.append(f"more threads (num_threads, now {threads}) if the machine has idle cores, "
-                    "or num_threads='auto' to find the count")
+        if idle >= 1 and threads < machine_cores:
+            recs.append(f"more threads: {idle:.0f} of the {machine_cores} cores were idle "
+                        f"(num_threads, now {threads}), or num_threads='auto' to find the count")
+        else:
+            recs.append(f"the {machine_cores} cores were all busy: more threads cannot help; "
+                        "less work per sample can (a smaller decode with "
+                        "fn.decoders.image_random_crop, which decodes only the window; fewer "
+                        "operators)" + ("" if gpu else ", or a machine with more cores or a GPU"))
     elif name == "mixed":
         counters = top.get("counters", {})
         what = f"the decoder '{top['name']}' (mixed stage)"
         if counters:
             what += f": split {json.dumps({k: v for k, v in counters.items() if 'load' in k})}"
         recs.append("hw_decoder_load='auto' balances the engines and the threads (and gives "
-                    "the engines all they can take when training sets a slower pace); more "
-                    "threads help when the CPU's share is the slower one")
+                    "the engines all they can take when training sets a slower pace)"
+                    + ("; more threads help when the CPU's share is the slower one"
+                       if idle >= 1 else ""))
     else:
         gpu_ms = 1000 * top["gpu_seconds"] / top["gpu_runs"] if top.get("gpu_runs") else 0.0
         what = (f"the GPU stage: operator '{top['name']}' ({gpu_ms:.2f} ms of GPU stream time "
@@ -311,7 +328,7 @@ def diagnose(args):
         waits = (out["synthetic"]["training_thread"]["voluntary"],
                  out["fed"]["training_thread"]["voluntary"])
     what, recs = bottleneck(alone["images_per_s"], synthetic, fed, stats,
-                            out["loader_alone"]["threads_used"], cpu["cores"], waits)
+                            out["loader_alone"]["threads_used"], cpu["cores"], waits, gpu=gpu)
     if threads == "auto":  # what the tuner chose is the recommendation
         chosen = out.get("fed", out["loader_alone"])["threads_used"]
         recs = [r for r in recs if "num_threads" not in r]
