@@ -52,6 +52,12 @@ def main(argv=None):
         root = os.path.abspath(os.path.join("demo_data", f"jpegs_{args.images}"))
         if not os.path.isdir(root):
             from stoker.datasets import make_jpeg_folder
+            try:
+                import PIL  # noqa: F401 (the sample JPEGs are written with Pillow)
+            except ImportError:
+                sys.exit("stoker.demo generates its sample JPEGs with Pillow, which is not "
+                         "installed: pip install pillow (or pip install 'stoker[datasets]'), "
+                         "or give a folder of your own images with --data DIR")
             print(f"generating {args.images} sample JPEGs in {root} ...", flush=True)
             make_jpeg_folder(root, num_images=args.images)
     pipe = training_pipeline(root, size=args.size, batch_size=args.batch_size,
