@@ -39,8 +39,9 @@ function(stoker_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   stoker_target_options(${name})
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300
-    ENVIRONMENT "STOKER_SHARED_DATA=${PROJECT_SOURCE_DIR}/../shared/data")
+  # The tests find the shared data themselves (testing::shared_data_dir): $STOKER_SHARED_DATA
+  # when the test runs, else the folder CMake was configured with (STOKER_SHARED_DATA).
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120 PROPERTIES TIMEOUT 300)
 endfunction()
 
 # nlohmann-json (nlohmann-json3-dev, header only) for `target`: its CMake package, else the
