@@ -204,3 +204,26 @@ def test_pinned_outputs_when_cuda_is_there(ten_files):
         assert pinned and b["label"].is_pinned()
     else:  # no CUDA: ordinary memory, same results
         assert not pinned
+
+
+def test_ragged_iterator_gives_lists_and_sparse_tensors():
+    """DALI's DALIRaggedIterator: SPARSE_LIST_TAG a tensor per sample, SPARSE_COO_TAG a sparse
+    COO tensor (row i: sample i), DENSE_TAG one tensor."""
+    from stoker.plugins.torch import DALIRaggedIterator, RaggedIterator
+    assert DALIRaggedIterator is RaggedIterator
+    ragged = [np.arange(2, dtype=np.float32), np.arange(3, dtype=np.float32) + 10]
+    dense = [np.full(2, 7, np.int32), np.full(2, 8, np.int32)]
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(lambda: ragged), fn.external_source(lambda: ragged),
+                         fn.external_source(lambda: dense))
+    it = RaggedIterator(pipe, ["list", "coo", "dense"], size=4,
+                        output_types=[RaggedIterator.SPARSE_LIST_TAG,
+                                      RaggedIterator.SPARSE_COO_TAG, RaggedIterator.DENSE_TAG])
+    step = next(it)[0]
+    assert [t.tolist() for t in step["list"]] == [[0, 1], [10, 11, 12]]
+    assert step["coo"].is_sparse
+    assert step["coo"].to_dense().tolist() == [[0, 1, 0], [10, 11, 12]]
+    assert step["dense"].tolist() == [[7, 7], [8, 8]]
+    with pytest.raises(ValueError, match="output_types needs one of"):
+        RaggedIterator(pipe, ["a", "b", "c"], size=4, output_types=["dense", "ragged", "dense"])

@@ -217,14 +217,16 @@ class BaseIterator:
         if len(outputs) != len(self._output_map):
             raise ValueError(f"output_map names {len(self._output_map)} outputs, the pipeline "
                              f"has {len(outputs)}")
-        result = {}
-        for name, batch in zip(self._output_map, outputs):
-            if not batch.is_uniform():
-                raise ValueError(f"output '{name}' has samples of different shapes "
-                                 f"({batch.shape[:3]}...): framework arrays need one shape per "
-                                 f"batch (resize or pad them in the pipeline)")
-            result[name] = self._convert(k, batch, take)
-        return result
+        return {name: self._output(k, j, batch, take)
+                for j, (name, batch) in enumerate(zip(self._output_map, outputs))}
+
+    def _output(self, k, j, batch, take):
+        """Output j of pipeline k as the framework's array (one shape per batch)."""
+        if not batch.is_uniform():
+            raise ValueError(f"output '{self._output_map[j]}' has samples of different shapes "
+                             f"({batch.shape[:3]}...): framework arrays need one shape per "
+                             f"batch (resize or pad them in the pipeline)")
+        return self._convert(k, batch, take)
 
     # -- what subclasses provide ---------------------------------------------------------------
     def _convert(self, k, batch, take):

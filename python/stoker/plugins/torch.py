@@ -19,8 +19,9 @@ import torch
 
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
-__all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "DALIGenericIterator",
-           "DALIClassificationIterator", "shard_from_env"]
+__all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "RaggedIterator",
+           "DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
+           "shard_from_env"]
 
 
 def shard_from_env():
@@ -56,6 +57,55 @@ class ClassificationIterator(GenericIterator):
                          prepare_first_batch=prepare_first_batch)
 
 
+class RaggedIterator(GenericIterator):
+    """GenericIterator whose outputs may hold samples of different shapes (DALI's
+    DALIRaggedIterator). `output_types`, one per output: DENSE_TAG (default: one tensor, as
+    GenericIterator), SPARSE_LIST_TAG (a list with one tensor per sample, each viewing stoker's
+    memory) or SPARSE_COO_TAG (1-D samples as a torch sparse COO tensor, row i holding sample
+    i's values). DALI's fill_last_batch (True: FILL, False: PARTIAL) and dynamic_shape are
+    accepted."""
+
+    DENSE_TAG = "dense"
+    SPARSE_LIST_TAG = "sparse_list"
+    SPARSE_COO_TAG = "sparse_coo"
+
+    def __init__(self, pipelines, output_map, size=-1, reader_name=None, output_types=None,
+                 auto_reset=False, fill_last_batch=None, dynamic_shape=False,
+                 last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
+                 prepare_first_batch=True):
+        tags = (self.DENSE_TAG, self.SPARSE_LIST_TAG, self.SPARSE_COO_TAG)
+        self._types = list(output_types) if output_types is not None else \
+            [self.DENSE_TAG] * len(output_map)
+        if len(self._types) != len(output_map) or any(t not in tags for t in self._types):
+            raise ValueError(f"output_types needs one of {tags} per output of output_map "
+                             f"({len(output_map)}), got {output_types!r}")
+        if fill_last_batch is not None:
+            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else \
+                LastBatchPolicy.PARTIAL
+        super().__init__(pipelines, output_map, size=size, reader_name=reader_name,
+                         auto_reset=auto_reset, last_batch_policy=last_batch_policy,
+                         last_batch_padded=last_batch_padded,
+                         prepare_first_batch=prepare_first_batch)
+
+    def _output(self, k, j, batch, take):
+        tag = self._types[j]
+        if tag == self.DENSE_TAG:
+            return super()._output(k, j, batch, take)
+        samples = [torch.from_dlpack(batch[i]) for i in range(min(take, len(batch)))]
+        if tag == self.SPARSE_LIST_TAG:
+            return samples
+        if any(s.dim() != 1 for s in samples):
+            raise ValueError(f"output '{self._output_map[j]}': SPARSE_COO_TAG takes 1-D samples")
+        device = samples[0].device if samples else torch.device("cpu")
+        rows = torch.cat([torch.full((len(s),), i, dtype=torch.long, device=device)
+                          for i, s in enumerate(samples)])
+        cols = torch.cat([torch.arange(len(s), device=device) for s in samples])
+        # (indices built here, valid by construction: no invariant checks)
+        return torch.sparse_coo_tensor(torch.stack([rows, cols]), torch.cat(samples),
+                                       check_invariants=False)
+
+
 # DALI's names (nvidia.dali.plugin.pytorch), so that a script written for DALI runs unchanged.
 DALIGenericIterator = GenericIterator
 DALIClassificationIterator = ClassificationIterator
+DALIRaggedIterator = RaggedIterator
