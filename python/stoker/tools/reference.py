@@ -1,4 +1,5 @@
-"""The operator reference (docs/operators.md) and the type stubs of stoker.fn (fn.pyi),
+"""The operator reference (docs/operators.md) and the type stubs of stoker.fn and stoker.ops
+(fn.pyi, ops.pyi),
 generated from the operator registry so that neither is kept by hand.
 
     python -m stoker.tools.reference --write    regenerates both files in the source tree
@@ -155,8 +156,55 @@ def stub():
     return "\n".join(lines) + "\n"
 
 
+def _ops_class(name, cls, schemas, indent):
+    """One class of the ops stub: made with the operator's arguments, called with inputs."""
+    schema = schemas.get(cls._op)
+    args = [] if schema is None else schema["args"]
+    params = ["self", "*", "device: str | None = ..."]
+    for a in args:
+        annotation = _STUB_TYPES.get(a["type"], "Any")
+        if a["per_sample"]:
+            annotation += " | DataNode"
+        params.append(f"{a['name']}: {annotation} = ...")
+    params.append("**kwargs: Any")
+    doc = f"fn.{cls._op} as a class" + (" (DALI's old name)" if cls._new_name else "")
+    return [f"{indent}class {name}:",
+            f'{indent}    """{doc}."""',
+            f"{indent}    def __init__({', '.join(params)}) -> None: ...",
+            f"{indent}    def __call__(self, *inputs: DataNode, name: str | None = ..., "
+            f"**kwargs: Any) -> Any: ..."]
+
+
+def ops_stub():
+    """python/stoker/ops.pyi: every class of stoker.ops (DALI's names and the old ones)."""
+    from stoker import ops
+    schemas = {s["name"]: s for s in _stoker.schemas()}
+    lines = ['"""Generated from the operator registry (python -m stoker.tools.reference '
+             '--write); do not edit."""', "",
+             "from typing import Any, Sequence", "",
+             "from stoker.node import DataNode", "",
+             "DTypeLike = Any", ""]
+    spaces = {}
+    for name in sorted(dir(ops)):
+        obj = getattr(ops, name)
+        if isinstance(obj, type) and issubclass(obj, ops._Operator) and obj is not ops._Operator:
+            lines += _ops_class(name, obj, schemas, "")
+        elif type(obj).__name__ == "module" and obj.__name__.startswith("stoker.ops."):
+            spaces[name] = obj
+    for space, module in sorted(spaces.items()):
+        lines += ["", f"class {space}:"]
+        for name in sorted(vars(module)):
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, ops._Operator):
+                lines += _ops_class(name, obj, schemas, "    ")
+    return "\n".join(lines) + "\n"
+
+
+OPS_STUB_PATH = os.path.join(_ROOT, "python", "stoker", "ops.pyi")
+
+
 def _outputs():
-    return {DOC_PATH: markdown(), STUB_PATH: stub()}
+    return {DOC_PATH: markdown(), STUB_PATH: stub(), OPS_STUB_PATH: ops_stub()}
 
 
 def stale():
