@@ -227,3 +227,41 @@ def test_ragged_iterator_gives_lists_and_sparse_tensors():
     assert step["dense"].tolist() == [[7, 7], [8, 8]]
     with pytest.raises(ValueError, match="output_types needs one of"):
         RaggedIterator(pipe, ["a", "b", "c"], size=4, output_types=["dense", "ragged", "dense"])
+
+
+@stoker.pipeline_def
+def _labels_pipe(root):
+    data, labels = fn.readers.file(file_root=root, name="reader", random_shuffle=True,
+                                   initial_fill=4, pad_last_batch=True)
+    return data, fn.cast(labels, dtype=types.INT64)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_iterable_dataset_in_a_dataloader(ten_files, workers):
+    """DataLoader(batch_size=None) over IterableDataset: each worker reads its shard, len() is
+    the epoch's batches over all workers, every sample comes once per epoch, epochs go on."""
+    from torch.utils.data import DataLoader
+    from stoker.plugins.torch import IterableDataset
+    ds = IterableDataset(_labels_pipe, ["data", "label"], reader_name="reader",
+                         num_workers=workers, root=ten_files, batch_size=2, num_threads=1,
+                         seed=1)
+    loader = DataLoader(ds, batch_size=None, num_workers=workers,
+                        persistent_workers=workers > 0)
+    assert len(loader) == len(ds) == (5 if workers == 0 else 6)  # 10, or 2 shards of 5 padded
+    orders = []
+    for _ in range(2):
+        epoch = [b["label"] for b in loader]
+        assert len(epoch) == len(loader)
+        labels = [int(x) for b in epoch for x in b.reshape(-1)]
+        assert set(labels) == set(range(10))  # each shard's padding repeats its last sample
+        orders.append(labels)
+    assert orders[0] != orders[1]  # the next epoch is reshuffled
+
+
+def test_iterable_dataset_refuses_a_dataloader_with_other_workers(ten_files):
+    from torch.utils.data import DataLoader
+    from stoker.plugins.torch import IterableDataset
+    ds = IterableDataset(_labels_pipe, ["data", "label"], reader_name="reader", num_workers=0,
+                         root=ten_files, batch_size=2, num_threads=1)
+    with pytest.raises(Exception, match="made for num_workers=0 but runs with 1"):
+        next(iter(DataLoader(ds, batch_size=None, num_workers=1)))

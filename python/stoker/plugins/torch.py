@@ -21,7 +21,7 @@ from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
 __all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "RaggedIterator",
            "DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
-           "shard_from_env"]
+           "IterableDataset", "shard_from_env"]
 
 
 def shard_from_env():
@@ -103,6 +103,85 @@ class RaggedIterator(GenericIterator):
         # (indices built here, valid by construction: no invariant checks)
         return torch.sparse_coo_tensor(torch.stack([rows, cols]), torch.cat(samples),
                                        check_invariants=False)
+
+
+class IterableDataset(torch.utils.data.IterableDataset):
+    """A stoker pipeline as a torch IterableDataset, for code built around torch's DataLoader
+    (PyTorch Lightning's train_dataloader(), for one):
+
+        ds = IterableDataset(train_pipe, ["images", "labels"], reader_name="Reader",
+                             num_workers=4, root="/data/train", batch_size=64, num_threads=2)
+        loader = DataLoader(ds, batch_size=None, num_workers=4, persistent_workers=True)
+
+    stoker batches itself: give DataLoader batch_size=None and the same num_workers. Each
+    DataLoader worker (or the main process, num_workers=0) builds its own pipeline by calling
+    `pipeline` (a @pipeline_def factory) with `pipeline_kwargs`, and its readers read the
+    worker's shard — worker w of W in rank r reads shard r * W + w of world * W — so an epoch
+    over all workers and ranks gives every sample once. A given seed is offset by the worker's
+    number, so workers draw different augmentations. len() is the number of batches an epoch
+    gives over this rank's workers. Each item is a dict {name: tensor} (output_map).
+
+    Workers keep their pipelines, and with them the readers' position, across epochs when
+    DataLoader keeps its workers (persistent_workers=True); workers started anew for each epoch
+    build new pipelines, which read the first epoch's order again unless set_epoch(e) is called
+    before each epoch (the seed then moves with e). GPU pipelines run in the main process
+    (num_workers=0); DataLoader's worker processes cannot share the CUDA context."""
+
+    def __init__(self, pipeline, output_map, reader_name, num_workers=0,
+                 last_batch_policy=LastBatchPolicy.FILL, **pipeline_kwargs):
+        super().__init__()
+        self._factory, self._output_map = pipeline, list(output_map)
+        self._reader, self._workers = reader_name, int(num_workers)
+        self._policy, self._kwargs = last_batch_policy, pipeline_kwargs
+        self._epoch, self._iterator, self._len = 0, None, None
+
+    def set_epoch(self, epoch):
+        """The epoch the next pipelines start (workers made anew each epoch)."""
+        self._epoch = int(epoch)
+
+    def _build(self, worker):
+        kwargs = dict(self._kwargs)
+        seed = kwargs.get("seed", -1)
+        if seed is not None and seed >= 0:
+            kwargs["seed"] = seed + (worker or 0) * 1000003 + self._epoch
+        pipe = self._factory(**kwargs)
+        if worker is not None and any(n["device"] != "cpu" for n in pipe._nodes):
+            raise ValueError("IterableDataset: the pipeline has GPU operators, which DataLoader "
+                             "worker processes cannot run; use num_workers=0 (the pipeline's "
+                             "own threads and the GPU do the work)")
+        return pipe
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        workers = info.num_workers if info is not None else 0
+        if workers != self._workers:
+            raise ValueError(f"IterableDataset was made for num_workers={self._workers} but "
+                             f"runs with {workers}: give DataLoader the same num_workers")
+        if self._iterator is None:
+            pipe = self._build(info.id if info is not None else None)
+            self._iterator = GenericIterator(pipe, self._output_map, reader_name=self._reader,
+                                             last_batch_policy=self._policy,
+                                             prepare_first_batch=False)
+        else:
+            self._iterator.reset()
+        for step in self._iterator:
+            yield step[0]
+
+    def __len__(self):
+        if self._len is None:
+            from stoker import pipeline as _pipeline
+            workers = max(self._workers, 1)
+            _pipeline._worker_override = (0, workers) if self._workers else None
+            try:  # worker 0's pipeline, built here only to read its reader's extent
+                pipe = self._build(None)
+                pipe.build()
+                self._len = workers * len(GenericIterator(
+                    pipe, self._output_map, reader_name=self._reader,
+                    last_batch_policy=self._policy, prepare_first_batch=False))
+                pipe.close()
+            finally:
+                _pipeline._worker_override = None
+        return self._len
 
 
 # DALI's names (nvidia.dali.plugin.pytorch), so that a script written for DALI runs unchanged.
