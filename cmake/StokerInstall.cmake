@@ -17,8 +17,10 @@ target_include_directories(stoker INTERFACE
   $<BUILD_INTERFACE:${CMAKE_BINARY_DIR}/layers/ops>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 target_compile_features(stoker INTERFACE cxx_std_20)
+# Installed, it finds the libraries it links from non-system places (an FFmpeg built into a
+# prefix) through its RPATH.
 set_target_properties(stoker PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION 0
-                                        EXPORT_NAME stoker)
+                                        EXPORT_NAME stoker INSTALL_RPATH_USE_LINK_PATH TRUE)
 stoker_target_options(stoker)
 
 install(TARGETS stoker EXPORT stokerTargets COMPONENT cpp

@@ -38,8 +38,11 @@ class DataNode:
         return f"DataNode({self.name})"
 
     def gpu(self):
-        """This value copied to the GPU (one asynchronous copy per batch). The pipeline needs a
-        device_id. Under STOKER_FORCE_CPU=1 the value stays on the CPU."""
+        """This value copied to the GPU (one asynchronous copy per batch); a value already on
+        the GPU is returned as it is (as in DALI). The pipeline needs a device_id. Under
+        STOKER_FORCE_CPU=1 the value stays on the CPU."""
+        if self._pipeline._nodes[self._node]["device"] in ("gpu", "mixed"):
+            return self
         return self._pipeline._add_node("copy_to_device", [self], {}, {}, None, "mixed", 1)
 
     def __bool__(self):

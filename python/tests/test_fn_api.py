@@ -120,3 +120,14 @@ def test_tfrecord_help_shows_what_a_user_passes():
     assert fn.readers.tfrecord.__name__ == "tfrecord"
     import stoker
     assert os.path.exists(os.path.join(os.path.dirname(stoker.__file__), "py.typed"))
+
+
+def test_gpu_of_a_value_already_there_is_itself():
+    """As DALI: .gpu() on a GPU value adds nothing (old scripts call it on GPU outputs)."""
+    pipe = stoker.Pipeline(batch_size=1, device_id=0)
+    with pipe:
+        x = fn.external_source(lambda: [[1]])
+        g = x.gpu()
+        assert g is not x and g.gpu() is g
+        r = fn.resize(g, size=(2, 2))
+        assert r.gpu() is r
