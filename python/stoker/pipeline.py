@@ -527,7 +527,9 @@ class Pipeline:
         # Stops the prefetching thread; the native destructor never blocks on Python (stoker's
         # threads never take the GIL: see external.py).
         self._native = None
-        _stoker.release_borrowed()
+        release = getattr(_stoker, "release_borrowed", None)
+        if release is not None:  # (at interpreter exit the module may be torn down first)
+            release()
 
 
 def _distributed_device():

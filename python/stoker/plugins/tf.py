@@ -1,0 +1,113 @@
+"""TensorFlow: a pipeline as a tf.data dataset, with DALI's interface
+(nvidia.dali.plugin.tf.DALIDataset), and an iterator of tf.Tensors made through DLPack.
+
+    import stoker.plugins.tf as stoker_tf
+    ds = stoker_tf.DALIDataset(pipe, batch_size=64, device_id=0,
+                               output_dtypes=(tf.float32, tf.int32),
+                               output_shapes=((64, 224, 224, 3), (64, 1)))
+    model.fit(ds, steps_per_epoch=steps)
+
+The dataset is endless, as DALI's (epochs are counted by steps_per_epoch); it ends only when an
+external source ends. Its tensors are TensorFlow's own (tf.data copies what the pipeline
+hands it; a GPU pipeline's outputs are copied to the host first). `Iterator` gives tf.Tensors
+that are the pipeline's memory itself, CPU or GPU (DLPack, no copy), for custom training loops.
+
+Sharding under tf.distribute: build one dataset per input pipeline,
+
+    def dataset_fn(context):
+        pipe = train_pipe(shard_id=context.input_pipeline_id,
+                          num_shards=context.num_input_pipelines, ...)
+        return stoker_tf.DALIDataset(pipe, output_dtypes=..., output_shapes=...)
+    dist = strategy.distribute_datasets_from_function(dataset_fn)
+"""
+
+import tensorflow as tf
+from tensorflow.python.data.ops import dataset_ops
+
+from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
+
+__all__ = ["DALIDataset", "Dataset", "Iterator", "LastBatchPolicy"]
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _host_array(batch):
+    return (batch.as_cpu() if batch.device == "gpu" else batch).as_array()
+
+
+class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
+    """The batches of `pipeline` as a tf.data.Dataset of tuples of tensors (one per pipeline
+    output; a single output gives tensors, not tuples). output_dtypes: tf.DType per output
+    (required, as in DALI); output_shapes: shapes per output (None: unknown; a declared shape
+    is checked against every batch). batch_size, num_threads, device_id, prefetch_queue_depth
+    and DALI's other arguments are accepted for DALI's scripts; the pipeline's own settings
+    apply (a differing batch_size is refused)."""
+
+    def __init__(self, pipeline, output_dtypes=None, output_shapes=None,
+                 fail_on_device_mismatch=True, *, batch_size=None, num_threads=None,
+                 device_id=None, exec_separated=False, exec_dynamic=False,
+                 prefetch_queue_depth=None, cpu_prefetch_queue_depth=None,
+                 gpu_prefetch_queue_depth=None, dtypes=None, shapes=None, input_datasets=None):
+        if input_datasets is not None:
+            raise NotImplementedError("DALIDataset: input_datasets (tf.data inputs to external "
+                                      "sources) is not supported; feed external sources from "
+                                      "Python callables")
+        output_dtypes = output_dtypes if output_dtypes is not None else dtypes
+        output_shapes = output_shapes if output_shapes is not None else shapes
+        if output_dtypes is None:
+            raise TypeError("DALIDataset needs output_dtypes: a tf.DType per pipeline output")
+        single = not isinstance(output_dtypes, (tuple, list))
+        dtypes = _as_tuple(output_dtypes)
+        if not all(isinstance(d, tf.DType) for d in dtypes):
+            raise TypeError(f"output_dtypes must be tf.DType values, got {output_dtypes!r}")
+        if output_shapes is None:
+            shapes = (None,) * len(dtypes)
+        else:
+            shapes = (output_shapes,) if single else _as_tuple(output_shapes)
+        if len(shapes) != len(dtypes):
+            raise ValueError(f"DALIDataset: {len(dtypes)} output_dtypes but {len(shapes)} "
+                             f"output_shapes")
+        if batch_size is not None and batch_size != pipeline.batch_size:
+            raise ValueError(f"DALIDataset: batch_size={batch_size}, but the pipeline's is "
+                             f"{pipeline.batch_size}")
+        self._pipeline = pipeline
+        signature = tuple(tf.TensorSpec(shape=s, dtype=d) for s, d in zip(shapes, dtypes))
+        dtypes_np = [d.as_numpy_dtype for d in dtypes]
+
+        def batches():
+            pipeline.build()
+            while True:
+                try:
+                    outputs = pipeline.run()
+                except StopIteration:
+                    return
+                if len(outputs) != len(dtypes):
+                    raise ValueError(f"DALIDataset: the pipeline has {len(outputs)} outputs, "
+                                     f"output_dtypes names {len(dtypes)}")
+                arrays = []
+                for k, (b, want) in enumerate(zip(outputs, dtypes_np)):
+                    a = _host_array(b)
+                    if a.dtype != want:
+                        raise TypeError(f"DALIDataset: output {k} is {a.dtype}, output_dtypes "
+                                        f"says {tf.as_dtype(want).name}")
+                    arrays.append(a)
+                yield arrays[0] if single else tuple(arrays)
+
+        inner = tf.data.Dataset.from_generator(
+            batches, output_signature=signature[0] if single else signature)
+        super().__init__(inner, inner._variant_tensor)
+
+
+Dataset = DALIDataset
+
+
+class Iterator(BaseIterator):
+    __doc__ = BaseIterator.__doc__ + """
+    Each step is a list with one dict per pipeline, {name: tf.Tensor}: the batch's own memory
+    (CPU or GPU) through DLPack, no copy."""
+
+    def _convert(self, k, batch, take):
+        t = tf.experimental.dlpack.from_dlpack(batch.__dlpack__())
+        return t[:take] if take < t.shape[0] else t

@@ -1,0 +1,96 @@
+"""stoker.plugins.tf: DALIDataset as a tf.data.Dataset (declared dtypes and shapes, a small Keras
+model trained on it, tf.distribute's per-input-pipeline datasets, an external source's end ending
+it, errors), and Iterator's tf.Tensors made through DLPack. TensorFlow from PyPI, on the CPU."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+
+import stoker  # noqa: E402
+import stoker.plugins.tf as stoker_tf  # noqa: E402
+from stoker import fn  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def two_classes(tmp_path_factory):
+    pytest.importorskip("PIL")
+    from stoker.datasets import make_jpeg_folder
+    root = str(tmp_path_factory.mktemp("tf_jpegs"))
+    make_jpeg_folder(root, num_images=24, num_classes=2, seed=3, separable=True)
+    return root
+
+
+def _pipe(root, shard_id=0, num_shards=1, batch=8):
+    pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=1)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, shard_id=shard_id,
+                                        num_shards=num_shards, name="r")
+        images = fn.resize(fn.decoders.image(jpegs), size=(32, 32))
+        images = fn.crop_mirror_normalize(images, mean=[128.0], std=[64.0], output_layout="HWC")
+        pipe.set_outputs(images, labels)
+    return pipe
+
+
+def test_dataset_trains_a_keras_model(two_classes):
+    ds = stoker_tf.DALIDataset(_pipe(two_classes), batch_size=8, device_id=None,
+                               output_dtypes=(tf.float32, tf.int32),
+                               output_shapes=((8, 32, 32, 3), (8, 1)))
+    assert isinstance(ds, tf.data.Dataset)
+    assert ds.element_spec == (tf.TensorSpec((8, 32, 32, 3), tf.float32),
+                               tf.TensorSpec((8, 1), tf.int32))
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([
+        tf.keras.Input((32, 32, 3)), tf.keras.layers.Conv2D(8, 3, activation="relu"),
+        tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(2)])
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    losses = model.fit(ds, steps_per_epoch=6, epochs=4, verbose=0,
+                       shuffle=False).history["loss"]
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_one_output_gives_tensors_and_an_external_source_ends_the_dataset():
+    batches = [np.full((2, 3), k, np.int16) for k in range(3)]
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(batches))
+    ds = stoker_tf.DALIDataset(pipe, output_dtypes=tf.int16)
+    got = [t.numpy() for t in ds]
+    assert [int(t[0, 0]) for t in got] == [0, 1, 2] and got[0].shape == (2, 3)
+
+
+def test_sharded_datasets_under_tf_distribute(two_classes):
+    strategy = tf.distribute.MirroredStrategy(devices=["/cpu:0"])
+    contexts = []
+
+    def dataset_fn(context):
+        contexts.append((context.input_pipeline_id, context.num_input_pipelines))
+        pipe = _pipe(two_classes, shard_id=context.input_pipeline_id,
+                     num_shards=context.num_input_pipelines)
+        return stoker_tf.DALIDataset(pipe, output_dtypes=(tf.float32, tf.int32),
+                                     output_shapes=((8, 32, 32, 3), (8, 1)))
+
+    dist = strategy.distribute_datasets_from_function(dataset_fn)
+    images, labels = next(iter(dist))
+    assert contexts == [(0, 1)] and tuple(images.shape) == (8, 32, 32, 3)
+
+
+def test_declared_types_are_checked(two_classes):
+    with pytest.raises(TypeError, match="DALIDataset needs output_dtypes"):
+        stoker_tf.DALIDataset(_pipe(two_classes))
+    with pytest.raises(ValueError, match="batch_size=4, but the pipeline's is 8"):
+        stoker_tf.DALIDataset(_pipe(two_classes), batch_size=4,
+                              output_dtypes=(tf.float32, tf.int32))
+    wrong = stoker_tf.DALIDataset(_pipe(two_classes), output_dtypes=(tf.float32, tf.float32))
+    with pytest.raises(Exception, match="output 1 is int32, output_dtypes says float32"):
+        next(iter(wrong))
+
+
+def test_iterator_gives_the_batches_through_dlpack(two_classes):
+    it = stoker_tf.Iterator(_pipe(two_classes), ["images", "labels"], reader_name="r")
+    step = next(it)[0]
+    assert isinstance(step["images"], tf.Tensor) and step["labels"].dtype == tf.int32
+    expect = _pipe(two_classes).run()
+    np.testing.assert_array_equal(step["images"].numpy(), expect[0].as_array())
+    assert len(it) == 3  # 24 images, batch 8
