@@ -214,6 +214,20 @@ def _choice(a, *, p=None, shape=None, device="cpu", name=None):
     return pipe._add_node("random.choice", [], args, arg_inputs, name, device, 1)
 
 
+def namespace(module, path, doc):
+    """The nested module `module`.path[0].path[1]... (made on first use, registered in
+    sys.modules), documented as doc.format(name) (fn's and ops's namespaces)."""
+    target = module
+    for p in path:
+        if not hasattr(target, p):
+            ns = _pytypes.ModuleType(f"{target.__name__}.{p}")
+            ns.__doc__ = doc.format(p)
+            setattr(target, p, ns)
+            sys.modules[ns.__name__] = ns
+        target = getattr(target, p)
+    return target
+
+
 _PUBLIC = []  # what dir(fn) lists: the operators and their namespaces
 
 
@@ -227,14 +241,7 @@ def _install():
         if schema["name"] in ("external_source", "readers.tfrecord", "random.choice"):
             continue  # Python wrappers (above) add the source handling / features dict
         parts = schema["name"].split(".")
-        target = module
-        for p in parts[:-1]:
-            if not hasattr(target, p):
-                ns = _pytypes.ModuleType(f"{target.__name__}.{p}")
-                ns.__doc__ = f"stoker.fn.{p} operators"
-                setattr(target, p, ns)
-                sys.modules[ns.__name__] = ns
-            target = getattr(target, p)
+        target = namespace(module, parts[:-1], "stoker.fn.{} operators")
         setattr(target, parts[-1], _make_op(schema))
     native = {s["name"]: s for s in _stoker.schemas()}
     module.readers.tfrecord = _tfrecord
@@ -246,8 +253,8 @@ def _install():
     _tfrecord.__qualname__ = _tfrecord.__name__ = "tfrecord"
     _choice.__qualname__ = _choice.__name__ = "choice"
     _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()}))
-    for namespace in {s["name"].split(".")[0] for s in native.values() if "." in s["name"]}:
-        ns = getattr(module, namespace)
+    for space in {s["name"].split(".")[0] for s in native.values() if "." in s["name"]}:
+        ns = getattr(module, space)
         ns.__dir__ = (lambda ns=ns: sorted(k for k in vars(ns) if not k.startswith("_")))
 
 

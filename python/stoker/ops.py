@@ -20,7 +20,6 @@ DALI's first releases (``Resize(random_resize=True, resize_a=256, resize_b=480)`
 are translated into today's, each with a DeprecationWarning naming the new spelling."""
 
 import sys
-import types as _pytypes
 import warnings
 
 from stoker import _stoker
@@ -215,14 +214,7 @@ def _install():
     for op in sorted(_ARG_NAMES):
         full = _class_name(op)
         *path, name = full.split(".")
-        target = module
-        for p in path:
-            if not hasattr(target, p):
-                sub = _pytypes.ModuleType(f"{target.__name__}.{p}")
-                sub.__doc__ = f"stoker.ops.{p}: DALI's class-based {p} operators"
-                setattr(target, p, sub)
-                sys.modules[sub.__name__] = sub
-            target = getattr(target, p)
+        target = _fn.namespace(module, path, "stoker.ops.{}: DALI's class-based operators")
         if op == "external_source":
             cls = ExternalSource
         else:

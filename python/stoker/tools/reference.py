@@ -134,14 +134,16 @@ def _stub_def(name, func, schema, indent):
     return f"{decorator}{indent}def {name}({', '.join(params)}) -> {result}: ..."
 
 
+# The first lines of both stubs.
+_STUB_HEADER = ('"""Generated from the operator registry (python -m stoker.tools.reference '
+                '--write); do not edit."""', "", "from typing import Any, Sequence", "",
+                "from stoker.node import DataNode", "", "DTypeLike = Any", "")
+
+
 def stub():
     """python/stoker/fn.pyi: every fn operator (nested namespaces as classes)."""
     schemas = {s["name"]: s for s in _stoker.schemas()}
-    lines = ['"""Generated from the operator registry (python -m stoker.tools.reference '
-             '--write); do not edit."""', "",
-             "from typing import Any, Sequence", "",
-             "from stoker.node import DataNode", "",
-             "DTypeLike = Any", ""]
+    lines = list(_STUB_HEADER)
     top, spaces = [], {}
     for name in sorted(schemas):
         parts = name.split(".")
@@ -179,11 +181,7 @@ def ops_stub():
     """python/stoker/ops.pyi: every class of stoker.ops (DALI's names and the old ones)."""
     from stoker import ops
     schemas = {s["name"]: s for s in _stoker.schemas()}
-    lines = ['"""Generated from the operator registry (python -m stoker.tools.reference '
-             '--write); do not edit."""', "",
-             "from typing import Any, Sequence", "",
-             "from stoker.node import DataNode", "",
-             "DTypeLike = Any", ""]
+    lines = list(_STUB_HEADER)
     spaces = {}
     for name in sorted(dir(ops)):
         obj = getattr(ops, name)
