@@ -573,16 +573,21 @@ def pipeline_def(fn=None, **pipeline_kwargs):
     """Decorator: turns a function that calls ``fn.*`` operators and returns the pipeline's
     outputs into a factory of Pipelines. Pipeline arguments (batch_size, num_threads, seed,
     …) may be given to the decorator and overridden when calling the factory; other keyword
-    arguments go to the function."""
+    arguments go to the function. debug=True: the function runs at every run(), its operators
+    as it calls them, so values can be printed (stoker.debug)."""
 
     def decorate(func):
         pipe_params = (set(inspect.signature(Pipeline.__init__).parameters) - {"self", "options"}
-                       ) | set(_stoker.PipelineOptions.names()) | DALI_PIPELINE_ARGS
+                       ) | set(_stoker.PipelineOptions.names()) | DALI_PIPELINE_ARGS | {"debug"}
 
         @functools.wraps(func)
         def factory(*args, **kwargs):
             own = {k: kwargs.pop(k) for k in list(kwargs) if k in pipe_params}
-            pipe = Pipeline(**{**pipeline_kwargs, **own})
+            options = {**pipeline_kwargs, **own}
+            if options.pop("debug", False):  # operators run as the function calls them
+                from stoker.debug import DebugPipeline
+                return DebugPipeline(func, args, kwargs, **options)
+            pipe = Pipeline(**options)
             with pipe:
                 outputs = func(*args, **kwargs)
                 if isinstance(outputs, DataNode):

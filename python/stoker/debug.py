@@ -1,0 +1,130 @@
+"""Debug mode (DALI's ``pipeline_def(debug=True)``): the pipeline function runs at every
+``run()`` and each operator call runs at once, so its value can be printed and inspected::
+
+    @stoker.pipeline_def(batch_size=8, num_threads=2, debug=True)
+    def pipe():
+        jpegs, labels = fn.readers.file(file_root=root)
+        images = fn.decoders.image(jpegs)
+        print(images)               # DataNodeDebug(decoders.image_1: 8 samples, uint8 HWC ...)
+        images.get()                # the stoker.Batch itself
+        return images, labels
+
+    p = pipe()
+    images, labels = p.run()
+
+Each call site (the k-th operator call of the function) gets a pipeline of its own, made at the
+first run: the operator behind external sources that take its inputs (and per-sample
+arguments). Readers and random operators keep their state from run to run, so the function must
+call its operators in the same order every time. It is a tool for looking at data, far slower
+than the pipeline itself (each call is a pipeline step)."""
+
+import numpy as np
+
+from stoker.node import DataNode, _Expr
+from stoker.pipeline import Pipeline, _local
+
+
+class DataNodeDebug(DataNode):
+    """An operator's output in debug mode: the batch it gave in this run (get())."""
+
+    def __init__(self, pipeline, node, index, name, batch):
+        super().__init__(pipeline, node, index, name)
+        self._batch = batch
+
+    def get(self):
+        """The batch (a stoker.Batch)."""
+        return self._batch
+
+    def __repr__(self):
+        b = self._batch
+        shapes = b.shape
+        text = (f"DataNodeDebug({self.name}: {len(b)} samples, {b.dtype} "
+                f"{b.layout or '(no layout)'} on the {'GPU' if b.device == 'gpu' else 'CPU'}, "
+                f"shapes {shapes[:4]}{' ...' if len(shapes) > 4 else ''}")
+        if len(b) and b.device != "gpu":
+            first = np.array(b.at(0))
+            if first.size <= 12:
+                text += f", sample 0: {first.ravel().tolist()}"
+            elif first.size:
+                text += (f", sample 0: min {first.min()}, max {first.max()}, "
+                         f"mean {first.mean():.4g}")
+        return text + ")"
+
+
+class DebugPipeline(Pipeline):
+    """A pipeline in debug mode (made by pipeline_def(debug=True)): run() calls the function."""
+
+    def __init__(self, func, args, kwargs, **pipeline_kwargs):
+        super().__init__(**pipeline_kwargs)
+        self._func, self._args, self._kwargs = func, args, kwargs
+        self._sites = {}    # call number -> its pipeline
+        self._call = 0
+
+    def build(self):
+        pass  # each call site's pipeline is built at its first run
+
+    def run(self):
+        self._call = 0
+        self._nodes = []
+        _local.stack = getattr(_local, "stack", []) + [self]
+        try:
+            outputs = self._func(*self._args, **self._kwargs)
+        finally:
+            _local.stack.pop()
+        if isinstance(outputs, DataNode):
+            outputs = (outputs,)
+        return tuple(self._value(o).get() for o in outputs)
+
+    def _value(self, x):
+        if isinstance(x, _Expr):
+            x = x._materialize()
+        if not isinstance(x, DataNodeDebug):
+            raise TypeError(f"debug mode: expected an operator's output, got {type(x).__name__}")
+        return x
+
+    def _add_node(self, op, inputs, args, arg_inputs, name, device, num_outputs,
+                  external=None):
+        inputs = [self._value(x) for x in inputs]
+        arg_inputs = {k: self._value(v) for k, v in arg_inputs.items()}
+        k = self._call
+        self._call += 1
+        site = self._sites.get(k)
+        if site is None:
+            site = self._make_site(k, op, inputs, args, arg_inputs, name, device, num_outputs,
+                                   external)
+            self._sites[k] = site
+        elif site["op"] != op:
+            raise RuntimeError(f"debug mode: call {k} of the pipeline function is {op} in this "
+                               f"run but was {site['op']} before; call the operators in the "
+                               f"same order every run")
+        pipe = site["pipe"]
+        for j, x in enumerate(inputs):
+            pipe.feed_input(f"in{j}", list(x.get()), layout=x.get().layout)
+        for a, x in arg_inputs.items():
+            pipe.feed_input(f"arg_{a}", list(x.get()), layout=x.get().layout)
+        batches = pipe.run()
+        index = len(self._nodes)
+        label = name or f"{op}_{k}"
+        self._nodes.append({"op": op, "name": label, "device": site["device"]})
+        outs = [DataNodeDebug(self, index, i, label if num_outputs == 1 else f"{label}[{i}]", b)
+                for i, b in enumerate(batches)]
+        return outs[0] if num_outputs == 1 else tuple(outs)
+
+    def _make_site(self, k, op, inputs, args, arg_inputs, name, device, num_outputs, external):
+        from stoker import fn
+        o = self._options
+        seed = o.seed if o.seed >= 0 else -1
+        pipe = Pipeline(batch_size=o.batch_size, num_threads=o.num_threads,
+                        device_id=o.device_id,
+                        seed=seed if seed < 0 else seed + 7919 * (k + 1), prefetch_queue_depth=1)
+        with pipe:
+            ins = [fn.external_source(name=f"in{j}",
+                                      device="gpu" if x.get().device == "gpu" else "cpu")
+                   for j, x in enumerate(inputs)]
+            ains = {a: fn.external_source(name=f"arg_{a}") for a in arg_inputs}
+            outs = pipe._add_node(op, ins, args, ains, name, device, num_outputs,
+                                  external=external)
+            pipe.set_outputs(*(outs if isinstance(outs, tuple) else (outs,)))
+        pipe.build()
+        placed = pipe._nodes[-1]["device"]
+        return {"op": op, "pipe": pipe, "device": placed}
