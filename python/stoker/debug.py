@@ -21,7 +21,7 @@ than the pipeline itself (each call is a pipeline step)."""
 import numpy as np
 
 from stoker.node import DataNode, _Expr
-from stoker.pipeline import Pipeline, _local
+from stoker.pipeline import Pipeline, _local, _returned
 
 
 class DataNodeDebug(DataNode):
@@ -71,9 +71,7 @@ class DebugPipeline(Pipeline):
             outputs = self._func(*self._args, **self._kwargs)
         finally:
             _local.stack.pop()
-        if isinstance(outputs, DataNode):
-            outputs = (outputs,)
-        return tuple(self._value(o).get() for o in outputs)
+        return tuple(self._value(o).get() for o in _returned(outputs, self._func.__name__))
 
     def _value(self, x):
         if isinstance(x, _Expr):

@@ -7,12 +7,12 @@ import atexit
 import functools
 import inspect
 import os
-import sys
 import threading
 import weakref
 import warnings
 
 from stoker import _stoker
+from stoker.distributed import _distributed_device, _distributed_shard
 from stoker.options import DALI_PIPELINE_ARGS, configure
 from stoker.batch import Batch
 from stoker.node import DataNode
@@ -249,12 +249,7 @@ class Pipeline:
         if not self._outputs and type(self).define_graph is not Pipeline.define_graph:
             with self:  # a subclass's graph (DALI's class-based API, stoker.ops)
                 outputs = self.define_graph()
-            if isinstance(outputs, DataNode):
-                outputs = (outputs,)
-            if not isinstance(outputs, (tuple, list)):
-                raise TypeError(f"{type(self).__name__}.define_graph must return DataNodes "
-                                f"(operator outputs), got {type(outputs).__name__}")
-            self.set_outputs(*outputs)
+            self.set_outputs(*_returned(outputs, f"{type(self).__name__}.define_graph"))
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
@@ -532,41 +527,14 @@ class Pipeline:
             release()
 
 
-def _distributed_device():
-    """The GPU of this process in a distributed job, for pipelines with GPU operators built
-    without a device_id: torchrun's LOCAL_RANK, else torch's current device when
-    torch.distributed is initialised; None outside a job."""
-    if "LOCAL_RANK" in os.environ:
-        return int(os.environ["LOCAL_RANK"])
-    torch = sys.modules.get("torch")
-    dist = getattr(torch, "distributed", None)
-    if dist is not None and dist.is_available() and dist.is_initialized() and \
-            torch.cuda.is_available():
-        return torch.cuda.current_device()
-    return None
-
-
-# (worker, workers) that _distributed_shard takes as a DataLoader worker's (IterableDataset's
-# len() builds worker 0's pipeline in the main process).
-_worker_override = None
-
-
-def _distributed_shard():
-    """{"shard_id", "num_shards"} of this process in a distributed job (torch.distributed when
-    it is initialised, else torchrun's RANK and WORLD_SIZE) and, inside a torch DataLoader
-    worker, of this worker among the job's workers; {} outside both."""
-    torch = sys.modules.get("torch")
-    dist = getattr(torch, "distributed", None)
-    if dist is not None and dist.is_available() and dist.is_initialized():
-        rank, world = dist.get_rank(), dist.get_world_size()
-    else:
-        rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-    data = getattr(getattr(torch, "utils", None), "data", None)
-    info = data.get_worker_info() if data is not None else None
-    worker = (info.id, info.num_workers) if info is not None else _worker_override
-    if worker is not None:  # worker w of W in rank r: shard r * W + w of world * W
-        rank, world = rank * worker[1] + worker[0], world * worker[1]
-    return {"shard_id": rank, "num_shards": world} if world > 1 else {}
+def _returned(outputs, who):
+    """What a pipeline function (or define_graph) returned, as a tuple of DataNodes."""
+    if isinstance(outputs, DataNode):
+        return (outputs,)
+    if not isinstance(outputs, (tuple, list)):
+        raise TypeError(f"{who} must return DataNodes (operator outputs), got "
+                        f"{type(outputs).__name__}")
+    return tuple(outputs)
 
 
 def pipeline_def(fn=None, **pipeline_kwargs):
@@ -589,13 +557,7 @@ def pipeline_def(fn=None, **pipeline_kwargs):
                 return DebugPipeline(func, args, kwargs, **options)
             pipe = Pipeline(**options)
             with pipe:
-                outputs = func(*args, **kwargs)
-                if isinstance(outputs, DataNode):
-                    outputs = (outputs,)
-                if not isinstance(outputs, (tuple, list)):
-                    raise TypeError(f"{func.__name__} must return DataNodes (operator outputs), "
-                                    f"got {type(outputs).__name__}")
-                pipe.set_outputs(*outputs)
+                pipe.set_outputs(*_returned(func(*args, **kwargs), func.__name__))
             return pipe
 
         return factory

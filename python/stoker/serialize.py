@@ -4,7 +4,8 @@ src/pipeline/serialize.cpp), which also checks every field of a document it read
 
 from stoker import _stoker
 from stoker.options import configure
-from stoker.pipeline import DataNode, _distributed_shard
+from stoker.distributed import _distributed_shard
+from stoker.pipeline import DataNode
 
 
 def to_json(pipe, path=None):

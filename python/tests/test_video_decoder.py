@@ -10,7 +10,7 @@ import pytest
 import stoker
 from stoker import _stoker, fn
 
-from video_fixtures import videos_or_skip
+from video_fixtures import decode_videos as decode, videos_or_skip
 
 if not _stoker.build_info()["ffmpeg"]:
     pytest.skip("stoker was built without FFmpeg: no video", allow_module_level=True)
@@ -19,21 +19,6 @@ if not _stoker.build_info()["ffmpeg"]:
 @pytest.fixture(scope="module")
 def videos(tmp_path_factory):
     return videos_or_skip(tmp_path_factory.mktemp("videos"))
-
-
-def decode(paths, device="cpu", **kw):
-    data = [np.fromfile(p, np.uint8) for p in paths]
-    pipe = stoker.Pipeline(batch_size=len(data), num_threads=2,
-                           device_id=0 if device == "mixed" else None)
-    with pipe:
-        enc = fn.external_source(source=lambda: data, batch=True)
-        pipe.set_outputs(fn.decoders.video(enc, device=device, **kw))
-    pipe.build()
-    (out,) = pipe.run()
-    if device == "mixed":
-        out = out.as_cpu()
-    assert out.layout == "FHWC"
-    return [np.array(out.at(i)) for i in range(len(out))]
 
 
 def all_frames(path, frames):

@@ -11,7 +11,7 @@ import pytest
 import stoker
 from stoker import _stoker, fn
 
-from video_fixtures import videos_or_skip
+from video_fixtures import decode_videos, videos_or_skip
 
 if not _stoker.cuda_available():
     pytest.skip("no GPU", allow_module_level=True)
@@ -102,25 +102,12 @@ def test_streams_nvdec_does_not_take_are_named(videos):
 def test_mixed_decoders_video_equals_the_cpu_one(videos):
     """decoders.video on NVDEC (mixed) against its CPU backend: listed frames in any order with
     repeats, ranges with each padding, a batch of different videos."""
-    names = ["h264", "hevc_smooth", "vp9_smooth", "bt709full"]
-    data = [np.fromfile(videos[n], np.uint8) for n in names]
-
-    def decode(device, **kw):
-        pipe = stoker.Pipeline(batch_size=len(data), num_threads=2, device_id=0)
-        with pipe:
-            enc = fn.external_source(source=lambda: data, batch=True)
-            pipe.set_outputs(fn.decoders.video(enc, device=device, **kw))
-        pipe.build()
-        (out,) = pipe.run()
-        if device == "mixed":
-            assert out.device == "gpu"
-            out = out.as_cpu()
-        return [np.array(out.at(i)) for i in range(len(out))]
+    paths = [videos[n] for n in ("h264", "hevc_smooth", "vp9_smooth", "bt709full")]
 
     for kw in ({}, dict(frames=[7, 2, 12, 2, 0]),
                dict(start_frame=20, sequence_length=14, stride=2, fill_value=[9, 8, 7]),
                dict(start_frame=25, sequence_length=8, pad_mode="reflect_101")):
-        for c, g in zip(decode("cpu", **kw), decode("mixed", **kw)):
+        for c, g in zip(decode_videos(paths, "cpu", **kw), decode_videos(paths, "mixed", **kw)):
             assert c.shape == g.shape and np.array_equal(c, g), kw
 
 

@@ -70,3 +70,25 @@ def videos_or_skip(folder):
 if __name__ == "__main__":
     for name, path in make_videos(sys.argv[1]).items():
         print(name, path)
+
+
+def decode_videos(paths, device="cpu", **kw):
+    """The files at `paths` through decoders.video (cpu, or mixed: checked to be on the GPU),
+    one batch: its samples as numpy arrays (layout FHWC checked)."""
+    import numpy as np
+    import stoker
+    from stoker import fn
+
+    data = [np.fromfile(p, np.uint8) for p in paths]
+    pipe = stoker.Pipeline(batch_size=len(data), num_threads=2,
+                           device_id=0 if device == "mixed" else None)
+    with pipe:
+        enc = fn.external_source(source=lambda: data, batch=True)
+        pipe.set_outputs(fn.decoders.video(enc, device=device, **kw))
+    pipe.build()
+    (out,) = pipe.run()
+    if device == "mixed":
+        assert out.device == "gpu"
+        out = out.as_cpu()
+    assert out.layout == "FHWC"
+    return [np.array(out.at(i)) for i in range(len(out))]

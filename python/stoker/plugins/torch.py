@@ -169,9 +169,9 @@ class IterableDataset(torch.utils.data.IterableDataset):
 
     def __len__(self):
         if self._len is None:
-            from stoker import pipeline as _pipeline
+            from stoker import distributed as _distributed
             workers = max(self._workers, 1)
-            _pipeline._worker_override = (0, workers) if self._workers else None
+            _distributed._worker_override = (0, workers) if self._workers else None
             try:  # worker 0's pipeline, built here only to read its reader's extent
                 pipe = self._build(None)
                 pipe.build()
@@ -180,7 +180,7 @@ class IterableDataset(torch.utils.data.IterableDataset):
                     last_batch_policy=self._policy, prepare_first_batch=False))
                 pipe.close()
             finally:
-                _pipeline._worker_override = None
+                _distributed._worker_override = None
         return self._len
 
 
