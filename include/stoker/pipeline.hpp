@@ -126,6 +126,10 @@ class Pipeline {
   StreamHandle feed_stream() const;
   // Marks the end of external source `name`'s data: the iteration needing more ends the epoch.
   void feed_end(const std::string& name);
+  // After an epoch ended (run() threw EndOfData): drops the end marks still queued at the other
+  // external sources (every source of the iteration got one; the first to run ended it), so
+  // that the next epoch's batches come first.
+  void discard_ends();
   std::vector<std::string> external_source_names() const;
   std::vector<std::string> reader_names() const;
 

@@ -14,106 +14,180 @@ stream it names is waited for.
 """
 
 import inspect
+import warnings
+
+from stoker.worker_process import BatchInfo, SampleInfo  # noqa: F401 (stoker.types shows them)
 
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
+_CYCLE = {None: False, False: False, "no": False, "raise": False, True: True, "quiet": True}
 
 
-class SampleInfo:
-    """What a per-sample external source callable receives (batch=False)."""
+def source_kind(source, batch):
+    """"sample" (a per-sample callable), "batch" (a batch callable), "generator" (a generator
+    function, called for each epoch's iterator), "iterable", or None (fed with feed_input)."""
+    if source is None:
+        return None
+    func = source.func if hasattr(source, "func") and hasattr(source, "args") else source
+    if inspect.isgeneratorfunction(func):
+        return "generator"
+    if callable(source):
+        return "batch" if batch else "sample"
+    if hasattr(source, "__iter__"):
+        return "iterable"
+    return "invalid"
 
-    def __init__(self, idx_in_epoch, idx_in_batch, iteration, epoch_idx):
-        self.idx_in_epoch = idx_in_epoch
-        self.idx_in_batch = idx_in_batch
-        self.iteration = iteration
-        self.epoch_idx = epoch_idx
+
+def _arity(source):
+    try:
+        params = inspect.signature(source).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    return sum(1 for p in params if p.default is p.empty and
+               p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 class ExternalSource:
-    """Feeds one external_source node from a Python callable or iterable."""
+    """Feeds the external_source nodes `names` (one per output) from a Python callable or
+    iterable; with parallel=True the pipeline's worker processes run it (stoker.workers)."""
 
-    def __init__(self, name, source, batch, cycle, layout, batch_size, device, no_copy):
-        self.name = name
+    def __init__(self, names, source, batch, cycle, layouts, batch_size, device, no_copy,
+                 num_outputs=None, batch_info=False, parallel=False, prefetch_queue_depth=None,
+                 bytes_per_sample_hint=None):
+        self.names = list(names)
+        self.name = self.names[0] if num_outputs is None else self.names[0].rsplit("[", 1)[0]
+        self.live = list(self.names)  # the nodes the built pipeline kept
         self.source = source
-        self.batch = batch
-        self.cycle = cycle
-        self.layout = layout or ""
+        self.kind = source_kind(source, batch)
+        self.num_outputs = num_outputs
         self.batch_size = batch_size
         self.device = device
-        self.no_copy = bool(no_copy)
-        self.iteration = 0
+        self.layouts = layouts
+        self.no_copy = bool(no_copy) or bool(parallel)  # workers' arrays are shared memory
+        self.parallel = bool(parallel)
+        self.prefetch_queue_depth = 1 if prefetch_queue_depth is None else prefetch_queue_depth
+        self.bytes_per_sample_hint = bytes_per_sample_hint
+        self.pool = None  # the pipeline's WorkerPool, when parallel and started
+        self.iteration = 0  # the next batch to compute, in this epoch
         self.epoch = 0
         self._iterator = None
         self.exhausted = False
-        self._arity = None
         self.fed = 0  # batches given with feed_input (no source)
-        if source is None:
-            return  # fed by Pipeline.feed_input
-        if callable(source):
-            try:
-                params = inspect.signature(source).parameters.values()
-                self._arity = sum(1 for p in params if p.default is p.empty and
-                                  p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-            except (TypeError, ValueError):
-                self._arity = 0
-        elif not hasattr(source, "__iter__"):
-            raise TypeError(f"external_source '{name}': source must be a callable or an "
-                            f"iterable, got {type(source).__name__}")
+        where = f"external_source '{self.name}'"
+        if cycle not in _CYCLE:
+            raise ValueError(f"{where}: cycle must be True/'quiet', False/'no' or 'raise', got "
+                             f"{cycle!r}")
+        self.cycle = _CYCLE[cycle]
+        if self.kind == "invalid":
+            raise TypeError(f"{where}: source must be a callable or an iterable, got "
+                            f"{type(source).__name__}")
+        if self.kind == "iterable" and not batch:
+            raise TypeError(f"{where}: batch=False needs a callable source taking a SampleInfo")
+        if self.kind in ("sample", "batch") and cycle not in (None, False):
+            raise ValueError(f"{where}: cycle applies to iterables and generator functions, not "
+                             f"to a callable source")
+        arity = _arity(source) if self.kind in ("sample", "batch") else 0
+        if self.kind == "sample" and arity != 1:
+            raise TypeError(f"{where}: with batch=False the source is called with one argument "
+                            f"(a SampleInfo); {getattr(source, '__name__', source)!r} takes "
+                            f"{arity}")
+        # A batch callable: 0 (no argument), 1 (the iteration number), 2 (a BatchInfo).
+        self.batch_info_mode = 0 if arity == 0 else (2 if batch_info else 1)
+        if self.parallel:
+            if self.kind is None:
+                raise ValueError(f"{where}: parallel=True needs a source (the workers call it)")
+            if not isinstance(self.prefetch_queue_depth, int) or self.prefetch_queue_depth < 1:
+                raise ValueError(f"{where}: prefetch_queue_depth must be at least 1, got "
+                                 f"{prefetch_queue_depth!r}")
+            if bytes_per_sample_hint is not None and (not isinstance(bytes_per_sample_hint, int)
+                                                      or bytes_per_sample_hint < 1):
+                raise ValueError(f"{where}: bytes_per_sample_hint must be a positive number of "
+                                 f"bytes, got {bytes_per_sample_hint!r}")
 
-    def reset(self):
+    def start(self, epoch, iteration):
+        """Continues at batch `iteration` of `epoch` (a new epoch, or a checkpoint's place)."""
         self._iterator = None
         self.exhausted = False
-        self.iteration = 0
-        self.epoch += 1
+        self.epoch, self.iteration = epoch, iteration
+        if self.pool is not None:
+            self.pool.start_epoch(self.name, epoch, iteration)
+
+    def _iterate(self):
+        if self._iterator is None:
+            self._iterator = iter(self.source() if self.kind == "generator" else self.source)
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            if not self.cycle:
+                raise
+            self._iterator = iter(self.source() if self.kind == "generator" else self.source)
+            return next(self._iterator)
 
     def next_batch(self):
+        """The next batch, as the source gives it (one batch; with num_outputs a tuple)."""
         if self.exhausted:
             raise StopIteration
-        if callable(self.source):
-            if self.batch:
-                data = self.source(self.iteration) if self._arity else self.source()
+        if self.pool is not None:
+            data = self.pool.next_batch(self.name)  # per output, a list of arrays
+            self.iteration += 1
+            return data if self.num_outputs is not None else data[0]
+        if self.kind == "sample":
+            first = self.iteration * self.batch_size
+            data = [self.source(SampleInfo(first + i, i, self.iteration, self.epoch))
+                    for i in range(self.batch_size)]
+            if self.num_outputs is not None:
+                data = self._transpose(data)
+        elif self.kind == "batch":
+            if self.batch_info_mode == 2:
+                data = self.source(BatchInfo(self.iteration, self.epoch))
+            elif self.batch_info_mode == 1:
+                data = self.source(self.iteration)
             else:
-                data = [self.source(SampleInfo(self.iteration * self.batch_size + i, i,
-                                               self.iteration, self.epoch))
-                        for i in range(self.batch_size)]
+                data = self.source()
         else:
-            if self._iterator is None:
-                self._iterator = iter(self.source)
-            try:
-                data = next(self._iterator)
-            except StopIteration:
-                if not self.cycle:
-                    raise
-                self._iterator = iter(self.source)
-                data = next(self._iterator)
-            if not self.batch:
-                raise TypeError(f"external_source '{self.name}': batch=False needs a callable "
-                                f"source taking a SampleInfo")
+            data = self._iterate()
         self.iteration += 1
         return data
 
-    def feed(self, native):
-        """Feeds the next batch to `native` (a built _stoker.Pipeline); False at the end."""
-        if self.source is None:
-            return True  # its batches come from feed_input
-        try:
-            data = self.next_batch()
-        except StopIteration:
-            self.exhausted = True
-            native.feed_end(self.name)
-            return False
-        self.push(native, data)
-        return True
+    def _transpose(self, samples):
+        n = self.num_outputs
+        for i, s in enumerate(samples):
+            if not isinstance(s, (tuple, list)) or len(s) != n:
+                raise TypeError(f"external_source '{self.name}': the source has num_outputs={n}, "
+                                f"so each sample is a tuple of {n} arrays; sample {i} is "
+                                f"{type(s).__name__}")
+        return tuple([s[o] for s in samples] for o in range(n))
 
-    def push(self, native, data, layout=None):
-        """Hands `data` (one batch) to `native` as the node's next batch."""
+    def end(self, native):
+        """Marks the end of the epoch's data at the nodes."""
+        self.exhausted = True
+        for name in self.live:
+            native.feed_end(name)
+
+    def feed(self, native, data):
+        """Feeds `data` (from next_batch) to `native` (a built _stoker.Pipeline)."""
+        if self.num_outputs is None:
+            self.push(native, data)
+        else:
+            if not isinstance(data, (tuple, list)) or len(data) != self.num_outputs:
+                raise TypeError(f"external_source '{self.name}': the source has num_outputs="
+                                f"{self.num_outputs}, so it returns a tuple of "
+                                f"{self.num_outputs} batches; got {type(data).__name__}")
+            for name, batch in zip(self.names, data):
+                if name in self.live:
+                    self.push(native, batch, node=name)
+
+    def push(self, native, data, layout=None, node=None):
+        """Hands `data` (one batch) to `native` as node `node`'s next batch (the first)."""
+        node = node or self.names[0]
         stream = native.feed_stream() if self.device == "gpu" else 0
         waits = set()
         if isinstance(data, (list, tuple)):
             payload = [self._export(x, stream, waits) for x in data]
         else:
             payload = self._export(data, stream, waits)
-        native.feed_input(self.name, payload, self.layout if layout is None else layout,
-                          not self.no_copy, sorted(waits))
+        if layout is None:
+            layout = self.layouts[self.names.index(node)]
+        native.feed_input(node, payload, layout, not self.no_copy, sorted(waits))
 
     def _export(self, x, stream, waits):
         """`x` in a form the native side imports without copying: a numpy array (host data),
@@ -169,3 +243,137 @@ def _from_cuda_array_interface(x, cai, where, waits):
                              f"protocol forbids (1: legacy default, 2: per-thread default)")
         waits.add(int(stream))
     return (int(cai["data"][0]), shape, dtype.name, x)
+
+
+class ExternalSources:
+    """A pipeline's external sources by node name: feeding them, their epochs, the worker pool
+    of the parallel ones, and their place for checkpoints (epoch, batches returned)."""
+
+    def __init__(self):
+        self._nodes = {}  # node name -> ExternalSource (one source may have several nodes)
+        self.pool = None
+        self.epoch = 0  # epochs ended (StopIteration) and started again with reset()
+        self.delivered = 0  # batches run() returned in this epoch
+
+    def __bool__(self):
+        return bool(self._nodes)
+
+    def __iter__(self):
+        return iter(self._nodes)
+
+    def get(self, name):
+        return self._nodes.get(name)
+
+    def add(self, name, es):
+        self._nodes[name] = es
+
+    def feeders(self):
+        seen, out = set(), []
+        for es in self._nodes.values():
+            if id(es) not in seen:
+                seen.add(id(es))
+                out.append(es)
+        return out
+
+    def prune(self, live):
+        """Keeps the nodes the built pipeline kept (`live` names)."""
+        self._nodes = {k: v for k, v in self._nodes.items() if k in live}
+        for es in self.feeders():
+            es.live = [n for n in es.names if n in live]
+
+    def start_workers(self, batch_size, num_workers, start_method, pickler):
+        """Starts the worker pool for the parallel sources (py_num_workers=0: they run in this
+        process, as DALI does)."""
+        if self.pool is not None:
+            return
+        parallel = [es for es in self.feeders() if es.parallel]
+        if not parallel or num_workers == 0:
+            return
+        from stoker.workers import WorkerPool  # multiprocessing only where it is used
+
+        self.pool = WorkerPool(parallel, batch_size, num_workers, start_method, pickler)
+        for es in parallel:
+            es.pool = self.pool
+            es.start(self.epoch, es.iteration)
+
+    def close(self):
+        if self.pool is not None:
+            self.pool.close()
+
+    def feed(self, native, count):
+        """Feeds `count` batches of every source. When one source ends, the epoch ends for all
+        (as in DALI): each of them gets its end mark for that iteration."""
+        sources = [es for es in self.feeders() if es.source is not None]
+        for _ in range(count):
+            if any(es.exhausted for es in sources):
+                return
+            batches = []
+            for es in sources:
+                try:
+                    batches.append(es.next_batch())
+                except StopIteration:
+                    for e in sources:
+                        e.end(native)
+                    return
+            for es, data in zip(sources, batches):
+                es.feed(native, data)
+
+    def any_exhausted(self):
+        return any(es.exhausted for es in self.feeders())
+
+    def reset(self, native):
+        """The next epoch of every source."""
+        native.discard_ends()
+        self.epoch += 1
+        self.delivered = 0
+        for es in self.feeders():
+            es.start(self.epoch, 0)
+
+    # -- checkpoints -----------------------------------------------------------------------
+    _TAG = "external_sources "
+
+    def checkpoint_line(self):
+        """The place to continue from: the epoch and the batches returned in it. Callables are
+        called from there on restore; iterables cannot be positioned (they start again)."""
+        if not self:
+            return ""
+        return f"{self._TAG}epoch {self.epoch} iteration {self.delivered}\n"
+
+    @classmethod
+    def split_checkpoint(cls, text):
+        """(the native pipeline's part of `text`, (epoch, iteration) or None)."""
+        lines, place = [], None
+        for line in (text or "").splitlines(keepends=True):
+            if line.startswith(cls._TAG):
+                words = line.split()
+                try:
+                    place = (int(words[2]), int(words[4]))
+                except (IndexError, ValueError):
+                    raise ValueError(f"invalid checkpoint: bad line {line.strip()!r}") from None
+            else:
+                lines.append(line)
+        return "".join(lines), place
+
+    def restore(self, place):
+        """Continues every source at `place` (from split_checkpoint)."""
+        self.epoch, self.delivered = place
+        for es in self.feeders():
+            if es.kind in ("iterable", "generator"):
+                warnings.warn(f"external_source '{es.name}': its source is an iterable, whose "
+                              f"place a checkpoint cannot hold; it starts from its beginning "
+                              f"(use a callable taking a SampleInfo or BatchInfo to resume it)",
+                              RuntimeWarning, stacklevel=4)
+                es.start(self.epoch, 0)
+            else:
+                es.start(self.epoch, self.delivered)
+
+    def shm_statistics(self, batch_size):
+        pool = self.pool
+        chunks = [c for st in pool.states for c in st.chunks] if pool is not None else []
+        return {"capacities": [c.size for c in chunks],
+                "per_sample_capacities": [c.size / batch_size for c in chunks]}
+
+    def stats(self):
+        """Parallel sources: per source, batches, the seconds run() waited for the workers,
+        the seconds the callbacks took in them, and the shared memory's chunks and capacity."""
+        return self.pool.stats() if self.pool is not None else {}

@@ -123,36 +123,80 @@ def _make_op(schema):
     return op
 
 
-def external_source(source=None, *, batch=True, cycle=False, layout=None, dtype=None,
-                    name=None, device="cpu", no_copy=False):
+def external_source(source=None, num_outputs=None, *, batch=None, cycle=None, layout=None,
+                    dtype=None, ndim=None, name=None, device="cpu", no_copy=None, parallel=None,
+                    prefetch_queue_depth=None, bytes_per_sample_hint=None, batch_info=False,
+                    cuda_stream=None, use_copy_kernel=None, blocking=None):
     """Data from Python. `source` is a callable returning a batch (called with the iteration
-    number if it takes an argument), an iterable of batches, or with batch=False a callable
-    taking a SampleInfo and returning one sample. Without a source, batches are given with
-    `pipe.feed_input(node, batch)` before each run() (DALI's iter_setup does it). A batch is a list of arrays or one array whose
-    first axis is the batch: numpy, torch, JAX, cupy, any DLPack producer or CUDA array
-    interface object. When the source raises StopIteration (or an iterable ends and cycle is
-    False), run() raises StopIteration; reset() starts the next epoch.
+    number if it takes an argument, or a types.BatchInfo with batch_info=True), an iterable of
+    batches, a generator function (called for each epoch), or with batch=False a callable
+    taking a types.SampleInfo and returning one sample. Without a source, batches are given with
+    `pipe.feed_input(node, batch)` before each run() (DALI's iter_setup does it). A batch is a
+    list of arrays or one array whose first axis is the batch: numpy, torch, JAX, cupy, any
+    DLPack producer or CUDA array interface object. With `num_outputs`, the source returns a
+    tuple of that many batches (samples, with batch=False) and a tuple of outputs is returned;
+    `layout`, `dtype` and `ndim` may then be lists (one per output). When the source raises
+    StopIteration (or an iterable ends and cycle is False/"no"/"raise"), run() raises
+    StopIteration; reset() starts the next epoch. cycle=True/"quiet" repeats an iterable.
+
+    parallel=True: the pipeline's worker processes (Pipeline's py_num_workers, py_start_method)
+    run the source, `prefetch_queue_depth` batches ahead (default 1), and hand the samples over
+    through shared memory without copying (stoker.workers); batch defaults to False then.
+    `bytes_per_sample_hint` sizes the first shared-memory chunks.
 
     device="cpu" takes host data; device="gpu" takes CUDA data (ordered after the producer's
     stream, without blocking the host) or host data (uploaded). no_copy=False (default): the
     batch is copied when fed, so the source may reuse its arrays at once. no_copy=True: the
     pipeline uses the arrays themselves, keeping a reference until it is done with them; they
     must stay unchanged until then (return new arrays each time, or a fixed list of arrays that
-    never change)."""
+    never change). cuda_stream, use_copy_kernel and blocking are accepted for DALI's scripts
+    (GPU data is ordered through DLPack; a missing batch is an error, never a wait)."""
     pipe = _current_pipeline()
     if pipe is None:
         raise RuntimeError("fn.external_source called outside a pipeline definition")
     if device not in ("cpu", "gpu"):
         raise ValueError(f"fn.external_source: device must be 'cpu' or 'gpu', got {device!r}")
+    if num_outputs is not None:
+        if not isinstance(num_outputs, int) or isinstance(num_outputs, bool) or num_outputs < 1:
+            raise ValueError(f"fn.external_source: num_outputs must be a positive integer, got "
+                             f"{num_outputs!r}")
+        if name is not None:
+            raise ValueError("fn.external_source: name cannot be given with num_outputs (each "
+                             "output is a node of its own)")
+    parallel = bool(parallel)
+    if batch is None:
+        batch = not parallel
+    n = num_outputs or 1
+    per_output = {}
+    for key, value in (("layout", layout), ("dtype", dtype), ("ndim", ndim)):
+        values = list(value) if isinstance(value, (list, tuple)) else [value] * n
+        if len(values) != n:
+            raise ValueError(f"fn.external_source: {key} has {len(values)} values for "
+                             f"{n} outputs")
+        per_output[key] = values
     index = len(pipe._nodes)
-    node_name = name or f"external_source_{index}"
-    feeder = ExternalSource(node_name, source, batch, cycle, layout, pipe.batch_size, device,
-                            no_copy)
-    args = {"layout": layout or ""}
-    if dtype is not None:
-        args["dtype"] = _plain(dtype)
-    return pipe._add_node("external_source", [], args, {}, node_name, device, 1,
-                          external=feeder)
+    base = name or f"external_source_{index}"
+    names = [base] if num_outputs is None else [f"{base}[{k}]" for k in range(n)]
+    layouts = [lay or "" for lay in per_output["layout"]]
+
+    def node(k, feeder):
+        args = {"layout": layouts[k]}
+        if per_output["dtype"][k] is not None:
+            args["dtype"] = _plain(per_output["dtype"][k])
+        if per_output["ndim"][k] is not None:
+            args["ndim"] = int(per_output["ndim"][k])
+        return pipe._add_node("external_source", [], args, {}, names[k], device, 1,
+                              external=feeder)
+
+    if source is None and num_outputs is not None:  # fed node by node with feed_input
+        return tuple(node(k, ExternalSource([names[k]], None, batch, cycle, [layouts[k]],
+                                            pipe.batch_size, device, no_copy))
+                     for k in range(n))
+    feeder = ExternalSource(names, source, batch, cycle, layouts, pipe.batch_size, device,
+                            no_copy, num_outputs, batch_info, parallel, prefetch_queue_depth,
+                            bytes_per_sample_hint)
+    outs = tuple(node(k, feeder) for k in range(n))
+    return outs if num_outputs is not None else outs[0]
 
 
 def _tfrecord(path, *, features, index_path=None, device="cpu", name=None, **kwargs):

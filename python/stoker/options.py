@@ -56,8 +56,7 @@ def queue_depths(prefetch_queue_depth):
 DALI_PIPELINE_ARGS = frozenset({
     "exec_pipelined", "exec_async", "exec_dynamic", "bytes_per_sample", "set_affinity",
     "max_streams", "max_batch_size", "default_cuda_stream_priority", "enable_memory_stats",
-    "enable_checkpointing", "py_num_workers", "py_start_method", "py_callback_pickler",
-    "output_dtype", "output_ndim", "experimental_exec_dynamic",
+    "enable_checkpointing", "output_dtype", "output_ndim", "experimental_exec_dynamic",
 })
 
 

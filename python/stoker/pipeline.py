@@ -15,6 +15,7 @@ from stoker import _stoker
 from stoker.distributed import _distributed_device, _distributed_shard
 from stoker.options import DALI_PIPELINE_ARGS, configure
 from stoker.batch import Batch
+from stoker.external import ExternalSources
 from stoker.node import DataNode
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -104,8 +105,13 @@ class Pipeline:
     """
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
-                 prefetch_queue_depth=2, cpu_budget=None, **options):
+                 prefetch_queue_depth=2, cpu_budget=None, py_num_workers=1,
+                 py_start_method="fork", py_callback_pickler=None, **options):
         self._setup(_stoker.PipelineOptions())
+        if py_callback_pickler is not None and py_start_method == "fork":
+            raise ValueError("py_callback_pickler applies to py_start_method 'spawn' or "
+                             "'forkserver' (fork copies the sources without pickling)")
+        self._py_workers = (py_num_workers, py_start_method, py_callback_pickler)
         configure(self._options, dict(
             batch_size=batch_size, num_threads=num_threads, device_id=device_id, seed=seed,
             prefetch_queue_depth=prefetch_queue_depth, cpu_budget=cpu_budget, **options))
@@ -114,7 +120,8 @@ class Pipeline:
         self._options = options  # stoker.PipelineOptions: every option, once
         self._nodes = []
         self._outputs = None
-        self._external = {}
+        self._external = ExternalSources()
+        self._py_workers = (1, "fork", None)  # py_num_workers, py_start_method, pickler
         self._native = None
         self._ran = False  # run() was called (plugins restore checkpoints only before)
         self._fed_ahead = False
@@ -191,7 +198,7 @@ class Pipeline:
             "auto_args": sorted(auto),  # not the user's: left out of serialize()
         })
         if external is not None:
-            self._external[name] = external
+            self._external.add(name, external)
         outs = [DataNode(self, index, k, f"{name}[{k}]") for k in range(num_outputs)]
         return outs[0] if num_outputs == 1 else tuple(outs)
 
@@ -241,9 +248,7 @@ class Pipeline:
         es.fed += 1
 
     # -- running ---------------------------------------------------------------------------
-    def build(self):
-        if self._native is not None:
-            return
+    def _define(self):
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         if not self._outputs and type(self).define_graph is not Pipeline.define_graph:
@@ -253,19 +258,39 @@ class Pipeline:
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
+
+    @property
+    def py_num_workers(self):
+        return self._py_workers[0]
+
+    @property
+    def py_start_method(self):
+        return self._py_workers[1]
+
+    def start_py_workers(self):
+        """Starts the worker processes of parallel external sources now (build() starts them
+        otherwise). DALI needs this before CUDA is initialised when forking; here a fork after
+        CUDA is fine as long as the sources do not use CUDA (stoker.workers)."""
+        self._define()
+        _close_at_exit(self)
+        self._external.start_workers(self.batch_size, *self._py_workers)
+
+    def build(self):
+        if self._native is not None:
+            return
+        self.start_py_workers()  # before the pipeline's threads exist (fork copies none)
         if self.device_id is None and any(n["device"] != "cpu" for n in self._nodes):
             self._options.device_id = _distributed_device()  # each process of a job: its GPU
-        _close_at_exit(self)
+        checkpoint, place = ExternalSources.split_checkpoint(self._options.checkpoint)
+        self._options.checkpoint = checkpoint
         self._native = _stoker.Pipeline.build(
             self._nodes, [(o._node, o._index) for o in self._outputs], self._options)
-        live = set(self._native.external_source_names())
-        self._external = {k: v for k, v in self._external.items() if k in live}
+        self._external.prune(set(self._native.external_source_names()))
+        if place is not None:
+            self._external.restore(place)
 
     def _feed(self, count):
-        for es in self._external.values():
-            for _ in range(count):
-                if es.exhausted or not es.feed(self._native):
-                    break
+        self._external.feed(self._native, count)
 
     def run(self):
         """The next batch: a tuple with one stoker.Batch per output. Raises StopIteration at
@@ -282,7 +307,7 @@ class Pipeline:
                 self.iter_setup()  # feeds the sources without a callable (DALI's pattern)
             self._feed(1)
         self._runs += 1
-        for es in self._external.values():
+        for es in self._external.feeders():
             if es.source is None and es.fed < self._runs:
                 self._runs -= 1
                 raise RuntimeError(
@@ -294,6 +319,8 @@ class Pipeline:
         except StopIteration:
             self._end_delivered = True
             raise
+        else:
+            self._external.delivered += 1
         finally:
             if self._options.on_error == "skip":
                 for incident in self._native.take_incidents():
@@ -344,6 +371,7 @@ class Pipeline:
         already returned stay valid. Later run() calls raise RuntimeError."""
         if self._native is not None:
             self._native.close()
+        self._external.close()
 
     def gpu_utilization(self):
         """The GPU's utilisation sampled through NVML every 100 ms since the first run()
@@ -386,9 +414,8 @@ class Pipeline:
 
     def reset(self):
         """Starts the next epoch of external sources (after StopIteration)."""
-        if self._end_delivered or any(es.exhausted for es in self._external.values()):
-            for es in self._external.values():
-                es.reset()
+        if self._end_delivered or self._external.any_exhausted():
+            self._external.reset(self._native)
             self._fed_ahead = False
             self._end_delivered = False
         self._epoch_iterations = 0
@@ -444,9 +471,10 @@ class Pipeline:
     def checkpoint(self):
         """The pipeline's state after the last batch run() returned, as a string. Build the
         same pipeline with `checkpoint=` this string to continue from there. Readers and random
-        operators are covered; external sources are not (their data comes from you)."""
+        operators are covered, and external sources whose source is a callable (they are called
+        from the saved epoch and iteration on, as DALI does); an iterable starts again."""
         self.build()
-        return self._native.checkpoint()
+        return self._native.checkpoint() + self._external.checkpoint_line()
 
     def error_stats(self):
         """{"skipped": samples replaced so far (on_error="skip"), "warnings": samples used
@@ -480,13 +508,22 @@ class Pipeline:
         """Everything the pipeline measures, in one dict: "stages" (stage_stats()), "operators"
         (operator_times(), each with the operator's own counters under "counters", e.g. a mixed
         decoder's split), "cpu" (cpu_times()), "memory" (memory_stats()), "errors"
-        (error_stats()), "autotune" (autotune()) and "gpu" (gpu_utilization())."""
+        (error_stats()), "autotune" (autotune()), "gpu" (gpu_utilization()) and
+        "external_sources" (parallel sources: per source "batches", "wait_seconds" that run()
+        waited for the workers, "worker_seconds" their callbacks took, "chunks" and
+        "shm_capacity" of the shared memory)."""
         ops = self.operator_times()
         for o in ops:
             o["counters"] = self._native.operator_stats(o["name"])
         return {"stages": self.stage_stats(), "operators": ops, "cpu": self.cpu_times(),
                 "memory": self.memory_stats(), "errors": self.error_stats(),
-                "autotune": self.autotune(), "gpu": self.gpu_utilization()}
+                "autotune": self.autotune(), "gpu": self.gpu_utilization(),
+                "external_sources": self._external.stats()}
+
+    def external_source_shm_statistics(self):
+        """DALI's view of the parallel sources' shared memory: {"capacities": bytes per chunk,
+        "per_sample_capacities": bytes per chunk over the batch size}."""
+        return self._external.shm_statistics(self.batch_size)
 
     def report(self):
         """stats() as a readable table: where each stage's time went, then each operator's time
@@ -522,6 +559,9 @@ class Pipeline:
         # Stops the prefetching thread; the native destructor never blocks on Python (stoker's
         # threads never take the GIL: see external.py).
         self._native = None
+        external = getattr(self, "_external", None)
+        if external is not None:
+            external.close()
         release = getattr(_stoker, "release_borrowed", None)
         if release is not None:  # (at interpreter exit the module may be torn down first)
             release()

@@ -2,8 +2,9 @@
 
 
 def format_report(s):
-    """The stages' time, the CPU cores, each operator's time and GPU time per batch, and
-    (num_threads="auto") the tuner's changes, from a Pipeline.stats() dict."""
+    """The stages' time, the CPU cores, each operator's time and GPU time per batch, the
+    parallel sources' waits and worker time, and (num_threads="auto") the tuner's changes, from
+    a Pipeline.stats() dict."""
     lines = ["stage      iterations   busy s  starved s  blocked s   CPU s   queue"]
     for st in s["stages"]:
         queue = (f"{st['queue_mean']:4.1f}/{st['queue_capacity']}"
@@ -27,6 +28,13 @@ def format_report(s):
         gpu = f"{1000 * o['gpu_seconds'] / o['gpu_runs']:14.3f}" if o["gpu_runs"] else ""
         lines.append(f"{o['name'][:31]:31} {o['backend']:8} {o['samples']:8d} {per:11.3f} "
                      f"{o['bytes_out'] / 1e6:8.1f} {gpu}".rstrip())
+    sources = s.get("external_sources", {})
+    if sources:
+        lines += ["", "parallel source                 batches   run() waited s   worker s   "
+                      "shm MB"]
+        lines += [f"{name[:31]:31} {v['batches']:7d} {v['wait_seconds']:16.2f} "
+                  f"{v['worker_seconds']:10.2f} {v['shm_capacity'] / 1e6:8.1f}"
+                  for name, v in sources.items()]
     tuned = s.get("autotune", {}).get("changes", [])
     if tuned:
         lines += ["", f"threads (auto): {s['autotune']['threads']} now; changes:"]

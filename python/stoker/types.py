@@ -84,3 +84,7 @@ BGR = DALIImageType.BGR
 GRAY = DALIImageType.GRAY
 YCbCr = DALIImageType.YCbCr
 ANY_DATA = DALIImageType.ANY_DATA
+
+
+# What external sources' callables receive (fn.external_source; DALI's types.SampleInfo).
+from stoker.worker_process import BatchInfo, SampleInfo  # noqa: E402,F401

@@ -103,7 +103,8 @@ def test_stats_and_report_hold_everything(jpeg_folder):
     for _ in range(3):
         pipe.run()
     s = pipe.stats()
-    assert set(s) == {"stages", "operators", "cpu", "memory", "errors", "autotune", "gpu"}
+    assert set(s) == {"stages", "operators", "cpu", "memory", "errors", "autotune", "gpu",
+                      "external_sources"}
     assert s["gpu"]["available"] is False and s["gpu"]["why"] == "the pipeline has no GPU stages"
     assert s["autotune"] == {"threads": 2, "changes": [], "prefetch_queue_depth": 2,
                              "prefetch_changes": []}

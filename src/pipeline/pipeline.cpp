@@ -213,6 +213,10 @@ StreamHandle Pipeline::feed_stream() const { return impl_->exec().feed_stream();
 
 void Pipeline::feed_end(const std::string& name) { impl_->feed(name).feed_end(); }
 
+void Pipeline::discard_ends() {
+  for (const auto& name : external_source_names()) impl_->feed(name).discard_end();
+}
+
 std::vector<std::string> Pipeline::external_source_names() const {
   std::vector<std::string> names;
   const auto& g = impl_->exec().graph();

@@ -19,6 +19,10 @@ class ExternalSource final : public Operator, public InputFeed {
   explicit ExternalSource(const OpSpec& spec) : Operator(spec) {
     if (spec.has_arg("dtype")) dtype_ = dtype_from_name(spec.arg<std::string>("dtype"));
     layout_ = spec.arg<std::string>("layout");
+    ndim_ = int(spec.arg<int64_t>("ndim"));
+    STOKER_ENFORCE(ndim_ < 0 || layout_.empty() || ndim_ == int(layout_.size()), ValueError,
+                   "external_source '", spec.name, "': ndim=", ndim_, " does not match layout '",
+                   layout_, "'");
   }
 
   void check(const Batch& batch) const override {
@@ -32,6 +36,9 @@ class ExternalSource final : public Operator, public InputFeed {
       STOKER_ENFORCE(batch.dtype() == *dtype_, TypeError, who, ": expected dtype ",
                      dtype_name(*dtype_), ", got ", dtype_name(batch.dtype()));
     }
+    for (int i = 0; ndim_ >= 0 && i < batch.size(); ++i)
+      STOKER_ENFORCE(batch.shape(i).ndim() == ndim_, ValueError, who, ": sample ", i, " has shape ",
+                     batch.shape(i).to_string(), ", but ndim=", ndim_, " was declared");
     for (int i = 0; !layout_.empty() && i < batch.size(); ++i)
       STOKER_ENFORCE(batch.shape(i).ndim() == int(layout_.size()), ValueError, who, ": sample ", i,
                      " has shape ", batch.shape(i).to_string(), ", which does not match layout '",
@@ -44,6 +51,10 @@ class ExternalSource final : public Operator, public InputFeed {
     push(Item{std::move(batch), false});
   }
   void feed_end() override { push(Item{{}, true}); }
+  void discard_end() override {
+    std::lock_guard lock(mutex_);
+    while (!queue_.empty() && queue_.front().end) queue_.pop_front();
+  }
   void cancel() override {
     std::lock_guard lock(mutex_);
     cancelled_ = true;
@@ -93,6 +104,7 @@ class ExternalSource final : public Operator, public InputFeed {
 
   std::optional<DType> dtype_;
   std::string layout_;
+  int ndim_ = -1;  // -1: any
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Item> queue_;
@@ -114,8 +126,10 @@ OpSchema external_source_schema() {
       .outputs = {"data"},
       .args = {{"dtype", ArgType::kDType, "Expected dtype (checked when given).", std::nullopt,
                 false, true},
-               {"layout", ArgType::kString, "Layout given to the data, e.g. 'HWC'.",
-                std::string()}},
+               {"layout", ArgType::kString, "Layout given to the data, e.g. 'HWC'.", std::string()},
+               {"ndim", ArgType::kInt,
+                "Expected number of dimensions of each sample (checked when given; -1: any).",
+                int64_t{-1}}},
       .make_cpu = make,
       .make_gpu = make,
       .external_input = true,
