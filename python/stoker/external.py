@@ -64,7 +64,9 @@ class ExternalSource:
         self.layouts = layouts
         self.no_copy = bool(no_copy) or bool(parallel)  # workers' arrays are shared memory
         self.parallel = bool(parallel)
-        self.prefetch_queue_depth = 1 if prefetch_queue_depth is None else prefetch_queue_depth
+        # 2 batches ahead by default (DALI: 1): with one, the workers idle while the slowest
+        # of them ends each batch and until run() asks for the next (bench/python_source.py).
+        self.prefetch_queue_depth = 2 if prefetch_queue_depth is None else prefetch_queue_depth
         self.bytes_per_sample_hint = bytes_per_sample_hint
         self.pool = None  # the pipeline's WorkerPool, when parallel and started
         self.iteration = 0  # the next batch to compute, in this epoch

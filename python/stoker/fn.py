@@ -140,7 +140,8 @@ def external_source(source=None, num_outputs=None, *, batch=None, cycle=None, la
     StopIteration; reset() starts the next epoch. cycle=True/"quiet" repeats an iterable.
 
     parallel=True: the pipeline's worker processes (Pipeline's py_num_workers, py_start_method)
-    run the source, `prefetch_queue_depth` batches ahead (default 1), and hand the samples over
+    run the source, `prefetch_queue_depth` batches ahead (default 2; DALI's is 1), and hand the
+    samples over
     through shared memory without copying (stoker.workers); batch defaults to False then.
     `bytes_per_sample_hint` sizes the first shared-memory chunks.
 
