@@ -14,8 +14,9 @@ prefetch_factor=2) collates in its workers; stoker and DALI run the function wit
 fn.external_source(parallel=True, batch=False) in py_num_workers processes and their torch
 iterators (DALIGenericIterator) give the tensors. The parallel source's prefetch_queue_depth:
 "stoker" at its default (2 batches ahead), "stoker-depthN" at N, "dali" at DALI's default (1),
-"dali-best" at 2. Each loader runs in its own process: a warm-up epoch part (2 s), then a --seconds
-window; samples/s over the window, median of --repeats processes.
+"dali-best" at 2. Each loader runs in its own process: a warm-up (2 s), then a --seconds window;
+samples/s over the window, median of --repeats processes, the repeats interleaved (every loader
+once, then again).
 """
 
 import argparse
@@ -159,17 +160,21 @@ def main():
         return child(args)
     if args.make:
         make(args.data, 512)
-    results = {}
-    for loader in args.loaders.split(","):
-        runs = []
-        for _ in range(args.repeats):
+    # Repeats interleaved (every loader once, then again): a machine whose speed drifts
+    # (shared cores, clocks) shifts every loader alike instead of one.
+    loaders = args.loaders.split(",")
+    runs = {loader: [] for loader in loaders}
+    for _ in range(args.repeats):
+        for loader in loaders:
             cmd = [sys.executable, __file__, "--data", args.data, "--child", loader,
                    "--workers", str(args.workers), "--batch-size", str(args.batch_size),
                    "--seconds", str(args.seconds)]
-            runs.append(run_child(cmd, loader))
-        results[loader] = {"median": statistics.median(runs), "runs": runs}
+            runs[loader].append(run_child(cmd, loader))
+    results = {}
+    for loader in loaders:
+        results[loader] = {"median": statistics.median(runs[loader]), "runs": runs[loader]}
         print(f"{loader:14} {results[loader]['median']:9.1f} samples/s  "
-              f"(runs: {', '.join(f'{r:.0f}' for r in runs)})", flush=True)
+              f"(runs: {', '.join(f'{r:.0f}' for r in runs[loader])})", flush=True)
     if "torch" in results:
         for k, v in results.items():
             v["of_torch"] = v["median"] / results["torch"]["median"]
