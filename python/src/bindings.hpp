@@ -24,6 +24,7 @@ namespace nb = nanobind;
 
 void bind_batch(nb::module_& m);
 void bind_pipeline(nb::module_& m);
+void bind_python_function(nb::module_& m);
 
 DType from_dlpack(nb::dlpack::dtype t);
 

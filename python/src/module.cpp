@@ -170,6 +170,7 @@ NB_MODULE(_stoker, m) {
       "without FFmpeg, i.e. without video), liblmdb.");
   bind_batch(m);
   bind_pipeline(m);
+  bind_python_function(m);
   m.def("release_borrowed", &release_borrowed, nb::arg("wait") = false,
         "Drops the Python arrays that external sources fed without copying and that stoker no "
         "longer uses (done by every feed, run and close; wait: also wait for GPU work on them).");

@@ -192,34 +192,39 @@ class ExternalSource:
         native.feed_input(node, payload, layout, not self.no_copy, sorted(waits))
 
     def _export(self, x, stream, waits):
-        """`x` in a form the native side imports without copying: a numpy array (host data),
-        a DLPack capsule (CUDA data, ordered before `stream`) or an (address, shape, dtype,
-        owner) tuple (CUDA array interface; its stream is added to `waits`)."""
-        import numpy as np
+        return export_array(x, f"external_source '{self.name}'", self.device == "gpu", stream,
+                            waits)
 
-        where = f"external_source '{self.name}'"
-        dlpack_device = getattr(x, "__dlpack_device__", None)
-        kind = dlpack_device()[0] if dlpack_device is not None else None
-        cai = getattr(x, "__cuda_array_interface__", None) if kind is None else None
-        if kind in (_KDL_CUDA, _KDL_CUDA_MANAGED) or cai is not None:
-            if self.device != "gpu":
-                raise TypeError(f"{where} runs on the CPU but got GPU data "
-                                f"({type(x).__name__}); use device='gpu' to feed GPU data")
-            if cai is not None:
-                return _from_cuda_array_interface(x, cai, where, waits)
-            try:
-                return x.__dlpack__(stream=stream)
-            except TypeError:  # a producer predating the stream argument
-                waits.add(1)  # it assumes the legacy default stream: wait for that
-                return x.__dlpack__()
-        if kind is not None and kind not in (_KDL_CPU, _KDL_CUDA_HOST):
-            raise TypeError(f"{where}: got data on DLPack device type {kind}; external sources "
-                            f"take host (CPU) or CUDA data")
-        if kind is not None and not hasattr(x, "__array__"):
-            x = np.from_dlpack(x)
-        # A view where possible (torch CPU tensors, JAX CPU arrays); a copy only when `x` is
-        # not C-contiguous or not an array yet (lists).
-        return np.ascontiguousarray(x)
+
+def export_array(x, where, on_gpu, stream, waits):
+    """`x` in a form the native side imports without copying: a numpy array (host data), a
+    DLPack capsule (CUDA data, ordered before `stream`) or an (address, shape, dtype, owner)
+    tuple (CUDA array interface; its stream is added to `waits`). `where` names the taker in
+    errors; `on_gpu`: it takes CUDA data."""
+    import numpy as np
+
+    dlpack_device = getattr(x, "__dlpack_device__", None)
+    kind = dlpack_device()[0] if dlpack_device is not None else None
+    cai = getattr(x, "__cuda_array_interface__", None) if kind is None else None
+    if kind in (_KDL_CUDA, _KDL_CUDA_MANAGED) or cai is not None:
+        if not on_gpu:
+            raise TypeError(f"{where} runs on the CPU but got GPU data ({type(x).__name__}); "
+                            f"use device='gpu' for GPU data")
+        if cai is not None:
+            return _from_cuda_array_interface(x, cai, where, waits)
+        try:
+            return x.__dlpack__(stream=stream)
+        except TypeError:  # a producer predating the stream argument
+            waits.add(1)  # it assumes the legacy default stream: wait for that
+            return x.__dlpack__()
+    if kind is not None and kind not in (_KDL_CPU, _KDL_CUDA_HOST):
+        raise TypeError(f"{where}: got data on DLPack device type {kind}; it takes host (CPU) "
+                        f"or CUDA data")
+    if kind is not None and not hasattr(x, "__array__"):
+        x = np.from_dlpack(x)
+    # A view where possible (torch CPU tensors, JAX CPU arrays); a copy only when `x` is not
+    # C-contiguous or not an array yet (lists).
+    return np.ascontiguousarray(x)
 
 
 def _from_cuda_array_interface(x, cai, where, waits):

@@ -283,7 +283,8 @@ def __dir__():
 def _install():
     module = sys.modules[__name__]
     for schema in _stoker.schemas():
-        if schema["name"] in ("external_source", "readers.tfrecord", "random.choice"):
+        if schema["name"] in ("external_source", "readers.tfrecord", "random.choice",
+                              "python_function"):
             continue  # Python wrappers (above) add the source handling / features dict
         parts = schema["name"].split(".")
         target = namespace(module, parts[:-1], "stoker.fn.{} operators")
@@ -291,13 +292,19 @@ def _install():
     native = {s["name"]: s for s in _stoker.schemas()}
     module.readers.tfrecord = _tfrecord
     module.random.choice = _choice
+    from stoker import python_function as _pf
+
+    module.python_function = _pf.python_function
+    module.torch_python_function = _pf.torch_python_function
+    module.dl_tensor_python_function = _pf.python_function  # DALI's name for the DLPack form
     # What a user passes: features instead of the native schema's per-feature lists.
     tf_schema = dict(native["readers.tfrecord"])
     tf_schema["args"] = [a for a in tf_schema["args"] if not a["name"].startswith("feature_")]
     _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(tf_schema)
     _tfrecord.__qualname__ = _tfrecord.__name__ = "tfrecord"
     _choice.__qualname__ = _choice.__name__ = "choice"
-    _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()}))
+    _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()} |
+                          {"torch_python_function", "dl_tensor_python_function"}))
     for space in {s["name"].split(".")[0] for s in native.values() if "." in s["name"]}:
         ns = getattr(module, space)
         ns.__dir__ = (lambda ns=ns: sorted(k for k in vars(ns) if not k.startswith("_")))

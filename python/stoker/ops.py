@@ -210,6 +210,9 @@ def _install():
     for schema in _stoker.schemas():
         _ARG_NAMES[schema["name"]] = {a["name"] for a in schema["args"]}
     _ARG_NAMES["external_source"] = set()
+    python_args = {"function", "num_outputs", "batch_processing", "output_layouts"}
+    _ARG_NAMES["python_function"] = set(python_args)
+    _ARG_NAMES["torch_python_function"] = set(python_args)
     _ARG_NAMES["readers.tfrecord"] |= {"features"}
     for op in sorted(_ARG_NAMES):
         full = _class_name(op)

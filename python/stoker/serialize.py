@@ -16,6 +16,10 @@ def to_json(pipe, path=None):
     for name in pipe._external:
         raise ValueError(f"external_source '{name}' takes its data from a Python source, "
                          "which cannot be serialized; serialize a pipeline without it")
+    for node in pipe._nodes:
+        if node["op"] == "python_function":
+            raise ValueError(f"python_function '{node['name']}' runs a Python function, which "
+                             "cannot be serialized; serialize a pipeline without it")
     # The shard a reader took from a distributed job's environment is the process's, not the
     # definition's.
     nodes = [{**n, "args": {k: v for k, v in n["args"].items() if k not in n["auto_args"]}}

@@ -30,7 +30,7 @@ Batch input_batch(const OpExample& e, const std::vector<TensorShape>& shapes, si
 
 TEST(EmptyBatch, EveryOperatorHasAnExample) {
   for (const auto& s : op_schemas()) {
-    const bool own_batch_size = s.name.rfind("readers.", 0) == 0 || s.name == "external_source";
+    const bool own_batch_size = s.name.rfind("readers.", 0) == 0 || s.external_input;
     EXPECT_TRUE(s.example.has_value() || own_batch_size)
         << s.name << ": give its schema an `example` (the smallest valid arguments)";
   }

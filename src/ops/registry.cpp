@@ -24,6 +24,7 @@
 #include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/io/external_source.hpp"
+#include "stoker/ops/io/python_function.hpp"
 #include "stoker/ops/math/arithmetic.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/normalize/normalize.hpp"
@@ -98,6 +99,7 @@ const std::vector<OpSchema>& op_schemas() {
       paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
       per_frame_schema(),              // per_frame
+      python_function_schema(),        // python_function
       random_bbox_crop_schema(),       // random_bbox_crop
       random_crop_generator_schema(),  // random_crop_generator
       random_resized_crop_schema(),    // random_resized_crop

@@ -224,8 +224,8 @@ PipelineDefinition parse(const Json& doc) {
     const std::string where =
         kWhere + std::string("node ") + std::to_string(i) + " ('" + d.node.name + "', " + d.op + ")";
     const ops::OpSchema* schema = ops::find_op_schema(d.op);
-    STOKER_ENFORCE(!schema || !schema->external_input, ValueError, where, " is an ", d.op,
-                   ", which needs a Python source");
+    STOKER_ENFORCE(!schema || !schema->external_input, ValueError, where, " is ", d.op,
+                   ", which needs Python (a source or a function)");
     for (const auto& ref : member(n, "inputs", true, where))
       d.inputs.push_back(to_value(ref, i, where));
     for (const auto& [k, v] : member(n, "args", false, where).items())

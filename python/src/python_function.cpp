@@ -1,0 +1,69 @@
+// The server of python_function operators: a loop run by a Python thread of its own
+// (stoker.python_function starts it). It waits for calls with the GIL released, and runs each
+// with the GIL held: stoker's threads queue calls and wait, and never take the GIL themselves.
+#include "stoker/ops/io/python_function.hpp"
+
+#include <chrono>
+
+#include "bindings.hpp"
+#include "stoker/core/cuda.hpp"
+
+namespace stoker::python {
+namespace {
+
+void serve(const std::shared_ptr<ops::ForeignCall>& c, nb::callable& dispatch) {
+  const auto start = std::chrono::steady_clock::now();
+  nb::list inputs;
+  for (const auto& b : c->inputs) inputs.append(nb::cast(b));
+  const intptr_t stream = reinterpret_cast<intptr_t>(c->stream);
+  // dispatch(function, inputs, stream, batch_size) -> (outputs, wait_streams): per output, what
+  // borrow_arrays takes; the streams the outputs' CUDA array interfaces named.
+  nb::tuple result = nb::cast<nb::tuple>(dispatch(c->function, inputs, stream, c->batch_size));
+  c->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::optional<int> device;
+  if (c->stream) device = c->device_id;
+  nb::list outputs = nb::cast<nb::list>(result[0]);
+  for (size_t k = 0; k < outputs.size(); ++k)
+    c->outputs.push_back(
+        borrow_arrays(outputs[k], c->op + ": output " + std::to_string(k), device));
+  for (auto s : nb::cast<nb::list>(result[1])) {
+    CudaEvent e;  // the producer's work, before the stage's
+    e.record(reinterpret_cast<StreamHandle>(nb::cast<intptr_t>(s)));
+    e.wait_on(c->stream);
+  }
+}
+
+void serve_python_calls(nb::callable dispatch) {
+  auto& calls = ops::ForeignCalls::instance();
+  calls.set_served(true);
+  while (calls.served()) {
+    std::shared_ptr<ops::ForeignCall> c;
+    {
+      nb::gil_scoped_release release;
+      c = calls.next(0.2);
+    }
+    if (!c) continue;
+    try {
+      serve(c, dispatch);
+    } catch (nb::python_error& e) {
+      c->error = c->op + ": the function raised " + e.what();
+    } catch (const std::exception& e) {
+      c->error = c->op + ": " + e.what();
+    }
+    c->outputs.resize(c->error.empty() ? c->outputs.size() : 0);
+    calls.finish(c);
+  }
+}
+
+}  // namespace
+
+void bind_python_function(nb::module_& m) {
+  m.def("serve_python_calls", &serve_python_calls, nb::arg("dispatch"),
+        "Serves python_function calls until stop_python_calls(): dispatch(function, inputs, "
+        "stream, batch_size) -> (outputs, wait_streams). Run it on a thread of its own.");
+  m.def(
+      "stop_python_calls", [] { ops::ForeignCalls::instance().set_served(false); },
+      "Ends serve_python_calls (calls queued later fail with a clear error).");
+}
+
+}  // namespace stoker::python

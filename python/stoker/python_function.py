@@ -1,0 +1,157 @@
+"""fn.python_function and fn.torch_python_function: Python code inside a pipeline.
+
+The operator (native python_function) hands its batch to a Python thread of stoker's own,
+which runs the function holding the GIL and gives the outputs back as batches over the arrays
+it returned (no copy); stoker's pipeline threads only queue the call and wait (they never take
+the GIL, so a Python thread waiting on the pipeline cannot deadlock with them). One call runs
+at a time, like every Python function sharing the GIL; the function's time is the operator's
+counter "function_seconds" (pipe.operator_stats(name), pipe.stats()).
+
+On the GPU (device="gpu", or an input on the GPU) the stage's stream is synchronised before
+the call, the function gets device data (python_function: stoker samples, which cupy, torch
+and JAX take through DLPack or the CUDA array interface; torch_python_function: torch CUDA
+tensors) and its outputs are ordered before the stage's work through DLPack's stream argument.
+"""
+
+import atexit
+import itertools
+import threading
+
+from stoker import _stoker
+from stoker.batch import Batch
+from stoker.external import export_array
+
+_functions = {}
+_ids = itertools.count(1)
+_server = None
+_lock = threading.Lock()
+
+
+class _Function:
+    def __init__(self, function, num_outputs, batch_processing, torch, where):
+        self.function = function
+        self.num_outputs = num_outputs
+        self.batch_processing = batch_processing
+        self.torch = torch
+        self.where = where
+
+
+def register(function, num_outputs, batch_processing, torch, where):
+    """The id of `function` for the native operator; starts the server thread once."""
+    global _server
+    if not callable(function):
+        raise TypeError(f"{where}: function must be callable, got {type(function).__name__}")
+    if not isinstance(num_outputs, int) or isinstance(num_outputs, bool) or num_outputs < 0:
+        raise ValueError(f"{where}: num_outputs must be a whole number, got {num_outputs!r}")
+    fid = next(_ids)
+    _functions[fid] = _Function(function, num_outputs, batch_processing, torch, where)
+    with _lock:
+        if _server is None:
+            _server = threading.Thread(target=_stoker.serve_python_calls, args=(_dispatch,),
+                                       name="stoker python_function", daemon=True)
+            _server.start()
+            # Stopped before the interpreter ends (a daemon thread still in the server loop
+            # then would be killed inside C++); after the pipelines close (registered later).
+            atexit.register(stop)
+    return fid
+
+
+def _convert(sample, f, on_gpu):
+    if f.torch:
+        import torch.utils.dlpack
+
+        return torch.utils.dlpack.from_dlpack(sample)
+    return sample if on_gpu else sample.numpy()
+
+
+def _outputs(value, f):
+    """The function's value as a tuple with one entry per output."""
+    if f.num_outputs == 1:
+        return (value,)
+    if f.num_outputs == 0:
+        return ()
+    if not isinstance(value, (tuple, list)) or len(value) != f.num_outputs:
+        raise TypeError(f"{f.where}: num_outputs={f.num_outputs}, so the function returns a "
+                        f"tuple of {f.num_outputs}; got {type(value).__name__}")
+    return tuple(value)
+
+
+def _dispatch(fid, inputs, stream, batch_size):
+    """Runs function `fid` on the native batches `inputs`; (outputs, wait streams)."""
+    f = _functions[fid]
+    on_gpu = stream != 0
+    batches = [Batch(b) for b in inputs]
+    if f.batch_processing:
+        args = [[_convert(b[i], f, on_gpu) for i in range(len(b))] for b in batches]
+        outs = _outputs(f.function(*args), f)
+    else:
+        per_sample = [_outputs(f.function(*[_convert(b[i], f, on_gpu) for b in batches]), f)
+                      for i in range(batch_size)]
+        outs = tuple([s[k] for s in per_sample] for k in range(f.num_outputs))
+    waits = set()
+    payload = []
+    for k, out in enumerate(outs):
+        where = f"{f.where}, output {k}"
+        if isinstance(out, (list, tuple)):
+            payload.append([export_array(x, where, on_gpu, stream, waits) for x in out])
+        else:
+            payload.append(export_array(out, where, on_gpu, stream, waits))
+    return payload, sorted(waits)
+
+
+def stop():
+    """Ends the server (at exit; a later pipeline with python_function starts it again)."""
+    global _server
+    with _lock:
+        if _server is not None:
+            _stoker.stop_python_calls()
+            _server.join()
+            _server = None
+
+
+def _node(op_name, torch, inputs, function, num_outputs, batch_processing, output_layouts,
+          device, name):
+    from stoker.pipeline import _current_pipeline
+
+    where = f"fn.{op_name}"
+    pipe = _current_pipeline()
+    if pipe is None:
+        raise RuntimeError(f"{where} called outside a pipeline definition")
+    if device not in (None, "cpu", "gpu"):
+        raise ValueError(f"{where}: device must be 'cpu' or 'gpu', got {device!r}")
+    if num_outputs == 0:
+        raise ValueError(f"{where}: num_outputs=0 (a function run for its side effects) is not "
+                         f"supported: return a value and use it, or run the code outside")
+    layouts = output_layouts
+    if layouts is None or isinstance(layouts, str):
+        layouts = [layouts or ""] * num_outputs
+    layouts = list(layouts)
+    if len(layouts) != num_outputs:
+        raise ValueError(f"{where}: output_layouts has {len(layouts)} entries for "
+                         f"{num_outputs} outputs")
+    fid = register(function, num_outputs, batch_processing, torch,
+                   f"{op_name} '{getattr(function, '__name__', 'function')}'")
+    return pipe._add_node("python_function", list(inputs),
+                          {"function_id": fid, "output_layouts": layouts}, {}, name, device,
+                          num_outputs)
+
+
+def python_function(*inputs, function, num_outputs=1, batch_processing=False,
+                    output_layouts=None, device=None, name=None):
+    """Runs `function` (Python) on the inputs: per sample, with each input's sample (numpy
+    arrays on the CPU; on the GPU stoker samples, which cupy, torch and JAX take through DLPack),
+    or with batch_processing=True once per batch with a list of samples per input. It returns
+    an array (num_outputs=1) or a tuple of num_outputs arrays; in batch mode a list of samples
+    (or an array whose first axis is the batch) per output. `output_layouts`: a layout, or one
+    per output. The function runs on a Python thread of stoker's (holding the GIL, one call at a
+    time); its time is the operator's "function_seconds" counter."""
+    return _node("python_function", False, inputs, function, num_outputs, batch_processing,
+                 output_layouts, device, name)
+
+
+def torch_python_function(*inputs, function, num_outputs=1, batch_processing=False,
+                          output_layouts=None, device=None, name=None):
+    """python_function whose function takes and returns torch tensors (CPU, or CUDA with
+    device="gpu"; views of stoker's memory through DLPack, no copy)."""
+    return _node("torch_python_function", True, inputs, function, num_outputs,
+                 batch_processing, output_layouts, device, name)

@@ -1,0 +1,149 @@
+"""fn.python_function and fn.torch_python_function: Python code inside a pipeline, run on a
+Python thread of stoker's (its pipeline threads never take the GIL), checked against the same
+computation in numpy, per sample and per batch, with several inputs and outputs, errors with
+the function's traceback, its time in the statistics, and DALI's outputs."""
+
+import numpy as np
+import pytest
+
+from stoker import fn, ops, pipeline_def
+
+BATCH = 4
+
+
+def source(info):
+    return np.arange(6, dtype=np.float32).reshape(2, 3) * (info.idx_in_epoch + 1)
+
+
+def build(body, **kwargs):
+    @pipeline_def(batch_size=BATCH, num_threads=2, seed=3, **kwargs)
+    def p():
+        x = fn.external_source(source, batch=False)
+        return body(x)
+    return p()
+
+
+def arrays(batch):
+    return [np.array(s) for s in batch]
+
+
+def test_per_sample_with_two_inputs_and_two_outputs():
+    def both(a, b):
+        return a + b, (a * b).sum(axis=1).astype(np.float64)
+
+    pipe = build(lambda x: fn.python_function(x, x * 2, function=both, num_outputs=2,
+                                              output_layouts=["HW", ""]))
+    s, p = pipe.run()
+    for i in range(BATCH):
+        a = np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1)
+        np.testing.assert_array_equal(np.array(s[i]), a * 3)
+        np.testing.assert_array_equal(np.array(p[i]), (a * a * 2).sum(axis=1))
+    assert s.layout == "HW" and p.dtype.name.lower() in ("float64", "f64")
+
+
+def test_batch_processing_gets_lists_and_may_return_an_array():
+    seen = []
+
+    def batch(xs):
+        seen.append(len(xs))
+        return np.stack(xs)[:, 0, :] - 1  # one array whose first axis is the batch
+
+    pipe = build(lambda x: fn.python_function(x, function=batch, batch_processing=True))
+    (out,) = pipe.run()
+    assert seen[0] == BATCH
+    for i, o in enumerate(out):
+        np.testing.assert_array_equal(np.array(o), np.arange(3) * (i + 1) - 1)
+
+
+def test_torch_function_gets_tensors_without_a_copy():
+    torch = pytest.importorskip("torch")
+
+    def double(t):
+        assert isinstance(t, torch.Tensor)
+        return t * 2
+
+    pipe = build(lambda x: fn.torch_python_function(x, function=double))
+    (out,) = pipe.run()
+    np.testing.assert_array_equal(np.array(out[1]), np.arange(6).reshape(2, 3) * 4)
+
+
+def test_the_functions_error_names_the_operator_and_has_its_traceback():
+    def broken(a):
+        raise KeyError("no such label")
+
+    pipe = build(lambda x: fn.python_function(x, function=broken))
+    with pytest.raises(RuntimeError) as e:
+        pipe.run()
+    text = str(e.value)
+    assert "python_function" in text and "broken" in text and "no such label" in text
+    assert "Traceback" in text or "line" in text
+
+
+def test_wrong_outputs_are_refused_clearly():
+    pipe = build(lambda x: fn.python_function(x, function=lambda a: a, num_outputs=2))
+    with pytest.raises(RuntimeError, match="num_outputs=2, so the function returns a tuple"):
+        pipe.run()
+    pipe = build(lambda x: fn.python_function(x, function=lambda xs: xs[:2],
+                                              batch_processing=True))
+    with pytest.raises(ValueError, match="output 0 has 2 samples, the batch has 4"):
+        pipe.run()
+
+
+def test_its_time_is_in_the_statistics():
+    import time
+
+    def slow(a):
+        time.sleep(0.01)
+        return a
+
+    pipe = build(lambda x: fn.python_function(x, function=slow, name="slow"))
+    for _ in range(3):
+        pipe.run()
+    counters = pipe.operator_stats("slow")
+    assert counters["calls"] >= 3
+    assert counters["function_seconds"] >= 3 * BATCH * 0.01 * 0.9
+    op = next(o for o in pipe.stats()["operators"] if o["name"] == "slow")
+    assert op["seconds"] >= counters["function_seconds"] * 0.9
+
+
+def test_the_class_form_and_many_pipelines_at_once():
+    pf = ops.PythonFunction(function=lambda a: a + 1)
+    pipes = [build(lambda x: pf(x)) for _ in range(3)]
+    for p in pipes:
+        (out,) = p.run()
+        np.testing.assert_array_equal(np.array(out[0]), np.arange(6).reshape(2, 3) + 1)
+
+
+def test_same_as_dali():
+    dali = pytest.importorskip("nvidia.dali")
+    import nvidia.dali.fn as dfn
+
+    def f(a, b):
+        return np.sqrt(a) + b[::-1], a.astype(np.int32)
+
+    @dali.pipeline_def(batch_size=BATCH, num_threads=1, device_id=None,
+                       exec_async=False, exec_pipelined=False)
+    def dp():
+        x = dfn.external_source(source, batch=False)
+        return tuple(dfn.python_function(x, x, function=f, num_outputs=2))
+
+    pipe = dp()
+    pipe.build()
+    theirs = [arrays(o) for o in pipe.run()]
+    ours = [arrays(o) for o in build(lambda x: fn.python_function(x, x, function=f,
+                                                                   num_outputs=2)).run()]
+    for t, o in zip(theirs, ours):
+        for a, b in zip(t, o):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+
+
+def test_a_pipeline_with_a_python_function_is_not_serialized():
+    @pipeline_def(batch_size=BATCH, num_threads=1, seed=1)
+    def p():
+        return fn.python_function(fn.random.uniform(shape=[2]), function=np.negative,
+                                  name="neg")
+    pipe = p()
+    assert np.all(np.array(pipe.run()[0][0]) <= 0)
+    with pytest.raises(ValueError, match="python_function 'neg' runs a Python function"):
+        pipe.serialize()
