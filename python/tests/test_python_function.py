@@ -147,3 +147,47 @@ def test_a_pipeline_with_a_python_function_is_not_serialized():
     assert np.all(np.array(pipe.run()[0][0]) <= 0)
     with pytest.raises(ValueError, match="python_function 'neg' runs a Python function"):
         pipe.serialize()
+
+
+def _gpu():
+    from stoker import _stoker
+
+    if not _stoker.cuda_available():
+        pytest.skip("no GPU: the GPU forms run on the GPU machine")
+
+
+def test_on_the_gpu_torch_gets_cuda_tensors():
+    _gpu()
+    torch = pytest.importorskip("torch")
+
+    def f(t):
+        assert t.is_cuda
+        return t * 2 + 1
+
+    def g(ts):  # per batch: a list of tensors in, one stacked tensor out
+        return torch.stack(ts) - 1
+
+    pipe = build(lambda x: (fn.torch_python_function(x.gpu(), function=f),
+                            fn.torch_python_function(x.gpu(), function=g, batch_processing=True)),
+                 device_id=0)
+    a, b = pipe.run()
+    for i in range(BATCH):
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1)
+        np.testing.assert_array_equal(np.array(a.as_cpu()[i]), x * 2 + 1)
+        np.testing.assert_array_equal(np.array(b.as_cpu()[i]), x - 1)
+
+
+def test_on_the_gpu_cupy_takes_the_samples():
+    _gpu()
+    cupy = pytest.importorskip("cupy")
+
+    def f(s):
+        return cupy.asarray(s) ** 2  # CUDA array interface in, out
+
+    pipe = build(lambda x: fn.python_function(x.gpu(), function=f), device_id=0)
+    (out,) = pipe.run()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) * 3
+    np.testing.assert_array_equal(np.array(out.as_cpu()[2]), x ** 2)
+    with pytest.raises(TypeError, match="is host data; on the GPU the function returns GPU"):
+        build(lambda x: fn.python_function(x.gpu(), function=lambda s: np.zeros(1)),
+              device_id=0).run()

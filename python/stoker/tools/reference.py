@@ -21,7 +21,10 @@ DOC_PATH = os.path.join(_ROOT, "docs", "operators.md")
 STUB_PATH = os.path.join(_ROOT, "python", "stoker", "fn.pyi")
 
 # Python wrappers over a native schema (fn.py): their signatures are the wrappers'.
-_WRAPPED = {"external_source", "readers.tfrecord", "random.choice"}
+_WRAPPED = {"external_source", "readers.tfrecord", "random.choice", "python_function"}
+# fn functions that are not schemas of their own (python_function's torch and DLPack forms).
+_ALIASES = {"torch_python_function": "python_function",
+            "dl_tensor_python_function": "python_function"}
 _SEQUENCES = (" Takes sequences (a layout starting with F: FHWC, FCHW) frame by frame, one random "
               "decision per sequence; per_frame arguments vary by frame.")
 _STUB_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str",
@@ -148,8 +151,9 @@ def stub():
     for name in sorted(schemas):
         parts = name.split(".")
         (top if len(parts) == 1 else spaces.setdefault(parts[0], [])).append(name)
-    for name in top:
-        lines.append(_stub_def(name, getattr(fn, name), schemas[name], ""))
+    for name in sorted(top + list(_ALIASES)):
+        schema = schemas[_ALIASES.get(name, name)]
+        lines.append(_stub_def(name, getattr(fn, name), schema, ""))
     for space, names in sorted(spaces.items()):
         lines += ["", "", f"class {space}:"]
         for name in names:
