@@ -167,3 +167,19 @@ def test_on_the_gpu_cupy_takes_the_samples():
     with pytest.raises(TypeError, match="is host data; on the GPU the function returns GPU"):
         build(lambda x: fn.python_function(x.gpu(), function=lambda s: np.zeros(1)),
               device_id=0).run()
+
+
+def test_dropping_a_pipeline_while_its_function_runs_does_not_hang():
+    import gc
+    import time
+
+    def slow(a):
+        time.sleep(0.05)  # the pipeline prefetches: calls are in flight when it goes
+        return a
+
+    pipe = build(lambda x: fn.python_function(x, function=slow))
+    pipe.run()
+    start = time.monotonic()
+    del pipe
+    gc.collect()
+    assert time.monotonic() - start < 5
