@@ -15,21 +15,25 @@ void serve(const std::shared_ptr<ops::ForeignCall>& c, nb::callable& dispatch) {
   const auto start = std::chrono::steady_clock::now();
   nb::list inputs;
   for (const auto& b : c->inputs) inputs.append(nb::cast(b));
-  const intptr_t stream = reinterpret_cast<intptr_t>(c->stream);
-  // dispatch(function, inputs, stream, batch_size) -> (outputs, wait_streams): per output, what
-  // borrow_arrays takes; the streams the outputs' CUDA array interfaces named.
-  nb::tuple result = nb::cast<nb::tuple>(dispatch(c->function, inputs, stream, c->batch_size));
+  // dispatch(function, inputs, on_gpu, batch_size) -> (outputs, wait_streams): per output, what
+  // borrow_arrays takes (DLPack producers ordered their work before the legacy default stream);
+  // the streams the outputs' CUDA array interfaces named.
+  nb::tuple result =
+      nb::cast<nb::tuple>(dispatch(c->function, inputs, c->on_gpu, c->batch_size));
   c->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<int> device;
-  if (c->stream) device = c->device_id;
+  if (c->on_gpu) device = c->device_id;
   nb::list outputs = nb::cast<nb::list>(result[0]);
   for (size_t k = 0; k < outputs.size(); ++k)
     c->outputs.push_back(
         borrow_arrays(outputs[k], c->op + ": output " + std::to_string(k), device));
-  for (auto s : nb::cast<nb::list>(result[1])) {
-    CudaEvent e;  // the producer's work, before the stage's
-    e.record(reinterpret_cast<StreamHandle>(nb::cast<intptr_t>(s)));
-    e.wait_on(c->stream);
+  if (!c->on_gpu) return;
+  std::vector<intptr_t> streams{1};  // the legacy default stream (see dispatch)
+  for (auto s : nb::cast<nb::list>(result[1])) streams.push_back(nb::cast<intptr_t>(s));
+  for (intptr_t s : streams) {
+    auto e = std::make_shared<CudaEvent>();  // the function's work, before the stage's
+    e->record(reinterpret_cast<StreamHandle>(s));
+    c->ready.push_back(std::move(e));
   }
 }
 

@@ -556,11 +556,10 @@ class Pipeline:
         return self._native.seed
 
     def __del__(self):
-        # Stops the prefetching thread, with the GIL released (close): a stage may be waiting
-        # for a python_function call, which the Python thread serving it finishes with the GIL.
-        native, self._native = getattr(self, "_native", None), None
-        if native is not None:
-            native.close()
+        # Stops the prefetching thread; the native destructor never blocks on Python (stoker's
+        # threads never take the GIL: see external.py; a stage waiting for a python_function
+        # call withdraws it when the pipeline stops).
+        self._native = None
         external = getattr(self, "_external", None)
         if external is not None:
             external.close()

@@ -10,7 +10,8 @@ counter "function_seconds" (pipe.operator_stats(name), pipe.stats()).
 On the GPU (device="gpu", or an input on the GPU) the stage's stream is synchronised before
 the call, the function gets device data (python_function: stoker samples, which cupy, torch
 and JAX take through DLPack or the CUDA array interface; torch_python_function: torch CUDA
-tensors) and its outputs are ordered before the stage's work through DLPack's stream argument.
+tensors) and its outputs are ordered before the stage's work through DLPack's stream argument
+(the legacy default stream, then an event the stage's stream waits for).
 """
 
 import atexit
@@ -76,10 +77,12 @@ def _outputs(value, f):
     return tuple(value)
 
 
-def _dispatch(fid, inputs, stream, batch_size):
-    """Runs function `fid` on the native batches `inputs`; (outputs, wait streams)."""
+def _dispatch(fid, inputs, on_gpu, batch_size):
+    """Runs function `fid` on the native batches `inputs`; (outputs, wait streams). GPU outputs
+    are exported ordered before the legacy default stream (1), on which the server records the
+    event the stage waits for."""
     f = _functions[fid]
-    on_gpu = stream != 0
+    stream = 1 if on_gpu else None
     batches = [Batch(b) for b in inputs]
     if f.batch_processing:
         args = [[_convert(b[i], f, on_gpu) for i in range(len(b))] for b in batches]

@@ -78,6 +78,9 @@ struct Workspace {
   SampleFailures* warnings = nullptr;
   // Set when the pipeline is closing: for_each_sample skips the samples it has not started.
   const std::atomic<bool>* stopping = nullptr;
+  // Set in every stage: the pipeline is closing (for operators that wait on something outside
+  // it, e.g. a Python call; unlike `stopping`, samples are not skipped).
+  const std::atomic<bool>* closing = nullptr;
   // Mixed operators: what prepare_on_host() returned for this iteration (null: nothing).
   std::shared_ptr<void> prepared;
   // Set while the operator runs on the frames of sequences (null: its samples are samples).

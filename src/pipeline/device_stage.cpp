@@ -55,7 +55,6 @@ void DeviceStage::process(Iteration& it) {
     }
     if (pool_) ws.pool = pool_.get();
     ws.stream = s;
-    ws.stopping = &ctx_.stopping;  // an operator waiting on something outside (a Python call)
     if (n < it.prepared.size()) ws.prepared = std::move(it.prepared[n]);
     const auto t = Telemetry::Clock::now();
     try {

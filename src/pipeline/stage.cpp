@@ -26,6 +26,7 @@ ops::Workspace make_workspace(const StageContext& ctx, size_t n,
   ws.batch_size = batch_size;
   ws.iteration = iteration;
   ws.seed = uint64_t(ctx.options.seed);
+  ws.closing = &ctx.stopping;
   return ws;
 }
 

@@ -73,8 +73,8 @@ namespace {
 
 // The batch goes to the server as it is; the function's outputs come back as batches over its
 // arrays (held until stoker is done with them). On the GPU the stage's stream is synchronised
-// first (the function's framework reads the inputs on its own stream) and the outputs are
-// ordered before it by the server (DLPack's stream argument).
+// first (the function's framework reads the inputs on its own stream), and the stage's stream
+// waits for the events the server recorded after the function's work.
 class PythonFunction final : public Operator {
  public:
   explicit PythonFunction(const OpSpec& spec)
@@ -90,18 +90,19 @@ class PythonFunction final : public Operator {
     c->batch_size = ws.batch_size;
     c->device_id = ws.device_id;
     if (spec_.backend == Backend::kGpu) {
-      c->stream = ws.stream;
+      c->on_gpu = true;
       CudaEvent inputs_ready;  // the function's framework reads them on its own stream
       inputs_ready.record(ws.stream);
       inputs_ready.synchronize();
     }
-    ForeignCalls::instance().call(c, ws.stopping);
+    ForeignCalls::instance().call(c, ws.closing);
     {
       std::lock_guard lock(stats_mutex_);
       calls_ += 1;
       function_seconds_ += c->seconds;
     }
     if (!c->error.empty()) throw RuntimeError(c->error);
+    for (const auto& e : c->ready) e->wait_on(ws.stream);
     STOKER_ENFORCE(c->outputs.size() == layouts_.size(), ValueError, c->op, ": the function gave ",
                    c->outputs.size(), " outputs, expected ", layouts_.size(), " (num_outputs)");
     for (size_t k = 0; k < c->outputs.size(); ++k) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stoker/core/batch.hpp"
+#include "stoker/core/cuda.hpp"
 #include "stoker/ops/schema.hpp"
 
 namespace stoker::ops {
@@ -26,7 +27,11 @@ struct ForeignCall {
   std::string op;  // the operator's name, for errors
   std::vector<Batch> inputs;
   std::vector<Batch> outputs;
-  StreamHandle stream = nullptr;  // gpu: the stage's stream (outputs are ordered before it)
+  bool on_gpu = false;  // gpu backend: device inputs and outputs
+  // Set by the server: the function's device work, recorded on its streams (never on the stage's
+  // stream, which a closing pipeline may have destroyed while the function still ran); the
+  // operator makes its stream wait for them.
+  std::vector<std::shared_ptr<CudaEvent>> ready;
   int device_id = -1;
   int batch_size = 0;
   double seconds = 0;  // the function's own time, measured by the server
