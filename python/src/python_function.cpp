@@ -18,8 +18,7 @@ void serve(const std::shared_ptr<ops::ForeignCall>& c, nb::callable& dispatch) {
   // dispatch(function, inputs, on_gpu, batch_size) -> (outputs, wait_streams): per output, what
   // borrow_arrays takes (DLPack producers ordered their work before the legacy default stream);
   // the streams the outputs' CUDA array interfaces named.
-  nb::tuple result =
-      nb::cast<nb::tuple>(dispatch(c->function, inputs, c->on_gpu, c->batch_size));
+  nb::tuple result = nb::cast<nb::tuple>(dispatch(c->function, inputs, c->on_gpu, c->batch_size));
   c->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<int> device;
   if (c->on_gpu) device = c->device_id;

@@ -99,9 +99,9 @@ class InputFeed {
   // Throws a clear error when `batch` cannot be fed (dtype, layout, size, memory).
   virtual void check(const Batch& batch) const = 0;
   virtual void feed(Batch batch) = 0;
-  virtual void feed_end() = 0;  // the source is exhausted: the next run() ends the epoch
+  virtual void feed_end() = 0;     // the source is exhausted: the next run() ends the epoch
   virtual void discard_end() = 0;  // the epoch ended: drops an end mark still at the front
-  virtual void cancel() = 0;    // the pipeline is shutting down: run() must return/throw
+  virtual void cancel() = 0;       // the pipeline is shutting down: run() must return/throw
   virtual size_t queued() const = 0;
 };
 
