@@ -259,18 +259,12 @@ class Pipeline:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
                              "function or call set_outputs()")
 
-    @property
-    def py_num_workers(self):
-        return self._py_workers[0]
-
-    @property
-    def py_start_method(self):
-        return self._py_workers[1]
+    py_num_workers = property(lambda self: self._py_workers[0])
+    py_start_method = property(lambda self: self._py_workers[1])
 
     def start_py_workers(self):
-        """Starts the worker processes of parallel external sources now (build() starts them
-        otherwise). DALI needs this before CUDA is initialised when forking; here a fork after
-        CUDA is fine as long as the sources do not use CUDA (stoker.workers)."""
+        """Starts the worker processes of parallel external sources now (else build() does).
+        Forking after CUDA is initialised is fine if the sources do not use CUDA (workers.py)."""
         self._define()
         _close_at_exit(self)
         self._external.start_workers(self.batch_size, *self._py_workers)
@@ -557,8 +551,7 @@ class Pipeline:
 
     def __del__(self):
         # Stops the prefetching thread; the native destructor never blocks on Python (stoker's
-        # threads never take the GIL: see external.py; a stage waiting for a python_function
-        # call withdraws it when the pipeline stops).
+        # threads never take the GIL; a waiting python_function call is withdrawn).
         self._native = None
         external = getattr(self, "_external", None)
         if external is not None:
