@@ -317,3 +317,25 @@ def test_the_report_shows_the_workers_time():
     assert "parallel source" in text and "external_source_" in text
     s = pipe.stats()["external_sources"]
     assert list(s.values())[0]["worker_seconds"] > 0
+
+
+def test_a_gpu_source_uploads_what_the_workers_wrote():
+    from stoker import _stoker
+
+    if not _stoker.cuda_available():
+        pytest.skip("no GPU: device='gpu' sources run on the GPU machine")
+
+    @pipeline_def(batch_size=BATCH, num_threads=1, device_id=0, py_num_workers=2)
+    def p():
+        images, labels = fn.external_source(Samples(), num_outputs=2, batch=False,
+                                            parallel=True, device="gpu")
+        return images, labels
+    serial = epochs(pipe_of(Samples(), parallel=False), 1)
+    got = []
+    pipe = p()
+    try:
+        while True:
+            got.append(tuple([np.array(x) for x in b.as_cpu()] for b in pipe.run()))
+    except StopIteration:
+        pass
+    assert_same(serial, [got])
