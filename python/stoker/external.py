@@ -52,9 +52,9 @@ class ExternalSource:
 
     def __init__(self, names, source, batch, cycle, layouts, batch_size, device, no_copy,
                  num_outputs=None, batch_info=False, parallel=False, prefetch_queue_depth=None,
-                 bytes_per_sample_hint=None):
-        self.names = list(names)
-        self.name = self.names[0] if num_outputs is None else self.names[0].rsplit("[", 1)[0]
+                 bytes_per_sample_hint=None, name=None):
+        self.names = list(names)  # the nodes, one per output
+        self.name = name or self.names[0]  # the source's name, in errors and statistics
         self.live = list(self.names)  # the nodes the built pipeline kept
         self.source = source
         self.kind = source_kind(source, batch)

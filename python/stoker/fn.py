@@ -195,7 +195,7 @@ def external_source(source=None, num_outputs=None, *, batch=None, cycle=None, la
                      for k in range(n))
     feeder = ExternalSource(names, source, batch, cycle, layouts, pipe.batch_size, device,
                             no_copy, num_outputs, batch_info, parallel, prefetch_queue_depth,
-                            bytes_per_sample_hint)
+                            bytes_per_sample_hint, name=base)
     outs = tuple(node(k, feeder) for k in range(n))
     return outs if num_outputs is not None else outs[0]
 
