@@ -6,6 +6,7 @@
 #include "stoker/ops/boxes/box_encoder.hpp"
 #include "stoker/ops/boxes/random_bbox_crop.hpp"
 #include "stoker/ops/color/color_ops.hpp"
+#include "stoker/ops/conditional/conditional.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/decoders/video_decoder.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
@@ -45,6 +46,7 @@
 #include "stoker/ops/segmentation/random_object_bbox.hpp"
 #include "stoker/ops/segmentation/select_masks.hpp"
 #include "stoker/ops/tensor/cast.hpp"
+#include "stoker/ops/tensor/constant.hpp"
 #include "stoker/ops/tensor/join.hpp"
 #include "stoker/ops/tensor/pad.hpp"
 #include "stoker/ops/tensor/reshape.hpp"
@@ -58,6 +60,10 @@ const std::vector<OpSchema>& op_schemas() {
   // clang-format off
   static const std::vector<OpSchema> kAll = [] {
   std::vector<OpSchema> all{
+      merge_schema(),                  // _conditional.merge
+      not_schema(),                    // _conditional.not_
+      split_schema(),                  // _conditional.split
+      validate_logical_schema(),       // _conditional.validate_logical
       arithmetic_schema(),             // arithmetic
       bb_flip_schema(),                // bb_flip
       bbox_paste_schema(),             // bbox_paste
@@ -69,6 +75,7 @@ const std::vector<OpSchema>& op_schemas() {
       cat_schema(),                    // cat
       color_space_conversion_schema(),  // color_space_conversion
       color_twist_schema(),            // color_twist
+      constant_schema(),               // constant
       contrast_schema(),               // contrast
       coord_flip_schema(),             // coord_flip
       coord_transform_schema(),        // coord_transform

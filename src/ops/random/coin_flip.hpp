@@ -1,4 +1,4 @@
-// random.coin_flip: Bernoulli draws (int32), one tensor of `shape` per sample. Draws come from each sample's own Philox stream, so values depend only on
+// random.coin_flip: Bernoulli draws (int32 or `dtype`), one tensor of `shape` per sample. Draws come from each sample's own Philox stream, so values depend only on
 // (seed, operator instance, sample index).
 #pragma once
 
