@@ -21,7 +21,8 @@ than the pipeline itself (each call is a pipeline step)."""
 import numpy as np
 
 from stoker.node import DataNode, _Expr
-from stoker.pipeline import Pipeline, _local, _returned
+from stoker.definition import _returned
+from stoker.pipeline import Pipeline, _local
 
 
 class DataNodeDebug(DataNode):

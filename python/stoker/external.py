@@ -223,8 +223,10 @@ def export_array(x, where, on_gpu, stream, waits):
     if kind is not None and not hasattr(x, "__array__"):
         x = np.from_dlpack(x)
     # A view where possible (torch CPU tensors, JAX CPU arrays); a copy only when `x` is not
-    # C-contiguous or not an array yet (lists).
-    return np.ascontiguousarray(x)
+    # C-contiguous or not an array yet (lists). 0-d samples stay 0-d (ascontiguousarray alone
+    # would make them 1-d).
+    a = np.asarray(x)
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
 
 
 def _from_cuda_array_interface(x, cai, where, waits):

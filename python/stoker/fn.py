@@ -303,7 +303,8 @@ def _install():
     _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(tf_schema)
     _tfrecord.__qualname__ = _tfrecord.__name__ = "tfrecord"
     _choice.__qualname__ = _choice.__name__ = "choice"
-    _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()} |
+    _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()
+                           if not s["name"].startswith("_")} |
                           {"torch_python_function", "dl_tensor_python_function"}))
     for space in {s["name"].split(".")[0] for s in native.values() if "." in s["name"]}:
         ns = getattr(module, space)

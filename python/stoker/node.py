@@ -6,6 +6,7 @@ A DataNode refers to its pipeline weakly: the pipeline holds its outputs' DataNo
 strong reference back would make every pipeline a reference cycle that only the garbage
 collector frees (threads, pools and GPU memory held until it runs)."""
 
+import contextlib
 import weakref
 
 
@@ -45,9 +46,14 @@ class DataNode:
             return self
         return self._pipeline._add_node("copy_to_device", [self], {}, {}, None, "mixed", 1)
 
+    BOOL_MESSAGE = (
+        "a DataNode has no truth value at definition time; it stands for data that exists only "
+        "when the pipeline runs. To branch on it per sample, use `if`/`elif`/`else`, `and`, "
+        "`or`, `not` or `x if c else y` in a pipeline_def(enable_conditionals=True) function "
+        "(`while`, `assert`, comprehension filters and bool() cannot take pipeline values)")
+
     def __bool__(self):
-        raise TypeError("a DataNode has no truth value at definition time; it stands for "
-                        "data that exists only when the pipeline runs")
+        raise TypeError(f"{self.name}: {self.BOOL_MESSAGE}")
 
     def _binary(self, fn, other, reverse=False):
         return _Expr(fn, [other, self] if reverse else [self, other])
@@ -107,6 +113,10 @@ class _Expr(DataNode):
             raise ValueError("arithmetic: operands belong to different pipelines")
         self._pipeline = pipes.pop()
         self._fn, self._args, self._out = fn, args, None
+        # Where it was written (inside which branches of `if`s on pipeline values): it is built
+        # there, even when first used deeper.
+        conditions = self._pipeline._conditions
+        self._position = conditions.position() if conditions is not None else None
         for a in args:
             if not isinstance(a, DataNode):
                 _constant(a)  # checks the type now, where the user wrote it
@@ -147,6 +157,9 @@ class _Expr(DataNode):
             nodes = self._pipeline._nodes
             device = "gpu" if any(nodes[k[0]]["device"] in ("gpu", "mixed")
                                   for k, _ in leaves) else "cpu"
-            self._out = self._pipeline._add_node("arithmetic", [a for _, a in leaves],
-                                                 {"expr": expr}, {}, None, device, 1)
+            conditions = self._pipeline._conditions
+            with (conditions.at(self._position) if self._position is not None
+                  else contextlib.nullcontext()):
+                self._out = self._pipeline._add_node("arithmetic", [a for _, a in leaves],
+                                                     {"expr": expr}, {}, None, device, 1)
         return self._out

@@ -208,7 +208,8 @@ def _make_class(name, op, device=None, doc=None, new_name=None):
 def _install():
     module = sys.modules[__name__]
     for schema in _stoker.schemas():
-        _ARG_NAMES[schema["name"]] = {a["name"] for a in schema["args"]}
+        if not schema["name"].startswith("_"):  # _conditional.*: inserted by `if` statements
+            _ARG_NAMES[schema["name"]] = {a["name"] for a in schema["args"]}
     _ARG_NAMES["external_source"] = set()
     python_args = {"function", "num_outputs", "batch_processing", "output_layouts"}
     _ARG_NAMES["python_function"] = set(python_args)

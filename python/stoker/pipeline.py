@@ -4,7 +4,6 @@ which validates it (errors name the operator and the line that defined it), prun
 nodes and starts the executor."""
 
 import atexit
-import functools
 import inspect
 import os
 import threading
@@ -13,8 +12,10 @@ import warnings
 
 from stoker import _stoker
 from stoker.distributed import _distributed_device, _distributed_shard
-from stoker.options import DALI_PIPELINE_ARGS, configure
+from stoker.options import configure
+from stoker import rewrite
 from stoker.batch import Batch
+from stoker.conditionals import ConditionStack
 from stoker.external import ExternalSources
 from stoker.node import DataNode
 
@@ -106,8 +107,11 @@ class Pipeline:
 
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, cpu_budget=None, py_num_workers=1,
-                 py_start_method="fork", py_callback_pickler=None, **options):
+                 py_start_method="fork", py_callback_pickler=None, enable_conditionals=False,
+                 **options):
         self._setup(_stoker.PipelineOptions())
+        if enable_conditionals:
+            self._conditions = ConditionStack(self)
         if py_callback_pickler is not None and py_start_method == "fork":
             raise ValueError("py_callback_pickler applies to py_start_method 'spawn' or "
                              "'forkserver' (fork copies the sources without pickling)")
@@ -123,6 +127,7 @@ class Pipeline:
         self._external = ExternalSources()
         self._py_workers = (1, "fork", None)  # py_num_workers, py_start_method, pickler
         self._native = None
+        self._conditions = None  # enable_conditionals: the `if` levels being traced
         self._ran = False  # run() was called (plugins restore checkpoints only before)
         self._fed_ahead = False
         self._end_delivered = False
@@ -177,6 +182,11 @@ class Pipeline:
                   external=None):
         if self._native is not None:
             raise RuntimeError("the pipeline is already built; define operators before build()")
+        traced = self._conditions is not None and not self._conditions.raw
+        if traced:  # values from outside the current `if` branch come in split
+            inputs = [self._conditions.input(x) if isinstance(x, DataNode) else x
+                      for x in inputs]
+            arg_inputs = {k: self._conditions.input(v) for k, v in arg_inputs.items()}
         # References first: an expression among them becomes its own node now, before this
         # node's index is taken.
         refs = [self._ref(x, op) for x in inputs]
@@ -200,7 +210,10 @@ class Pipeline:
         if external is not None:
             self._external.add(name, external)
         outs = [DataNode(self, index, k, f"{name}[{k}]") for k in range(num_outputs)]
-        return outs[0] if num_outputs == 1 else tuple(outs)
+        result = outs[0] if num_outputs == 1 else tuple(outs)
+        if traced:
+            self._conditions.produced(result, bool(inputs or arg_inputs))
+        return result
 
     def _ref(self, node, op):
         if not isinstance(node, DataNode):
@@ -252,8 +265,11 @@ class Pipeline:
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {self.batch_size}")
         if not self._outputs and type(self).define_graph is not Pipeline.define_graph:
+            graph = self.define_graph
+            if self._conditions is not None:  # its `if`s on pipeline values become branches
+                graph = rewrite.convert(type(self).define_graph, strict=True).__get__(self)
             with self:  # a subclass's graph (DALI's class-based API, stoker.ops)
-                outputs = self.define_graph()
+                outputs = graph()
             self.set_outputs(*_returned(outputs, f"{type(self).__name__}.define_graph"))
         if not self._outputs:
             raise ValueError("the pipeline has no outputs: return them from the @pipeline_def "
@@ -561,39 +577,5 @@ class Pipeline:
             release()
 
 
-def _returned(outputs, who):
-    """What a pipeline function (or define_graph) returned, as a tuple of DataNodes."""
-    if isinstance(outputs, DataNode):
-        return (outputs,)
-    if not isinstance(outputs, (tuple, list)):
-        raise TypeError(f"{who} must return DataNodes (operator outputs), got "
-                        f"{type(outputs).__name__}")
-    return tuple(outputs)
-
-
-def pipeline_def(fn=None, **pipeline_kwargs):
-    """Decorator: turns a function that calls ``fn.*`` operators and returns the pipeline's
-    outputs into a factory of Pipelines. Pipeline arguments (batch_size, num_threads, seed,
-    …) may be given to the decorator and overridden when calling the factory; other keyword
-    arguments go to the function. debug=True: the function runs at every run(), its operators
-    as it calls them, so values can be printed (stoker.debug)."""
-
-    def decorate(func):
-        pipe_params = (set(inspect.signature(Pipeline.__init__).parameters) - {"self", "options"}
-                       ) | set(_stoker.PipelineOptions.names()) | DALI_PIPELINE_ARGS | {"debug"}
-
-        @functools.wraps(func)
-        def factory(*args, **kwargs):
-            own = {k: kwargs.pop(k) for k in list(kwargs) if k in pipe_params}
-            options = {**pipeline_kwargs, **own}
-            if options.pop("debug", False):  # operators run as the function calls them
-                from stoker.debug import DebugPipeline
-                return DebugPipeline(func, args, kwargs, **options)
-            pipe = Pipeline(**options)
-            with pipe:
-                pipe.set_outputs(*_returned(func(*args, **kwargs), func.__name__))
-            return pipe
-
-        return factory
-
-    return decorate(fn) if fn is not None else decorate
+# pipeline_def lives with the conditionals it switches on (DALI's scripts import it from here).
+from stoker.definition import _returned, do_not_convert, pipeline_def  # noqa: E402,F401

@@ -87,8 +87,13 @@ struct Workspace {
   const FrameMap* frames = nullptr;
 
   const Batch& input(int i) const { return *inputs.at(size_t(i)); }
-  // Samples this iteration: the first input's count, or the batch size for sources.
-  int num_samples() const { return inputs.empty() ? batch_size : inputs[0]->size(); }
+  // Samples this iteration: the first input's count; for operators without inputs, the
+  // first per-sample argument's count, or else the batch size. Inside an `if` branch these are
+  // fewer than batch_size, which stays the iteration's (for the samples' random streams).
+  int num_samples() const {
+    if (!inputs.empty()) return inputs[0]->size();
+    return arg_inputs.empty() ? batch_size : arg_inputs.begin()->second->size();
+  }
 };
 
 // Operators fed from outside the pipeline (external_source) implement this. check(), feed()

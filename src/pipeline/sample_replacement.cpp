@@ -12,6 +12,14 @@ std::vector<int> SampleReplacement::drop(size_t n, const std::string& context,
                        " (on_error='skip' cannot replace samples that come from an "
                        "external_source)");
     }
+    // Inside an `if` branch, a batch holds some of the iteration's samples: rerunning the
+    // nodes for new samples would not line up with the other branch's.
+    if (ctx_.graph.nodes[k].schema->name.rfind("_conditional.", 0) == 0) {
+      throw ValueError(context + failed.begin()->second +
+                       " (on_error='skip' cannot replace samples in a pipeline whose `if` on "
+                       "pipeline values comes before the failing operator; read and decode "
+                       "before the `if`)");
+    }
   }
   ctx_.telemetry.samples_skipped(ctx_.graph.nodes[n], failed);
   replaced_ += int64_t(failed.size());

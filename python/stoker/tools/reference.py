@@ -32,8 +32,14 @@ _STUB_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str",
                "list of str": "Sequence[str]", "dtype": "DTypeLike"}
 
 
+def _public_schemas():
+    """The schemas of the operators users call (not `_conditional.*`, which `if` statements on
+    pipeline values insert)."""
+    return [s for s in _stoker.schemas() if not s["name"].startswith("_")]
+
+
 def _schemas():
-    return sorted(_stoker.schemas(), key=lambda s: s["name"])
+    return sorted(_public_schemas(), key=lambda s: s["name"])
 
 
 def _example_call(s):
@@ -145,7 +151,7 @@ _STUB_HEADER = ('"""Generated from the operator registry (python -m stoker.tools
 
 def stub():
     """python/stoker/fn.pyi: every fn operator (nested namespaces as classes)."""
-    schemas = {s["name"]: s for s in _stoker.schemas()}
+    schemas = {s["name"]: s for s in _public_schemas()}
     lines = list(_STUB_HEADER)
     top, spaces = [], {}
     for name in sorted(schemas):

@@ -21,7 +21,7 @@ class RoiRandomCrop final : public Operator {
     const bool data = !ws.inputs.empty();
     STOKER_ENFORCE(!(data && spec_.given("in_shape")), ValueError,
                    "roi_random_crop: give in_shape or the data input, not both");
-    const int n = data ? ws.input(0).size() : ws.batch_size;
+    const int n = ws.num_samples();
     std::vector<std::vector<int64_t>> anchors(static_cast<size_t>(n));
     for_each_sample(ws, n, [&](int i, int) { anchors[size_t(i)] = anchor(ws, i, data); });
     std::vector<TensorShape> shapes;

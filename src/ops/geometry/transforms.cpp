@@ -52,7 +52,7 @@ class Transform final : public Operator {
 
   void run(Workspace& ws) override {
     const int inputs = int(ws.inputs.size());
-    const int n_samples = inputs > 0 ? ws.input(0).size() : ws.batch_size;
+    const int n_samples = ws.num_samples();
     STOKER_ENFORCE(kind_ != Kind::kCombine || inputs >= 2, ValueError,
                    name(), ": give at least two transforms to combine");
     std::vector<Affine> out(static_cast<size_t>(n_samples));

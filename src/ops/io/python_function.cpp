@@ -87,7 +87,7 @@ class PythonFunction final : public Operator {
     c->function = function_;
     c->op = "python_function '" + spec_.name + "'";
     for (const Batch* in : ws.inputs) c->inputs.push_back(*in);
-    c->batch_size = ws.batch_size;
+    c->batch_size = ws.num_samples();
     c->device_id = ws.device_id;
     if (spec_.backend == Backend::kGpu) {
       c->on_gpu = true;
@@ -107,8 +107,8 @@ class PythonFunction final : public Operator {
                    c->outputs.size(), " outputs, expected ", layouts_.size(), " (num_outputs)");
     for (size_t k = 0; k < c->outputs.size(); ++k) {
       Batch& out = c->outputs[k];
-      STOKER_ENFORCE(out.size() == ws.batch_size, ValueError, c->op, ": output ", k, " has ",
-                     out.size(), " samples, the batch has ", ws.batch_size);
+      STOKER_ENFORCE(out.size() == c->batch_size, ValueError, c->op, ": output ", k, " has ",
+                     out.size(), " samples, the batch has ", c->batch_size);
       const bool on_device = out.memory() == MemoryKind::kDevice;
       STOKER_ENFORCE(on_device == (spec_.backend == Backend::kGpu), TypeError, c->op, ": output ",
                      k,

@@ -14,7 +14,7 @@ class Choice final : public Operator {
  public:
   explicit Choice(const OpSpec& spec) : Operator(spec), shape_(shape_arg(spec)) {}
   void run(Workspace& ws) override {
-    const int n = ws.batch_size;
+    const int n = ws.num_samples();
     const DType dtype = spec_.arg<bool>("integer") ? DType::kI32 : DType::kF32;
     Batch& out = add_output(ws, dtype, std::vector<TensorShape>(size_t(n), shape_), {});
     for_each_sample(ws, n, [&](int i, int) {

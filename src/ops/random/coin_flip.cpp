@@ -13,7 +13,7 @@ class CoinFlip final : public Operator {
         shape_(shape_arg(spec)),
         dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
   void run(Workspace& ws) override {
-    const int n = ws.batch_size;
+    const int n = ws.num_samples();
     Batch& out = add_output(ws, dtype_, std::vector<TensorShape>(size_t(n), shape_), {});
     visit_numeric(dtype_, "random.coin_flip output", [&](auto tag) {
       using T = typename decltype(tag)::type;

@@ -10,7 +10,7 @@ class Normal final : public Operator {
  public:
   explicit Normal(const OpSpec& spec) : Operator(spec), shape_(shape_arg(spec)) {}
   void run(Workspace& ws) override {
-    const int n = ws.batch_size;
+    const int n = ws.num_samples();
     Batch& out = add_output(ws, DType::kF32, std::vector<TensorShape>(size_t(n), shape_), {});
     for_each_sample(ws, n, [&](int i, int) {
       const double mean = scalar_arg(ws, "mean", i), stddev = scalar_arg(ws, "stddev", i);

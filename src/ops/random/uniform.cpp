@@ -15,7 +15,7 @@ class Uniform final : public Operator {
     }
   }
   void run(Workspace& ws) override {
-    const int n = ws.batch_size;
+    const int n = ws.num_samples();
     Batch& out = add_output(ws, DType::kF32, std::vector<TensorShape>(size_t(n), shape_), {});
     for_each_sample(ws, n, [&](int i, int) {
       auto rng = sample_rng(ws, i);

@@ -32,7 +32,7 @@ class Constant final : public Operator {
                    " elements); give one value (repeated) or one per element");
   }
   void run(Workspace& ws) override {
-    const int n = ws.batch_size;
+    const int n = ws.num_samples();
     const std::string layout = spec_.has_arg("layout") ? spec_.arg<std::string>("layout") : "";
     Batch& out = add_output(ws, dtype_, std::vector<TensorShape>(size_t(n), shape_), layout);
     const int64_t volume = shape_.volume();
