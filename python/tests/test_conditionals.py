@@ -3,6 +3,8 @@
 the same rule computed sample by sample in numpy, and every refusal asserts its message
 (against DALI: parity/test_parity_conditionals.py)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -437,10 +439,49 @@ def test_gpu_values_split_and_merge_like_the_cpu():
             if fn.random.coin_flip(dtype=types.BOOL):
                 img = fn.flip(img, horizontal=1)
             elif fn.random.coin_flip(dtype=types.BOOL):
-                img = 255 - img
+                img = fn.cast(255 - img, dtype=types.UINT8)
             return img
         out = p().run()[0]
         out = out.as_cpu() if device == "gpu" else out
         return [np.array(out.at(i)) for i in range(BATCH)]
     for a, b in zip(body("cpu"), body("gpu")):
         np.testing.assert_array_equal(a, b)
+
+
+def test_dali_conditionals_tutorial_rotate_pipe(shared_data):
+    """DALI's "Conditional execution" tutorial, its pipeline as printed (file_root and
+    device_id changed): images rotated with probability 0.25, the others untouched."""
+    root = os.path.join(shared_data, "photos")
+    gpu = stoker._stoker.cuda_available()
+
+    @stoker.pipeline_def(enable_conditionals=True, batch_size=4, num_threads=4,
+                         device_id=0 if gpu else None, seed=42)
+    def rotate_pipe():
+        jpegs, _ = fn.readers.file(device="cpu", file_root=root)
+        images = fn.decoders.image(jpegs, device="mixed" if gpu else "cpu")
+        do_rotate = fn.random.coin_flip(probability=0.25, dtype=types.DALIDataType.BOOL)
+        angle = fn.random.uniform(range=(10, 30))
+
+        if do_rotate:
+            result = fn.rotate(images, angle=angle, fill_value=0)
+        else:
+            result = images
+
+        resized = fn.resize(result, resize_x=400, resize_y=400)
+        return resized, do_rotate, fn.resize(images, resize_x=400, resize_y=400)
+
+    pipe = rotate_pipe()
+    rotated = 0
+    for _ in range(4):
+        out, flags, plain = pipe.run()
+        if gpu:
+            out, plain = out.as_cpu(), plain.as_cpu()
+        for i in range(4):
+            a, b = np.array(out.at(i)), np.array(plain.at(i))
+            assert a.shape == (400, 400, 3)
+            if np.array(flags.at(i)):
+                rotated += 1
+                assert not np.array_equal(a, b)
+            else:
+                np.testing.assert_array_equal(a, b)
+    assert 0 < rotated < 16
