@@ -1,6 +1,7 @@
 """stoker.plugins.tf: DALIDataset as a tf.data.Dataset (declared dtypes and shapes, a small Keras
 model trained on it, tf.distribute's per-input-pipeline datasets, an external source's end ending
-it, errors), and Iterator's tf.Tensors made through DLPack. TensorFlow from PyPI, on the CPU."""
+it, tf.data datasets feeding external sources (input_datasets), errors), and Iterator's
+tf.Tensors made through DLPack. TensorFlow from PyPI, on the CPU."""
 
 import numpy as np
 import pytest
@@ -94,3 +95,56 @@ def test_iterator_gives_the_batches_through_dlpack(two_classes):
     expect = _pipe(two_classes).run()
     np.testing.assert_array_equal(step["images"].numpy(), expect[0].as_array())
     assert len(it) == 3  # 24 images, batch 8
+
+
+def _jpeg_bytes(root):
+    import glob
+    return [open(p, "rb").read() for p in sorted(glob.glob(f"{root}/*/*.jpg"))]
+
+
+def test_input_datasets_feed_samples_and_batches(two_classes):
+    files = _jpeg_bytes(two_classes)[:8]
+
+    @stoker.pipeline_def(batch_size=4, num_threads=2)
+    def decode():
+        jpegs = fn.external_source(name="jpegs")
+        scale = fn.external_source(name="scale", layout="")
+        return fn.resize(fn.decoders.image(jpegs), size=(16, 16)), scale * 2
+
+    @stoker.pipeline_def(batch_size=4, num_threads=2)
+    def reference():
+        jpegs = fn.external_source(source=lambda i: [np.frombuffer(f, np.uint8)
+                                                     for f in files[4 * (i % 2):4 * (i % 2) + 4]])
+        return fn.resize(fn.decoders.image(jpegs), size=(16, 16))
+
+    scales = np.arange(8, dtype=np.float32).reshape(2, 4)
+    ds = stoker_tf.experimental.DALIDatasetWithInputs(
+        decode(), output_dtypes=(tf.uint8, tf.float32),
+        input_datasets={
+            "jpegs": tf.data.Dataset.from_tensor_slices(files),  # samples: tf.string bytes
+            "scale": stoker_tf.experimental.Input(tf.data.Dataset.from_tensor_slices(scales),
+                                                  batch=True)})
+    got = [(a.numpy(), b.numpy()) for a, b in ds]
+    assert len(got) == 2  # the inputs ran out after two batches: the dataset ends
+    ref = reference()
+    for k, (images, doubled) in enumerate(got):
+        np.testing.assert_array_equal(images, ref.run()[0].as_array())
+        np.testing.assert_array_equal(doubled, scales[k] * 2)
+
+
+def test_input_datasets_errors():
+    @stoker.pipeline_def(batch_size=2)
+    def p():
+        return fn.external_source(name="x") + fn.external_source(lambda: [np.zeros(1)] * 2)
+
+    one = tf.data.Dataset.from_tensor_slices(np.zeros((4, 1)))
+    with pytest.raises(ValueError, match=r"input_datasets names 'y', but the pipeline has no "
+                                         r"external source of that name without a `source` "
+                                         r"\(those: \['x'\]\)"):
+        stoker_tf.DALIDataset(p(), output_dtypes=tf.float64, input_datasets={"x": one, "y": one})
+    with pytest.raises(ValueError, match=r"the external sources \['x'\] have no `source`"):
+        stoker_tf.DALIDataset(p(), output_dtypes=tf.float64)
+    with pytest.raises(TypeError, match=r"input_datasets\['x'\] must be a tf.data.Dataset"):
+        stoker_tf.DALIDataset(p(), output_dtypes=tf.float64, input_datasets={"x": [1, 2]})
+    with pytest.raises(TypeError, match="Input: expected a tf.data.Dataset, got list"):
+        stoker_tf.Input([1, 2])

@@ -12,6 +12,15 @@ external source ends. Its tensors are TensorFlow's own (tf.data copies what the 
 hands it; a GPU pipeline's outputs are copied to the host first). `Iterator` gives tf.Tensors
 that are the pipeline's memory itself, CPU or GPU (DLPack, no copy), for custom training loops.
 
+tf.data datasets can feed the pipeline's external sources that have no `source` (DALI's
+input_datasets; each element a sample, or a batch with Input(ds, batch=True)):
+
+    @stoker.pipeline_def(batch_size=64)
+    def pipe():
+        return fn.decoders.image(fn.external_source(name="jpegs"))
+    ds = stoker_tf.DALIDataset(pipe(), output_dtypes=tf.uint8,
+                               input_datasets={"jpegs": tf.data.Dataset.from_tensor_slices(...)})
+
 Sharding under tf.distribute: build one dataset per input pipeline,
 
     def dataset_fn(context):
@@ -21,16 +30,29 @@ Sharding under tf.distribute: build one dataset per input pipeline,
     dist = strategy.distribute_datasets_from_function(dataset_fn)
 """
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
 
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
-__all__ = ["DALIDataset", "Dataset", "Iterator", "LastBatchPolicy"]
+__all__ = ["DALIDataset", "Dataset", "Input", "Iterator", "LastBatchPolicy", "experimental"]
 
 
 def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _sample(t):
+    """A tf.Tensor element as a numpy sample (a tf.string scalar, e.g. a file's bytes: uint8)."""
+    a = t.numpy()
+    return np.frombuffer(a, np.uint8) if isinstance(a, bytes) else a
+
+
+def _samples(t):
+    """A batch element (first axis: the samples) as what feed_input takes."""
+    a = t.numpy()
+    return [np.frombuffer(b, np.uint8) for b in a] if a.dtype == object else a
 
 
 def _host_array(batch):
@@ -50,10 +72,7 @@ class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
                  device_id=None, exec_separated=False, exec_dynamic=False,
                  prefetch_queue_depth=None, cpu_prefetch_queue_depth=None,
                  gpu_prefetch_queue_depth=None, dtypes=None, shapes=None, input_datasets=None):
-        if input_datasets is not None:
-            raise NotImplementedError("DALIDataset: input_datasets (tf.data inputs to external "
-                                      "sources) is not supported; feed external sources from "
-                                      "Python callables")
+        inputs = _inputs(pipeline, input_datasets)
         output_dtypes = output_dtypes if output_dtypes is not None else dtypes
         output_shapes = output_shapes if output_shapes is not None else shapes
         if output_dtypes is None:
@@ -78,10 +97,15 @@ class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
 
         def batches():
             pipeline.build()
+            feeds = [(name, iter(ds), batch, layout) for name, ds, batch, layout in inputs]
             while True:
                 try:
+                    for name, it, batch, layout in feeds:  # this batch's data, from tf.data
+                        data = (_samples(next(it)) if batch else
+                                [_sample(next(it)) for _ in range(pipeline.batch_size)])
+                        pipeline.feed_input(name, data, layout=layout)
                     outputs = pipeline.run()
-                except StopIteration:
+                except StopIteration:  # an input dataset or an external source ended
                     return
                 if len(outputs) != len(dtypes):
                     raise ValueError(f"DALIDataset: the pipeline has {len(outputs)} outputs, "
@@ -101,6 +125,57 @@ class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
 
 
 Dataset = DALIDataset
+
+
+class Input:
+    """An input dataset of DALIDataset(input_datasets=...) with its options: `batch=True` when
+    each element is a whole batch (first axis: the samples), else each element is a sample;
+    `layout` (default: the external source's)."""
+
+    def __init__(self, dataset, *, layout=None, batch=False):
+        if not isinstance(dataset, tf.data.Dataset):
+            raise TypeError(f"Input: expected a tf.data.Dataset, got {type(dataset).__name__}")
+        self.dataset, self.layout, self.batch = dataset, layout, batch
+
+
+def _inputs(pipeline, input_datasets):
+    """[(name, dataset, batch, layout)] for the external sources `input_datasets` feeds (DALI's
+    rules: a plain dataset gives samples; every external source without a `source` must get
+    one; layout from Input, else the external source's)."""
+    pipeline._define()
+    placeholders = {name: es for name in pipeline._external
+                    if (es := pipeline._external.get(name)).source is None}
+    given = dict(input_datasets or {})
+    for name, value in given.items():
+        if not isinstance(name, str):
+            raise TypeError(f"DALIDataset: input_datasets maps external source names to "
+                            f"datasets; got the key {name!r}")
+        if not isinstance(value, (tf.data.Dataset, Input)):
+            raise TypeError(f"DALIDataset: input_datasets['{name}'] must be a tf.data.Dataset "
+                            f"or stoker.plugins.tf.Input, got {type(value).__name__}")
+        if name not in placeholders:
+            raise ValueError(f"DALIDataset: input_datasets names '{name}', but the pipeline has "
+                             f"no external source of that name without a `source` (those: "
+                             f"{sorted(placeholders) or 'none'})")
+    missing = sorted(set(placeholders) - set(given))
+    if missing:
+        raise ValueError(f"DALIDataset: the external sources {missing} have no `source`; give "
+                         f"them data with input_datasets={{name: tf.data.Dataset}}")
+    inputs = []
+    for name, value in given.items():
+        spec = value if isinstance(value, Input) else Input(value)
+        es = placeholders[name]
+        layout = spec.layout if spec.layout is not None else es.layouts[es.names.index(name)]
+        inputs.append((name, spec.dataset, spec.batch, layout))
+    return inputs
+
+
+class experimental:  # noqa: N801 (DALI's namespace: plugin.tf.experimental)
+    """DALI's experimental names: DALIDatasetWithInputs (DALIDataset, which takes
+    input_datasets here) and Input."""
+
+    DALIDatasetWithInputs = DALIDataset
+    Input = Input
 
 
 class Iterator(BaseIterator):
