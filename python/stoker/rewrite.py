@@ -4,6 +4,9 @@ into calls to stoker.conditionals, which run plain Python when the condition is 
 and build graph branches when it is a pipeline value (DALI does this with a fork of
 TensorFlow's AutoGraph; this is a small ``ast`` rewrite of those constructs only).
 
+A lambda is found in its file's syntax tree (by its line and the columns its code covers) and
+converted as a function returning its body.
+
 An ``if`` statement becomes two nested functions (the branches), given the variables the
 statement assigns and returning their values (or the return value, when every path of the
 statement returns), and one call to ``conditionals.if_stmt``. Calls to other user functions go
@@ -17,8 +20,10 @@ branch), stays as it was: with a pipeline value as its condition it raises a cle
 The rewritten function keeps the original's file, line numbers, globals and closure cells."""
 
 import ast
+import copy
 import functools
 import inspect
+import linecache
 import os
 import sys
 import sysconfig
@@ -45,7 +50,7 @@ def do_not_convert(func):
 
 def convertible(func):
     """Whether `func` (a plain function) is user code that conversion applies to."""
-    if not isinstance(func, types.FunctionType) or func.__name__ == "<lambda>":
+    if not isinstance(func, types.FunctionType):
         return False
     if getattr(func, "_stoker_do_not_convert", False) or getattr(func, "_stoker_converted", False):
         return False
@@ -90,13 +95,23 @@ def convert(func, strict=False):
 
 
 def _convert_code(func):
-    source = textwrap.dedent(inspect.getsource(func))
-    tree = ast.parse(source)
-    fdef = tree.body[0]
-    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != func.__name__:
-        raise TypeError("its source is not a plain function definition")
-    ast.increment_lineno(tree, func.__code__.co_firstlineno - 1)
-    fdef.decorator_list = []
+    if func.__name__ == "<lambda>":
+        fdef = _lambda_def(func)
+    else:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
+        fdef = tree.body[0]
+        if not isinstance(fdef, ast.FunctionDef) or fdef.name != func.__name__:
+            raise TypeError("its source is not a plain function definition")
+        ast.increment_lineno(tree, func.__code__.co_firstlineno - 1)
+    # Defaults and annotations were evaluated where the function was defined: the function is
+    # given its own defaults afterwards, and evaluating them again here could fail.
+    fdef.decorator_list, fdef.returns = [], None
+    fdef.args.defaults = []
+    fdef.args.kw_defaults = [None] * len(fdef.args.kwonlyargs)
+    for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs + [
+            fdef.args.vararg, fdef.args.kwarg]:
+        if a is not None:
+            a.annotation = None
     rewriter = _Rewriter(fdef.body)
     fdef.body = rewriter.block(fdef.body)
     if not rewriter.changed:
@@ -124,8 +139,50 @@ def _convert_code(func):
     ast.fix_missing_locations(module)
     namespace = {}
     exec(compile(module, func.__code__.co_filename, "exec"), func.__globals__, namespace)
-    made = namespace[factory.name](*([None] * len(params)))
-    return made.__code__
+    made = namespace[factory.name](*([None] * len(params))).__code__
+    names = {"co_name": func.__code__.co_name}
+    if hasattr(made, "co_qualname"):
+        names["co_qualname"] = func.__code__.co_qualname
+    return made.replace(**names)
+
+
+_modules = {}  # file name -> (its lines, its parsed tree)
+
+
+def _lambda_def(func):
+    """A lambda as `def _stoker_lambda(<its arguments>): return <its body>`: its node is found
+    in its file's syntax tree by its line and by the columns its code covers."""
+    code = func.__code__
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise OSError("its file cannot be read")
+    cached = _modules.get(code.co_filename)
+    if cached is None or cached[0] != lines:
+        cached = (lines, ast.parse("".join(lines)))
+        _modules[code.co_filename] = cached
+    spans = [(p[0], p[2], p[1], p[3]) for p in code.co_positions()  # zero-width: RESUME
+             if None not in p and p[0] >= code.co_firstlineno and (p[0], p[2]) != (p[1], p[3])]
+    if not spans:
+        raise OSError("its code has no source positions")
+    first, last = min(spans)[:2], max((s[2], s[3]) for s in spans)
+    names = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+    found = []
+    for node in ast.walk(cached[1]):
+        if not isinstance(node, ast.Lambda) or node.lineno != code.co_firstlineno:
+            continue
+        body = node.body
+        args = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        if args == names and (body.lineno, body.col_offset) <= first and \
+                (body.end_lineno, body.end_col_offset) >= last:
+            found.append(node)
+    if not found:
+        raise OSError("its source was not found")
+    node = copy.deepcopy(min(found, key=lambda n: (n.body.end_lineno - n.body.lineno,
+                                     n.body.end_col_offset - n.body.col_offset)))
+    fdef = ast.FunctionDef(name=_PREFIX + "lambda", args=node.args,
+                           body=[ast.copy_location(ast.Return(node.body), node.body)],
+                           decorator_list=[], returns=None, type_params=[])
+    return ast.copy_location(fdef, node)
 
 
 # -- the rewrite ---------------------------------------------------------------------------------

@@ -185,6 +185,18 @@ def test_helpers_methods_and_closures_are_converted():
     assert values(run(helper)[0]) == [0, 1, 2, 9, 12, 15]
 
 
+def test_lambdas_and_defaults():
+    local = 5
+
+    def helper(v, k=local):  # its default is the function's own, not evaluated again
+        if v > 1:
+            return v * k
+        return v
+
+    assert values(run(lambda x: helper(x) if x > 2 else -x)[0]) == [0, -1, -2, 15, 20, 25]
+    assert values(run(lambda x, k=3: not (x > k), batch_size=5)[0]) == [True] * 4 + [False]
+
+
 def test_a_pipeline_subclass_with_enable_conditionals():
     class Pipe(Pipeline):
         def __init__(self):
@@ -214,9 +226,7 @@ def test_do_not_convert_and_pipeline_values_elsewhere_are_refused():
 
     with pytest.raises(TypeError, match=r"a DataNode has no truth value .*enable_conditionals"):
         run(calls_plain)
-    # Lambdas are called as they are (their source is not one function definition).
-    with pytest.raises(TypeError, match=r"a DataNode has no truth value"):
-        run(lambda x: x if x > 1 else x)
+
     with pytest.raises(TypeError, match="`while`, `assert`"):
         def loop(x):
             while x > 5:
