@@ -54,6 +54,9 @@ def call(f, *args, **kwargs):
         return rewrite.convert(func)(f.__self__, *args, **kwargs)
     if rewrite.convertible(f):
         return rewrite.convert(f)(*args, **kwargs)
+    method = getattr(type(f), "__call__", None)  # an object of a user class with __call__
+    if not isinstance(f, type) and rewrite.convertible(method):
+        return rewrite.convert(method)(f, *args, **kwargs)
     return f(*args, **kwargs)
 
 

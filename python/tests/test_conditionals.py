@@ -181,7 +181,14 @@ def test_helpers_methods_and_closures_are_converted():
     def method(x):
         return Aug().apply(x)
 
+    class Callable:
+        def __call__(self, v):
+            if v > 3:
+                v = -v
+            return v
+
     assert values(run(method)[0]) == [3000, 3003, 2, 9, 12, 15]
+    assert values(run(Callable())[0]) == [0, 1, 2, 3, -4, -5]
     assert values(run(helper)[0]) == [0, 1, 2, 9, 12, 15]
 
 
