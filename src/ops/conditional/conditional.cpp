@@ -20,6 +20,8 @@ bool truth(const Batch& pred, int i, const std::string& what, bool bool_only) {
                  shape.to_string(), ".", kPredicateAdvice);
   STOKER_ENFORCE(!bool_only || pred.dtype() == DType::kBool, ValueError, what,
                  " must be of type bool; got ", dtype_name(pred.dtype()), ".", kPredicateAdvice);
+  // A bool is read as its byte: memory from outside may hold values other than 0 and 1.
+  if (pred.dtype() == DType::kBool) return *static_cast<const uint8_t*>(pred.data(i)) != 0;
   return sample_as_doubles(pred, i)[0] != 0;
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "stoker/ops/op_test_util.hpp"
 
 namespace stoker::ops {
@@ -49,6 +51,14 @@ TEST(Conditional, SplitThenMergeRestoresOrderWithoutCopying) {
   }
 }
 
+TEST(Conditional, BoolPredicatesAreReadAsBytes) {
+  Batch pred = scalar_batch<uint8_t>({0, 190, 1});
+  Batch as_bool = Batch::with_samples(3, DType::kBool);
+  for (int i = 0; i < 3; ++i) as_bool.set_sample(i, pred.owner(i), pred.data(i), TensorShape{});
+  auto parts = OpRunner("_conditional.split", {}).run({scalar_batch<int32_t>({1, 2, 3}), as_bool});
+  EXPECT_EQ(values<int32_t>(parts[0]), (std::vector<int32_t>{2, 3}));
+}
+
 TEST(Conditional, AllSamplesOnOneSide) {
   Batch data = scalar_batch<uint8_t>({1, 2, 3});
   Batch pred = scalar_batch<bool>({false, false, false});
@@ -64,6 +74,7 @@ TEST(Conditional, AllSamplesOnOneSide) {
 TEST(Conditional, PredicateMustBeOneScalarPerSample) {
   Batch data = scalar_batch<int32_t>({1, 2});
   Batch pred = Batch::allocate(default_host_pool(), DType::kBool, {TensorShape{}, TensorShape{2}});
+  std::memset(pred.data(0), 0, pred.total_bytes());  // contiguous: all samples
   pred.set_source_info(1, "b.jpg");
   expect_error([&] { OpRunner("_conditional.split", {}).run({data, pred}); },
                "the condition of an `if` statement must be a scalar (0-d tensor) per sample; "
