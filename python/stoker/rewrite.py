@@ -38,7 +38,10 @@ _FRAME_CALLS = {"super", "locals", "globals", "vars", "eval", "exec", "dir", "br
 _SKIP_PACKAGES = {"stoker", "numpy", "torch", "jax", "jaxlib", "cupy", "tensorflow", "keras",
                   "PIL", "scipy", "pandas", "nvidia", "cv2", "builtins"}
 _STDLIB = os.path.normcase(sysconfig.get_paths()["stdlib"])
-_cache = {}  # code object -> converted function's code (or None: left as it is)
+# Installed packages (user code among them) live under the standard library's folder too.
+_SITE = {os.path.normcase(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")}
+# code object -> the converted code, None (nothing to convert) or why it cannot be converted
+_cache = {}
 
 
 def do_not_convert(func):
@@ -60,7 +63,9 @@ def convertible(func):
     module = (func.__module__ or "").split(".")[0]
     if module in _SKIP_PACKAGES:
         return False
-    return not os.path.normcase(code.co_filename).startswith(_STDLIB)
+    path = os.path.normcase(code.co_filename)
+    return not path.startswith(_STDLIB + os.sep) or any(path.startswith(p + os.sep)
+                                                         for p in _SITE)
 
 
 def convert(func, strict=False):
