@@ -46,7 +46,7 @@ test-sanitize: setup
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/python $(PYTHON) -m pytest python/tests -q -p no:cacheprovider \
-	  --ignore=python/tests/parity
+	  --ignore=python/tests/parity --capture=sys  # fd 2 free: a sanitizer's report stays in the log
 
 # ThreadSanitizer over the C++ tests (executor, thread pool, pools); see CMakePresets.json.
 test-tsan: setup
