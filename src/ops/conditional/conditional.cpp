@@ -15,9 +15,11 @@ constexpr const char* kPredicateAdvice =
 // Sample i of a predicate batch, as a truth value; `what` names the expression in errors.
 bool truth(const Batch& pred, int i, const std::string& what, bool bool_only) {
   const TensorShape& shape = pred.shape(i);
-  STOKER_ENFORCE(shape.ndim() == 0, ValueError, what, " must be a scalar (0-d tensor) per sample; "
-                 "sample ", i, " (source '", pred.source_info(i), "') has shape ",
-                 shape.to_string(), ".", kPredicateAdvice);
+  STOKER_ENFORCE(shape.ndim() == 0, ValueError, what,
+                 " must be a scalar (0-d tensor) per sample; "
+                 "sample ",
+                 i, " (source '", pred.source_info(i), "') has shape ", shape.to_string(), ".",
+                 kPredicateAdvice);
   STOKER_ENFORCE(!bool_only || pred.dtype() == DType::kBool, ValueError, what,
                  " must be of type bool; got ", dtype_name(pred.dtype()), ".", kPredicateAdvice);
   // A bool is read as its byte: memory from outside may hold values other than 0 and 1.
@@ -78,7 +80,8 @@ class Merge final : public Operator {
       const int side = truth(pred, i, "the condition of an `if` statement", false) ? 0 : 1;
       const Batch& from = side == 0 ? yes : no;
       STOKER_ENFORCE(k[side] < from.size(), ValueError, "_conditional.merge: the ",
-                     side == 0 ? "`if`" : "`else`", " branch gives fewer samples than its "
+                     side == 0 ? "`if`" : "`else`",
+                     " branch gives fewer samples than its "
                      "predicate selects");
       const int j = k[side]++;
       out.set_sample(i, from.owner(j), from.data(j), from.shape(j));
@@ -96,13 +99,13 @@ class Logical final : public Operator {
   Logical(const OpSpec& spec, bool negate) : Operator(spec), negate_(negate) {}
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    const std::string what =
-        negate_ ? std::string("the operand of `not`")
-                : "the " + spec_.arg<std::string>("expression_side") + " side of `" +
-                      spec_.arg<std::string>("expression_name") + "`";
+    const std::string what = negate_ ? std::string("the operand of `not`")
+                                     : "the " + spec_.arg<std::string>("expression_side") +
+                                           " side of `" +
+                                           spec_.arg<std::string>("expression_name") + "`";
     const int n = in.size();
-    Batch& out = add_output(ws, DType::kBool, std::vector<TensorShape>(size_t(n), TensorShape{}),
-                            {});
+    Batch& out =
+        add_output(ws, DType::kBool, std::vector<TensorShape>(size_t(n), TensorShape{}), {});
     for (int i = 0; i < n; ++i) {
       const bool v = truth(in, i, what, !negate_);
       *out.data_as<bool>(i) = negate_ ? !v : v;
@@ -127,10 +130,11 @@ OpExample predicate_example(int inputs) {
 OpSchema split_schema() {
   return {
       .name = "_conditional.split",
-      .doc = "The samples of `input` whose predicate is true (first output) and those whose "
-             "predicate is false (second output), in order, without copying. Inserted by "
-             "`if` statements on pipeline values; the predicate is a scalar per sample, read "
-             "on the CPU.",
+      .doc =
+          "The samples of `input` whose predicate is true (first output) and those whose "
+          "predicate is false (second output), in order, without copying. Inserted by "
+          "`if` statements on pipeline values; the predicate is a scalar per sample, read "
+          "on the CPU.",
       .inputs = {"input", "predicate"},
       .host_inputs = 1,
       .outputs = {"true_samples", "false_samples"},
@@ -143,10 +147,11 @@ OpSchema split_schema() {
 OpSchema merge_schema() {
   return {
       .name = "_conditional.merge",
-      .doc = "The batch whose sample i is the next sample of `true_input` where the predicate "
-             "of sample i is true, else the next of `false_input`, without copying: the "
-             "values a variable took in the `if` and `else` branches put back in order. Both "
-             "must have the same type, layout and number of dimensions.",
+      .doc =
+          "The batch whose sample i is the next sample of `true_input` where the predicate "
+          "of sample i is true, else the next of `false_input`, without copying: the "
+          "values a variable took in the `if` and `else` branches put back in order. Both "
+          "must have the same type, layout and number of dimensions.",
       .inputs = {"true_input", "false_input", "predicate"},
       .host_inputs = 1,
       .outputs = {"output"},

@@ -76,11 +76,17 @@ TEST(Conditional, PredicateMustBeOneScalarPerSample) {
   Batch pred = Batch::allocate(default_host_pool(), DType::kBool, {TensorShape{}, TensorShape{2}});
   std::memset(pred.data(0), 0, pred.total_bytes());  // contiguous: all samples
   pred.set_source_info(1, "b.jpg");
-  expect_error([&] { OpRunner("_conditional.split", {}).run({data, pred}); },
-               "the condition of an `if` statement must be a scalar (0-d tensor) per sample; "
-               "sample 1 (source 'b.jpg') has shape (2,)");
-  expect_error([&] { OpRunner("_conditional.split", {}).run({data, scalar_batch<bool>({true})}); },
-               "the input has 2 samples but the predicate 1");
+  expect_error(
+      [&] {
+        OpRunner("_conditional.split", {}).run({data, pred});
+      },
+      "the condition of an `if` statement must be a scalar (0-d tensor) per sample; "
+      "sample 1 (source 'b.jpg') has shape (2,)");
+  expect_error(
+      [&] {
+        OpRunner("_conditional.split", {}).run({data, scalar_batch<bool>({true})});
+      },
+      "the input has 2 samples but the predicate 1");
 }
 
 TEST(Conditional, MergeRefusesDivergentBranches) {
@@ -93,11 +99,17 @@ TEST(Conditional, MergeRefusesDivergentBranches) {
       "type int32 in the `if` branch, float32 in the `else` branch");
   Batch a = scalar_batch<int32_t>({1}), b = scalar_batch<int32_t>({2});
   a.set_layout("A");
-  expect_error([&] { OpRunner("_conditional.merge", {}).run({a, b, pred}); },
-               "layout 'A' in the `if` branch, '' in the `else` branch");
+  expect_error(
+      [&] {
+        OpRunner("_conditional.merge", {}).run({a, b, pred});
+      },
+      "layout 'A' in the `if` branch, '' in the `else` branch");
   Batch vec = Batch::allocate(default_host_pool(), DType::kI32, {TensorShape{3}});
-  expect_error([&] { OpRunner("_conditional.merge", {}).run({scalar_batch<int32_t>({1}), vec, pred}); },
-               "0 dimensions in the `if` branch, 1 in the `else` branch");
+  expect_error(
+      [&] {
+        OpRunner("_conditional.merge", {}).run({scalar_batch<int32_t>({1}), vec, pred});
+      },
+      "0 dimensions in the `if` branch, 1 in the `else` branch");
   expect_error(
       [&] {
         OpRunner("_conditional.merge", {})
@@ -110,16 +122,14 @@ TEST(Conditional, NotAndValidateLogical) {
   auto out = OpRunner("_conditional.not_", {}).run({scalar_batch<int32_t>({0, 3, -1})});
   EXPECT_EQ(out[0].dtype(), DType::kBool);
   EXPECT_EQ(values<bool>(out[0]), (std::vector<bool>{true, false, false}));
-  auto same = OpRunner("_conditional.validate_logical",
-                       {{"expression_name", std::string("or")},
-                        {"expression_side", std::string("right")}})
+  auto same = OpRunner("_conditional.validate_logical", {{"expression_name", std::string("or")},
+                                                         {"expression_side", std::string("right")}})
                   .run({scalar_batch<bool>({true, false})});
   EXPECT_EQ(values<bool>(same[0]), (std::vector<bool>{true, false}));
   expect_error(
       [&] {
-        OpRunner("_conditional.validate_logical",
-                 {{"expression_name", std::string("or")},
-                  {"expression_side", std::string("right")}})
+        OpRunner("_conditional.validate_logical", {{"expression_name", std::string("or")},
+                                                   {"expression_side", std::string("right")}})
             .run({scalar_batch<int32_t>({1})});
       },
       "the right side of `or` must be of type bool; got int32");
@@ -145,9 +155,12 @@ TEST(Constant, RepeatsItsValuesForEverySample) {
                                    {"dtype", std::string("int64")}})
                  .run({}, 1);
   EXPECT_EQ(big[0].data_as<int64_t>(0)[0], (int64_t(1) << 60) + 1);
-  expect_error([&] { OpRunner("constant", {{"idata", std::vector<int64_t>{1, 2, 3}},
-                                           {"shape", std::vector<int64_t>{2}}}); },
-               "constant: 3 values for shape (2,)");
+  expect_error(
+      [&] {
+        OpRunner("constant",
+                 {{"idata", std::vector<int64_t>{1, 2, 3}}, {"shape", std::vector<int64_t>{2}}});
+      },
+      "constant: 3 values for shape (2,)");
   expect_error([&] { OpRunner("constant", {}); }, "give `fdata` or `idata`");
 }
 

@@ -27,8 +27,8 @@ class Constant final : public Operator {
     for (int64_t d : dims)
       STOKER_ENFORCE(d >= 0, ValueError, "constant: negative extent ", d, " in `shape`");
     shape_ = TensorShape(dims);
-    STOKER_ENFORCE(count == 1 || int64_t(count) == shape_.volume(), ValueError, "constant: ",
-                   count, " values for shape ", shape_.to_string(), " (", shape_.volume(),
+    STOKER_ENFORCE(count == 1 || int64_t(count) == shape_.volume(), ValueError, "constant: ", count,
+                   " values for shape ", shape_.to_string(), " (", shape_.volume(),
                    " elements); give one value (repeated) or one per element");
   }
   void run(Workspace& ws) override {
@@ -60,9 +60,10 @@ class Constant final : public Operator {
 OpSchema constant_schema() {
   return {
       .name = "constant",
-      .doc = "The same tensor for every sample: `fdata` or `idata` (one value is repeated) "
-             "shaped `shape` (default: the values as a 1-D tensor), converted to `dtype` with "
-             "cast's rules. Python's types.Constant(value) makes one from a number or array.",
+      .doc =
+          "The same tensor for every sample: `fdata` or `idata` (one value is repeated) "
+          "shaped `shape` (default: the values as a 1-D tensor), converted to `dtype` with "
+          "cast's rules. Python's types.Constant(value) makes one from a number or array.",
       .outputs = {"output"},
       .args = {optional_arg("fdata", ArgType::kFloatList, "The values, as floats.", false),
                optional_arg("idata", ArgType::kIntList, "The values, as integers.", false),
