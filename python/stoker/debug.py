@@ -16,10 +16,16 @@ Each call site (the k-th operator call of the function) gets a pipeline of its o
 first run: the operator behind external sources that take its inputs (and per-sample
 arguments). Readers and random operators keep their state from run to run, so the function must
 call its operators in the same order every time. It is a tool for looking at data, far slower
-than the pipeline itself (each call is a pipeline step)."""
+than the pipeline itself (each call is a pipeline step).
+
+With enable_conditionals=True, `if`s on pipeline values run here too: a call inside a branch
+sees that branch's samples (a pipeline per call site and sample count; a branch no sample takes
+runs nothing), and a merge puts the branches' samples back in the batch's order."""
 
 import numpy as np
 
+from stoker import rewrite
+from stoker.conditionals import ConditionStack
 from stoker.node import DataNode, _Expr
 from stoker.definition import _returned
 from stoker.pipeline import Pipeline, _local
@@ -52,13 +58,28 @@ class DataNodeDebug(DataNode):
         return text + ")"
 
 
+class _NoSamples:
+    """The value of an operator in an `if` branch that no sample of this batch takes."""
+
+    device, layout, dtype, shape = "cpu", "", None, []
+
+    def __len__(self):
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+
 class DebugPipeline(Pipeline):
     """A pipeline in debug mode (made by pipeline_def(debug=True)): run() calls the function."""
 
     def __init__(self, func, args, kwargs, **pipeline_kwargs):
         super().__init__(**pipeline_kwargs)
+        self._conditional = self._conditions is not None
+        if self._conditional:
+            func = rewrite.convert(func, strict=True)
         self._func, self._args, self._kwargs = func, args, kwargs
-        self._sites = {}    # call number -> its pipeline
+        self._sites = {}    # (call number, samples) -> its pipeline
         self._call = 0
 
     def build(self):
@@ -67,6 +88,8 @@ class DebugPipeline(Pipeline):
     def run(self):
         self._call = 0
         self._nodes = []
+        if self._conditional:  # the `if` levels of this run's trace
+            self._conditions = ConditionStack(self)
         _local.stack = getattr(_local, "stack", []) + [self]
         try:
             outputs = self._func(*self._args, **self._kwargs)
@@ -83,37 +106,78 @@ class DebugPipeline(Pipeline):
 
     def _add_node(self, op, inputs, args, arg_inputs, name, device, num_outputs,
                   external=None):
-        inputs = [self._value(x) for x in inputs]
-        arg_inputs = {k: self._value(v) for k, v in arg_inputs.items()}
+        traced = self._conditions is not None and not self._conditions.raw
+        if traced:  # values from outside the current `if` branch come in split
+            inputs = [self._conditions.input(x) for x in inputs]
+            arg_inputs = {k: self._conditions.input(v) for k, v in arg_inputs.items()}
+        values = [self._value(x) for x in inputs]
+        arg_values = {k: self._value(v) for k, v in arg_inputs.items()}
         k = self._call
         self._call += 1
-        site = self._sites.get(k)
-        if site is None:
-            site = self._make_site(k, op, inputs, args, arg_inputs, name, device, num_outputs,
-                                   external)
-            self._sites[k] = site
-        elif site["op"] != op:
-            raise RuntimeError(f"debug mode: call {k} of the pipeline function is {op} in this "
-                               f"run but was {site['op']} before; call the operators in the "
-                               f"same order every run")
-        pipe = site["pipe"]
-        for j, x in enumerate(inputs):
-            pipe.feed_input(f"in{j}", list(x.get()), layout=x.get().layout)
-        for a, x in arg_inputs.items():
-            pipe.feed_input(f"arg_{a}", list(x.get()), layout=x.get().layout)
-        batches = pipe.run()
+        # Inside an `if` branch a call sees some of the batch's samples: a pipeline per count.
+        first = values[0] if values else next(iter(arg_values.values()), None)
+        samples = len(first.get()) if first is not None else self._options.batch_size
+        if op == "_conditional.merge":
+            batches, placed = [self._merge(k, *values)], values[0].get().device
+        elif samples == 0:  # a branch no sample takes: nothing to run
+            on_gpu = any(v.get().device == "gpu" for v in values)
+            batches, placed = [_NoSamples()] * num_outputs, "gpu" if on_gpu else device or "cpu"
+        else:
+            site = self._site(k, samples, op, values, args, arg_values, name, device,
+                              num_outputs, external)
+            for j, x in enumerate(values):
+                site["pipe"].feed_input(f"in{j}", list(x.get()), layout=x.get().layout)
+            for a, x in arg_values.items():
+                site["pipe"].feed_input(f"arg_{a}", list(x.get()), layout=x.get().layout)
+            batches, placed = site["pipe"].run(), site["device"]
         index = len(self._nodes)
         label = name or f"{op}_{k}"
-        self._nodes.append({"op": op, "name": label, "device": site["device"]})
+        self._nodes.append({"op": op, "name": label, "device": placed})
         outs = [DataNodeDebug(self, index, i, label if num_outputs == 1 else f"{label}[{i}]", b)
                 for i, b in enumerate(batches)]
-        return outs[0] if num_outputs == 1 else tuple(outs)
+        result = outs[0] if num_outputs == 1 else tuple(outs)
+        if traced:
+            self._conditions.produced(result, bool(inputs or arg_inputs))
+        return result
 
-    def _make_site(self, k, op, inputs, args, arg_inputs, name, device, num_outputs, external):
+    def _site(self, k, samples, op, *make_args):
+        known = next((s["op"] for (c, _), s in self._sites.items() if c == k), op)
+        if known != op:
+            raise RuntimeError(f"debug mode: call {k} of the pipeline function is {op} in this "
+                               f"run but was {known} before; call the operators in the "
+                               f"same order every run")
+        site = self._sites.get((k, samples))
+        if site is None:
+            site = self._make_site(k, samples, op, *make_args)
+            self._sites[(k, samples)] = site
+        return site
+
+    def _merge(self, k, if_values, else_values, predicate):
+        """The two branches' samples in the batch's order (the merge, as the native one)."""
+        yes, no = if_values.get(), else_values.get()
+        if not len(yes) or not len(no):
+            return no if not len(yes) else yes
+        for what, a, b in (("type", yes.dtype, no.dtype), ("layout", yes.layout, no.layout),
+                           ("dimensions", len(yes.shape[0]), len(no.shape[0]))):
+            if a != b:
+                raise ValueError(f"the `if` and `else` branches give one variable values of "
+                                 f"different kinds, which cannot be merged into one batch: "
+                                 f"{what} {a} in the `if` branch, {b} in the `else` branch")
+        taken = {True: iter(list(yes)), False: iter(list(no))}
+        pred = predicate.get()
+        pred = pred.as_cpu() if pred.device == "gpu" else pred
+        merged = [next(taken[bool(np.array(pred.at(i)))]) for i in range(len(pred))]
+        site = self._site(k, len(merged), "_conditional.merge", [if_values], {}, {}, None,
+                          yes.device, 1, None)
+        site["pipe"].feed_input("in0", merged, layout=yes.layout)
+        return site["pipe"].run()[0]
+
+    def _make_site(self, k, samples, op, inputs, args, arg_inputs, name, device, num_outputs,
+                   external):
         from stoker import fn
         o = self._options
         seed = o.seed if o.seed >= 0 else -1
-        pipe = Pipeline(batch_size=o.batch_size, num_threads=o.num_threads,
+        pipe = Pipeline(batch_size=samples, num_threads=o.num_threads,
                         device_id=o.device_id,
                         seed=seed if seed < 0 else seed + 7919 * (k + 1), prefetch_queue_depth=1)
         with pipe:
@@ -121,8 +185,11 @@ class DebugPipeline(Pipeline):
                                       device="gpu" if x.get().device == "gpu" else "cpu")
                    for j, x in enumerate(inputs)]
             ains = {a: fn.external_source(name=f"arg_{a}") for a in arg_inputs}
-            outs = pipe._add_node(op, ins, args, ains, name, device, num_outputs,
-                                  external=external)
+            if op == "_conditional.merge":  # the merged samples, fed in order
+                outs = ins[0]
+            else:
+                outs = pipe._add_node(op, ins, args, ains, name, device, num_outputs,
+                                      external=external)
             pipe.set_outputs(*(outs if isinstance(outs, tuple) else (outs,)))
         pipe.build()
         placed = pipe._nodes[-1]["device"]

@@ -42,10 +42,6 @@ def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
             own = {k: kwargs.pop(k) for k in list(kwargs) if k in pipe_params}
             options = {"enable_conditionals": enable_conditionals, **pipeline_kwargs, **own}
             if options.pop("debug", False):  # operators run as the function calls them
-                if options.pop("enable_conditionals"):
-                    raise NotImplementedError(
-                        f"{func.__name__}: debug=True with enable_conditionals=True is not "
-                        f"supported; debug the pipeline without its `if`s on pipeline values")
                 from stoker.debug import DebugPipeline
                 return DebugPipeline(func, args, kwargs, **options)
             pipe = Pipeline(**options)

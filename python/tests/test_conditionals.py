@@ -381,12 +381,52 @@ def test_types_constant():
         types.Constant(1)
 
 
-def test_debug_mode_with_conditionals_is_refused_clearly():
-    @stoker.pipeline_def(enable_conditionals=True, debug=True, batch_size=2)
+def test_debug_mode_runs_the_branches_eagerly_with_the_same_results():
+    def nested(x):
+        z = x + 1
+        if x == 0:
+            y = x + 100
+        elif x < 3:
+            if x == 1:
+                y = z * 2
+            else:
+                y = z * 3
+        else:
+            y = x
+        if x > 100:  # a branch no sample takes
+            w = x * 2
+        else:
+            w = x
+        return y, w, (x > 1) and (x < 4), not (x > 2), 7 if x > 3 else 5
+
+    def images(x):
+        img = fn.external_source(source=image, batch=False, layout="HWC")
+        if x % 2 == 0:
+            img = fn.flip(img, horizontal=1)
+        return fn.resize(img, size=(6, 6), antialias=False)
+
+    for body in (nested, images):
+        built = run(body)
+        debugged = run(body, debug=True)
+        for a, b in zip(built, debugged):
+            for x, y in zip(a, b):
+                np.testing.assert_array_equal(x, y)
+
+    seen = []
+
+    @stoker.pipeline_def(enable_conditionals=True, debug=True, batch_size=4, num_threads=1)
     def p():
-        return fn.random.uniform()
-    with pytest.raises(NotImplementedError, match="debug=True with enable_conditionals=True"):
-        p()
+        x = fn.external_source(source=index, batch=False)
+        if x > 1:
+            y = fn.cast(x * 10, dtype=types.INT32)
+            seen.append(repr(y))  # printable, as in any debug pipeline: the branch's samples
+        else:
+            y = x
+        return y
+    pipe = p()
+    for _ in range(2):
+        assert [np.array(s).item() for s in pipe.run()[0]] == [0, 1, 20, 30]
+    assert "2 samples" in seen[0]
 
 
 # -- the rewrite keeps Python's meaning for Python conditions ---------------------------------
@@ -447,13 +487,15 @@ def test_rewrite_leaves_unreadable_functions_alone():
 
 @pytest.mark.skipif(not stoker._stoker.cuda_available(), reason="no GPU: GPU branches skipped")
 def test_gpu_values_split_and_merge_like_the_cpu():
-    def body(device):
+    def body(device, debug=False):
         @stoker.pipeline_def(enable_conditionals=True, batch_size=BATCH, num_threads=2, seed=4,
-                             device_id=0)
+                             device_id=0, debug=debug)
         def p():
             img = fn.external_source(source=image, batch=False, layout="HWC")
             img = img.gpu() if device == "gpu" else img
-            if fn.random.coin_flip(dtype=types.BOOL):
+            flip = fn.external_source(source=lambda i: np.array(i.idx_in_batch % 3 == 0),
+                                      batch=False)
+            if flip:
                 img = fn.flip(img, horizontal=1)
             elif fn.random.coin_flip(dtype=types.BOOL):
                 img = fn.cast(255 - img, dtype=types.UINT8)
@@ -463,6 +505,10 @@ def test_gpu_values_split_and_merge_like_the_cpu():
         return [np.array(out.at(i)) for i in range(BATCH)]
     for a, b in zip(body("cpu"), body("gpu")):
         np.testing.assert_array_equal(a, b)
+    # Debug mode on the GPU: the deterministic branch (the flip) as the built pipeline has it.
+    for i, (a, b) in enumerate(zip(body("gpu"), body("gpu", debug=True))):
+        if i % 3 == 0:
+            np.testing.assert_array_equal(a, b)
 
 
 def test_dali_conditionals_tutorial_rotate_pipe(shared_data):
