@@ -361,11 +361,10 @@ class ConditionStack:
             scope.branch = saved
 
     def merge_nodes(self, scope, if_node, else_node):
-        for parts in scope.splits.values():  # a value both branches passed through unchanged
+        for (node, index), parts in scope.splits.items():  # passed through both unchanged
             if _key(parts[0]) == _key(if_node) and _key(parts[1]) == _key(else_node):
-                source = next(k for k, v in scope.splits.items() if v is parts)
-                return DataNode(self._pipe, source[0], source[1],
-                                self._pipe._nodes[source[0]]["name"] + f"[{source[1]}]")
+                return DataNode(self._pipe, node, index,
+                                f"{self._pipe._nodes[node]['name']}[{index}]")
         return self._add("_conditional.merge", [if_node, else_node, scope.predicate],
                          self._device(if_node, else_node), 1)
 

@@ -48,20 +48,22 @@ def test_if_else_runs_each_branch_on_its_samples():
     assert values(run(body)[0]) == [0, 101, 20, 103, 40, 105]
 
 
-def test_elif_chains_nested_ifs_and_an_unchanged_variable():
-    def body(x):
-        z = x + 1
-        if x == 0:
-            y = x + 100
-        elif x < 3:
-            if x == 1:
-                y = z * 2
-            else:
-                y = z * 3
+def nested_elif(x):
+    z = x + 1
+    if x == 0:
+        y = x + 100
+    elif x < 3:
+        if x == 1:
+            y = z * 2
         else:
-            y = x
-        return y, z
-    y, z = run(body)
+            y = z * 3
+    else:
+        y = x
+    return y, z
+
+
+def test_elif_chains_nested_ifs_and_an_unchanged_variable():
+    y, z = run(nested_elif)
     assert values(y) == [100, 4, 9, 3, 4, 5]
     assert values(z) == [1, 2, 3, 4, 5, 6]
 
@@ -383,21 +385,12 @@ def test_types_constant():
 
 def test_debug_mode_runs_the_branches_eagerly_with_the_same_results():
     def nested(x):
-        z = x + 1
-        if x == 0:
-            y = x + 100
-        elif x < 3:
-            if x == 1:
-                y = z * 2
-            else:
-                y = z * 3
-        else:
-            y = x
+        y, z = nested_elif(x)
         if x > 100:  # a branch no sample takes
             w = x * 2
         else:
             w = x
-        return y, w, (x > 1) and (x < 4), not (x > 2), 7 if x > 3 else 5
+        return y, z, w, (x > 1) and (x < 4), not (x > 2), 7 if x > 3 else 5
 
     def images(x):
         img = fn.external_source(source=image, batch=False, layout="HWC")

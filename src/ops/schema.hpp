@@ -136,6 +136,9 @@ struct OpSchema {
   FusionTraits fusion;
   // Fed from outside the pipeline (Pipeline::feed_input): a serialised pipeline cannot hold it.
   bool external_input = false;
+  // Its outputs hold other samples than its inputs, sample for sample (an `if`'s split and
+  // merge): on_error="skip" cannot replace a sample once such a node ran before the failing one.
+  bool regroups_samples = false;
   // Takes sequences too (ops/sequence_operator.hpp): an input whose layout starts with F runs
   // frame by frame, the frames of a sample sharing its arguments and random draws unless an
   // argument is given per frame (per_frame).

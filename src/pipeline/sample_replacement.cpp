@@ -14,7 +14,7 @@ std::vector<int> SampleReplacement::drop(size_t n, const std::string& context,
     }
     // Inside an `if` branch, a batch holds some of the iteration's samples: rerunning the
     // nodes for new samples would not line up with the other branch's.
-    if (ctx_.graph.nodes[k].schema->name.rfind("_conditional.", 0) == 0) {
+    if (ctx_.graph.nodes[k].schema->regroups_samples) {
       throw ValueError(context + failed.begin()->second +
                        " (on_error='skip' cannot replace samples in a pipeline whose `if` on "
                        "pipeline values comes before the failing operator; read and decode "

@@ -22,8 +22,8 @@ class SampleReplacement {
 
   // Node n (its error context `context`) failed these samples of a batch of `batch`: records
   // them with the telemetry and returns the samples to keep. Throws ValueError when nodes up to
-  // n include an external source (its samples cannot be read again) and RuntimeError beyond
-  // the budget.
+  // n include an external source (its samples cannot be read again) or a node that regroups
+  // samples (OpSchema::regroups_samples), and RuntimeError beyond the budget.
   std::vector<int> drop(size_t n, const std::string& context,
                         const std::map<int, std::string>& failed, int batch);
   // The round the next replacement runs in (0: the iteration's first pass).

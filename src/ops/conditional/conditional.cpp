@@ -68,8 +68,8 @@ class Merge final : public Operator {
     const Batch& no = ws.input(1);
     const Batch& pred = ws.input(2);
     check_same(yes, no);
-    STOKER_ENFORCE(yes.memory() == no.memory(), ValueError,
-                   "_conditional.merge: one branch's value is on the GPU, the other's on the CPU");
+    // The builder copies a gpu merge's CPU input to the device; a cpu merge takes no GPU data.
+    STOKER_ASSERT(yes.memory() == no.memory(), "_conditional.merge: branches on two devices");
     STOKER_ENFORCE(yes.size() + no.size() == pred.size(), ValueError,
                    "_conditional.merge: the branches give ", yes.size(), " + ", no.size(),
                    " samples for a predicate of ", pred.size());
@@ -140,6 +140,7 @@ OpSchema split_schema() {
       .outputs = {"true_samples", "false_samples"},
       .make_cpu = make_split,
       .make_gpu = make_split,  // only sample pointers move: the same code views device memory
+      .regroups_samples = true,
       .example = predicate_example(2),
   };
 }
@@ -157,6 +158,7 @@ OpSchema merge_schema() {
       .outputs = {"output"},
       .make_cpu = make_merge,
       .make_gpu = make_merge,
+      .regroups_samples = true,
       .example = predicate_example(3),
   };
 }
