@@ -68,10 +68,73 @@ std::vector<size_t> dims(const TensorShape& s) {
   return std::vector<size_t>(s.dims().begin(), s.dims().end());
 }
 
-nb::ndarray<nb::array_api> sample_view(const Batch& b, int i) {
+int64_t volume_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (auto d : shape) {
+    STOKER_ENFORCE(d >= 0, ValueError, "a shape cannot have negative extents, got ", d);
+    n *= d;
+  }
+  return n;
+}
+
+// Sample i viewed with `shape` (DALI's TensorCPU.reshape/squeeze): same elements, another shape.
+nb::ndarray<nb::array_api> sample_view(const Batch& b, int i,
+                                       std::optional<std::vector<int64_t>> shape) {
   STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
                  " out of range for a batch of ", b.size());
-  return view(b.data(i), dims(b.shape(i)), b.dtype(), b.memory(), b.owner(i));
+  if (!shape) return view(b.data(i), dims(b.shape(i)), b.dtype(), b.memory(), b.owner(i));
+  STOKER_ENFORCE(volume_of(*shape) == b.shape(i).volume(), ValueError, "cannot view sample ", i,
+                 " of shape ", b.shape(i).to_string(), " (", b.shape(i).volume(),
+                 " elements) with a shape of ", volume_of(*shape), " elements");
+  return view(b.data(i), std::vector<size_t>(shape->begin(), shape->end()), b.dtype(),
+              b.memory(), b.owner(i));
+}
+
+// The samples of a contiguous batch, back to back, viewed as one tensor of `shape` (DALI's
+// as_reshaped_tensor: the samples may differ in shape).
+nb::ndarray<nb::array_api> reshaped_view(const Batch& b, const std::vector<int64_t>& shape) {
+  int64_t total = 0;
+  for (int i = 0; i < b.size(); ++i) total += b.shape(i).volume();
+  STOKER_ENFORCE(volume_of(shape) == total, ValueError, "cannot view a batch of ", total,
+                 " elements as a tensor of ", volume_of(shape), " elements");
+  STOKER_ENFORCE(b.size() > 0, ValueError, "the batch is empty");
+  STOKER_ENFORCE(b.is_contiguous(), ValueError,
+                 "the batch's samples do not lie back to back in memory: it cannot be viewed as "
+                 "one tensor (copy it, e.g. with as_tensor() on the CPU)");
+  return view(b.data(0), std::vector<size_t>(shape.begin(), shape.end()), b.dtype(), b.memory(),
+              b.owner(0));
+}
+
+// DALI's copy_to_external: the samples back to back at `dst` (host memory for a CPU batch;
+// device or host memory for a GPU batch, copied on `stream` after the batch is ready; the call
+// waits for the copy unless non_blocking). `sample` >= 0 copies that sample only.
+void copy_to_external(const Batch& b, uintptr_t dst, std::optional<int64_t> stream,
+                      bool non_blocking, int sample) {
+  STOKER_ENFORCE(sample < b.size(), IndexError, "sample index ", sample,
+                 " out of range for a batch of ", b.size());
+  const int first = sample < 0 ? 0 : sample, end = sample < 0 ? b.size() : sample + 1;
+  STOKER_ENFORCE(dst != 0, ValueError, "copy_to_external: the destination pointer is null");
+  auto* out = reinterpret_cast<uint8_t*>(dst);
+  if (b.memory() != MemoryKind::kDevice) {
+    for (int i = first; i < end; ++i) {
+      const size_t n = b.sample(i).num_bytes();
+      if (n) std::memcpy(out, b.data(i), n);
+      out += n;
+    }
+    return;
+  }
+  auto handle = reinterpret_cast<StreamHandle>(static_cast<intptr_t>(stream.value_or(0)));
+  const bool to_device = cuda_device_of(out) >= 0;
+  nb::gil_scoped_release release;
+  if (b.ready_event()) b.ready_event()->wait_on(handle);
+  for (int i = first; i < end; ++i) {
+    const size_t n = b.sample(i).num_bytes();
+    if (n && to_device) copy_device_async(out, b.data(i), n, handle);
+    if (n && !to_device) copy_to_host_async(out, b.data(i), n, handle);
+    out += n;
+  }
+  b.record_stream(handle);
+  if (!non_blocking) synchronize_stream(handle);
 }
 
 // The whole batch as one (N, ...) array: a view when the batch is contiguous, else a copy.
@@ -202,8 +265,12 @@ void bind_batch(nb::module_& m) {
            "Makes `stream` wait until a device batch is complete and keeps its buffers from "
            "being recycled before that stream's work (no-op for CPU batches).")
       .def("to_host", &to_host, "A host copy of a device batch (the batch itself on the CPU).")
-      .def("sample", &sample_view, nb::rv_policy::reference)
-      .def("as_ndarray", &batch_view, nb::rv_policy::reference);
+      .def("sample", &sample_view, nb::arg("i"), nb::arg("shape") = nb::none(),
+           nb::rv_policy::reference)
+      .def("as_ndarray", &batch_view, nb::rv_policy::reference)
+      .def("as_reshaped", &reshaped_view, nb::rv_policy::reference)
+      .def("copy_to_external", &copy_to_external, nb::arg("dst"), nb::arg("stream").none(),
+           nb::arg("non_blocking"), nb::arg("sample") = -1);
 }
 
 }  // namespace stoker::python

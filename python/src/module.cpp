@@ -45,6 +45,7 @@ nb::list schemas() {
     for (auto b : s.backends()) backends.append(std::string(ops::backend_name(b)));
     d["backends"] = backends;
     d["sequences"] = s.sequences;  // takes FHWC/FCHW clips frame by frame
+    d["deprecated_names"] = s.deprecated_names;
     nb::list args;
     for (const auto& a : s.args) {
       nb::dict ad;

@@ -30,10 +30,14 @@ from stoker import fn
 from stoker import ops
 from stoker import math
 from stoker import tfrecord
+from stoker.subscript import newaxis
+# DALI's module paths (nvidia.dali.backend, .tensors, .data_node, .external_source, .plugin.*)
+from stoker import backend, data_node, external_source, tensors  # noqa: E402
 
 InternalError = _stoker.InternalError
 PipelineOptions = _stoker.PipelineOptions
 __version__ = "0.1.0"
 
-__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample", "fn", "math", "ops", "pipeline_def",
-           "tfrecord", "types", "__version__"]
+__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample",
+           "backend", "data_node", "external_source", "fn", "math", "ops", "pipeline_def",
+           "newaxis", "tensors", "tfrecord", "types", "__version__"]

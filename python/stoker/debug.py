@@ -44,9 +44,9 @@ class DataNodeDebug(DataNode):
 
     def __repr__(self):
         b = self._batch
-        shapes = b.shape
+        shapes = b.shape()
         text = (f"DataNodeDebug({self.name}: {len(b)} samples, {b.dtype} "
-                f"{b.layout or '(no layout)'} on the {'GPU' if b.device == 'gpu' else 'CPU'}, "
+                f"{b.layout() or '(no layout)'} on the {'GPU' if b.device == 'gpu' else 'CPU'}, "
                 f"shapes {shapes[:4]}{' ...' if len(shapes) > 4 else ''}")
         if len(b) and b.device != "gpu":
             first = np.array(b.at(0))
@@ -61,7 +61,13 @@ class DataNodeDebug(DataNode):
 class _NoSamples:
     """The value of an operator in an `if` branch that no sample of this batch takes."""
 
-    device, layout, dtype, shape = "cpu", "", None, []
+    device, dtype = "cpu", None
+
+    def layout(self):
+        return ""
+
+    def shape(self):
+        return []
 
     def __len__(self):
         return 0
@@ -126,9 +132,9 @@ class DebugPipeline(Pipeline):
             site = self._site(k, samples, op, values, args, arg_values, name, device,
                               num_outputs, external)
             for j, x in enumerate(values):
-                site["pipe"].feed_input(f"in{j}", list(x.get()), layout=x.get().layout)
+                site["pipe"].feed_input(f"in{j}", list(x.get()), layout=x.get().layout())
             for a, x in arg_values.items():
-                site["pipe"].feed_input(f"arg_{a}", list(x.get()), layout=x.get().layout)
+                site["pipe"].feed_input(f"arg_{a}", list(x.get()), layout=x.get().layout())
             batches, placed = site["pipe"].run(), site["device"]
         index = len(self._nodes)
         label = name or f"{op}_{k}"
@@ -157,8 +163,8 @@ class DebugPipeline(Pipeline):
         yes, no = if_values.get(), else_values.get()
         if not len(yes) or not len(no):
             return no if not len(yes) else yes
-        for what, a, b in (("type", yes.dtype, no.dtype), ("layout", yes.layout, no.layout),
-                           ("dimensions", len(yes.shape[0]), len(no.shape[0]))):
+        for what, a, b in (("type", yes.dtype, no.dtype), ("layout", yes.layout(), no.layout()),
+                           ("dimensions", len(yes.shape()[0]), len(no.shape()[0]))):
             if a != b:
                 raise ValueError(f"the `if` and `else` branches give one variable values of "
                                  f"different kinds, which cannot be merged into one batch: "
@@ -169,7 +175,7 @@ class DebugPipeline(Pipeline):
         merged = [next(taken[bool(np.array(pred.at(i)))]) for i in range(len(pred))]
         site = self._site(k, len(merged), "_conditional.merge", [if_values], {}, {}, None,
                           yes.device, 1, None)
-        site["pipe"].feed_input("in0", merged, layout=yes.layout)
+        site["pipe"].feed_input("in0", merged, layout=yes.layout())
         return site["pipe"].run()[0]
 
     def _make_site(self, k, samples, op, inputs, args, arg_inputs, name, device, num_outputs,

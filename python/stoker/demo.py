@@ -91,7 +91,7 @@ def main(argv=None):
     print(f"  throughput            : {total_images / elapsed:.0f} images/s overall, "
           f"{max(epoch_rates):.0f} images/s best epoch (epochs: "
           f"{', '.join(f'{r:.0f}' for r in epoch_rates)})")
-    print(f"  output batch          : {last.shape} {last.dtype}, layout {batch.layout}")
+    print(f"  output batch          : {last.shape} {last.dtype}, layout {batch.layout()}")
     print(f"  host memory           : peak {mem['peak_bytes_in_use'] / 2**20:.1f} MiB in use, "
           f"{mem['bytes_reserved'] / 2**20:.1f} MiB reserved, "
           f"{mem['reused']}/{mem['allocations']} allocations served from the pool")

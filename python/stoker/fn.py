@@ -5,6 +5,7 @@ schema; calling one inside a pipeline definition adds a node and returns its out
 import inspect
 import sys
 import types as _pytypes
+import warnings
 from enum import Enum
 
 import numpy as np
@@ -276,6 +277,27 @@ def namespace(module, path, doc):
 _PUBLIC = []  # what dir(fn) lists: the operators and their namespaces
 
 
+def _resolve(module, dotted):
+    for part in dotted.split("."):
+        module = getattr(module, part)
+    return module
+
+
+def _deprecated(old, new, op):
+    """fn.<old>: DALI's deprecated name of fn.<new> (`op`; the schema's deprecated_names), which
+    warns as DALI does and runs `op`."""
+
+    def alias(*args, **kwargs):
+        warnings.warn(f"WARNING: `stoker.fn.{old}` is now deprecated. Use `stoker.fn.{new}` "
+                      f"instead.", DeprecationWarning, stacklevel=2)
+        return op(*args, **kwargs)
+
+    alias.__name__, alias.__qualname__ = old.rsplit(".", 1)[-1], old
+    alias.__doc__ = f"Deprecated: DALI's older name of fn.{new}.\n\n{op.__doc__ or ''}"
+    alias.__signature__ = inspect.signature(op)
+    return alias
+
+
 def __dir__():
     return sorted(_PUBLIC)
 
@@ -303,8 +325,13 @@ def _install():
     _tfrecord.__doc__ = _tfrecord.__doc__ + "\n\n" + _docstring(tf_schema)
     _tfrecord.__qualname__ = _tfrecord.__name__ = "tfrecord"
     _choice.__qualname__ = _choice.__name__ = "choice"
-    _PUBLIC.extend(sorted({s["name"].split(".")[0] for s in native.values()
-                           if not s["name"].startswith("_")} |
+    aliases = {old: s["name"] for s in native.values() for old in s["deprecated_names"]}
+    for old, new in aliases.items():
+        *path, short = old.split(".")
+        setattr(namespace(module, path, "stoker.fn.{} operators"), short,
+                _deprecated(old, new, _resolve(module, new)))
+    _PUBLIC.extend(sorted({name.split(".")[0] for name in list(native) + list(aliases)
+                           if not name.startswith("_")} |
                           {"torch_python_function", "dl_tensor_python_function"}))
     for space in {s["name"].split(".")[0] for s in native.values() if "." in s["name"]}:
         ns = getattr(module, space)

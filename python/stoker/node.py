@@ -46,6 +46,43 @@ class DataNode:
             return self
         return self._pipeline._add_node("copy_to_device", [self], {}, {}, None, "mixed", 1)
 
+    def _on_gpu(self):
+        return self._pipeline._nodes[self._node]["device"] in ("gpu", "mixed")
+
+    def _gpu_to_cpu(self, what):
+        raise ValueError(
+            f"{self.name}.{what}: the value is on the GPU and stoker runs a pipeline's CPU "
+            f"operators before its GPU ones, so GPU data cannot come back to the CPU inside a "
+            f"pipeline (DALI's dynamic executor allows it); use device='gpu', or compute it "
+            f"from the CPU value before .gpu()")
+
+    def cpu(self):
+        """This value on the CPU: the value itself when it is there (GPU values cannot move back
+        to the CPU inside a stoker pipeline: an error says so)."""
+        if self._on_gpu():
+            self._gpu_to_cpu("cpu()")
+        return self
+
+    def shape(self, *, dtype=None, device="cpu"):
+        """The run-time shape of each sample as a new DataNode (1-D, int64 unless `dtype`), on
+        `device` (as DALI's DataNode.shape())."""
+        if device == "cpu" and self._on_gpu():
+            self._gpu_to_cpu("shape(device='cpu')")
+        args = {} if dtype is None else {"dtype": getattr(dtype, "value", dtype)}
+        return self._pipeline._add_node("shapes", [self], args, {}, None, device, 1)
+
+    def property(self, key, *, device="cpu"):
+        """A metadata property of each sample as a new DataNode (as DALI): "source_info" (the
+        file or record it came from) or "layout", each a 1-D uint8 tensor."""
+        if device == "cpu" and self._on_gpu():
+            self._gpu_to_cpu(f"property({key!r}, device='cpu')")
+        return self._pipeline._add_node("get_property", [self], {"key": key}, {}, None, device,
+                                        1)
+
+    def source_info(self, *, device="cpu"):
+        """The "source_info" property (see property())."""
+        return self.property("source_info", device=device)
+
     BOOL_MESSAGE = (
         "a DataNode has no truth value at definition time; it stands for data that exists only "
         "when the pipeline runs. To branch on it per sample, use `if`/`elif`/`else`, `and`, "
@@ -54,6 +91,17 @@ class DataNode:
 
     def __bool__(self):
         raise TypeError(f"{self.name}: {self.BOOL_MESSAGE}")
+
+    def __getitem__(self, index):
+        """NumPy-like indexing, as DALI: x[1], x[:, 1:3], x[::-1], x[i] with a per-sample
+        DataNode i, x[stoker.newaxis] (see stoker.subscript)."""
+        from stoker.subscript import subscript
+        return subscript(self, index)
+
+    def __iter__(self):
+        # Without this, iter() would call __getitem__(0), (1), ... forever.
+        raise TypeError(f"{self.name}: a DataNode is not iterable (its samples exist only when "
+                        f"the pipeline runs); index it per axis instead, e.g. x[0]")
 
     def _binary(self, fn, other, reverse=False):
         return _Expr(fn, [other, self] if reverse else [self, other])

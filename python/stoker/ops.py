@@ -34,18 +34,16 @@ _CLASS_NAMES = {
     "roi_random_crop": "ROIRandomCrop",
     "segmentation.random_object_bbox": "segmentation.RandomObjectBBox",
     "readers.tfrecord": "readers.TFRecord", "external_source": "ExternalSource",
+    "mxnet_reader": "MXNetReader", "coco_reader": "COCOReader",
+    "tfrecord_reader": "TFRecordReader",
 }
 
 # Old names: (operator, default device). DALI 2.4's deprecated aliases and the names of its
 # first releases (nvJPEG*/Host* decoders, HybridDecode).
+# (DALI 2.4's deprecated names come from the schemas' deprecated_names; those with a default
+# device of their own are here.)
 _LEGACY_NAMES = {
-    "FileReader": ("readers.file", None), "MXNetReader": ("readers.mxnet", None),
-    "Caffe2Reader": ("readers.caffe2", None), "CaffeReader": ("readers.caffe", None),
-    "TFRecordReader": ("readers.tfrecord", None), "COCOReader": ("readers.coco", None),
-    "NumpyReader": ("readers.numpy", None), "VideoReader": ("readers.video", "gpu"),
-    "ImageDecoder": ("decoders.image", None), "ImageDecoderCrop": ("decoders.image_crop", None),
-    "ImageDecoderRandomCrop": ("decoders.image_random_crop", None),
-    "ImageDecoderSlice": ("decoders.image_slice", None),
+    "VideoReader": ("readers.video", "gpu"),
     "HostDecoder": ("decoders.image", "cpu"), "HostDecoderCrop": ("decoders.image_crop", "cpu"),
     "HostDecoderRandomCrop": ("decoders.image_random_crop", "cpu"),
     "HostDecoderSlice": ("decoders.image_slice", "cpu"),
@@ -54,10 +52,7 @@ _LEGACY_NAMES = {
     "nvJPEGDecoderRandomCrop": ("decoders.image_random_crop", "mixed"),
     "nvJPEGDecoderSlice": ("decoders.image_slice", "mixed"),
     "HybridDecode": ("decoders.image", "mixed"),
-    "CoinFlip": ("random.coin_flip", None), "Uniform": ("random.uniform", None),
-    "NormalDistribution": ("random.normal", None), "SSDRandomCrop": ("random_bbox_crop", None),
-    "PeekImageShape": ("peek_image_shape", None),
-    "TransformTranslation": ("transforms.translation", None),
+    "SSDRandomCrop": ("random_bbox_crop", None),
 }
 
 
@@ -228,10 +223,15 @@ def _install():
             cls = _make_class(name, op, doc=f"Class form of fn.{op}.\n\n"
                                             f"{getattr(fn_op, '__doc__', '') or ''}")
         setattr(target, name, cls)
-    for old, (op, device) in _LEGACY_NAMES.items():
+    legacy = {_class_name(old): (s["name"], None) for s in _stoker.schemas()
+              for old in s["deprecated_names"]}
+    legacy.update(_LEGACY_NAMES)
+    for old, (op, device) in legacy.items():
         if op in _ARG_NAMES:
-            setattr(module, old, _make_class(
-                old, op, device, doc=f"DALI's old name for {_class_name(op)} (fn.{op})"
+            *path, short = old.split(".")
+            target = _fn.namespace(module, path, "stoker.ops.{}: DALI's class-based operators")
+            setattr(target, short, _make_class(
+                short, op, device, doc=f"DALI's old name for {_class_name(op)} (fn.{op})"
                 + (f", on device '{device}' unless told otherwise." if device else "."),
                 new_name=_class_name(op)))
 

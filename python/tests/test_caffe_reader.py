@@ -49,7 +49,7 @@ def test_raw_and_encoded_datums_written_here(tmp_path):
             txn.put(f"{i:08d}".encode(), _datum(3, a.shape[1], a.shape[2], a.tobytes(), label=i + 7))
     env.close()
     images, labels = _lmdb_pipe("caffe", str(tmp_path / "raw"), 3).run()
-    assert images.layout == "HWC"
+    assert images.layout() == "HWC"
     for i, a in enumerate(chw):
         np.testing.assert_array_equal(images[i].numpy(), a.transpose(1, 2, 0))
         assert labels.at(i)[0] == i + 7

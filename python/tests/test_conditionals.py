@@ -377,7 +377,7 @@ def test_types_constant():
     a, b, c, d = p().run()
     assert np.array(a.at(1)).dtype == np.int32 and np.array(a.at(1)).shape == ()
     np.testing.assert_array_equal(np.array(b.at(0)), np.float32([1.5, 2.5]))
-    assert c.layout == "HW" and np.array(c.at(0)).dtype == np.uint16
+    assert c.layout() == "HW" and np.array(c.at(0)).dtype == np.uint16
     np.testing.assert_array_equal(np.array(d.at(0)), np.ones((2, 2), np.int64))
     with pytest.raises(RuntimeError, match="outside a pipeline definition"):
         types.Constant(1)

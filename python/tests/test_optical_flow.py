@@ -48,7 +48,7 @@ def run(clips, layout="FHWC", hints=None, batch=None, **kw):
         if "optical-flow" in str(e) and ("library" in str(e) or "engine" in str(e)):
             pytest.skip(f"no optical-flow engine here: {e}")
         raise
-    assert out.device == "gpu" and out.layout == "FHWC"
+    assert out.device == "gpu" and out.layout() == "FHWC"
     return [np.array(s) for s in out.as_cpu()]
 
 

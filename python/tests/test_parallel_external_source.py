@@ -164,7 +164,7 @@ def test_chunks_are_reused_and_grow_to_fit():
     for i in range(12):
         (out,) = pipe.run()
         assert np.asarray(out[1])[0] == (i * BATCH + 1) % 256
-        assert out[1].shape == (3 << 20,)
+        assert out[1].shape() == [3 << 20]
     s = pipe.stats()["external_sources"]
     name = next(iter(s))
     assert s[name]["batches"] >= 12

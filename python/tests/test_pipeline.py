@@ -30,7 +30,7 @@ def test_external_source_callable_and_flip_per_sample():
         expect = data[i][:, ::-1] if i % 2 else data[i]
         np.testing.assert_array_equal(flipped[i].numpy(), expect)
         np.testing.assert_array_equal(original[i].numpy(), data[i])
-    assert flipped.layout == "HWC"
+    assert flipped.layout() == "HWC"
 
 
 def test_iterable_ends_epoch_and_reset_restarts():
@@ -86,7 +86,7 @@ def test_ragged_batch_refuses_as_array_but_gives_samples():
     with pipe:
         pipe.set_outputs(fn.external_source(lambda: data, layout="HWC"))
     (b,) = pipe.run()
-    assert b.shape == [(2, 2, 3), (3, 2, 3)]
+    assert b.shape() == [(2, 2, 3), (3, 2, 3)]
     with pytest.raises(ValueError, match=r"not uniform: sample 0 has shape \(2, 2, 3\) but "
                                          r"sample 1 has \(3, 2, 3\)"):
         b.as_array()

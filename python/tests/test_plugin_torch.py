@@ -109,6 +109,28 @@ def test_reset_before_the_epoch_ended_is_ignored(ten_files):
     assert next(it)[0]["label"].reshape(-1).tolist() == [4, 5, 6, 7]  # the same epoch goes on
 
 
+def test_each_for_loop_is_the_next_epoch_without_reset(ten_files):
+    """DALI's training loop: `for epoch ...: for batch in it:` with no reset() trains on every
+    epoch (the same batches as with reset() between the loops); a loop that broke off is
+    continued by the next one (reset() mid-epoch is ignored, with a warning)."""
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader")
+    loops = [[b[0]["label"].reshape(-1).tolist() for b in it] for _ in range(3)]
+    assert loops == _epochs(ClassificationIterator(_pipe(ten_files), reader_name="reader"), 3)
+    it = ClassificationIterator(_pipe(ten_files), reader_name="reader")
+    assert next(iter(it))[0]["label"].reshape(-1).tolist() == [0, 1, 2, 3]
+    with pytest.warns(RuntimeWarning, match=r"epoch has not ended"):
+        rest = [b[0]["label"].reshape(-1).tolist() for b in it]
+    assert rest == [[4, 5, 6, 7], [8, 9, 0, 1]]
+    assert [b[0]["label"].reshape(-1).tolist() for b in it] == [[2, 3, 4, 5], [6, 7, 8, 9]]
+
+
+def test_fill_last_batch_and_dynamic_shape_as_dali(ten_files):
+    with pytest.warns(Warning, match="fill_last_batch"):
+        it = ClassificationIterator(_pipe(ten_files), reader_name="reader",
+                                    fill_last_batch=False, dynamic_shape=True)
+    assert [len(b[0]["label"]) for b in it] == [4, 4, 2]  # PARTIAL
+
+
 def test_auto_reset_and_size(ten_files):
     it = ClassificationIterator(_pipe(ten_files, pad_last_batch=True), size=10,
                                 last_batch_padded=True, auto_reset=True,

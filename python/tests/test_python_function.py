@@ -38,7 +38,7 @@ def test_per_sample_with_two_inputs_and_two_outputs():
         a = np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1)
         np.testing.assert_array_equal(np.array(s[i]), a * 3)
         np.testing.assert_array_equal(np.array(p[i]), (a * a * 2).sum(axis=1))
-    assert s.layout == "HW" and p.dtype.name.lower() in ("float64", "f64")
+    assert s.layout() == "HW" and p.dtype.name.lower() in ("float64", "f64")
 
 
 def test_batch_processing_gets_lists_and_may_return_an_array():

@@ -26,7 +26,7 @@ def run(build, data, device="cpu", layout="FHWC"):
         pipe.set_outputs(*(out if isinstance(out, (list, tuple)) else [out]))
     pipe.build()
     outs = pipe.run()
-    return [(b.layout, [np.array(s) for s in (b.as_cpu() if device == "gpu" else b)])
+    return [(b.layout(), [np.array(s) for s in (b.as_cpu() if device == "gpu" else b)])
             for b in outs]
 
 

@@ -37,7 +37,7 @@ def run(build, data, device="cpu", layout="FHWC", batch=None, iterations=1, seed
     result = []
     for _ in range(iterations):
         outs = pipe.run()
-        result.append([(b.layout, [np.array(s) for s in (b.as_cpu() if device == "gpu" else b)])
+        result.append([(b.layout(), [np.array(s) for s in (b.as_cpu() if device == "gpu" else b)])
                        for b in outs])
     return result if iterations > 1 else result[0]
 

@@ -90,5 +90,5 @@ def decode_videos(paths, device="cpu", **kw):
     if device == "mixed":
         assert out.device == "gpu"
         out = out.as_cpu()
-    assert out.layout == "FHWC"
+    assert out.layout() == "FHWC"
     return [np.array(out.at(i)) for i in range(len(out))]

@@ -51,6 +51,7 @@
 #include "stoker/ops/tensor/pad.hpp"
 #include "stoker/ops/tensor/reshape.hpp"
 #include "stoker/ops/tensor/sequence_ops.hpp"
+#include "stoker/ops/tensor/shapes.hpp"
 #include "stoker/ops/tensor/transpose.hpp"
 
 namespace stoker::ops {
@@ -128,6 +129,7 @@ const std::vector<OpSchema>& op_schemas() {
       random_object_bbox_schema(),     // segmentation.random_object_bbox
       select_masks_schema(),           // segmentation.select_masks
       sequence_rearrange_schema(),     // sequence_rearrange
+      shapes_schema(),                 // shapes
       slice_schema(),                  // slice
       stack_schema(),                  // stack
       combine_transform_schema(),      // transforms.combine

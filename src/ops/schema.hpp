@@ -145,6 +145,9 @@ struct OpSchema {
   bool sequences = false;
   // None only for sources that choose their own batch size (readers, external_source).
   std::optional<OpExample> example;
+  // The older names DALI still accepts for this operator, with a DeprecationWarning naming
+  // this one (fn.file_reader for readers.file); Python's fn and ops offer them too.
+  std::vector<std::string> deprecated_names;
 
   const ArgSchema* find_arg(std::string_view arg) const;
   const Factory& factory(Backend b) const;

@@ -57,7 +57,11 @@ class BaseIterator:
     samples per epoch, summed over the pipelines (-1: until the pipeline ends its data, e.g. an
     exhausted external_source). last_batch_padded (with size): the pipeline pads every epoch to
     whole batches. auto_reset: start the next epoch when one ends (the loop still ends with
-    StopIteration). prepare_first_batch: run the first batch at construction.
+    StopIteration). prepare_first_batch: run the first batch at construction. fill_last_batch
+    (DALI's older argument, deprecated there too): True is FILL, False PARTIAL.
+
+    Epochs as in DALI's loop: once the iterator has given batches, each new `for` loop over it
+    starts the next epoch (calling reset() in between is not needed, and harmless).
 
     Without a padded reader, batches of the pipeline straddle epochs: FILL delivers every sample
     once (an epoch's last batch completes with the next epoch's first samples, which that epoch
@@ -67,8 +71,13 @@ class BaseIterator:
     """
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
-                 last_batch_policy=LastBatchPolicy.FILL, last_batch_padded=False,
-                 prepare_first_batch=True):
+                 fill_last_batch=None, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True):
+        if fill_last_batch is not None:  # DALI's older argument, with DALI's warning
+            warnings.warn("Please do not use `fill_last_batch` and use `last_batch_policy` "
+                          "instead.", Warning, stacklevel=3)
+            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else \
+                LastBatchPolicy.PARTIAL
         self._pipes = list(pipelines) if isinstance(pipelines, (list, tuple)) else [pipelines]
         if not self._pipes:
             raise ValueError("GenericIterator: no pipelines given")
@@ -99,6 +108,7 @@ class BaseIterator:
         if reader_name is not None:
             self._init_from_reader([p.reader_meta(reader_name) for p in self._pipes])
         self._warned = False
+        self._consumed = self._just_reset = False  # (what __iter__ needs for DALI's loop)
         self._pending = None   # a batch run ahead (prepare_first_batch) and its checkpoints
         if prepare_first_batch:
             self._pending = self._run()
@@ -162,6 +172,12 @@ class BaseIterator:
         return self._run()[1]
 
     def __iter__(self):
+        # DALI's epoch loop: a `for` loop over an iterator that has given batches starts the
+        # next epoch (reset()), so `for epoch ...: for batch in it:` trains on every epoch
+        # without calling reset(). Right after a reset (auto_reset, or the user's own call) it
+        # does not reset again; in the middle of an epoch reset() continues it with a warning.
+        if self._counter != 0 and self._consumed and not self._just_reset:
+            self.reset()
         return self
 
     def _end_iteration(self):
@@ -170,6 +186,7 @@ class BaseIterator:
         raise StopIteration
 
     def __next__(self):
+        self._consumed, self._just_reset = True, False
         if self._size > 0 and self._counter >= self._size:
             self._end_iteration()
         try:
@@ -224,7 +241,7 @@ class BaseIterator:
         """Output j of pipeline k as the framework's array (one shape per batch)."""
         if not batch.is_uniform():
             raise ValueError(f"output '{self._output_map[j]}' has samples of different shapes "
-                             f"({batch.shape[:3]}...): framework arrays need one shape per "
+                             f"({batch.shape()[:3]}...): framework arrays need one shape per "
                              f"batch (resize or pad them in the pipeline)")
         return self._convert(k, batch, take)
 
@@ -278,6 +295,7 @@ class BaseIterator:
                     self._size = math.ceil(int(self._sizes.max()) / b) * b
         for p in self._pipes:
             p.reset()
+        self._just_reset = True
 
     # -- checkpoints --------------------------------------------------------------------------
     _STATE = ("_counter", "_size", "_counter_per_shard", "_sizes", "_ids")

@@ -25,8 +25,11 @@ class Iterator(BaseIterator):
     sharding's devices must be the pipelines' devices, one each)."""
 
     def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
-                 last_batch_policy=LastBatchPolicy.FILL, last_batch_padded=False,
-                 prepare_first_batch=True, sharding=None):
+                 last_batch_padded=False, last_batch_policy=LastBatchPolicy.FILL,
+                 prepare_first_batch=True, sharding=None, pmap_compatible=None):
+        if pmap_compatible:
+            raise NotImplementedError("pmap_compatible=True (stacked per-device outputs for "
+                                      "jax.pmap) is not supported yet; use a `sharding`")
         n = len(pipelines) if isinstance(pipelines, (list, tuple)) else 1
         if n > 1 and sharding is None:
             raise ValueError("several pipelines need a `sharding` to assemble global arrays")

@@ -15,13 +15,59 @@ metadata (`reader_name`) or `size`; the last batch of an epoch follows `last_bat
 
 import os
 
+import numpy as np
 import torch
 
+from stoker import types
+from stoker.batch import Batch
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
 __all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "RaggedIterator",
            "DALIGenericIterator", "DALIClassificationIterator", "DALIRaggedIterator",
-           "IterableDataset", "shard_from_env"]
+           "IterableDataset", "feed_ndarray", "shard_from_env", "to_torch_type"]
+
+
+class _TorchTypes(dict):
+    """DALI's to_torch_type: element type -> torch dtype, looked up by stoker's/DALI's type
+    names (types.FLOAT), numpy dtypes (what batch.dtype gives) or strings."""
+
+    def __missing__(self, key):
+        name = getattr(key, "value", None) or str(np.dtype(key) if not isinstance(key, str)
+                                                  else key)
+        for k, v in self.items():
+            if k.value == name:
+                return v
+        raise KeyError(key)
+
+
+to_torch_type = _TorchTypes({
+    types.FLOAT: torch.float32, types.FLOAT64: torch.float64, types.FLOAT16: torch.float16,
+    types.BFLOAT16: torch.bfloat16, types.UINT8: torch.uint8, types.INT8: torch.int8,
+    types.BOOL: torch.bool, types.INT16: torch.int16, types.INT32: torch.int32,
+    types.INT64: torch.int64,
+})
+
+
+def feed_ndarray(dali_tensor, arr, cuda_stream=None):
+    """Copies a batch or tensor (TensorListCPU/GPU, TensorCPU/GPU) into the torch tensor `arr`,
+    which must have its element type and shape (as DALI's feed_ndarray; a batch's shape is
+    as_tensor()'s). GPU data is copied on `cuda_stream` (a torch.cuda.Stream or a raw stream;
+    the call then does not wait), else on the default stream, waiting. Returns `arr`."""
+    torch_type = to_torch_type[dali_tensor.dtype]
+    if torch_type != arr.dtype:
+        raise TypeError(f"feed_ndarray: the element type of the stoker Tensor/TensorList "
+                        f"doesn't match the element type of the target PyTorch Tensor: "
+                        f"{torch_type} vs {arr.dtype}")
+    shape = dali_tensor.as_tensor().shape() if isinstance(dali_tensor, Batch) else \
+        dali_tensor.shape()
+    if shape != list(arr.size()):
+        raise ValueError(f"feed_ndarray: shapes do not match: the stoker tensor has size "
+                         f"{shape}, but the PyTorch Tensor has size {list(arr.size())}")
+    if not arr.is_contiguous():
+        raise ValueError("feed_ndarray: the PyTorch Tensor is not contiguous")
+    dali_tensor.copy_to_external(arr.data_ptr(), cuda_stream,
+                                 non_blocking=cuda_stream is not None)
+    return arr
 
 
 def shard_from_env():
@@ -38,7 +84,17 @@ def shard_from_env():
 
 class GenericIterator(BaseIterator):
     __doc__ = BaseIterator.__doc__ + """
-    Each step is a list with one dict per pipeline, {name: torch.Tensor}."""
+    Each step is a list with one dict per pipeline, {name: torch.Tensor}. dynamic_shape
+    (deprecated in DALI) is accepted and has no effect: each batch has its own shape."""
+
+    def __init__(self, pipelines, output_map, size=-1, reader_name=None, auto_reset=False,
+                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True):
+        super().__init__(pipelines, output_map, size=size, reader_name=reader_name,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
+                         last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
+                         prepare_first_batch=prepare_first_batch)
 
     def _convert(self, k, batch, take):
         t = torch.from_dlpack(batch)
@@ -49,11 +105,12 @@ class ClassificationIterator(GenericIterator):
     """GenericIterator with output_map ["data", "label"]."""
 
     def __init__(self, pipelines, size=-1, reader_name=None, auto_reset=False,
-                 last_batch_policy=LastBatchPolicy.FILL, last_batch_padded=False,
-                 prepare_first_batch=True):
+                 fill_last_batch=None, dynamic_shape=False, last_batch_padded=False,
+                 last_batch_policy=LastBatchPolicy.FILL, prepare_first_batch=True):
         super().__init__(pipelines, ["data", "label"], size=size, reader_name=reader_name,
-                         auto_reset=auto_reset, last_batch_policy=last_batch_policy,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
                          last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
                          prepare_first_batch=prepare_first_batch)
 
 
@@ -62,8 +119,7 @@ class RaggedIterator(GenericIterator):
     DALIRaggedIterator). `output_types`, one per output: DENSE_TAG (default: one tensor, as
     GenericIterator), SPARSE_LIST_TAG (a list with one tensor per sample, each viewing stoker's
     memory) or SPARSE_COO_TAG (1-D samples as a torch sparse COO tensor, row i holding sample
-    i's values). DALI's fill_last_batch (True: FILL, False: PARTIAL) and dynamic_shape are
-    accepted."""
+    i's values)."""
 
     DENSE_TAG = "dense"
     SPARSE_LIST_TAG = "sparse_list"
@@ -79,12 +135,10 @@ class RaggedIterator(GenericIterator):
         if len(self._types) != len(output_map) or any(t not in tags for t in self._types):
             raise ValueError(f"output_types needs one of {tags} per output of output_map "
                              f"({len(output_map)}), got {output_types!r}")
-        if fill_last_batch is not None:
-            last_batch_policy = LastBatchPolicy.FILL if fill_last_batch else \
-                LastBatchPolicy.PARTIAL
         super().__init__(pipelines, output_map, size=size, reader_name=reader_name,
-                         auto_reset=auto_reset, last_batch_policy=last_batch_policy,
+                         auto_reset=auto_reset, fill_last_batch=fill_last_batch,
                          last_batch_padded=last_batch_padded,
+                         last_batch_policy=last_batch_policy,
                          prepare_first_batch=prepare_first_batch)
 
     def _output(self, k, j, batch, take):

@@ -117,5 +117,5 @@ def test_layouts_match_dali():
         p = pipe()
         p.build()
         outs = p.run()
-        layouts[lib] = [o.layout if isinstance(o.layout, str) else o.layout() for o in outs]
+        layouts[lib] = [o.layout() for o in outs]
     assert layouts["stoker"] == layouts["dali"] == ["FHWC", "FHWC", "CFHW", "FCHW", "FHWC"]

@@ -143,9 +143,11 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
 }  // namespace
 
 OpSchema image_decoder_schema() {
-  return decoder_schema("decoders.image",
-                        "Decodes images to HWC (uint8 unless `dtype` says otherwise).",
-                        Window::kFull, {}, {"encoded"});
+  auto s = decoder_schema("decoders.image",
+                          "Decodes images to HWC (uint8 unless `dtype` says otherwise).",
+                          Window::kFull, {}, {"encoded"});
+  s.deprecated_names = {"image_decoder", "experimental.decoders.image"};
+  return s;
 }
 
 OpSchema image_crop_decoder_schema() {
@@ -163,6 +165,7 @@ OpSchema image_crop_decoder_schema() {
       }(),
       {"encoded"});
   s.example->args = {{"crop", std::vector<double>{2, 2}}};
+  s.deprecated_names = {"image_decoder_crop", "experimental.decoders.image_crop"};
   return s;
 }
 
@@ -181,11 +184,12 @@ OpSchema image_random_crop_decoder_schema() {
        {"num_attempts", ArgType::kInt, "Tries before the centred fallback.", int64_t{10}}},
       {"encoded"});
   s.random = true;
+  s.deprecated_names = {"image_decoder_random_crop", "experimental.decoders.image_random_crop"};
   return s;
 }
 
 OpSchema image_slice_decoder_schema() {
-  return decoder_schema(
+  auto s = decoder_schema(
       "decoders.image_slice",
       "Decodes the slice given by the `anchor` and `shape` inputs (per sample, one value per "
       "entry of `axes`; default axes [1, 0]: x then y, as DALI) to HWC uint8. Start and end "
@@ -198,6 +202,8 @@ OpSchema image_slice_decoder_schema() {
        {"out_of_bounds_policy", ArgType::kString, "'error' or 'trim_to_shape'.",
         std::string("error")}},
       {"encoded", "anchor", "shape"});
+  s.deprecated_names = {"image_decoder_slice", "experimental.decoders.image_slice"};
+  return s;
 }
 
 OpSchema peek_image_shape_schema() {
@@ -219,6 +225,7 @@ OpSchema peek_image_shape_schema() {
                 std::string("RGB")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<PeekImageShape>(s); },
       .example = OpExample{.args = {}, .dtype = "uint8", .layout = ""},
+      .deprecated_names = {"experimental.peek_image_shape"},
   };
 }
 

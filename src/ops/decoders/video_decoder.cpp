@@ -251,6 +251,7 @@ OpSchema video_decoder_schema() {
       .make_mixed = [](const OpSpec& s) { return std::make_unique<VideoDecoderMixed>(s); },
 #endif
       .example = OpExample{.args = {}, .dtype = "uint8", .layout = ""},
+      .deprecated_names = {"experimental.decoders.video"},
   };
 }
 

@@ -263,9 +263,11 @@ OpSchema transform_schema(const char* name, const char* doc, Kind kind,
 }  // namespace
 
 OpSchema translation_transform_schema() {
-  return transform_schema("transforms.translation", "A translation by `offset`.",
-                          Kind::kTranslation,
-                          {list_arg_schema("offset", "The shift per dimension.", std::nullopt)});
+  auto s = transform_schema("transforms.translation", "A translation by `offset`.",
+                            Kind::kTranslation,
+                            {list_arg_schema("offset", "The shift per dimension.", std::nullopt)});
+  s.deprecated_names = {"transform_translation"};
+  return s;
 }
 
 OpSchema scale_transform_schema() {

@@ -51,6 +51,7 @@ OpSchema coin_flip_schema() {
       .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<CoinFlip>(s); },
       .example = OpExample{},
+      .deprecated_names = {"coin_flip"},
   };
 }
 

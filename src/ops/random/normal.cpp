@@ -41,6 +41,7 @@ OpSchema normal_schema() {
       .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Normal>(s); },
       .example = OpExample{},
+      .deprecated_names = {"normal_distribution"},
   };
 }
 

@@ -56,6 +56,7 @@ OpSchema uniform_schema() {
       .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Uniform>(s); },
       .example = OpExample{},
+      .deprecated_names = {"uniform"},
   };
 }
 

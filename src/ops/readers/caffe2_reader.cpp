@@ -176,6 +176,7 @@ OpSchema caffe2_reader_schema() {
                {"num_labels", ArgType::kInt, "Number of classes, for label_type 1 and 3.",
                 int64_t{1}}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<Caffe2Source>(sp); },
+      .deprecated_names = {"caffe2_reader"},
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

@@ -68,6 +68,7 @@ OpSchema caffe_reader_schema() {
       .outputs = {"images", "labels"},
       .args = {{"path", ArgType::kString, "The LMDB environment (folder with data.mdb)."}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<CaffeSource>(sp); },
+      .deprecated_names = {"caffe_reader"},
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

@@ -231,6 +231,7 @@ OpSchema coco_reader_schema() {
                std::vector<std::string>{}},
           },
       .make_cpu = [](const OpSpec& s) { return make_reader<CocoSource>(s); },
+      .deprecated_names = {"coco_reader"},
   };
   for (auto& a : loader_arg_schemas()) schema.args.push_back(a);
   return schema;

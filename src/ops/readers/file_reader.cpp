@@ -84,6 +84,7 @@ OpSchema file_reader_schema() {
                std::vector<std::string>(readers::default_image_filters())},
           },
       .make_cpu = [](const OpSpec& s) { return make_reader<FileSource>(s); },
+      .deprecated_names = {"file_reader"},
   };
   for (auto& a : loader_arg_schemas()) schema.args.push_back(a);
   return schema;

@@ -114,6 +114,7 @@ OpSchema mxnet_reader_schema() {
                {"index_path", ArgType::kStringList, "MXNet .idx files, one per .rec file.",
                 std::vector<std::string>{}}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<MXNetSource>(sp); },
+      .deprecated_names = {"mxnet_reader"},
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

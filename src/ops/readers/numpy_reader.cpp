@@ -211,6 +211,7 @@ OpSchema numpy_reader_schema() {
                 std::string("error")},
                {"fill_value", ArgType::kFloat, "The value of padded elements.", 0.0}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<NumpySource>(sp); },
+      .deprecated_names = {"numpy_reader"},
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

@@ -264,6 +264,7 @@ OpSchema tfrecord_reader_schema() {
                 "Default values as text ('' for none), per feature."},
                {"check_crc", ArgType::kBool, "Verify the masked CRC32C of every record.", false}},
       .make_cpu = [](const OpSpec& sp) { return make_reader<TFRecordSource>(sp); },
+      .deprecated_names = {"tfrecord_reader"},
   };
   for (auto& a : loader_arg_schemas()) s.args.push_back(a);
   return s;

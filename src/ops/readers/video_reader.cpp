@@ -420,6 +420,7 @@ OpSchema video_reader_schema() {
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return make_reader<VideoSource>(s); },
 #endif
+      .deprecated_names = {"video_reader"},
   };
   for (auto& a : loader_arg_schemas()) {
     // Decoding runs on the I/O threads: more of them than the file readers need.
