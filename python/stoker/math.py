@@ -1,9 +1,11 @@
 """Element-wise math on pipeline values, fused with the operators of the same expression into
 one `arithmetic` operator (e.g. ``stoker.math.sqrt(a * a + b * b)``).
 
-Functions: abs, sqrt, rsqrt, exp, log, log2, log10, sin, cos, tan, floor, ceil, atan2, pow,
-min, max, clamp. Floating functions give float32 (float64 for float64 inputs); abs, floor, ceil,
-min, max and clamp keep the promoted input type."""
+Functions (DALI's 29): abs, fabs, sqrt, rsqrt, cbrt, exp, log, log2, log10, sin, cos, tan, asin,
+acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, floor, ceil, atan2, pow, fpow, min, max,
+clamp. As in DALI, abs, pow, min, max and clamp keep the (promoted) input type; every other
+function gives float32 (float64 for float64 inputs) — floor and ceil included; fpow is pow
+computed and returned in floating point."""
 
 from stoker.node import DataNode, _Expr
 
@@ -30,11 +32,27 @@ cos = _unary("cos")
 tan = _unary("tan")
 floor = _unary("floor")
 ceil = _unary("ceil")
+fabs = _unary("fabs")
+cbrt = _unary("cbrt")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+tanh = _unary("tanh")
+asinh = _unary("asinh")
+acosh = _unary("acosh")
+atanh = _unary("atanh")
 
 
 def pow(x, y):  # noqa: A001
     """x ** y, element-wise."""
     return _Expr("pow", [x, y])
+
+
+def fpow(x, y):
+    """x ** y computed in floating point (float32, float64 for float64 inputs), element-wise."""
+    return _Expr("fpow", [x, y])
 
 
 def atan2(y, x):

@@ -14,6 +14,7 @@ from stoker import _stoker
 from stoker.distributed import _distributed_device, _distributed_shard
 from stoker.options import configure
 from stoker import rewrite
+from stoker import types
 from stoker.batch import Batch
 from stoker.conditionals import ConditionStack
 from stoker.external import ExternalSources
@@ -116,6 +117,8 @@ class Pipeline:
             raise ValueError("py_callback_pickler applies to py_start_method 'spawn' or "
                              "'forkserver' (fork copies the sources without pickling)")
         self._py_workers = (py_num_workers, py_start_method, py_callback_pickler)
+        if device_id == types.CPU_ONLY_DEVICE_ID:  # DALI's spelling of "no GPU"
+            device_id = None
         configure(self._options, dict(
             batch_size=batch_size, num_threads=num_threads, device_id=device_id, seed=seed,
             prefetch_queue_depth=prefetch_queue_depth, cpu_budget=cpu_budget, **options))

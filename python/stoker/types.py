@@ -79,6 +79,11 @@ INTERP_GAUSSIAN = DALIInterpType.INTERP_GAUSSIAN
 # Layout names DALI users know; plain strings ("CHW") work the same.
 NCHW = "CHW"
 NHWC = "HWC"
+NFCHW = "FCHW"
+NFHWC = "FHWC"
+SAME = ""  # (DALI's "keep the input's layout")
+# DALI's device_id for a pipeline without a GPU (stoker also takes None).
+CPU_ONLY_DEVICE_ID = -99999
 RGB = DALIImageType.RGB
 BGR = DALIImageType.BGR
 GRAY = DALIImageType.GRAY
@@ -103,3 +108,29 @@ def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
         raise RuntimeError("types.Constant called outside a pipeline definition: use it in a "
                            "@stoker.pipeline_def function or inside `with pipe:`")
     return constant(pipe, value, dtype=dtype, shape=shape, layout=layout, device=device)
+
+
+_NUMPY = {"bool": "bool_", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
+          "uint64": "uint64", "int8": "int8", "int16": "int16", "int32": "int32",
+          "int64": "int64", "float16": "float16", "float32": "float32", "float64": "float64"}
+
+
+def to_numpy_type(dali_type):
+    """The numpy type of an element type (types.FLOAT -> numpy.float32), as DALI's."""
+    import numpy as np
+
+    name = getattr(dali_type, "value", dali_type)
+    if name not in _NUMPY:
+        raise TypeError(f"no numpy type for {dali_type!r}")
+    return getattr(np, _NUMPY[name])
+
+
+def to_dali_type(framework_type):
+    """The element type of a numpy dtype or type, or anything numpy understands
+    (numpy.float32 -> types.FLOAT), as DALI's."""
+    import numpy as np
+
+    try:
+        return DALIDataType(np.dtype(framework_type).name)
+    except (TypeError, ValueError):
+        raise TypeError(f"no stoker element type for {framework_type!r}") from None

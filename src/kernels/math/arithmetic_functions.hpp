@@ -19,7 +19,8 @@ enum ArithCode : int32_t {
   kArAdd, kArSub, kArMul, kArDiv, kArFdiv, kArMod, kArPow, kArMin, kArMax, kArEq, kArNe,
   kArLt, kArLe, kArGt, kArGe, kArAnd, kArOr, kArXor, kArNeg, kArAbs, kArSqrt, kArRsqrt,
   kArExp, kArLog, kArLog2, kArLog10, kArSin, kArCos, kArTan, kArFloor, kArCeil, kArClamp,
-  kArAtan2, kArCount
+  kArAtan2, kArAsin, kArAcos, kArAtan, kArSinh, kArCosh, kArTanh, kArAsinh, kArAcosh, kArAtanh,
+  kArCbrt, kArFabs, kArFpow, kArCount
 };
 
 struct ArithFunction {
@@ -34,7 +35,9 @@ inline constexpr ArithFunction kArithFunctions[kArCount] = {
     {"le", 2},   {"gt", 2},    {"ge", 2},    {"and", 2},   {"or", 2},    {"xor", 2},
     {"neg", 1},  {"abs", 1},   {"sqrt", 1},  {"rsqrt", 1}, {"exp", 1},   {"log", 1},
     {"log2", 1}, {"log10", 1}, {"sin", 1},   {"cos", 1},   {"tan", 1},   {"floor", 1},
-    {"ceil", 1}, {"clamp", 3}, {"atan2", 2},
+    {"ceil", 1}, {"clamp", 3}, {"atan2", 2}, {"asin", 1},  {"acos", 1},  {"atan", 1},
+    {"sinh", 1}, {"cosh", 1},  {"tanh", 1},  {"asinh", 1}, {"acosh", 1}, {"atanh", 1},
+    {"cbrt", 1}, {"fabs", 1},  {"fpow", 2},
 };
 
 // A program is an expression in postfix order, one instruction per node. op >= 0: the function
@@ -93,6 +96,18 @@ STOKER_ARITH_FN double arith_apply(int32_t code, double x, double y, double z, b
     case kArTan: return tan(x);
     case kArFloor: return floor(x);
     case kArCeil: return ceil(x);
+    case kArAsin: return asin(x);
+    case kArAcos: return acos(x);
+    case kArAtan: return atan(x);
+    case kArSinh: return sinh(x);
+    case kArCosh: return cosh(x);
+    case kArTanh: return tanh(x);
+    case kArAsinh: return asinh(x);
+    case kArAcosh: return acosh(x);
+    case kArAtanh: return atanh(x);
+    case kArCbrt: return cbrt(x);
+    case kArFabs: return fabs(x);
+    case kArFpow: return pow(x, y);
     default: return 0;
   }
 }

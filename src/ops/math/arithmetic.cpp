@@ -174,10 +174,12 @@ void type_tree(Expr& e, const std::vector<DType>& inputs) {
   } else if (f == "div") {
     e.type = is_float(a) || is_float(e.args[1].type) ? promote(a, e.args[1].type) : DType::kF32;
   } else if (e.args.size() == 1) {
-    const bool keep = f == "neg" || f == "abs" || f == "floor" || f == "ceil";
+    // DALI's rule: neg and abs keep the type; every other function (floor and ceil included)
+    // gives floats, float64 only for float64.
+    const bool keep = f == "neg" || f == "abs";
     e.type = keep ? (a == DType::kBool ? DType::kI32 : a)
                   : (a == DType::kF64 ? DType::kF64 : DType::kF32);
-  } else if (f == "atan2") {
+  } else if (f == "atan2" || f == "fpow") {
     e.type = promote(promote(a, e.args[1].type), DType::kF32);
   } else {
     e.type = promote(a, e.args[1].type);
