@@ -422,8 +422,9 @@ class Batch:
         return self._impl.is_contiguous()
 
     def is_dense_tensor(self):
-        """All samples have one shape and lie back to back (DALI's TensorList method)."""
-        return len(self) > 0 and self.is_uniform() and self.is_contiguous()
+        """All samples have one shape, so the batch can be seen as one tensor (DALI's
+        TensorList method; as_tensor() copies a CPU batch whose samples are apart)."""
+        return self.is_uniform()
 
     def source_info(self, i):
         return self._impl.source_info(self._index(i))

@@ -65,6 +65,11 @@ def _docstring(schema):
     return "\n".join(lines)
 
 
+def _constant_input(pipe, value):
+    from stoker.conditionals import constant
+    return constant(pipe, value)
+
+
 def _make_op(schema):
     op_name = schema["name"]
     arg_names = {a["name"] for a in schema["args"]}
@@ -83,6 +88,9 @@ def _make_op(schema):
             count = f"{fewest} to {n_inputs}" if fewest < n_inputs else f"{n_inputs}"
             raise TypeError(f"fn.{op_name} expects {count}{more} input(s) ({expected}), "
                             f"got {len(inputs)}")
+        # Python numbers and arrays given as inputs become constant nodes (DALI's rule).
+        inputs = tuple(x if isinstance(x, DataNode) or x is None else _constant_input(pipe, x)
+                       for x in inputs)
         args, arg_inputs = {}, {}
         for k, v in kwargs.items():
             if v is None and k in arg_names:

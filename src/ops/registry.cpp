@@ -42,6 +42,7 @@
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 #include "stoker/ops/readers/video_reader.hpp"
 #include "stoker/ops/readers/webdataset_reader.hpp"
+#include "stoker/ops/reduce/reductions.hpp"
 #include "stoker/ops/segmentation/random_mask_pixel.hpp"
 #include "stoker/ops/segmentation/random_object_bbox.hpp"
 #include "stoker/ops/segmentation/select_masks.hpp"
@@ -120,6 +121,14 @@ const std::vector<OpSchema>& op_schemas() {
       tfrecord_reader_schema(),        // readers.tfrecord
       video_reader_schema(),           // readers.video
       webdataset_reader_schema(),      // readers.webdataset
+      reduce_max_schema(),             // reductions.max
+      reduce_mean_schema(),            // reductions.mean
+      reduce_mean_square_schema(),     // reductions.mean_square
+      reduce_min_schema(),             // reductions.min
+      reduce_rms_schema(),             // reductions.rms
+      reduce_std_dev_schema(),         // reductions.std_dev
+      reduce_sum_schema(),             // reductions.sum
+      reduce_variance_schema(),        // reductions.variance
       reshape_schema(),                // reshape
       roi_random_crop_schema(),        // roi_random_crop
       resize_schema(),                 // resize

@@ -1,0 +1,85 @@
+"""The drop-in rule, tested as a user meets it: DALI's own documentation examples
+(python/tests/dropin/*.py, written for `nvidia.dali` with only their data paths and device
+taken from the environment) run once as they are, on DALI 2.4, and once with every `nvidia.dali`
+replaced by `stoker` — nothing else changed. Each script leaves its observations in RESULTS and
+says in COMPARE how each is compared: "exact" (default), ("tolerance", atol), "shape" (same
+type, dtype and shape) or "kind" (same type, dtype and number of dimensions): the last two for
+values drawn at random, whose random streams differ by design (docs/dali_differences.md)."""
+
+import glob
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from parity_util import SKIP_REASON, dali, has_gpu
+
+if dali is None:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = sorted(glob.glob(os.path.join(HERE, "..", "dropin", "*.py")))
+RUNNER = ("import pickle, runpy, sys\n"
+          "ns = runpy.run_path(sys.argv[1], run_name='__main__')\n"
+          "pickle.dump((ns['RESULTS'], ns.get('COMPARE', {})), open(sys.argv[2], 'wb'))\n")
+
+
+def _run(script, package, tmp_path, env):
+    text = open(script, encoding="utf-8").read()
+    if package == "stoker":
+        text = text.replace("nvidia.dali", "stoker")
+    path = tmp_path / f"{package}_{os.path.basename(script)}"
+    path.write_text(text)
+    out = tmp_path / f"{package}.pkl"
+    r = subprocess.run([sys.executable, "-c", RUNNER, str(path), str(out)], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{package} run of {os.path.basename(script)}:\n{r.stderr[-3000:]}"
+    return pickle.loads(out.read_bytes())
+
+
+def _compare(key, ours, theirs, how):
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and sorted(ours) == sorted(theirs), key
+        for k in theirs:
+            _compare(f"{key}.{k}", ours[k], theirs[k], how)
+        return
+    if isinstance(theirs, (list, tuple)):
+        assert isinstance(ours, (list, tuple)) and len(ours) == len(theirs), \
+            f"{key}: {len(ours)} items, DALI {len(theirs)}"
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            _compare(f"{key}[{i}]", a, b, how)
+        return
+    if isinstance(theirs, np.ndarray) or isinstance(ours, np.ndarray):
+        a, b = np.asarray(ours), np.asarray(theirs)
+        if how == "kind":
+            assert a.dtype == b.dtype and a.ndim == b.ndim, \
+                f"{key}: {a.dtype}{a.shape}, DALI {b.dtype}{b.shape}"
+            return
+        assert a.dtype == b.dtype and a.shape == b.shape, \
+            f"{key}: {a.dtype}{a.shape}, DALI {b.dtype}{b.shape}"
+        if how == "shape":
+            return
+        if isinstance(how, tuple) and how[0] == "tolerance":
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            assert diff.max(initial=0) <= how[1], f"{key}: differs by {diff.max()} > {how[1]}"
+            return
+        np.testing.assert_array_equal(a, b, err_msg=key)
+        return
+    if how in ("shape", "kind"):
+        assert type(ours) is type(theirs), f"{key}: {type(ours)} vs DALI {type(theirs)}"
+        return
+    assert ours == theirs, f"{key}: {ours!r}, DALI {theirs!r}"
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: os.path.basename(p)[:-3])
+def test_dali_example_runs_unchanged_with_dalis_results(script, tmp_path, shared_data):
+    env = dict(os.environ, DROPIN_DATA=shared_data, PYTHONWARNINGS="ignore")
+    env["DROPIN_DEVICE_ID"] = "0" if has_gpu() else ""
+    theirs, compare = _run(script, "nvidia.dali", tmp_path, env)
+    ours, _ = _run(script, "stoker", tmp_path, env)
+    assert sorted(ours) == sorted(theirs)
+    for key in theirs:
+        _compare(key, ours[key], theirs[key], compare.get(key, "exact"))
