@@ -29,6 +29,8 @@
 #include "stoker/ops/math/arithmetic.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/normalize/normalize.hpp"
+#include "stoker/ops/random/batch_permutation.hpp"
+#include "stoker/ops/random/beta.hpp"
 #include "stoker/ops/random/choice.hpp"
 #include "stoker/ops/random/coin_flip.hpp"
 #include "stoker/ops/random/normal.hpp"
@@ -49,10 +51,13 @@
 #include "stoker/ops/tensor/cast.hpp"
 #include "stoker/ops/tensor/constant.hpp"
 #include "stoker/ops/tensor/join.hpp"
+#include "stoker/ops/tensor/get_property.hpp"
 #include "stoker/ops/tensor/pad.hpp"
+#include "stoker/ops/tensor/permute_batch.hpp"
 #include "stoker/ops/tensor/reshape.hpp"
 #include "stoker/ops/tensor/sequence_ops.hpp"
 #include "stoker/ops/tensor/shapes.hpp"
+#include "stoker/ops/tensor/subscript.hpp"
 #include "stoker/ops/tensor/transpose.hpp"
 
 namespace stoker::ops {
@@ -66,7 +71,10 @@ const std::vector<OpSchema>& op_schemas() {
       not_schema(),                    // _conditional.not_
       split_schema(),                  // _conditional.split
       validate_logical_schema(),       // _conditional.validate_logical
+      subscript_dim_check_schema(),    // _subscript_dim_check
+      tensor_subscript_schema(),       // _tensor_subscript
       arithmetic_schema(),             // arithmetic
+      batch_permutation_schema(),      // batch_permutation
       bb_flip_schema(),                // bb_flip
       bbox_paste_schema(),             // bbox_paste
       bbox_rotate_schema(),            // bbox_rotate
@@ -94,9 +102,11 @@ const std::vector<OpSchema>& op_schemas() {
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
       gaussian_blur_schema(),          // gaussian_blur
+      get_property_schema(),           // get_property
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
       jitter_schema(),                 // jitter
+      beta_schema(),                   // random.beta
       choice_schema(),                 // random.choice
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
@@ -108,6 +118,7 @@ const std::vector<OpSchema>& op_schemas() {
       paste_schema(),                  // paste
       peek_image_shape_schema(),       // peek_image_shape
       per_frame_schema(),              // per_frame
+      permute_batch_schema(),          // permute_batch
       python_function_schema(),        // python_function
       random_bbox_crop_schema(),       // random_bbox_crop
       random_crop_generator_schema(),  // random_crop_generator

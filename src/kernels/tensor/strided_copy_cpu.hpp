@@ -15,6 +15,8 @@ inline void strided_copy_cpu(const StridedCopy& c, size_t element_size) {
   const auto* in = static_cast<const uint8_t*>(c.in);
   auto* out = static_cast<uint8_t*>(c.out);
   const size_t es = element_size;
+  // Input offsets are signed: a negative stride (a subscript's ::-1) reads backwards from `in`.
+  const auto ies = int64_t(element_size);
   const auto* fill = reinterpret_cast<const uint8_t*>(&c.fill);  // its low bytes (little-endian)
   if (c.ndim == 0) {
     std::memcpy(out, in, es);
@@ -42,13 +44,13 @@ inline void strided_copy_cpu(const StridedCopy& c, size_t element_size) {
     for (int64_t i = 0; i < row; ++i) {
       uint8_t* dst = out + size_t(o + i * c.out_stride[last]) * es;
       if (inside && i == lo && hi > lo) {
-        std::memcpy(dst, in + size_t(src + c.in_start[last] + lo) * es, size_t(hi - lo) * es);
+        std::memcpy(dst, in + (src + c.in_start[last] + lo) * ies, size_t(hi - lo) * es);
         i = hi - 1;
         continue;
       }
       const int64_t at = border_index(c.in_start[last] + i, c.in_shape[last], c.border[last]);
       if (inside && at >= 0) {
-        std::memcpy(dst, in + size_t(src + at * c.in_stride[last]) * es, es);
+        std::memcpy(dst, in + (src + at * c.in_stride[last]) * ies, es);
       } else {
         std::memcpy(dst, fill, es);
       }
