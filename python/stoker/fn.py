@@ -65,9 +65,14 @@ def _docstring(schema):
     return "\n".join(lines)
 
 
-def _constant_input(pipe, value):
+def _constant_input(pipe, value, where, k):
     from stoker.conditionals import constant
-    return constant(pipe, value)
+    try:
+        return constant(pipe, value)
+    except TypeError:
+        raise TypeError(f"{where}: input {k} must be a DataNode (an operator's output) or a "
+                        f"number or numeric array (made a constant), got "
+                        f"{type(value).__name__}") from None
 
 
 def _make_op(schema):
@@ -89,8 +94,8 @@ def _make_op(schema):
             raise TypeError(f"fn.{op_name} expects {count}{more} input(s) ({expected}), "
                             f"got {len(inputs)}")
         # Python numbers and arrays given as inputs become constant nodes (DALI's rule).
-        inputs = tuple(x if isinstance(x, DataNode) or x is None else _constant_input(pipe, x)
-                       for x in inputs)
+        inputs = tuple(x if isinstance(x, DataNode) or x is None else
+                       _constant_input(pipe, x, f"fn.{op_name}", k) for k, x in enumerate(inputs))
         args, arg_inputs = {}, {}
         for k, v in kwargs.items():
             if v is None and k in arg_names:

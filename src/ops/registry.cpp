@@ -50,12 +50,15 @@
 #include "stoker/ops/segmentation/select_masks.hpp"
 #include "stoker/ops/tensor/cast.hpp"
 #include "stoker/ops/tensor/constant.hpp"
+#include "stoker/ops/tensor/fill_ops.hpp"
 #include "stoker/ops/tensor/join.hpp"
 #include "stoker/ops/tensor/get_property.hpp"
+#include "stoker/ops/tensor/one_hot.hpp"
 #include "stoker/ops/tensor/pad.hpp"
 #include "stoker/ops/tensor/permute_batch.hpp"
 #include "stoker/ops/tensor/reshape.hpp"
 #include "stoker/ops/tensor/sequence_ops.hpp"
+#include "stoker/ops/tensor/shape_ops.hpp"
 #include "stoker/ops/tensor/shapes.hpp"
 #include "stoker/ops/tensor/subscript.hpp"
 #include "stoker/ops/tensor/transpose.hpp"
@@ -82,6 +85,7 @@ const std::vector<OpSchema>& op_schemas() {
       brightness_schema(),             // brightness
       brightness_contrast_schema(),    // brightness_contrast
       cast_schema(),                   // cast
+      cast_like_schema(),              // cast_like
       cat_schema(),                    // cat
       color_space_conversion_schema(),  // color_space_conversion
       color_twist_schema(),            // color_twist
@@ -89,6 +93,7 @@ const std::vector<OpSchema>& op_schemas() {
       contrast_schema(),               // contrast
       coord_flip_schema(),             // coord_flip
       coord_transform_schema(),        // coord_transform
+      copy_schema(),                   // copy
       copy_to_device_schema(),         // copy_to_device
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
@@ -99,8 +104,11 @@ const std::vector<OpSchema>& op_schemas() {
       video_decoder_schema(),          // decoders.video
       element_extract_schema(),        // element_extract
       erase_schema(),                  // erase
+      expand_dims_schema(),            // expand_dims
       external_source_schema(),        // external_source
       flip_schema(),                   // flip
+      full_schema(),                   // full
+      full_like_schema(),              // full_like
       gaussian_blur_schema(),          // gaussian_blur
       get_property_schema(),           // get_property
       hsv_schema(),                    // hsv
@@ -113,6 +121,9 @@ const std::vector<OpSchema>& op_schemas() {
       uniform_schema(),                // random.uniform
       multi_paste_schema(),            // multi_paste
       normalize_schema(),              // normalize
+      one_hot_schema(),                // one_hot
+      ones_schema(),                   // ones
+      ones_like_schema(),              // ones_like
       optical_flow_schema(),           // optical_flow
       pad_schema(),                    // pad
       paste_schema(),                  // paste
@@ -140,6 +151,7 @@ const std::vector<OpSchema>& op_schemas() {
       reduce_std_dev_schema(),         // reductions.std_dev
       reduce_sum_schema(),             // reductions.sum
       reduce_variance_schema(),        // reductions.variance
+      reinterpret_schema(),            // reinterpret
       reshape_schema(),                // reshape
       roi_random_crop_schema(),        // roi_random_crop
       resize_schema(),                 // resize
@@ -151,6 +163,7 @@ const std::vector<OpSchema>& op_schemas() {
       sequence_rearrange_schema(),     // sequence_rearrange
       shapes_schema(),                 // shapes
       slice_schema(),                  // slice
+      squeeze_schema(),                // squeeze
       stack_schema(),                  // stack
       combine_transform_schema(),      // transforms.combine
       crop_transform_schema(),         // transforms.crop
@@ -160,6 +173,8 @@ const std::vector<OpSchema>& op_schemas() {
       translation_transform_schema(),  // transforms.translation
       transpose_schema(),              // transpose
       warp_affine_schema(),            // warp_affine
+      zeros_schema(),                  // zeros
+      zeros_like_schema(),             // zeros_like
   };
   for (auto& s : all) {
     if (s.random) s.args.push_back(seed_arg());

@@ -2,7 +2,8 @@
 (python/tests/dropin/*.py, written for `nvidia.dali` with only their data paths and device
 taken from the environment) run once as they are, on DALI 2.4, and once with every `nvidia.dali`
 replaced by `stoker` — nothing else changed. Each script leaves its observations in RESULTS and
-says in COMPARE how each is compared: "exact" (default), ("tolerance", atol), "shape" (same
+says in COMPARE how each is compared: "exact" (default), ("tolerance", atol) (every element),
+("mean_abs", limit) (the mean absolute difference: resampling's tabulated filters), "shape" (same
 type, dtype and shape) or "kind" (same type, dtype and number of dimensions): the last two for
 values drawn at random, whose random streams differ by design (docs/dali_differences.md)."""
 
@@ -61,6 +62,10 @@ def _compare(key, ours, theirs, how):
         assert a.dtype == b.dtype and a.shape == b.shape, \
             f"{key}: {a.dtype}{a.shape}, DALI {b.dtype}{b.shape}"
         if how == "shape":
+            return
+        if isinstance(how, tuple) and how[0] == "mean_abs":
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            assert diff.mean() <= how[1], f"{key}: differs by {diff.mean()} on average"
             return
         if isinstance(how, tuple) and how[0] == "tolerance":
             diff = np.abs(a.astype(np.float64) - b.astype(np.float64))

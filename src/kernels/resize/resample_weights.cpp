@@ -48,16 +48,15 @@ double filter_value(Filter f, double x) {
 
 }  // namespace
 
-Filter parse_filter(const std::string& name, bool& antialias) {
+Filter parse_filter(const std::string& name) {
   std::string n;
   for (char ch : name) n += char(std::tolower(static_cast<unsigned char>(ch)));
   if (n.rfind("interp_", 0) == 0) n = n.substr(7);
   if (n == "nn" || n == "nearest") return Filter::kNearest;
   if (n == "linear") return Filter::kLinear;
-  if (n == "triangular") {
-    antialias = true;
-    return Filter::kLinear;
-  }
+  // DALI 2.4's triangular is linear, antialiased only as `antialias` says (with
+  // antialias=False it gives linear's pixels exactly: measured).
+  if (n == "triangular") return Filter::kLinear;
   if (n == "cubic") return Filter::kCubic;
   if (n == "lanczos3") return Filter::kLanczos3;
   if (n == "gaussian") return Filter::kGaussian;

@@ -28,10 +28,9 @@ struct ResampleWeights {
 };
 
 enum class Filter { kNearest, kLinear, kCubic, kLanczos3, kGaussian };
-// "nn", "linear", "triangular" (linear, always antialiased), "cubic", "lanczos3", "gaussian",
-// also with DALI's INTERP_ prefix, any case. Throws ValueError otherwise; sets `antialias` to
-// true for triangular.
-Filter parse_filter(const std::string& name, bool& antialias);
+// "nn", "linear", "triangular" (linear, as DALI's), "cubic", "lanczos3", "gaussian", also with
+// DALI's INTERP_ prefix, any case. Throws ValueError otherwise.
+Filter parse_filter(const std::string& name);
 
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias);
 // Resamples the region [roi_lo, roi_hi) of the source (pixel coordinates, fractional allowed;

@@ -13,11 +13,11 @@
 namespace stoker::ops {
 namespace {
 
-// The filter of interp_type; `antialias` comes in from the argument (triangular forces it).
+// The filter of interp_type; `antialias` comes in from the argument (triangular is linear).
 kernels::Filter parse_interp(const OpSpec& spec, bool& antialias) {
   antialias = spec.arg<bool>("antialias");
   try {
-    return kernels::parse_filter(spec.arg<std::string>("interp_type"), antialias);
+    return kernels::parse_filter(spec.arg<std::string>("interp_type"));
   } catch (const ValueError& e) {
     throw ValueError(spec.schema->name + ": " + e.what());
   }
@@ -265,7 +265,7 @@ class RandomResizedCropGpu final : public RandomResizedCrop, public ResamplingSt
 std::vector<ArgSchema> interp_args() {
   return {{"interp_type", ArgType::kString,
            "Filter: 'nn' (nearest: the pixel under the sample position), 'linear' (triangle, "
-           "radius 1), 'triangular' (linear, always antialiased), 'cubic' (Keys, a = -0.5, as "
+           "radius 1), 'triangular' (linear, as in DALI), 'cubic' (Keys, a = -0.5, as "
            "PIL's BICUBIC), 'lanczos3' (as PIL's LANCZOS) or 'gaussian' (sigma 0.5, radius "
            "1.5); DALI's INTERP_* names too.",
            std::string("linear")},

@@ -79,9 +79,8 @@ void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, in
 }
 
 bool interp_is_linear(const OpSpec& spec) {
-  bool antialias = false;
   const auto name = spec.arg<std::string>("interp_type");
-  const auto f = kernels::parse_filter(name, antialias);
+  const auto f = kernels::parse_filter(name);
   STOKER_ENFORCE(f == kernels::Filter::kLinear || f == kernels::Filter::kNearest, ValueError,
                  spec.schema->name, ": interp_type must be 'linear' or 'nn', got '", name, "'");
   return f == kernels::Filter::kLinear;
