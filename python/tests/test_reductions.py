@@ -216,7 +216,7 @@ def test_gpu_equals_cpu(op, dtype):
         for c, g in zip(cpu, gpu):
             assert c.dtype == g.dtype and c.shape == g.shape
             if c.dtype == np.float32:  # float sums run in another order on the GPU
-                np.testing.assert_allclose(g, c, rtol=1e-5, equal_nan=True)
+                np.testing.assert_allclose(g, c, rtol=1e-4, equal_nan=True)  # (~1e-5 seen)
             else:
                 np.testing.assert_array_equal(g, c)
 

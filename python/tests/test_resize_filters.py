@@ -138,3 +138,25 @@ def test_roi_errors_name_the_problem():
             (dict(roi_start=(1,), roi_end=(4, 4)), "roi_start and roi_end need 2 values")]:
         with pytest.raises(ValueError, match=msg):
             _resize([f], (4, 4), **kwargs)
+
+
+def test_min_and_mag_filters_choose_per_axis():
+    """min_filter for an axis that shrinks, mag_filter for one that grows or keeps its size
+    (DALI's), each replacing interp_type's filter there."""
+    rng = np.random.default_rng(5)
+    img = rng.uniform(0, 255, (37, 53, 3)).astype(np.float32)
+    nn, lin, cub = types.INTERP_NN, types.INTERP_LINEAR, types.INTERP_CUBIC
+    # Both axes shrink: min_filter alone decides; both grow: mag_filter; the same size: mag.
+    for size, same_as in [((11, 17), lin), ((60, 70), nn), ((37, 53), nn)]:
+        (got,) = _resize([img], size, interp_type=cub, min_filter=lin, mag_filter=nn)
+        (want,) = _resize([img], size, interp_type=same_as)
+        np.testing.assert_array_equal(got, want, err_msg=str(size))
+    # Only one given: interp_type's filter for the other direction.
+    (got,) = _resize([img], (11, 17), interp_type=cub, mag_filter=nn)
+    np.testing.assert_array_equal(got, _resize([img], (11, 17), interp_type=cub)[0])
+    # Mixed: rows shrink through nearest neighbour, columns grow linearly; a column of a
+    # vertical-only shrink (width kept: mag) is a column of the NN-shrunk image.
+    (mixed,) = _resize([img], (11, 53), min_filter=nn, mag_filter=lin)
+    np.testing.assert_array_equal(mixed, _resize([img], (11, 53), interp_type=nn)[0])
+    with pytest.raises(ValueError, match="resize: min_filter 'bogus' is not supported"):
+        _resize([img], (11, 17), min_filter="bogus")

@@ -22,8 +22,9 @@ def _run(build, batches, layouts=None, device="cpu"):
     """build(*inputs) on external sources feeding `batches` (lists of arrays, one per input,
     with `layouts`): [(layout, [samples])] per output."""
     layouts = layouts if isinstance(layouts, list) else [layouts] * len(batches)
+    # (a GPU is given to CPU-fed pipelines too: their definitions may move values with .gpu())
     pipe = stoker.Pipeline(batch_size=len(batches[0]) if batches else 2, num_threads=2, seed=0,
-                           device_id=0 if device == "gpu" else None)
+                           device_id=0 if stoker._stoker.cuda_available() else None)
     with pipe:
         ins = [fn.external_source(_source(b), layout=l, device=device)
                for b, l in zip(batches, layouts)]

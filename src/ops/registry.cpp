@@ -6,9 +6,13 @@
 #include "stoker/ops/boxes/box_encoder.hpp"
 #include "stoker/ops/boxes/random_bbox_crop.hpp"
 #include "stoker/ops/color/color_ops.hpp"
+#include "stoker/ops/color/equalize.hpp"
 #include "stoker/ops/conditional/conditional.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
+#include "stoker/ops/decoders/inflate.hpp"
+#include "stoker/ops/decoders/numpy_decoder.hpp"
 #include "stoker/ops/decoders/video_decoder.hpp"
+#include "stoker/ops/filter/filter.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
 #include "stoker/ops/flow/optical_flow.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
@@ -24,7 +28,9 @@
 #include "stoker/ops/geometry/transforms.hpp"
 #include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/io/copy_to_device.hpp"
+#include "stoker/ops/io/dump_image.hpp"
 #include "stoker/ops/io/external_source.hpp"
+#include "stoker/ops/io/file_read.hpp"
 #include "stoker/ops/io/python_function.hpp"
 #include "stoker/ops/math/arithmetic.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
@@ -101,11 +107,16 @@ const std::vector<OpSchema>& op_schemas() {
       image_crop_decoder_schema(),     // decoders.image_crop
       image_random_crop_decoder_schema(),  // decoders.image_random_crop
       image_slice_decoder_schema(),    // decoders.image_slice
+      inflate_schema(),                // decoders.inflate
+      numpy_decoder_schema(),          // decoders.numpy
       video_decoder_schema(),          // decoders.video
+      dump_image_schema(),             // dump_image
       element_extract_schema(),        // element_extract
+      equalize_schema(),               // equalize
       erase_schema(),                  // erase
       expand_dims_schema(),            // expand_dims
       external_source_schema(),        // external_source
+      filter_schema(),                 // filter
       flip_schema(),                   // flip
       full_schema(),                   // full
       full_like_schema(),              // full_like
@@ -113,6 +124,7 @@ const std::vector<OpSchema>& op_schemas() {
       get_property_schema(),           // get_property
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
+      file_read_schema(),              // io.file.read
       jitter_schema(),                 // jitter
       beta_schema(),                   // random.beta
       choice_schema(),                 // random.choice

@@ -126,6 +126,22 @@ _CASES = [
                                               interp_type=t.INTERP_LANCZOS3), 1, 0.03),
     ("resize_not_larger", lambda fn, t: fn.resize(_feed(fn, t), size=(40, 40),
                                                  mode="not_larger"), 1, 0.01),
+    # min_filter / mag_filter: the height shrinks (min_filter), the width grows (mag_filter).
+    ("resize_min_nn_mag_linear", lambda fn, t: fn.resize(
+        _feed(fn, t), size=(24, 80), min_filter=t.INTERP_NN, mag_filter=t.INTERP_LINEAR,
+        antialias=False), 1, 0),
+    # (DALI's tabulated antialiased linear filter: as resize_linear_antialias.)
+    ("resize_min_linear_mag_nn", lambda fn, t: fn.resize(
+        _feed(fn, t), size=(24, 80), interp_type=t.INTERP_CUBIC, min_filter=t.INTERP_LINEAR,
+        mag_filter=t.INTERP_NN), 1, 0.02),
+    ("resize_mag_filter_only", lambda fn, t: fn.resize(
+        _feed(fn, t), size=(70, 30), interp_type=t.INTERP_NN, mag_filter=t.INTERP_LINEAR),
+     1, 0.01),
+    # A square crop with the whole area and aspect 1: the window is the whole image in both.
+    ("random_resized_crop_min_mag", lambda fn, t: fn.random_resized_crop(
+        fn.crop(_feed(fn, t), crop=(20, 20)), size=(12, 45), random_area=(1.0, 1.0),
+        random_aspect_ratio=(1.0, 1.0), min_filter=t.INTERP_NN, mag_filter=t.INTERP_LINEAR),
+     1, 0),
     ("rotate", lambda fn, t: fn.rotate(_feed(fn, t), angle=30, fill_value=0), 1, 0.01),
     ("rotate_keep_size_nn", lambda fn, t: fn.rotate(_feed(fn, t), angle=-37, keep_size=True,
                                                     interp_type=t.INTERP_NN, fill_value=5),

@@ -6,7 +6,9 @@ corner (the whole image)."""
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, run_both
+from parity_util import SKIP_REASON, assert_same, dali, run, run_both
+
+run_lib = run
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -50,6 +52,49 @@ def test_uniform_normal_coin_flip_and_choice_draw_alike():
     for k, name in enumerate(("uniform", "normal", "coin_flip", "choice")):
         a, b = (per_output[k][lib] for lib in ("stoker", "dali"))
         assert a.dtype == b.dtype, f"{name}: dtype {a.dtype} vs DALI {b.dtype}"
+
+
+def test_uniform_and_normal_dtypes_draw_alike():
+    """dtype= (as DALI 2.4): integer draws of `range` are the continuous ones rounded half away
+    from zero (range [0, 3]: 0 and 3 half as often as 1 and 2), saturated to the type; `values`
+    are float32 numbers converted the same way, so their choice sets are equal exactly. (Range
+    bounds outside the type are left out: DALI wraps them, stoker saturates the draws —
+    docs/dali_differences.md.)"""
+    values = [1.7, 2.5, -3.5, 300.0, 0.5, -0.5, 1.5]
+
+    def define(fn, types):
+        return (fn.random.uniform(range=[0, 3], shape=[4000], dtype=types.INT32),
+                fn.random.uniform(range=[0, 10], shape=[4000], dtype=types.UINT8),
+                fn.random.uniform(values=values, shape=[4000], dtype=types.INT32),
+                fn.random.uniform(values=values, shape=[4000], dtype=types.UINT8),
+                fn.random.uniform(values=[0.1, 0.2], shape=[100], dtype=types.FLOAT64),
+                fn.random.uniform(range=[0, 1], shape=[4000], dtype=types.FLOAT64),
+                fn.random.normal(mean=1.0, stddev=2.0, shape=[4000], dtype=types.INT16),
+                fn.random.normal(mean=0.5, stddev=0.1, shape=[4000], dtype=types.FLOAT64))
+    out = run_both(define, 4)
+    per_output = [{lib: np.concatenate([s.ravel() for s in runs[0][k]])
+                   for lib, runs in out.items()} for k in range(8)]
+    for k, got in enumerate(per_output):
+        assert got["stoker"].dtype == got["dali"].dtype, f"output {k}"
+    ints, u8, vals_i32, vals_u8, vals_f64, f64, nor_i16, nor_f64 = per_output
+    for lib in ("stoker", "dali"):
+        freq = np.bincount(ints[lib], minlength=4) / ints[lib].size
+        np.testing.assert_allclose(freq, [1 / 6, 1 / 3, 1 / 3, 1 / 6], atol=0.02, err_msg=lib)
+        freq = np.bincount(u8[lib], minlength=11) / u8[lib].size
+        np.testing.assert_allclose(freq, [0.05] + [0.1] * 9 + [0.05], atol=0.02, err_msg=lib)
+        assert abs(f64[lib].mean() - 0.5) < 0.02 and np.unique(f64[lib]).size == f64[lib].size
+        assert abs(nor_i16[lib].mean() - 1) < 0.15 and abs(nor_i16[lib].std() - 2.02) < 0.15
+        assert abs(nor_f64[lib].mean() - 0.5) < 0.01 and abs(nor_f64[lib].std() - 0.1) < 0.01
+    for name, got in (("int32", vals_i32), ("uint8", vals_u8), ("float64", vals_f64)):
+        sets = {lib: sorted(set(got[lib].tolist())) for lib in got}
+        assert sets["stoker"] == sets["dali"], f"values as {name}: {sets}"
+    assert sorted(set(vals_u8["stoker"].tolist())) == [0, 1, 2, 3, 255]
+
+
+def test_uniform_dtypes_dali_refuses_are_refused():
+    for lib in ("stoker", "dali"):
+        with pytest.raises(Exception, match="bool"):
+            run_lib(lib, lambda fn, types: fn.random.uniform(dtype=types.BOOL), 1)
 
 
 def _square_images():

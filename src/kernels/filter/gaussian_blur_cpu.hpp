@@ -12,6 +12,7 @@
 
 #include "stoker/core/dtype.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/kernels/filter/border.hpp"
 
 namespace stoker::kernels {
 
@@ -30,15 +31,6 @@ inline std::vector<float> gaussian_window(double sigma, int64_t window) {
   std::vector<float> out(w.size());
   for (size_t k = 0; k < w.size(); ++k) out[k] = float(w[k] / sum);
   return out;
-}
-
-// Index i mirrored into [0, n) without repeating the edge.
-inline int64_t reflect101(int64_t i, int64_t n) {
-  if (n == 1) return 0;
-  const int64_t period = 2 * n - 2;
-  i %= period;
-  if (i < 0) i += period;
-  return i < n ? i : period - i;
 }
 
 template <typename Out, typename In>

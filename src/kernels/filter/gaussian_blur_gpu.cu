@@ -4,17 +4,10 @@
 
 #include "stoker/kernels/filter/gaussian_blur_gpu.hpp"
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/filter/border.hpp"
 
 namespace stoker::kernels {
 namespace {
-
-__device__ __forceinline__ int64_t reflect101(int64_t i, int64_t n) {
-  if (n == 1) return 0;
-  const int64_t period = 2 * n - 2;
-  i %= period;
-  if (i < 0) i += period;
-  return i < n ? i : period - i;
-}
 
 template <typename T>
 __device__ __forceinline__ T store(float v) {

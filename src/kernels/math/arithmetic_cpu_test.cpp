@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace stoker::kernels {
@@ -182,6 +184,114 @@ TEST(ArithmeticCpu, IntegerDivisionAndModuloByZeroStop) {
                      DType::kF64, 600, &status);
   EXPECT_EQ(status, ArithStatus::kOk);
   EXPECT_TRUE(std::isinf(r[555]));
+}
+
+// Broadcasting, from numpy's definition: output element p at coordinates c reads, from an
+// operand of shape s (aligned from the last axis), the element at c[d] where s[d] > 1 and 0
+// where s[d] == 1.
+int64_t numpy_index(const TensorShape& out, const TensorShape& s, int64_t p) {
+  int64_t index = 0, stride = 1;
+  for (int d = out.ndim() - 1, j = s.ndim() - 1; j >= 0; --d, --j) {
+    const int64_t c = p % out[d];
+    p /= out[d];
+    if (s[j] != 1) index += c * stride;
+    stride *= s[j];
+  }
+  return index;
+}
+
+// Operands of several shapes (float32, int16 and uint8), through (a * b - c) and clamp(a, b, c)
+// as float32: every element equal to the element-at-a-time reference reading the operands by
+// numpy's definition, for per-channel vectors, masks, alternating extents, rank extension,
+// scalars and samples crossing block boundaries.
+TEST(ArithmeticCpu, BroadcastingEqualsNumpysDefinition) {
+  const std::vector<std::vector<TensorShape>> cases{
+      {{4, 5, 3}, {3}, {}},
+      {{4, 5, 3}, {1, 1, 3}, {4, 5, 1}},
+      {{4, 1, 3}, {1, 5, 1}, {1}},
+      {{2, 1, 4, 1, 3}, {5, 1, 2, 1}, {3}},
+      {{7, 300}, {300}, {7, 1}},
+      {{300, 7}, {300, 1}, {1, 7}},
+      {{1, 4, 5, 3}, {4, 5, 3}, {1, 1, 1, 1}},
+      {{6, 1, 5}, {1, 4, 1}, {5}},
+      {{3, 1}, {1, 600}, {3, 600}},
+  };
+  std::mt19937 rng(5);
+  for (const auto& shapes : cases) {
+    TensorShape out;
+    int axis = 0;
+    ASSERT_TRUE(arith_broadcast_shape(shapes, out, axis));
+    std::vector<float> a(size_t(shapes[0].volume()));
+    std::vector<int16_t> b(size_t(shapes[1].volume()));
+    std::vector<uint8_t> c(size_t(shapes[2].volume()));
+    for (auto& x : a) x = float(int(rng() % 2001) - 1000) / 8.f;
+    for (auto& x : b) x = int16_t(int(rng() % 401) - 200);
+    for (auto& x : c) x = uint8_t(rng() % 256);
+    std::vector<ArithOperand> in{{a.data(), int64_t(a.size()), DType::kF32},
+                                 {b.data(), int64_t(b.size()), DType::kI16},
+                                 {c.data(), int64_t(c.size()), DType::kU8}};
+    std::vector<ArithBroadcast> plan(3);
+    if (arith_plan_broadcast(out, shapes, plan) == ArithPlan::kStrided)
+      for (size_t j = 0; j < 3; ++j)
+        if (in[j].count != 1 && in[j].count != out.volume()) in[j].broadcast = &plan[j];
+    const std::vector<ArithInstr> p1{arith_input(0), arith_input(1), arith_call(kArMul, DType::kF32),
+                                     arith_input(2), arith_call(kArSub, DType::kF32)};
+    const std::vector<ArithInstr> p2{arith_input(0), arith_input(1), arith_input(2),
+                                     arith_call(kArClamp, DType::kF32)};
+    const int64_t count = out.volume();
+    const auto got1 = run(p1, in, DType::kF64, count), got2 = run(p2, in, DType::kF64, count);
+    for (int64_t p = 0; p < count; ++p) {
+      const double x = a[size_t(numpy_index(out, shapes[0], p))];
+      const double y = b[size_t(numpy_index(out, shapes[1], p))];
+      const double z = c[size_t(numpy_index(out, shapes[2], p))];
+      ASSERT_EQ(got1[size_t(p)], double(float(float(x * y) - z)))
+          << out.to_string() << " element " << p;
+      ASSERT_EQ(got2[size_t(p)], double(float(std::min(std::max(x, y), z))))
+          << out.to_string() << " element " << p;
+    }
+  }
+}
+
+TEST(ArithmeticCpu, BroadcastShapesFollowNumpy) {
+  auto shape = [](std::vector<TensorShape> shapes, int* bad = nullptr) {
+    TensorShape out;
+    int axis = 0;
+    const bool ok = arith_broadcast_shape(shapes, out, axis);
+    if (bad) *bad = ok ? 0 : axis;
+    return ok ? out.to_string() : std::string("error");
+  };
+  EXPECT_EQ(shape({{4, 5, 3}, {3}}), "(4, 5, 3)");
+  EXPECT_EQ(shape({{4, 5, 3}, {1, 1, 1, 1}}), "(1, 4, 5, 3)");  // the larger rank wins
+  EXPECT_EQ(shape({{4, 1, 3}, {1, 5, 1}}), "(4, 5, 3)");
+  EXPECT_EQ(shape({{4, 5, 3}, {}}), "(4, 5, 3)");
+  EXPECT_EQ(shape({{0, 3}, {1, 3}}), "(0, 3)");  // 0 meets 1 or 0 only
+  EXPECT_EQ(shape({{0}, {1, 1}}), "(1, 0)");
+  int bad = 0;
+  EXPECT_EQ(shape({{0, 3}, {2, 3}}, &bad), "error");
+  EXPECT_EQ(bad, -2);
+  EXPECT_EQ(shape({{4, 5, 3}, {4, 1}}, &bad), "error");
+  EXPECT_EQ(bad, -2);
+  EXPECT_EQ(shape({{4, 5, 3}, {2}}, &bad), "error");
+  EXPECT_EQ(bad, -1);
+}
+
+TEST(ArithmeticCpu, BroadcastPlansCollapseAxes) {
+  const std::vector<TensorShape> image{{4, 5, 3}, {3}};
+  std::vector<ArithBroadcast> plan(2);
+  ASSERT_EQ(arith_plan_broadcast(TensorShape{4, 5, 3}, image, plan), ArithPlan::kStrided);
+  EXPECT_EQ(plan[1].ndim, 2);  // (H*W, 3): broadcast along H and W alike
+  EXPECT_EQ(plan[1].extent[0], 20);
+  EXPECT_EQ(plan[1].extent[1], 3);
+  EXPECT_EQ(plan[1].stride[0], 0);
+  EXPECT_EQ(plan[1].stride[1], 1);
+  EXPECT_EQ(plan[0].stride[0], 3);
+  // Same shapes and single elements take the fast path.
+  const std::vector<TensorShape> plain{{4, 5, 3}, {1, 4, 5, 3}, {1, 1}};
+  EXPECT_EQ(arith_plan_broadcast(TensorShape{1, 4, 5, 3}, plain, plan), ArithPlan::kNone);
+  // Seven alternating groups: more than kArithMaxDims.
+  const std::vector<TensorShape> zebra{{2, 1, 2, 1, 2, 1, 2}, {1, 2, 1, 2, 1, 2, 1}};
+  EXPECT_EQ(arith_plan_broadcast(TensorShape{2, 2, 2, 2, 2, 2, 2}, zebra, plan),
+            ArithPlan::kTooManyAxes);
 }
 
 }  // namespace

@@ -2,14 +2,20 @@
 // and the GPU kernel (arithmetic_gpu.cu): their names and arities as the expression text
 // spells them, their codes, and what each computes in double. min/max/clamp keep
 // std::min/std::max's order (a NaN first operand is the result of min(NaN, y); min(x, NaN) is
-// x).
+// x). Also how an operand is broadcast to the output's shape (ArithBroadcast), planned on the
+// host, read by both kernels.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/dtype.hpp"
+#include "stoker/core/shape.hpp"
 
 #define STOKER_ARITH_FN STOKER_HOST_DEVICE inline
 
@@ -110,6 +116,104 @@ STOKER_ARITH_FN double arith_apply(int32_t code, double x, double y, double z, b
     case kArFpow: return pow(x, y);
     default: return 0;
   }
+}
+
+// Broadcasting (numpy's rules, as DALI's): shapes are aligned from their last axis, missing
+// leading axes count as 1, and along each axis the extents must agree or be 1 (an extent 1 is
+// repeated; 0 only meets 0 or 1). An operand whose elements are not simply the output's (same
+// volume) nor one value reads them through strides over the output's axes, 0 on its broadcast
+// axes. The axes are first collapsed: adjacent axes merge when every operand is broadcast on
+// both or on neither, so (H, W, 3) against (3,) is (H*W, 3) against strides (0, 1), and only
+// alternating patterns need many axes.
+constexpr int kArithMaxDims = 6;
+
+struct ArithBroadcast {
+  int32_t ndim = 0;
+  int64_t extent[kArithMaxDims] = {};  // the output's collapsed extents
+  int64_t stride[kArithMaxDims] = {};  // the operand's element strides (0: broadcast)
+};
+
+// The operand's element for output element `p`.
+STOKER_ARITH_FN int64_t arith_source_index(const ArithBroadcast& b, int64_t p) {
+  int64_t offset = 0;
+  for (int d = b.ndim - 1; d >= 0; --d) {
+    offset += (p % b.extent[d]) * b.stride[d];
+    p /= b.extent[d];
+  }
+  return offset;
+}
+
+// The broadcast of `shapes` into `out`; false when they do not broadcast, with `bad_axis` the
+// failing axis counted from the last (-1 = last).
+inline bool arith_broadcast_shape(std::span<const TensorShape> shapes, TensorShape& out,
+                                  int& bad_axis) {
+  int ndim = 0;
+  for (const auto& s : shapes) ndim = std::max(ndim, s.ndim());
+  std::vector<int64_t> dims(size_t(ndim), 1);
+  for (int r = 0; r < ndim; ++r) {  // r: axis from the last
+    int64_t& e = dims[size_t(ndim - 1 - r)];
+    for (const auto& s : shapes) {
+      if (r >= s.ndim()) continue;
+      const int64_t x = s[s.ndim() - 1 - r];
+      if (x == 1 || x == e) continue;
+      if (e != 1) {
+        bad_axis = -1 - r;
+        return false;
+      }
+      e = x;
+    }
+  }
+  out = TensorShape(std::move(dims));
+  return true;
+}
+
+enum class ArithPlan { kNone, kStrided, kTooManyAxes };
+
+// Plans `shapes` for the output `out` (their broadcast): kNone when no operand needs strides
+// (each has the output's elements, or one: the fast path), kStrided with plan[k] filled for
+// every k (used for the operands of neither kind), kTooManyAxes past kArithMaxDims collapsed
+// axes.
+inline ArithPlan arith_plan_broadcast(const TensorShape& out, std::span<const TensorShape> shapes,
+                                      std::span<ArithBroadcast> plan) {
+  const int nd = out.ndim();
+  const int64_t volume = out.volume();
+  bool any = false;
+  for (const auto& s : shapes) any |= s.volume() != 1 && s.volume() != volume;
+  if (!any) return ArithPlan::kNone;
+  // Per output axis of extent > 1 (the others change nothing), which operands are broadcast
+  // along it; consecutive axes with the same pattern merge.
+  auto broadcast_on = [&](size_t k, int d) {
+    const auto& s = shapes[k];
+    const int j = d - (nd - s.ndim());
+    return j < 0 || s[j] != out[d];
+  };
+  std::vector<std::pair<int, int>> groups;  // [first, last] output axes merged into one
+  for (int d = 0; d < nd; ++d) {
+    if (out[d] == 1) continue;
+    bool same = !groups.empty();
+    for (size_t k = 0; same && k < shapes.size(); ++k)
+      same = broadcast_on(k, d) == broadcast_on(k, groups.back().first);
+    if (same)
+      groups.back().second = d;
+    else
+      groups.push_back({d, d});
+  }
+  if (groups.size() > size_t(kArithMaxDims)) return ArithPlan::kTooManyAxes;
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    ArithBroadcast& b = plan[k];
+    b.ndim = int32_t(groups.size());
+    int64_t stride = 1;
+    for (int g = b.ndim - 1; g >= 0; --g) {
+      const auto [first, last] = groups[size_t(g)];
+      int64_t extent = 1;
+      for (int d = first; d <= last; ++d) extent *= out[d];
+      b.extent[g] = extent;
+      const bool bc = broadcast_on(k, first);
+      b.stride[g] = bc ? 0 : stride;
+      if (!bc) stride *= extent;
+    }
+  }
+  return ArithPlan::kStrided;
 }
 
 }  // namespace stoker::kernels

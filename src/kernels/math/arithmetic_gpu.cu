@@ -136,7 +136,10 @@ __global__ void arithmetic_kernel(const ArithGpuSample* __restrict__ samples, Ar
       const ArithInstr& ins = prog.code[k];
       if (ins.op == -1) {
         const int a = ins.arg;
-        stack[top++] = load(s.in[a], s.in_count[a] == 1 ? 0 : p, prog.input_type[a]);
+        const int64_t q = s.strided[a]         ? arith_source_index(s.broadcast[a], p)
+                          : s.in_count[a] == 1 ? 0
+                                               : p;
+        stack[top++] = load(s.in[a], q, prog.input_type[a]);
       } else if (ins.op == -2) {
         stack[top++] = ins.value;
       } else {

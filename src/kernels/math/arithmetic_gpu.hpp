@@ -1,7 +1,8 @@
 // Arithmetic expressions on the GPU: the expression as a postfix program (ArithInstr), evaluated
 // per element in double with a small stack, each node's value converted to its type as the CPU
 // twin (arithmetic_cpu.hpp) does (floats to the nearest value, to integers rounded half away
-// from zero and saturated, NaN to 0). One launch per batch.
+// from zero and saturated, NaN to 0). One launch per batch. Broadcast operands are read through
+// their strides (ArithBroadcast), the element's index found per element.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,11 @@ struct ArithProgram {
 
 struct ArithGpuSample {
   const void* in[kArithMaxInputs] = {};
-  int64_t in_count[kArithMaxInputs] = {};  // 1: broadcast
+  int64_t in_count[kArithMaxInputs] = {};  // 1: one value for every element
+  bool strided[kArithMaxInputs] = {};       // read through broadcast[k] (arith_plan_broadcast)
+  // Device array of one plan per input when an input is strided, else null: kept apart so
+  // that the descriptors of the fast path stay small.
+  const ArithBroadcast* broadcast = nullptr;
   void* out = nullptr;
   int64_t count = 0;
 };

@@ -60,8 +60,8 @@ Filter parse_filter(const std::string& name) {
   if (n == "cubic") return Filter::kCubic;
   if (n == "lanczos3") return Filter::kLanczos3;
   if (n == "gaussian") return Filter::kGaussian;
-  throw ValueError("interp_type '" + name +
-                   "' is not supported (nn, linear, triangular, cubic, lanczos3, gaussian)");
+  throw ValueError("'" + name + "' is not supported (nn, linear, triangular, cubic, lanczos3, "
+                   "gaussian)");
 }
 
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias) {

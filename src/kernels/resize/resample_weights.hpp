@@ -28,8 +28,22 @@ struct ResampleWeights {
 };
 
 enum class Filter { kNearest, kLinear, kCubic, kLanczos3, kGaussian };
+// DALI's min_filter and mag_filter: the filter of an axis the resize shrinks (fewer output
+// pixels than the input extent it samples) and of one it enlarges or keeps. One Filter: both.
+struct ResizeFilters {
+  Filter min = Filter::kLinear, mag = Filter::kLinear;
+  ResizeFilters() = default;
+  ResizeFilters(Filter f) : min(f), mag(f) {}  // NOLINT(google-explicit-constructor): one for all
+  ResizeFilters(Filter shrink, Filter enlarge) : min(shrink), mag(enlarge) {}
+  // The filter of an axis sampling `in_extent` pixels (a region's |end - start|) into `out`.
+  Filter for_axis(double in_extent, int64_t out) const {
+    return double(out) < in_extent ? min : mag;
+  }
+};
+
 // "nn", "linear", "triangular" (linear, as DALI's), "cubic", "lanczos3", "gaussian", also with
-// DALI's INTERP_ prefix, any case. Throws ValueError otherwise.
+// DALI's INTERP_ prefix, any case. Throws ValueError otherwise ("'name' is not supported (...)":
+// callers prefix the argument's name).
 Filter parse_filter(const std::string& name);
 
 ResampleWeights resample_weights(int64_t in_size, int64_t out_size, Filter filter, bool antialias);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 #include <vector>
 
@@ -38,16 +39,18 @@ struct ResizeRoi {
   double y0, y1, x0, x1;
 };
 
-// Resamples region `roi` of `in` (any window) to `out`'s extents. Requires in.channels ==
-// out.channels > 0. `scratch` is grown as needed and may be reused across calls (no other
-// allocation).
+// Resamples region `roi` of `in` (any window) to `out`'s extents, each axis with the filter
+// `filter` gives it (shrinking or not). Requires in.channels == out.channels > 0. `scratch` is
+// grown as needed and may be reused across calls (no other allocation).
 template <typename Out, typename In>
-void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool antialias,
+void resize_cpu(ImageView<Out> out, ImageView<const In> in, ResizeFilters filter, bool antialias,
                 std::vector<float>& scratch, const ResizeRoi& roi) {
   STOKER_ASSERT(in.channels == out.channels && in.channels > 0);
   const int64_t C = in.channels;
-  auto wx = resample_weights(in.width, out.width, filter, antialias, roi.x0, roi.x1);
-  auto wy = resample_weights(in.height, out.height, filter, antialias, roi.y0, roi.y1, true);
+  const Filter fx = filter.for_axis(std::abs(roi.x1 - roi.x0), out.width);
+  const Filter fy = filter.for_axis(std::abs(roi.y1 - roi.y0), out.height);
+  auto wx = resample_weights(in.width, out.width, fx, antialias, roi.x0, roi.x1);
+  auto wy = resample_weights(in.height, out.height, fy, antialias, roi.y0, roi.y1, true);
   // Only the source rows some output row reads go through the horizontal pass.
   int64_t row_lo = in.height, row_hi = 0;
   for (int64_t y = 0; y < out.height; ++y) {
@@ -117,7 +120,7 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool 
 
 // Resamples the whole of `in`.
 template <typename Out, typename In>
-void resize_cpu(ImageView<Out> out, ImageView<const In> in, Filter filter, bool antialias,
+void resize_cpu(ImageView<Out> out, ImageView<const In> in, ResizeFilters filter, bool antialias,
                 std::vector<float>& scratch) {
   resize_cpu(out, in, filter, antialias, scratch,
              ResizeRoi{0.0, double(in.height), 0.0, double(in.width)});

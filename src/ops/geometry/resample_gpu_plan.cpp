@@ -1,5 +1,6 @@
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 
+#include <cmath>
 #include <cstring>
 
 #ifdef STOKER_HAVE_CUDA  // the kernel exists only in CUDA builds
@@ -34,7 +35,8 @@ AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int6
   const int64_t off =
       (vertical ? p.full_h : p.full_w) > 0 ? (vertical ? p.offset_y : p.offset_x) : 0;
   STOKER_ASSERT(off >= 0 && off + out_size <= full, "fused window outside the resampled image");
-  auto w = kernels::resample_weights(in_size, full, p.filter, p.antialias, lo, hi, vertical);
+  const kernels::Filter f = p.filter.for_axis(std::abs(hi - lo), full);
+  auto w = kernels::resample_weights(in_size, full, f, p.antialias, lo, hi, vertical);
   t.support = w.support;
   t.first.assign(w.first.begin() + off, w.first.begin() + off + out_size);
   t.count.assign(w.count.begin() + off, w.count.begin() + off + out_size);

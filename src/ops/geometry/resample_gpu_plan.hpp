@@ -19,7 +19,7 @@ struct ResamplePlan {
   // copy = true, the integer window starting at (copy_y, copy_x): output pixel (x, y) is input
   // pixel (copy_x + x, copy_y + y), or the fill value where that lies outside the input.
   kernels::ResizeRoi roi{0, 0, 0, 0};
-  kernels::Filter filter = kernels::Filter::kLinear;
+  kernels::ResizeFilters filter;  // per axis: shrinking (min) or not (mag)
   bool antialias = true;
   bool copy = false;
   int64_t copy_y = 0, copy_x = 0;

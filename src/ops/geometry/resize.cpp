@@ -13,14 +13,21 @@
 namespace stoker::ops {
 namespace {
 
-// The filter of interp_type; `antialias` comes in from the argument (triangular is linear).
-kernels::Filter parse_interp(const OpSpec& spec, bool& antialias) {
+// The filters of interp_type, min_filter and mag_filter (DALI's: the last two, when given,
+// replace interp_type's filter for the axes that shrink and for the others); `antialias` comes
+// in from the argument (triangular is linear).
+kernels::ResizeFilters parse_interp(const OpSpec& spec, bool& antialias) {
   antialias = spec.arg<bool>("antialias");
-  try {
-    return kernels::parse_filter(spec.arg<std::string>("interp_type"));
-  } catch (const ValueError& e) {
-    throw ValueError(spec.schema->name + ": " + e.what());
-  }
+  auto parse = [&](const char* arg) {
+    try {
+      return kernels::parse_filter(spec.arg<std::string>(arg));
+    } catch (const ValueError& e) {
+      throw ValueError(spec.schema->name + ": " + arg + " " + e.what());
+    }
+  };
+  const kernels::Filter all = parse("interp_type");
+  return {spec.has_arg("min_filter") ? parse("min_filter") : all,
+          spec.has_arg("mag_filter") ? parse("mag_filter") : all};
 }
 
 // Per-thread float scratch for the separable passes, grown to the high-water mark.
@@ -116,7 +123,7 @@ class Resize : public Operator {
     return rois;
   }
 
-  kernels::Filter filter_ = kernels::Filter::kLinear;
+  kernels::ResizeFilters filter_;
   bool antialias_ = true;
 
  private:
@@ -190,7 +197,7 @@ class RandomResizedCrop : public Operator {
                                       attempts_, rng);
   }
 
-  kernels::Filter filter_ = kernels::Filter::kLinear;
+  kernels::ResizeFilters filter_;
   bool antialias_ = true;
   int64_t out_h_ = 0, out_w_ = 0;
   std::vector<double> area_, aspect_;
@@ -269,6 +276,14 @@ std::vector<ArgSchema> interp_args() {
            "PIL's BICUBIC), 'lanczos3' (as PIL's LANCZOS) or 'gaussian' (sigma 0.5, radius "
            "1.5); DALI's INTERP_* names too.",
            std::string("linear")},
+          optional_arg("min_filter", ArgType::kString,
+                       "The filter of an axis that shrinks (fewer output pixels than the input "
+                       "extent; interp_type's names), replacing interp_type's there (DALI's).",
+                       false),
+          optional_arg("mag_filter", ArgType::kString,
+                       "The filter of an axis that grows or keeps its size, replacing "
+                       "interp_type's there (DALI's).",
+                       false),
           {"antialias", ArgType::kBool,
            "When downscaling, widen the filter to the scale factor (PIL/torchvision "
            "antialias=True); otherwise sample with the plain filter.",

@@ -55,7 +55,7 @@ std::pair<double, double> resize_exact_size(double in_h, double in_w, const Resi
 }
 
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
-                   kernels::Filter filter, bool antialias, std::vector<float>& scratch,
+                   kernels::ResizeFilters filter, bool antialias, std::vector<float>& scratch,
                    const kernels::ResizeRoi* roi) {
   const auto& is = in.shape(i);
   const auto& os = out.shape(i);
@@ -80,7 +80,13 @@ void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, in
 
 bool interp_is_linear(const OpSpec& spec) {
   const auto name = spec.arg<std::string>("interp_type");
-  const auto f = kernels::parse_filter(name);
+  const auto f = [&] {
+    try {
+      return kernels::parse_filter(name);
+    } catch (const ValueError& e) {
+      throw ValueError(spec.schema->name + ": interp_type " + e.what());
+    }
+  }();
   STOKER_ENFORCE(f == kernels::Filter::kLinear || f == kernels::Filter::kNearest, ValueError,
                  spec.schema->name, ": interp_type must be 'linear' or 'nn', got '", name, "'");
   return f == kernels::Filter::kLinear;

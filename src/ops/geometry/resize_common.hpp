@@ -30,10 +30,10 @@ std::pair<int64_t, int64_t> resize_output_size(double in_h, double in_w, const R
 std::pair<double, double> resize_exact_size(double in_h, double in_w, const ResizeRequest& r);
 
 // Resizes window (y0, x0, h, w) of HWC sample i of `in` into sample i of `out` (same channel
-// count, dtype u8 or f32 in and u8/f32 out) with `filter`, antialiased when asked; with `roi`,
-// resamples that region of the window instead of all of it.
+// count, dtype u8 or f32 in and u8/f32 out) with `filter` (per axis: shrinking or not),
+// antialiased when asked; with `roi`, resamples that region of the window instead of all of it.
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
-                   kernels::Filter filter, bool antialias, std::vector<float>& scratch,
+                   kernels::ResizeFilters filter, bool antialias, std::vector<float>& scratch,
                    const kernels::ResizeRoi* roi = nullptr);
 
 // The interp_type of operators that offer only nearest neighbour and bilinear (warp_affine,

@@ -8,12 +8,17 @@
 // The typed tree becomes a postfix program that both backends' kernels evaluate in double
 // (integers beyond 2^53 lose precision), each node's values converted to its type (rounded half
 // away from zero, saturated): kernels/math/arithmetic_cpu.hpp and arithmetic_gpu.
+// A sample's operands broadcast as DALI's (numpy's rules): DALI checks each one-function node
+// and the fused expression checks all its leaves at once, which accepts and rejects the same
+// expressions (an axis fails exactly when two leaves bring different extents > 1 to it). The
+// output's layout is found node by node as DALI's (layout_of).
 #include "stoker/ops/math/arithmetic.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 #include "stoker/kernels/math/arithmetic_cpu.hpp"
@@ -198,6 +203,41 @@ void compile(const Expr& e, std::vector<kernels::ArithInstr>& program) {
   program.push_back(kernels::arith_call(e.code, e.type));
 }
 
+// The layout of node `e` and its number of axes (the most of its operands'), node by node as
+// DALI lays out each of its one-function operators: the operands' layouts (constants have none)
+// must be equal or one a suffix of the other, and the longest is kept if it has one letter per
+// axis of the node, else none (so `Constant(255) - images` is HWC, an HWC image times a C
+// vector too, but a (3,) "C" vector against an unlaid (H, W, 3) image has none).
+struct NodeLayout {
+  int ndim = 0;
+  std::string layout;
+};
+NodeLayout layout_of(const Expr& e, const std::vector<NodeLayout>& inputs) {
+  if (e.fn.empty()) return e.input >= 0 ? inputs[size_t(e.input)] : NodeLayout{};
+  NodeLayout out;
+  for (size_t k = 0; k < e.args.size(); ++k) {
+    const NodeLayout a = layout_of(e.args[k], inputs);
+    out.ndim = std::max(out.ndim, a.ndim);
+    const std::string& l = a.layout;
+    if (l.empty()) continue;
+    const std::string& longer = l.size() > out.layout.size() ? l : out.layout;
+    const std::string& shorter = l.size() > out.layout.size() ? out.layout : l;
+    STOKER_ENFORCE(longer.ends_with(shorter), ValueError, "arithmetic: the layouts of the operands "
+                   "of `", e.fn, "` are ", out.layout, " and ", l, " (operands ", k - 1, " and ", k,
+                   "): they must be equal, or one a suffix of the other");
+    out.layout = longer;
+  }
+  if (int(out.layout.size()) != out.ndim) out.layout.clear();
+  return out;
+}
+
+std::string shapes_text(const std::vector<TensorShape>& shapes) {
+  std::string text;
+  for (size_t j = 0; j < shapes.size(); ++j)
+    text += (j ? ", " : "") + shapes[j].to_string();
+  return text;
+}
+
 class Arithmetic : public Operator {
  public:
   explicit Arithmetic(const OpSpec& spec)
@@ -206,17 +246,22 @@ class Arithmetic : public Operator {
   void run(Workspace& ws) override {
     const int k = int(ws.inputs.size());
     const Program program = typed_program(ws);
-    const int n = ws.input(0).size();
-    Batch& out = add_output(ws, program.out_type, shapes(ws), ws.input(0).layout());
+    const Plan plan = plan_shapes(ws);
+    const int n = int(plan.out.size());
+    Batch& out = add_output(ws, program.out_type, plan.out, layout(ws));
     const size_t scratch_size =
         size_t(kernels::arith_stack_depth(program.code)) * size_t(kernels::kArithBlock);
     for_each_sample(ws, n, [&](int i, int) {
+      const int64_t count = out.shape(i).volume();
+      if (count == 0) return;
       std::vector<kernels::ArithOperand> in(static_cast<size_t>(k));
       for (int j = 0; j < k; ++j)
         in[size_t(j)] = {ws.input(j).data(i), ws.input(j).shape(i).volume(), ws.input(j).dtype()};
+      std::vector<kernels::ArithBroadcast> strides;
+      if (plan.broadcast[size_t(i)]) strided(ws, out.shape(i), i, in, strides);
       std::vector<double> scratch(scratch_size);
       const auto status = kernels::arithmetic_cpu(program.code, in.data(), out.data(i), out.dtype(),
-                                                  out.shape(i).volume(), scratch.data());
+                                                  count, scratch.data());
       STOKER_ENFORCE(status == kernels::ArithStatus::kOk, ValueError, "arithmetic: integer ",
                      status == kernels::ArithStatus::kIntegerDivisionByZero ? "division" : "modulo",
                      " by zero");
@@ -238,29 +283,64 @@ class Arithmetic : public Operator {
     return p;
   }
 
-  static std::vector<TensorShape> shapes(const Workspace& ws) {
+  TensorLayout layout(const Workspace& ws) const {
+    std::vector<NodeLayout> inputs;
+    for (size_t j = 0; j < ws.inputs.size(); ++j) {
+      const Batch& b = ws.input(int(j));
+      // An empty batch has no samples to count axes from: its layout stands for them.
+      inputs.push_back({b.size() ? b.sample_ndim() : b.layout().ndim(), b.layout().str()});
+    }
+    return TensorLayout(layout_of(tree_, inputs).layout);
+  }
+
+  // Each sample's output shape, the broadcast of its operands' shapes (numpy's rules, as
+  // DALI's), and whether an operand of it needs strides (neither the output's elements nor
+  // one).
+  struct Plan {
+    std::vector<TensorShape> out;
+    std::vector<bool> broadcast;
+  };
+  static Plan plan_shapes(const Workspace& ws) {
     const int k = int(ws.inputs.size());
     const int n = ws.input(0).size();
-    std::vector<TensorShape> shapes;
+    for (int j = 1; j < k; ++j)
+      STOKER_ENFORCE(ws.input(j).size() == n, ValueError, "arithmetic: operand ", j, " has ",
+                     ws.input(j).size(), " samples and operand 0 has ", n,
+                     " (every operand needs one per sample of the batch)");
+    Plan plan;
+    std::vector<TensorShape> shapes(static_cast<size_t>(k));
     for (int i = 0; i < n; ++i) {
-      // Every input of a sample has one shape, or a single element (broadcast).
-      TensorShape shape{};
-      bool any = false;
-      for (int j = 0; j < k; ++j) {
-        const auto& s = ws.input(j).shape(i);
-        if (s.volume() == 1) {  // broadcast, unless nothing larger comes
-          if (!any) shape = s;
-          continue;
-        }
-        STOKER_ENFORCE(!any || s == shape, ValueError, "arithmetic: sample ", i,
-                       " has operands of shapes ", shape.to_string(), " and ", s.to_string(),
-                       " (they must agree, or have one element)");
-        shape = s;
-        any = true;
-      }
-      shapes.push_back(shape);
+      for (int j = 0; j < k; ++j) shapes[size_t(j)] = ws.input(j).shape(i);
+      TensorShape shape;
+      int axis = 0;
+      STOKER_ENFORCE(kernels::arith_broadcast_shape(shapes, shape, axis), ValueError,
+                     "arithmetic: sample ", i, " has operands of shapes ", shapes_text(shapes),
+                     ", which do not broadcast: aligned from the last axis, extents must be "
+                     "equal or 1 (axis ", axis, " differs)");
+      const int64_t volume = shape.volume();
+      bool strided = false;
+      for (const auto& s : shapes) strided |= s.volume() != 1 && s.volume() != volume;
+      plan.out.push_back(std::move(shape));
+      plan.broadcast.push_back(strided && volume > 0);
     }
-    return shapes;
+    return plan;
+  }
+
+  // Points the operands of sample i that need strides at their plan (kept in `strides`).
+  static void strided(const Workspace& ws, const TensorShape& out, int i,
+                      std::vector<kernels::ArithOperand>& in,
+                      std::vector<kernels::ArithBroadcast>& strides) {
+    std::vector<TensorShape> shapes;
+    for (size_t j = 0; j < in.size(); ++j) shapes.push_back(ws.input(int(j)).shape(i));
+    strides.resize(in.size());
+    const auto plan = kernels::arith_plan_broadcast(out, shapes, strides);
+    STOKER_ENFORCE(plan != kernels::ArithPlan::kTooManyAxes, ValueError, "arithmetic: sample ", i,
+                   " broadcasts operands of shapes ", shapes_text(shapes), " to ",
+                   out.to_string(), " along more than ", kernels::kArithMaxDims,
+                   " alternating groups of axes");
+    const int64_t volume = out.volume();
+    for (size_t j = 0; j < in.size(); ++j)
+      if (in[j].count != 1 && in[j].count != volume) in[j].broadcast = &strides[j];
   }
 
   Expr tree_;
@@ -275,8 +355,9 @@ class ArithmeticGpu final : public Arithmetic {
   void run(Workspace& ws) override {
     const int k = int(ws.inputs.size());
     const Program program = typed_program(ws);
-    const int n = ws.input(0).size();
-    Batch& out = add_output(ws, program.out_type, shapes(ws), ws.input(0).layout());
+    const Plan plan = plan_shapes(ws);
+    const int n = int(plan.out.size());
+    Batch& out = add_output(ws, program.out_type, plan.out, layout(ws));
     STOKER_ENFORCE(k <= kernels::kArithMaxInputs, ValueError, "arithmetic (gpu): at most ",
                    kernels::kArithMaxInputs, " operands, got ", k);
     STOKER_ENFORCE(program.code.size() <= size_t(kernels::kArithMaxProgram), ValueError,
@@ -291,15 +372,32 @@ class ArithmeticGpu final : public Arithmetic {
     prog.out_type = program.out_type;
     if (n == 0) return;
     std::vector<kernels::ArithGpuSample> desc(static_cast<size_t>(n));
+    std::vector<kernels::ArithBroadcast> plans;  // k per sample that broadcasts
+    std::vector<size_t> plan_at(static_cast<size_t>(n), SIZE_MAX);
     int64_t largest = 0;
     for (int i = 0; i < n; ++i) {
       auto& d = desc[size_t(i)];
+      std::vector<kernels::ArithOperand> in(static_cast<size_t>(k));
       for (int j = 0; j < k; ++j) {
         d.in[j] = ws.input(j).data(i);
-        d.in_count[j] = ws.input(j).shape(i).volume();
+        d.in_count[j] = in[size_t(j)].count = ws.input(j).shape(i).volume();
       }
       d.out = out.data(i), d.count = out.shape(i).volume();
+      if (plan.broadcast[size_t(i)]) {
+        std::vector<kernels::ArithBroadcast> strides;
+        strided(ws, out.shape(i), i, in, strides);
+        for (int j = 0; j < k; ++j) d.strided[j] = in[size_t(j)].broadcast != nullptr;
+        plan_at[size_t(i)] = plans.size();
+        plans.insert(plans.end(), strides.begin(), strides.end());
+      }
       largest = std::max(largest, d.count);
+    }
+    std::shared_ptr<Buffer> device_plans;
+    if (!plans.empty()) {
+      device_plans = upload(ws, plans);
+      const auto* base = static_cast<const kernels::ArithBroadcast*>(device_plans->data());
+      for (int i = 0; i < n; ++i)
+        if (plan_at[size_t(i)] != SIZE_MAX) desc[size_t(i)].broadcast = base + plan_at[size_t(i)];
     }
     auto device = upload(ws, desc);
     cuda_check(kernels::arithmetic_gpu(static_cast<const kernels::ArithGpuSample*>(device->data()),
@@ -317,7 +415,9 @@ OpSchema arithmetic_schema() {
       .doc =
           "Evaluates an expression of pipeline values in one pass; made by Python operators "
           "on DataNodes (a * 2 + b, a < 3, a & b, -a) and stoker.math functions, not called "
-          "directly. Operands of a sample must have the same shape or one element. Result "
+          "directly. A sample's operands broadcast as numpy's (and DALI's): shapes aligned from "
+          "the last axis, extents equal or 1, missing axes 1; the output's layout is the "
+          "operands' (equal, or one a suffix of the other) when it names every axis. Result "
           "types: any float operand makes the result float (float64 > float32 > float16), "
           "integers widen to the larger (signed when mixed), `/` of integers is float32, "
           "`//` and `%` floor as Python does, comparisons give bool. Computed in double per "
