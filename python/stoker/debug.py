@@ -24,11 +24,14 @@ runs nothing), and a merge puts the branches' samples back in the batch's order.
 
 import numpy as np
 
-from stoker import rewrite
+from stoker import fn, rewrite
 from stoker.conditionals import ConditionStack
+from stoker.definition import _returned, pop, push
 from stoker.node import DataNode, _Expr
-from stoker.definition import _returned
-from stoker.pipeline import Pipeline, _local
+from stoker.runner import Pipeline
+
+# The operator that puts the branches of an `if` back together: run here, in Python.
+_MERGE = "_conditional.merge"
 
 
 class DataNodeDebug(DataNode):
@@ -96,11 +99,11 @@ class DebugPipeline(Pipeline):
         self._nodes = []
         if self._conditional:  # the `if` levels of this run's trace
             self._conditions = ConditionStack(self)
-        _local.stack = getattr(_local, "stack", []) + [self]
+        push(self)
         try:
             outputs = self._func(*self._args, **self._kwargs)
         finally:
-            _local.stack.pop()
+            pop()
         return tuple(self._value(o).get() for o in _returned(outputs, self._func.__name__))
 
     def _value(self, x):
@@ -123,7 +126,7 @@ class DebugPipeline(Pipeline):
         # Inside an `if` branch a call sees some of the batch's samples: a pipeline per count.
         first = values[0] if values else next(iter(arg_values.values()), None)
         samples = len(first.get()) if first is not None else self._options.batch_size
-        if op == "_conditional.merge":
+        if op == _MERGE:
             batches, placed = [self._merge(k, *values)], values[0].get().device
         elif samples == 0:  # a branch no sample takes: nothing to run
             on_gpu = any(v.get().device == "gpu" for v in values)
@@ -173,14 +176,13 @@ class DebugPipeline(Pipeline):
         pred = predicate.get()
         pred = pred.as_cpu() if pred.device == "gpu" else pred
         merged = [next(taken[bool(np.array(pred.at(i)))]) for i in range(len(pred))]
-        site = self._site(k, len(merged), "_conditional.merge", [if_values], {}, {}, None,
+        site = self._site(k, len(merged), _MERGE, [if_values], {}, {}, None,
                           yes.device, 1, None)
         site["pipe"].feed_input("in0", merged, layout=yes.layout())
         return site["pipe"].run()[0]
 
     def _make_site(self, k, samples, op, inputs, args, arg_inputs, name, device, num_outputs,
                    external):
-        from stoker import fn
         o = self._options
         seed = o.seed if o.seed >= 0 else -1
         pipe = Pipeline(batch_size=samples, num_threads=o.num_threads,
@@ -191,7 +193,7 @@ class DebugPipeline(Pipeline):
                                       device="gpu" if x.get().device == "gpu" else "cpu")
                    for j, x in enumerate(inputs)]
             ains = {a: fn.external_source(name=f"arg_{a}") for a in arg_inputs}
-            if op == "_conditional.merge":  # the merged samples, fed in order
+            if op == _MERGE:  # the merged samples, fed in order
                 outs = ins[0]
             else:
                 outs = pipe._add_node(op, ins, args, ains, name, device, num_outputs,

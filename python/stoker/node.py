@@ -9,6 +9,8 @@ collector frees (threads, pools and GPU memory held until it runs)."""
 import contextlib
 import weakref
 
+from stoker.subscript import subscript
+
 
 class DataNode:
     """A value in a pipeline being defined: output `index` of operator node `node`.
@@ -95,8 +97,7 @@ class DataNode:
     def __getitem__(self, index):
         """NumPy-like indexing, as DALI: x[1], x[:, 1:3], x[::-1], x[i] with a per-sample
         DataNode i, x[stoker.newaxis] (see stoker.subscript)."""
-        from stoker.subscript import subscript
-        return subscript(self, index)
+        return subscript(self, index, DataNode)
 
     def __iter__(self):
         # Without this, iter() would call __getitem__(0), (1), ... forever.
@@ -148,6 +149,12 @@ def _constant(v):
     raise TypeError(f"arithmetic: constants must be bool, int or float, got {type(v).__name__}")
 
 
+def _array_constant(pipe, value):
+    from stoker.conditionals import constant  # (imports this module)
+
+    return constant(pipe, value)
+
+
 class _Expr(DataNode):
     """An expression of DataNodes and constants. It becomes one `arithmetic` operator when
     first used (as an input, argument or pipeline output); sub-expressions not used on their
@@ -160,6 +167,9 @@ class _Expr(DataNode):
         if len(pipes) > 1:
             raise ValueError("arithmetic: operands belong to different pipelines")
         self._pipeline = pipes.pop()
+        # Lists, tuples and numpy values are types.Constant nodes (as DALI): they broadcast.
+        args = [a if isinstance(a, (DataNode, bool, int, float, str)) else
+                _array_constant(self._pipeline, a) for a in args]
         self._fn, self._args, self._out = fn, args, None
         # Where it was written (inside which branches of `if`s on pipeline values): it is built
         # there, even when first used deeper.

@@ -19,6 +19,7 @@ import itertools
 import threading
 
 from stoker import _stoker
+from stoker._op import pipeline_for
 from stoker.batch import Batch
 from stoker.external import export_array
 
@@ -114,12 +115,8 @@ def stop():
 
 def _node(op_name, torch, inputs, function, num_outputs, batch_processing, output_layouts,
           device, name):
-    from stoker.pipeline import _current_pipeline
-
     where = f"fn.{op_name}"
-    pipe = _current_pipeline()
-    if pipe is None:
-        raise RuntimeError(f"{where} called outside a pipeline definition")
+    pipe = pipeline_for(where)
     if device not in (None, "cpu", "gpu"):
         raise ValueError(f"{where}: device must be 'cpu' or 'gpu', got {device!r}")
     if num_outputs == 0:

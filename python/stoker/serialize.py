@@ -2,10 +2,10 @@
 and read by the one implementation in C++ (stoker::PipelineDefinition,
 src/pipeline/serialize.cpp), which also checks every field of a document it reads."""
 
-from stoker import _stoker
+from stoker import _schema, _stoker
 from stoker.options import configure
 from stoker.distributed import _distributed_shard
-from stoker.pipeline import DataNode
+from stoker.node import DataNode
 
 
 def to_json(pipe, path=None):
@@ -13,13 +13,11 @@ def to_json(pipe, path=None):
     if not pipe._outputs:
         raise ValueError("the pipeline has no outputs to serialize: call set_outputs() "
                          "(or return them from the @pipeline_def function) first")
-    for name in pipe._external:
-        raise ValueError(f"external_source '{name}' takes its data from a Python source, "
-                         "which cannot be serialized; serialize a pipeline without it")
     for node in pipe._nodes:
-        if node["op"] == "python_function":
-            raise ValueError(f"python_function '{node['name']}' runs a Python function, which "
-                             "cannot be serialized; serialize a pipeline without it")
+        why = _schema.PYTHON_FED.get(node["op"])
+        if why is not None:
+            raise ValueError(f"{node['op']} '{node['name']}' {why}, which cannot be "
+                             "serialized; serialize a pipeline without it")
     # The shard a reader took from a distributed job's environment is the process's, not the
     # definition's.
     nodes = [{**n, "args": {k: v for k, v in n["args"].items() if k not in n["auto_args"]}}
@@ -44,7 +42,7 @@ def from_json(cls, serialized, options):
     configure(pipe._options, options)
     for n in nodes:
         auto = []
-        if n["op"].startswith("readers.") and not {"shard_id", "num_shards"} & set(n["args"]):
+        if _schema.is_reader(n["op"]) and not _schema.SHARD_ARGS & set(n["args"]):
             auto = sorted(_distributed_shard())  # each process of a job reads its shard
             n["args"].update(_distributed_shard())
         pipe._nodes.append({**n, "auto_args": auto})

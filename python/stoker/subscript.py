@@ -49,10 +49,9 @@ def _bound(value, node_type):
                     f"bounds are integers or DataNodes)")
 
 
-def subscript(node, val):
-    """node[val] (DataNode.__getitem__)."""
-    from stoker.node import DataNode
-
+def subscript(node, val, DataNode):  # noqa: N803 (the class, passed by stoker.node)
+    """node[val] (DataNode.__getitem__). DataNode: the class of per-sample bounds (given by
+    stoker.node, which imports this module)."""
     subs = []        # per subscript: (at, lo, hi, step)
     new_axes = []    # positions in the result
     names = []

@@ -93,6 +93,9 @@ ANY_DATA = DALIImageType.ANY_DATA
 
 # What external sources' callables receive (fn.external_source; DALI's types.SampleInfo).
 from stoker.worker_process import BatchInfo, SampleInfo  # noqa: E402,F401
+# types.Constant's node (nothing these import imports this module back).
+from stoker.conditionals import constant as _constant  # noqa: E402
+from stoker.definition import current_pipeline as _current_pipeline  # noqa: E402
 
 
 def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):  # noqa: N802
@@ -100,14 +103,11 @@ def Constant(value, dtype=None, shape=None, layout=None, device=None, **kwargs):
     (DALI's types.Constant): Python ints become int32 and floats float32 unless `dtype` says;
     `shape` reshapes the values (one value is repeated); device="gpu" puts it on the GPU.
     Call it inside a pipeline definition."""
-    from stoker.conditionals import constant
-    from stoker.pipeline import _current_pipeline
-
     pipe = _current_pipeline()
     if pipe is None:
         raise RuntimeError("types.Constant called outside a pipeline definition: use it in a "
                            "@stoker.pipeline_def function or inside `with pipe:`")
-    return constant(pipe, value, dtype=dtype, shape=shape, layout=layout, device=device)
+    return _constant(pipe, value, dtype=dtype, shape=shape, layout=layout, device=device)
 
 
 _NUMPY = {"bool": "bool_", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",

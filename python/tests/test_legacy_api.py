@@ -360,3 +360,99 @@ def test_schedule_run_and_outputs(device_id):
     assert list(a.at(0)) == [0, 0] and list(b.at(1)) == [1, 1]
     with pytest.raises(RuntimeError, match="outputs\\(\\) without schedule_run\\(\\)"):
         pipe.outputs()
+
+
+# DALI's SSDRandomCrop draws its windows as random_bbox_crop does with these arguments (the
+# thresholds 0.1 ... 0.9, 0 for "any window", and "no crop"; sides in [0.3, 1]; w/h in
+# [0.5, 2]): stoker's is that operator and a slice, so a random_bbox_crop with the same seed
+# shows the window each sample got.
+_SSD_WINDOWS = dict(thresholds=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9], aspect_ratio=[0.5, 2.0],
+                    scaling=[0.3, 1.0], allow_no_crop=True, num_attempts=1)
+
+
+def _ssd_batch(info):
+    """16 HWC images with 0 to 4 boxes (ltrb, normalised) and int32 labels each."""
+    rng = np.random.default_rng(info.iteration)
+    images, boxes, labels = [], [], []
+    for i in range(16):
+        images.append(rng.integers(0, 255, (48 + i, 64, 3), dtype=np.uint8))
+        n = i % 5
+        lo = rng.uniform(0, 0.6, (n, 2))
+        hi = np.minimum(lo + rng.uniform(0.05, 0.4, (n, 2)), 1.0)
+        boxes.append(np.float32(np.concatenate([lo, hi], 1)))
+        labels.append(np.arange(n, dtype=np.int32) + 10 * i)
+    return images, boxes, labels
+
+
+def test_ssd_random_crop_crops_images_boxes_and_labels_as_dali(device_id):
+    """ops.SSDRandomCrop takes (images, boxes, labels) and returns them cropped: for the window
+    each sample drew, exactly what DALI's code gives for it (tests/ssd_util.py, ported from
+    DALI's random_crop.cc); samples without boxes are not cropped."""
+    from ssd_util import ssd_crop_given_window
+
+    class SSDPipe(Pipeline):
+        def __init__(self):
+            super().__init__(batch_size=16, num_threads=2, device_id=None, seed=4)
+            self.input = ops.ExternalSource(source=_ssd_batch, num_outputs=3, batch_info=True,
+                                            layout=["HWC", "", ""])
+            self.crop = ops.SSDRandomCrop(num_attempts=1, seed=7)
+            self.window = ops.RandomBBoxCrop(seed=7, **_SSD_WINDOWS)
+
+        def define_graph(self):
+            images, boxes, labels = self.input()
+            anchor, shape, _, _ = self.window(boxes, labels)
+            return (images, boxes, labels, *self.crop(images, boxes, labels), anchor, shape)
+
+    with pytest.warns(DeprecationWarning, match=r"ops.SSDRandomCrop is deprecated; use "
+                                                r"ops.RandomBBoxCrop \(fn.random_bbox_crop\)"):
+        pipe = SSDPipe()
+    cropped = whole = 0
+    for _ in range(4):
+        images, boxes, labels, out_images, out_boxes, out_labels, anchor, shape = pipe.run()
+        assert out_images.layout() == "HWC"
+        for i in range(16):
+            image, b, lab = images.at(i), boxes.at(i), labels.at(i)
+            if len(b) == 0:  # DALI: only "no crop" keeps a box-less sample
+                left, top, w, h = 0.0, 0.0, 1.0, 1.0
+            else:
+                (left, top), (w, h) = (float(v) for v in anchor.at(i)), \
+                    (float(v) for v in shape.at(i))
+            want = ssd_crop_given_window(image, b, lab, left, top, w, h)
+            np.testing.assert_array_equal(out_images.at(i), want[0])
+            np.testing.assert_allclose(out_boxes.at(i), want[1], atol=2e-6)
+            np.testing.assert_array_equal(out_labels.at(i), want[2])
+            assert out_boxes.at(i).dtype == np.float32 and out_labels.at(i).dtype == np.int32
+            if len(b):
+                assert len(want[2]) >= 1  # a window keeps at least one box
+                cropped += want[0].shape != image.shape
+                whole += want[0].shape == image.shape
+    assert cropped > 10 and whole > 2  # both happen: about 1 in 7 samples is not cropped
+
+
+def test_ssd_random_crop_as_dali_names_and_seeds_it(device_id):
+    """fn.ssd_random_crop (DALI's deprecated name) warns as DALI does; num_attempts and seed are
+    DALI's arguments (the same seed, the same crops whatever the pipeline's seed); others are
+    refused where the class is made."""
+
+    def crops(pipeline_seed, **kwargs):
+        pipe = Pipeline(batch_size=16, num_threads=2, device_id=None, seed=pipeline_seed)
+        with pipe:
+            images, boxes, labels = stoker.fn.external_source(
+                _ssd_batch, num_outputs=3, batch_info=True, layout=["HWC", "", ""])
+            with pytest.warns(DeprecationWarning, match=r"`stoker.fn.ssd_random_crop` is now "
+                                                        r"deprecated. Use `stoker.fn."
+                                                        r"random_bbox_crop` instead."):
+                pipe.set_outputs(*stoker.fn.ssd_random_crop(images, boxes, labels, **kwargs))
+        out, out_boxes, _ = pipe.run()
+        return [out.at(i).shape for i in range(16)], [out_boxes.at(i) for i in range(16)]
+
+    a, b, c = crops(1, seed=9), crops(2, seed=9), crops(1, seed=10, num_attempts=20)
+    assert a[0] == b[0] and all(np.array_equal(x, y) for x, y in zip(a[1], b[1]))
+    assert a[0] != c[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(TypeError, match=r"ops.SSDRandomCrop got unexpected argument\(s\) "
+                                            r"thresholds"):
+            ops.SSDRandomCrop(thresholds=[0.5])
+        assert ops.SSDRandomCrop(num_attempts=3, seed=1, bytes_per_sample_hint=[0])._op == \
+            "ssd_random_crop"

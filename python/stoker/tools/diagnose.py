@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 
+from stoker import _schema
 from stoker.tools.thread_stats import per_step, thread_sched
 
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
@@ -208,7 +209,7 @@ def bottleneck(loader_rate, synthetic_rate, fed_rate, stats, threads, cores, wai
     stage_ops = [o for o in ops if o["backend"] == name] or ops
     top = max(stage_ops, key=lambda o: o["seconds"])
     per = 1000 * top["seconds"] / top["samples"] if top["samples"] else 0.0
-    if top["op"].startswith("readers."):
+    if _schema.is_reader(top["op"]):
         what = f"storage: the reader '{top['name']}' ({per:.3f} ms per sample)"
         recs.append("put the data on faster storage or in fewer, larger files (TFRecord, "
                     "webdataset: `stoker convert`)")

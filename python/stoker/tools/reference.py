@@ -13,18 +13,13 @@ import inspect
 import os
 import sys
 
-from stoker import _stoker, fn
+from stoker import _schema, fn, ops
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.realpath(__file__)))))
 DOC_PATH = os.path.join(_ROOT, "docs", "operators.md")
 STUB_PATH = os.path.join(_ROOT, "python", "stoker", "fn.pyi")
 
-# Python wrappers over a native schema (fn.py): their signatures are the wrappers'.
-_WRAPPED = {"external_source", "readers.tfrecord", "random.choice", "python_function"}
-# fn functions that are not schemas of their own (python_function's torch and DLPack forms).
-_ALIASES = {"torch_python_function": "python_function",
-            "dl_tensor_python_function": "python_function"}
 _SEQUENCES = (" Takes sequences (a layout starting with F: FHWC, FCHW) frame by frame, one random "
               "decision per sequence; per_frame arguments vary by frame.")
 _STUB_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str",
@@ -35,7 +30,7 @@ _STUB_TYPES = {"bool": "bool", "int": "int", "float": "float", "str": "str",
 def _public_schemas():
     """The schemas of the operators users call (not `_conditional.*`, which `if` statements on
     pipeline values insert)."""
-    return [s for s in _stoker.schemas() if not s["name"].startswith("_")]
+    return [s for s in _schema.SCHEMAS.values() if _schema.public(s["name"])]
 
 
 def _schemas():
@@ -150,21 +145,33 @@ _STUB_HEADER = ('"""Generated from the operator registry (python -m stoker.tools
 
 
 def stub():
-    """python/stoker/fn.pyi: every fn operator (nested namespaces as classes)."""
+    """python/stoker/fn.pyi: every fn operator (nested namespaces as classes), and the Python
+    functions stoker._schema.WRAPPERS declares (typed from the schema they stand on)."""
     schemas = {s["name"]: s for s in _public_schemas()}
+    typed_by = {name: schemas.get(name) for name in schemas}
+    typed_by.update({name: schemas.get(w.schema) for name, w in _schema.WRAPPERS.items()})
     lines = list(_STUB_HEADER)
-    top, spaces = [], {}
-    for name in sorted(schemas):
-        parts = name.split(".")
-        (top if len(parts) == 1 else spaces.setdefault(parts[0], [])).append(name)
-    for name in sorted(top + list(_ALIASES)):
-        schema = schemas[_ALIASES.get(name, name)]
-        lines.append(_stub_def(name, getattr(fn, name), schema, ""))
-    for space, names in sorted(spaces.items()):
-        lines += ["", "", f"class {space}:"]
+
+    def emit(prefix, names, indent):
+        # Functions of this namespace first, then its nested namespaces as classes
+        # (io.file.read: class io, class file inside it).
+        depth = len(prefix)
+        nested = {}
         for name in names:
-            func = getattr(getattr(fn, space), name.split(".")[1])
-            lines.append(_stub_def(name.split(".")[1], func, schemas[name], "    "))
+            parts = name.split(".")
+            if len(parts) == depth + 1:
+                func = fn
+                for part in parts:
+                    func = getattr(func, part)
+                lines.append(_stub_def(parts[-1], func, typed_by[name], indent))
+            else:
+                nested.setdefault(parts[depth], []).append(name)
+        for space, inner in sorted(nested.items()):
+            lines.extend(["", "", f"class {space}:"] if not indent else
+                         ["", f"{indent}class {space}:"])
+            emit(prefix + [space], inner, indent + "    ")
+
+    emit([], sorted(typed_by), "")
     return "\n".join(lines) + "\n"
 
 
@@ -189,8 +196,7 @@ def _ops_class(name, cls, schemas, indent):
 
 def ops_stub():
     """python/stoker/ops.pyi: every class of stoker.ops (DALI's names and the old ones)."""
-    from stoker import ops
-    schemas = {s["name"]: s for s in _stoker.schemas()}
+    schemas = dict(_schema.SCHEMAS)
     lines = list(_STUB_HEADER)
     spaces = {}
     for name in sorted(dir(ops)):
@@ -199,12 +205,21 @@ def ops_stub():
             lines += _ops_class(name, obj, schemas, "")
         elif type(obj).__name__ == "module" and obj.__name__.startswith("stoker.ops."):
             spaces[name] = obj
-    for space, module in sorted(spaces.items()):
-        lines += ["", f"class {space}:"]
+    def emit(space, module, indent):
+        # A namespace's classes, then its nested namespaces (ops.io.file.Read).
+        lines.extend(["", f"{indent}class {space}:"])
+        inner = indent + "    "
         for name in sorted(vars(module)):
             obj = getattr(module, name)
             if isinstance(obj, type) and issubclass(obj, ops._Operator):
-                lines += _ops_class(name, obj, schemas, "    ")
+                lines.extend(_ops_class(name, obj, schemas, inner))
+        for name in sorted(vars(module)):
+            obj = getattr(module, name)
+            if type(obj).__name__ == "module" and obj.__name__.startswith(module.__name__ + "."):
+                emit(name, obj, inner)
+
+    for space, module in sorted(spaces.items()):
+        emit(space, module, "")
     return "\n".join(lines) + "\n"
 
 
