@@ -43,6 +43,7 @@ log "build"
 if ! cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1; then
   log "build FAILED"; grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1
 fi
+BUILD=$(cd "$BUILD" && pwd)  # absolute from here on (BUILD may be given either way)
 MODE=${1:-}
 if [[ "$MODE" != "--bench" ]]; then
 log "C++ tests"
@@ -62,7 +63,7 @@ if command -v compute-sanitizer > /dev/null 2>&1 || [[ -x /usr/local/cuda/bin/co
         || { status=1; echo "$tool FAILED on $t" | tee -a "$OUT/summary.txt"; }
     done
   done
-  PYTHONPATH="$PWD/$BUILD/python" timeout 900 "$CS" --error-exitcode 3 \
+  PYTHONPATH="$BUILD/python" timeout 900 "$CS" --error-exitcode 3 \
     python3 -m pytest python/tests/test_gpu.py python/tests/test_gpu_decoders.py -q -o addopts="" -p no:cacheprovider \
     -k "not torch" >> "$OUT/sanitizer.log" 2>&1 \
     || { status=1; echo "memcheck FAILED on test_gpu.py" | tee -a "$OUT/summary.txt"; }
@@ -76,7 +77,7 @@ log "Python tests"
 # Tools that never touch the GPU (dataset making, container writing, the harness's bookkeeping)
 # are left to CI: the device's minutes go to GPU work.
 LEFT=$(( BUDGET - (SECONDS - START) )); (( LEFT < 120 )) && LEFT=120
-PYTHONPATH="$PWD/$BUILD/python" timeout "$LEFT" python3 -m pytest python/tests -v \
+PYTHONPATH="$BUILD/python" timeout "$LEFT" python3 -m pytest python/tests -v \
   -o addopts="" -p no:cacheprovider --ignore=python/tests/test_make_dataset.py \
   --ignore=python/tests/test_convert.py \
   --deselect=python/tests/test_bench_harness.py::test_parts_merge_into_one_table \

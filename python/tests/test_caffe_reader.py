@@ -83,7 +83,7 @@ def test_shared_caffe_lmdb(shared_data):
         decode.set_outputs(fn.decoders.image(enc))
     (dec,) = decode.run()
     w, h = map(int, rows[0][4].split("x"))
-    assert dec[0].shape == (h, w, 3)
+    assert dec[0].shape() == [h, w, 3]
 
 
 def test_missing_database_is_reported(tmp_path):

@@ -59,7 +59,7 @@ def test_dataset_manifest_sizes_and_containers(sources, tmp_path):
         pipe.set_outputs(a, fn.decoders.image(b))
     a, b = pipe.run()
     assert [a[i].numpy().tobytes() for i in range(24)] == [f.read_bytes() for f in files]
-    assert b.shape[0][2] == 3  # decodable
+    assert b.shape()[0][2] == 3  # decodable
 
 
 def test_the_same_files_for_any_number_of_workers(sources, tmp_path):

@@ -161,3 +161,35 @@ def test_deprecated_names_warn_as_dali_and_run():
     assert stoker.ops.FileReader._op == "readers.file"
     assert stoker.ops.experimental.decoders.Video._op == "decoders.video"
     assert stoker.ops.MXNetReader._op == "readers.mxnet"
+
+
+def test_gpu_batches_copy_out_and_answer_dalis_methods():
+    if not stoker._stoker.cuda_available():
+        pytest.skip("no CUDA device: GPU test skipped")
+    torch = pytest.importorskip("torch")
+    from stoker.plugin.pytorch import feed_ndarray
+
+    @stoker.pipeline_def(batch_size=3, num_threads=1, device_id=0, seed=1)
+    def p():
+        x = fn.external_source(source=_samples, layout="HW").gpu()
+        return x, x.shape(device="gpu"), fn.shapes(x)
+    pipe = p()
+    pipe.build()
+    b, s, s2 = pipe.run()
+    assert isinstance(b, TensorListGPU) and b.layout() == "HW" and b.shape() == [(2, 3)] * 3
+    assert isinstance(b[0], stoker.tensors.TensorGPU) and b[0].shape() == [2, 3]
+    assert b.at(1).shape() == [2, 3] and b.device_id() == 0
+    np.testing.assert_array_equal(b.as_cpu().as_array(), np.stack(_samples()))
+    np.testing.assert_array_equal(b.as_tensor().as_cpu(), np.stack(_samples()))
+    assert s.device == "gpu" and s.as_cpu().as_array().tolist() == [[2, 3]] * 3
+    assert s2.as_cpu().as_array().tolist() == [[2, 3]] * 3
+    out = torch.zeros((3, 2, 3), dtype=torch.uint8, device="cuda")
+    feed_ndarray(b, out, cuda_stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert out.cpu().numpy().tolist() == np.stack(_samples()).tolist()
+    one = torch.zeros((2, 3), dtype=torch.uint8, device="cuda")
+    feed_ndarray(b[2], one)
+    assert one.cpu().numpy().tolist() == _samples()[2].tolist()
+    host = np.zeros((3, 2, 3), np.uint8)  # a GPU batch copied into host memory
+    b.copy_to_external(host.ctypes.data)
+    np.testing.assert_array_equal(host, np.stack(_samples()))

@@ -146,7 +146,7 @@ def test_flowers_written_by_tensorflow_decode_and_match(shared_data):
     images, labels, heights, widths = pipe.run()
     assert sorted(np.bincount(labels.as_array().ravel()).tolist()) == [5] * 5
     for i in range(25):
-        assert images[i].shape == (heights.at(i)[0], widths.at(i)[0], 3)
+        assert images[i].shape() == [heights.at(i)[0], widths.at(i)[0], 3]
 
 
 def test_gzip_tfrecord(shared_data):
