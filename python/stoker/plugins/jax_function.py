@@ -38,10 +38,12 @@ def _as_batch(samples, k, where):
         raise ValueError(f"{where}: input {k} has samples of different shapes "
                          f"({sorted(shapes)[:3]}...); jax_function takes batches of one shape "
                          f"(resize or pad them in the pipeline)")
-    if not arrays:
-        return jnp.zeros((0,))
-    # The samples stacked into one array (on the host: numpy stacks, JAX copies the result).
-    return jnp.asarray(np.stack(arrays)) if on_host else jnp.stack(arrays)
+    if not on_host:
+        return jnp.stack(arrays) if arrays else jnp.zeros((0,))
+    # The samples stacked into one array on JAX's CPU device (as DALI hands a CPU function its
+    # data: where JAX's default device is a GPU, the function still computes on the CPU).
+    cpu = jax.devices("cpu")[0]
+    return jax.device_put(np.stack(arrays) if arrays else np.zeros((0,)), cpu)
 
 
 def _with_sharding(function, sharding, where):
