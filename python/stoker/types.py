@@ -134,3 +134,19 @@ def to_dali_type(framework_type):
         return DALIDataType(np.dtype(framework_type).name)
     except (TypeError, ValueError):
         raise TypeError(f"no stoker element type for {framework_type!r}") from None
+
+
+class ElementTypeMap(dict):
+    """A dict keyed by element types (types.FLOAT...) that also answers for numpy dtypes (what
+    batch.dtype gives) and type names: the frameworks' type tables (DALI's to_torch_type,
+    the Paddle plugin's dtype_map)."""
+
+    def __missing__(self, key):
+        import numpy as np
+
+        name = getattr(key, "value", None) or (key if isinstance(key, str) else
+                                               np.dtype(key).name)
+        for k, v in self.items():
+            if k.value == name:
+                return v
+        raise KeyError(key)

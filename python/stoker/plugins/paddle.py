@@ -53,20 +53,7 @@ _core = paddle.framework.core
 _VarType = _core.VarDesc.VarType
 
 
-class _PaddleTypes(dict):
-    """DALI's dtype_map: element type -> Paddle VarType, looked up by stoker's/DALI's type names
-    (types.FLOAT), numpy dtypes (what batch.dtype gives) or strings."""
-
-    def __missing__(self, key):
-        name = getattr(key, "value", None) or str(np.dtype(key) if not isinstance(key, str)
-                                                  else key)
-        for k, v in self.items():
-            if k.value == name:
-                return v
-        raise KeyError(key)
-
-
-dtype_map = _PaddleTypes({
+dtype_map = types.ElementTypeMap({
     types.BOOL: _VarType.BOOL, types.FLOAT: _VarType.FP32, types.FLOAT64: _VarType.FP64,
     types.FLOAT16: _VarType.FP16, types.UINT8: _VarType.UINT8, types.INT8: _VarType.INT8,
     types.INT16: _VarType.INT16, types.INT32: _VarType.INT32, types.INT64: _VarType.INT64,

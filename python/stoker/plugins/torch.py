@@ -15,7 +15,6 @@ metadata (`reader_name`) or `size`; the last batch of an epoch follows `last_bat
 
 import os
 
-import numpy as np
 import torch
 
 from stoker import types
@@ -27,20 +26,7 @@ __all__ = ["LastBatchPolicy", "GenericIterator", "ClassificationIterator", "Ragg
            "IterableDataset", "feed_ndarray", "shard_from_env", "to_torch_type"]
 
 
-class _TorchTypes(dict):
-    """DALI's to_torch_type: element type -> torch dtype, looked up by stoker's/DALI's type
-    names (types.FLOAT), numpy dtypes (what batch.dtype gives) or strings."""
-
-    def __missing__(self, key):
-        name = getattr(key, "value", None) or str(np.dtype(key) if not isinstance(key, str)
-                                                  else key)
-        for k, v in self.items():
-            if k.value == name:
-                return v
-        raise KeyError(key)
-
-
-to_torch_type = _TorchTypes({
+to_torch_type = types.ElementTypeMap({
     types.FLOAT: torch.float32, types.FLOAT64: torch.float64, types.FLOAT16: torch.float16,
     types.BFLOAT16: torch.bfloat16, types.UINT8: torch.uint8, types.INT8: torch.int8,
     types.BOOL: torch.bool, types.INT16: torch.int16, types.INT32: torch.int32,
