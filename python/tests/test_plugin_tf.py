@@ -148,3 +148,19 @@ def test_input_datasets_errors():
         stoker_tf.DALIDataset(p(), output_dtypes=tf.float64, input_datasets={"x": [1, 2]})
     with pytest.raises(TypeError, match="Input: expected a tf.data.Dataset, got list"):
         stoker_tf.Input([1, 2])
+
+
+def test_dalis_helper_functions(two_classes):
+    from stoker.plugin import tf as plugin
+    assert plugin.dataset_compatible_tensorflow() and plugin.dataset_inputs_compatible_tensorflow()
+    assert plugin.dataset_distributed_compatible_tensorflow()
+    assert stoker_tf._tf_version() >= (2, 16, 0)
+    pipe = stoker.Pipeline(batch_size=2, seed=1)
+    with pipe:
+        pipe.set_outputs(fn.random.uniform(shape=[2]))
+    assert '"random.uniform"' in plugin.serialize_pipeline(pipe)
+    pipe = stoker.Pipeline(batch_size=2)
+    with pipe:
+        pipe.set_outputs(fn.external_source(source=lambda: [np.zeros(1)] * 2))
+    with pytest.raises(RuntimeError, match="cannot be serialized"):
+        plugin.serialize_pipeline(pipe)

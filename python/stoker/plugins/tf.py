@@ -36,7 +36,9 @@ from tensorflow.python.data.ops import dataset_ops
 
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
-__all__ = ["DALIDataset", "Dataset", "Input", "Iterator", "LastBatchPolicy", "experimental"]
+__all__ = ["DALIDataset", "Dataset", "Input", "Iterator", "LastBatchPolicy", "experimental",
+           "dataset_compatible_tensorflow", "dataset_distributed_compatible_tensorflow",
+           "dataset_inputs_compatible_tensorflow", "serialize_pipeline"]
 
 
 def _as_tuple(x):
@@ -168,6 +170,37 @@ def _inputs(pipeline, input_datasets):
         layout = spec.layout if spec.layout is not None else es.layouts[es.names.index(name)]
         inputs.append((name, spec.dataset, spec.batch, layout))
     return inputs
+
+
+def serialize_pipeline(pipeline):
+    """The pipeline's serialized definition (DALI's helper; stoker's text is its own JSON)."""
+    try:
+        return pipeline.serialize()
+    except (RuntimeError, ValueError) as e:
+        raise RuntimeError("the pipeline cannot be serialized (Python operators and external "
+                           "sources with a source cannot)") from e
+
+
+def _tf_version():
+    """(major, minor, patch) of TensorFlow ("2.21.0-rc1" -> (2, 21, 0))."""
+    import re
+
+    return tuple(int(re.match(r"\d*", p).group() or 0) for p in tf.__version__.split(".")[:3])
+
+
+def dataset_compatible_tensorflow():
+    """Whether this TensorFlow runs DALIDataset (DALI's check; stoker needs TF 2)."""
+    return _tf_version() >= (2, 0)
+
+
+def dataset_inputs_compatible_tensorflow():
+    """Whether this TensorFlow takes input_datasets (DALI's check: 2.4.1 and newer)."""
+    return _tf_version() >= (2, 4, 1)
+
+
+def dataset_distributed_compatible_tensorflow():
+    """Whether tf.distribute works with DALIDataset (DALI's check: 2.5 and newer)."""
+    return _tf_version() >= (2, 5)
 
 
 class experimental:  # noqa: N801 (DALI's namespace: plugin.tf.experimental)
