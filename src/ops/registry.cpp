@@ -47,6 +47,7 @@
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
+#include "stoker/ops/readers/sequence_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 #include "stoker/ops/readers/video_reader.hpp"
 #include "stoker/ops/readers/webdataset_reader.hpp"
@@ -152,6 +153,7 @@ const std::vector<OpSchema>& op_schemas() {
       file_reader_schema(),            // readers.file
       mxnet_reader_schema(),           // readers.mxnet
       numpy_reader_schema(),           // readers.numpy
+      sequence_reader_schema(),        // readers.sequence
       tfrecord_reader_schema(),        // readers.tfrecord
       video_reader_schema(),           // readers.video
       webdataset_reader_schema(),      // readers.webdataset
