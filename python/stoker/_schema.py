@@ -137,6 +137,8 @@ CLASS_NAMES = {
     "mxnet_reader": "MXNetReader", "coco_reader": "COCOReader",
     "tfrecord_reader": "TFRecordReader", "ssd_random_crop": "SSDRandomCrop",
     "dl_tensor_python_function": "DLTensorPythonFunction",
+    "reductions.rms": "reductions.RMS",
+    "mfcc": "MFCC",  # for the audio family when it lands (every other DALI fn name fits)
 }
 
 

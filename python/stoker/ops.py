@@ -17,7 +17,8 @@ Every ``fn`` operator is here under DALI's class name (``ops.Resize``, ``ops.rea
 ``ops.nvJPEGDecoderRandomCrop``, ``ops.HostDecoder``, ``ops.CoinFlip``, ...). Arguments of
 DALI's first releases (``Resize(random_resize=True, resize_a=256, resize_b=480)``,
 ``CropMirrorNormalize(random_crop=True, mirror_prob=0.5, output_dtype=..., image_type=...)``)
-are translated into today's, each with a DeprecationWarning naming the new spelling."""
+are translated into today's, each with a DeprecationWarning naming the new spelling.
+``ops.Compose([op1, op2, ...])`` chains operators into one callable, as DALI's."""
 
 import sys
 import warnings
@@ -78,6 +79,55 @@ class _Operator:
     def spec(self):
         """What the operator was made with: its fn name, device and arguments."""
         return {"op": self._op, "device": self.device, "args": dict(self._args)}
+
+
+class _CompoundOp:
+    """What ops.Compose returns: its operators called in turn, each on all of the previous
+    one's outputs. CPU data meeting a GPU operator is copied to the GPU by the pipeline (as for
+    any GPU operator given CPU data, host-read inputs excepted), which is what DALI's Compose
+    arranges with .gpu()."""
+
+    def __init__(self, op_list):
+        self._ops = []
+        for op in op_list:  # a Compose inside a Compose is flattened, as in DALI
+            self._ops += op._ops if isinstance(op, _CompoundOp) else [op]
+
+    def __call__(self, *inputs, **kwargs):
+        values = list(inputs)
+        for op in self._ops:
+            out = op(*values, **kwargs)
+            kwargs = {}  # DALI gives the call's keyword arguments to the first operator only
+            if out is None:
+                raise ValueError(f"ops.Compose: {type(op).__name__} returned no outputs for "
+                                 f"the next operator")
+            values = list(out) if isinstance(out, (tuple, list)) else [out]
+        return values[0] if len(values) == 1 else values
+
+
+def Compose(op_list):  # noqa: N802 (DALI's name)
+    """Returns a meta-operator that chains the operations in op_list: called, it performs
+    ``op_list[n-1](op_list[n-2](... op_list[0](args)))``, every output of one operator going to
+    the next as its inputs (keyword arguments of the call go to the first). One operator is
+    returned as it is. A CPU-to-GPU transition in the middle copies the data to the GPU::
+
+        decode_and_resize = ops.Compose([
+            ops.decoders.Image(device="cpu"),
+            ops.Resize(size=fn.random.uniform(range=(400, 500)), device="gpu"),
+        ])
+        files, labels = fn.readers.caffe(path=caffe_db_folder, seed=1)
+        pipe.set_outputs(decode_and_resize(files), labels)
+    """
+    if isinstance(op_list, (str, bytes)) or not hasattr(op_list, "__iter__"):
+        raise TypeError(f"ops.Compose takes a list of operators, got "
+                        f"{type(op_list).__name__}")
+    op_list = list(op_list)
+    if not op_list:  # DALI: IndexError
+        raise ValueError("ops.Compose needs at least one operator")
+    bad = [type(op).__name__ for op in op_list if not callable(op)]
+    if bad:  # DALI fails only when called; the list is wrong already
+        raise TypeError(f"ops.Compose: the operators must be callable (ops objects, or "
+                        f"functions of DataNodes), got {', '.join(bad)}")
+    return op_list[0] if len(op_list) == 1 else _CompoundOp(op_list)
 
 
 def _function(op):

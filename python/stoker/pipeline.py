@@ -8,6 +8,8 @@ switches to, so that none of them imports it back."""
 
 import functools
 import inspect
+import sys
+import types as _pytypes
 
 from stoker import _stoker, rewrite
 from stoker.debug import DebugPipeline
@@ -53,3 +55,27 @@ def pipeline_def(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
         return factory
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _pipeline_def_experimental(fn=None, *, enable_conditionals=False, **pipeline_kwargs):
+    """DALI's ``nvidia.dali.pipeline.experimental.pipeline_def``: the variant of
+    ``pipeline_def`` that takes ``debug=`` (the pipeline's function then runs at every run(),
+    its operators as it calls them: stoker.debug). stoker's ``pipeline_def`` takes ``debug``
+    itself, so both are the same decorator."""
+    return pipeline_def(fn, enable_conditionals=enable_conditionals, **pipeline_kwargs)
+
+
+def _experimental_module():
+    """``stoker.pipeline.experimental``, importable as DALI's (which inserts it into
+    sys.modules the same way: ``pipeline`` is a module, not a package)."""
+    module = _pytypes.ModuleType(f"{__name__}.experimental",
+                                 "DALI's nvidia.dali.pipeline.experimental: pipeline_def with "
+                                 "debug= (stoker's pipeline_def takes it too).")
+    _pipeline_def_experimental.__name__ = _pipeline_def_experimental.__qualname__ = "pipeline_def"
+    _pipeline_def_experimental.__module__ = module.__name__
+    module.pipeline_def = _pipeline_def_experimental
+    sys.modules[module.__name__] = module
+    return module
+
+
+experimental = _experimental_module()

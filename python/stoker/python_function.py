@@ -30,23 +30,27 @@ _lock = threading.Lock()
 
 
 class _Function:
-    def __init__(self, function, num_outputs, batch_processing, torch, where):
+    def __init__(self, function, num_outputs, batch_processing, torch, where, whole_batches):
         self.function = function
         self.num_outputs = num_outputs
         self.batch_processing = batch_processing
         self.torch = torch
         self.where = where
+        self.whole_batches = whole_batches
 
 
-def register(function, num_outputs, batch_processing, torch, where):
-    """The id of `function` for the native operator; starts the server thread once."""
+def register(function, num_outputs, batch_processing, torch, where, whole_batches=False):
+    """The id of `function` for the native operator; starts the server thread once.
+    whole_batches: the function takes each input as a stoker Batch (jax_function views the
+    whole batch through DLPack instead of getting a list of samples)."""
     global _server
     if not callable(function):
         raise TypeError(f"{where}: function must be callable, got {type(function).__name__}")
     if not isinstance(num_outputs, int) or isinstance(num_outputs, bool) or num_outputs < 0:
         raise ValueError(f"{where}: num_outputs must be a whole number, got {num_outputs!r}")
     fid = next(_ids)
-    _functions[fid] = _Function(function, num_outputs, batch_processing, torch, where)
+    _functions[fid] = _Function(function, num_outputs, batch_processing, torch, where,
+                                whole_batches)
     with _lock:
         if _server is None:
             _server = threading.Thread(target=_stoker.serve_python_calls, args=(_dispatch,),
@@ -85,7 +89,9 @@ def _dispatch(fid, inputs, on_gpu, batch_size):
     f = _functions[fid]
     stream = 1 if on_gpu else None
     batches = [Batch(b) for b in inputs]
-    if f.batch_processing:
+    if f.whole_batches:
+        outs = _outputs(f.function(*batches), f)
+    elif f.batch_processing:
         args = [[_convert(b[i], f, on_gpu) for i in range(len(b))] for b in batches]
         outs = _outputs(f.function(*args), f)
     else:
@@ -113,8 +119,31 @@ def stop():
             _server = None
 
 
+def _layouts(output_layouts, num_outputs, where):
+    """python_function's output_layouts as one entry per output ('' for none), DALI's rule: a
+    string goes to every output; a list to the first outputs (it may be shorter, not longer);
+    without it the outputs have no layout (not even where an input's would fit)."""
+    if output_layouts is None or isinstance(output_layouts, str):
+        return [output_layouts or ""] * num_outputs
+    if not isinstance(output_layouts, (list, tuple)):
+        raise TypeError(f"{where}: output_layouts must be a layout string or a list of them, "
+                        f"got {output_layouts!r}")
+    layouts = list(output_layouts)
+    if not all(isinstance(x, str) for x in layouts):
+        raise TypeError(f"{where}: output_layouts must be a layout string or a list of them, "
+                        f"got {output_layouts!r}")
+    if len(layouts) > num_outputs:
+        raise ValueError(f"{where}: output_layouts has {len(layouts)} entries, more than the "
+                         f"{num_outputs} outputs (num_outputs)")
+    return layouts + [""] * (num_outputs - len(layouts))
+
+
 def _node(op_name, torch, inputs, function, num_outputs, batch_processing, output_layouts,
-          device, name):
+          device, name, layouts_from_inputs=False, whole_batches=False):
+    """The python_function node. output_layouts: one entry per output ('' for none), or as
+    users give it (see _layouts). layouts_from_inputs: an output without a layout takes the
+    input of its index's where the dimensions agree (jax_function's rule, decided per batch by
+    the native operator). whole_batches: see register()."""
     where = f"fn.{op_name}"
     pipe = pipeline_for(where)
     if device not in (None, "cpu", "gpu"):
@@ -122,17 +151,12 @@ def _node(op_name, torch, inputs, function, num_outputs, batch_processing, outpu
     if num_outputs == 0:
         raise ValueError(f"{where}: num_outputs=0 (a function run for its side effects) is not "
                          f"supported: return a value and use it, or run the code outside")
-    layouts = output_layouts
-    if layouts is None or isinstance(layouts, str):
-        layouts = [layouts or ""] * num_outputs
-    layouts = list(layouts)
-    if len(layouts) != num_outputs:
-        raise ValueError(f"{where}: output_layouts has {len(layouts)} entries for "
-                         f"{num_outputs} outputs")
+    layouts = _layouts(output_layouts, num_outputs, where)
     fid = register(function, num_outputs, batch_processing, torch,
-                   f"{op_name} '{getattr(function, '__name__', 'function')}'")
+                   f"{op_name} '{getattr(function, '__name__', 'function')}'", whole_batches)
     return pipe._add_node("python_function", list(inputs),
-                          {"function_id": fid, "output_layouts": layouts}, {}, name, device,
+                          {"function_id": fid, "output_layouts": layouts,
+                           "layouts_from_inputs": layouts_from_inputs}, {}, name, device,
                           num_outputs)
 
 
@@ -142,9 +166,11 @@ def python_function(*inputs, function, num_outputs=1, batch_processing=False,
     arrays on the CPU; on the GPU stoker samples, which cupy, torch and JAX take through DLPack),
     or with batch_processing=True once per batch with a list of samples per input. It returns
     an array (num_outputs=1) or a tuple of num_outputs arrays; in batch mode a list of samples
-    (or an array whose first axis is the batch) per output. `output_layouts`: a layout, or one
-    per output. The function runs on a Python thread of stoker's (holding the GIL, one call at a
-    time); its time is the operator's "function_seconds" counter."""
+    (or an array whose first axis is the batch) per output. `output_layouts`: a layout for
+    every output, or a list of layouts for the first outputs; without it (or for outputs the
+    list does not reach) the outputs have no layout, as in DALI. The function runs on a
+    Python thread of stoker's (holding the GIL, one call at a time); its time is the
+    operator's "function_seconds" counter."""
     return _node("python_function", False, inputs, function, num_outputs, batch_processing,
                  output_layouts, device, name)
 

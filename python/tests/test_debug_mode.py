@@ -60,3 +60,27 @@ def test_changing_the_order_of_operators_is_refused():
     with pytest.raises(RuntimeError, match=r"call 1 of the pipeline function is reshape in this "
                                            r"run but was cast before"):
         pipe.run()
+
+
+def test_dalis_experimental_pipeline_def_takes_debug():
+    # DALI's nvidia.dali.pipeline.experimental.pipeline_def: the variant with debug=, at the
+    # same path (a module inside the pipeline module) and taking it when called as well.
+    from stoker.pipeline.experimental import pipeline_def
+    import stoker.pipeline.experimental as experimental
+
+    assert experimental.pipeline_def is pipeline_def and pipeline_def.__name__ == "pipeline_def"
+
+    kinds = []
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def doubled():
+        x = fn.external_source(source=lambda: [np.arange(3, dtype=np.float32)] * 2, batch=True)
+        kinds.append(type(x).__name__)
+        return x * 2
+
+    np.testing.assert_array_equal(doubled().run()[0].as_array(), [[0, 2, 4]] * 2)
+    assert kinds == ["DataNodeDebug"]  # the operators ran as the function called them
+    built = doubled(debug=False)  # the call's debug= wins, as in DALI: traced once
+    built.build()
+    np.testing.assert_array_equal(built.run()[0].as_array(), [[0, 2, 4]] * 2)
+    assert kinds == ["DataNodeDebug", "DataNode"]

@@ -456,3 +456,78 @@ def test_ssd_random_crop_as_dali_names_and_seeds_it(device_id):
             ops.SSDRandomCrop(thresholds=[0.5])
         assert ops.SSDRandomCrop(num_attempts=3, seed=1, bytes_per_sample_hint=[0])._op == \
             "ssd_random_crop"
+
+
+def test_compose_runs_dalis_docstring_example(jpeg_folder, device_id):
+    """ops.Compose as DALI's docstring shows it: a CPU decoder chained with a GPU resize of a
+    random square size (the data goes to the GPU between them); readers.file stands in for the
+    docstring's Caffe database."""
+    pipe = Pipeline(batch_size=4, num_threads=2, device_id=device_id, seed=1)
+    with pipe:
+        decode_and_resize = ops.Compose([
+            ops.decoders.Image(device="cpu"),
+            ops.Resize(size=stoker.fn.random.uniform(range=(400, 500)), device="gpu"),
+        ])
+        files, labels = stoker.fn.readers.file(file_root=jpeg_folder, seed=1)
+        pipe.set_outputs(decode_and_resize(files), labels)
+    pipe.build()
+    images, labels = pipe.run()
+    for i in range(4):
+        h, w, c = images.as_cpu().at(i).shape
+        assert 400 <= h <= 500 and h == w and c == 3
+    assert len(labels) == 4
+
+
+def test_compose_chains_outputs_flattens_and_gives_keywords_to_the_first():
+    seen = []
+
+    def record(*values, **kwargs):  # a plain callable counts as an operator, as in DALI
+        seen.append(kwargs)
+        return values  # every input is an output: two in, two out
+
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=1)
+    with pipe:
+        x = stoker.fn.external_source(source=lambda: [np.arange(3, dtype=np.float32)] * 2,
+                                      batch=True)
+        inner = ops.Compose([record, ops.Cat(axis=0)])
+        chain = ops.Compose([inner, ops.Cast(dtype=types.INT32)])
+        assert chain._ops == [record, inner._ops[1], chain._ops[2]]  # flattened
+        flip = ops.Flip(horizontal=0)
+        assert ops.Compose([flip]) is flip
+        pipe.set_outputs(chain(x, x * 2, tag=1))
+    (out,) = pipe.run()
+    assert seen == [{"tag": 1}]  # the keywords went to the first operator only
+    assert out.dtype == types.INT32
+    np.testing.assert_array_equal(out.at(1), [0, 1, 2, 0, 2, 4])
+
+
+def test_compose_errors():
+    with pytest.raises(ValueError, match="needs at least one operator"):
+        ops.Compose([])
+    with pytest.raises(TypeError, match="takes a list of operators, got int"):
+        ops.Compose(3)
+    with pytest.raises(TypeError, match="must be callable .* got str"):
+        ops.Compose([ops.Flip(), "resize"])
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=1)
+    with pipe:
+        x = stoker.fn.external_source(source=lambda: [np.zeros(3, np.float32)] * 2, batch=True)
+        with pytest.raises(ValueError, match="returned no outputs for the next operator"):
+            ops.Compose([lambda v: None, ops.Flip()])(x)
+        # A keyword argument the first operator does not take is refused by it (when built).
+        pipe.set_outputs(ops.Compose([ops.Cast(dtype=types.INT32), ops.Flip()])(
+            x, no_such_arg=1))
+    with pytest.raises(TypeError, match="cast .*unknown argument 'no_such_arg'"):
+        pipe.build()
+
+
+def test_class_names_are_dalis():
+    # DALI spells some classes otherwise than the CamelCase of the fn name (RMS, BBoxPaste);
+    # test_parity_public_names.py checks every one against DALI's modules.
+    assert not hasattr(ops.reductions, "Rms")
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=1)
+    with pipe:
+        x = stoker.fn.external_source(source=lambda: [np.array([3, 4], np.float32)] * 2,
+                                      batch=True)
+        pipe.set_outputs(ops.reductions.RMS()(x))
+    (out,) = pipe.run()
+    np.testing.assert_allclose(out.at(0), np.sqrt(12.5))

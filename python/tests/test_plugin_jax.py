@@ -388,3 +388,67 @@ print(ArraySpec.__module__, repr(spec), str(spec), spec == ArraySpec(np.int16, (
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == ["stoker.plugins.jax_clu", "ArraySpec(dtype=int16,",
                                 "shape=(4,", "2,", "3))", "int16[4,", "2,", "3]", "True"]
+
+
+def test_jax_function_output_layouts_follow_dalis_rule():
+    # Without output_layouts output i takes input i's layout where the dimensions agree (DALI's
+    # rule, decided per batch); given ones are taken as they are ('' for none).
+    @jax_fn.jax_function(num_outputs=3)
+    def three(a, b):
+        # input 0's dimensions (HW); fewer than input 1's (HWC); an output without an input
+        return a + 1, b[..., 0], a[:, 0]
+
+    @jax_fn.jax_function(num_outputs=2, output_layouts=["", "XY"])
+    def given(a):
+        return a, a
+
+    @jax_fn.jax_function(num_outputs=2, output_layouts="AB")
+    def every(a):
+        return a, a
+
+    def define():
+        volume = fn.expand_dims(_source(), axes=[2], new_axis_names="C")  # HWC, 2x3x1
+        return (*three(_source(), volume), *given(_source()), *every(_source()))
+
+    outs = _run(define)
+    assert [o.layout() for o in outs] == ["HW", "", "", "", "XY", "AB", "AB"]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert np.array_equal(outs[1].as_array()[0], x) and outs[2].as_array().shape == (2, 3)
+    assert outs[0].as_array().shape == (2, 2, 3)
+
+
+def test_jax_function_output_layout_errors():
+    identity = lambda batch: batch  # noqa: E731
+    with pytest.raises(ValueError, match="output_layouts has 1 entries for num_outputs=2"):
+        _run(lambda: jax_fn.jax_function(lambda b: (b, b), num_outputs=2,
+                                         output_layouts=["HW"])(_source()))
+    with pytest.raises(ValueError, match="output_layouts has 0 entries for num_outputs=1"):
+        _run(lambda: (jax_fn.jax_function(identity, output_layouts=[])(_source()),))
+    with pytest.raises(TypeError, match="output_layouts must be a layout string"):
+        _run(lambda: (jax_fn.jax_function(identity, output_layouts=3)(_source()),))
+    with pytest.raises(TypeError, match="output_layouts must be a layout string"):
+        _run(lambda: (jax_fn.jax_function(identity, output_layouts=[None])(_source()),))
+    # A layout of the wrong length fails when the batch shows it (DALI: when it is used).
+    with pytest.raises(ValueError, match="the layout 'ABC', but its samples have 2 dim"):
+        _run(lambda: (jax_fn.jax_function(identity, output_layouts="ABC")(_source()),))
+
+
+def test_jax_function_views_the_batch_without_a_copy():
+    seen = []
+
+    @jax_fn.jax_function
+    def plus_one(batch):
+        seen.append(batch.unsafe_buffer_pointer())
+        return batch + 1
+
+    # An operator's output lies back to back: the function gets a view of it (DALI's too).
+    x, y = _run(lambda: (lambda x: (x, plus_one(x)))(fn.copy(_source())))
+    assert seen[0] == x.data_ptr(0) and y.layout() == "HW"  # iteration 0's call
+    assert np.array_equal(y.as_array(), x.as_array() + 1)
+    # python_function's per-sample outputs are the arrays it returned, apart in memory: they
+    # are stacked (a copy), with the same values.
+    apart = lambda: fn.python_function(_source(), function=lambda a: a * 1)  # noqa: E731
+    seen.clear()
+    x, y = _run(lambda: (lambda x: (x, plus_one(x)))(apart()))
+    assert not x.is_contiguous() and seen[0] != x.data_ptr(0)
+    assert np.array_equal(y.as_array(), x.as_array() + 1)

@@ -89,6 +89,51 @@ def test_wrong_outputs_are_refused_clearly():
         pipe.run()
 
 
+def test_output_layouts_follow_dalis_rule():
+    # DALI's python_function: without output_layouts no output has a layout (not even one of
+    # an input's dimensions); a string goes to every output; a list to the first outputs.
+    @pipeline_def(batch_size=BATCH, num_threads=1, seed=1)
+    def p():
+        x = fn.external_source(source, batch=False, layout="HW")
+        plain = fn.python_function(x, function=lambda a: a + 1)
+        both = fn.python_function(x, x, function=lambda a, b: (b, a), num_outputs=2,
+                                  output_layouts="XY")
+        first = fn.python_function(x, function=lambda a: (a, a[0]), num_outputs=2,
+                                   output_layouts=["AB"])
+        torch_like = fn.torch_python_function(x, function=lambda t: t, output_layouts=[]) \
+            if _has_torch() else fn.python_function(x, function=lambda a: a, output_layouts=[])
+        batch = fn.dl_tensor_python_function(x, function=lambda a: a)
+        return (plain, *both, *first, torch_like, batch)
+
+    outs = p().run()
+    assert [o.layout() for o in outs] == ["", "XY", "XY", "AB", "", "", ""]
+    np.testing.assert_array_equal(np.array(outs[4][1]), np.arange(3) * 2)
+
+
+def _has_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_output_layout_errors():
+    one = lambda x: fn.python_function(x, function=lambda a: a,  # noqa: E731
+                                       output_layouts=["HW", "C"])
+    with pytest.raises(ValueError, match="output_layouts has 2 entries, more than the 1"):
+        build(one)
+    with pytest.raises(TypeError, match="output_layouts must be a layout string"):
+        build(lambda x: fn.python_function(x, function=lambda a: a, output_layouts=5))
+    with pytest.raises(TypeError, match="output_layouts must be a layout string"):
+        build(lambda x: fn.python_function(x, function=lambda a: a, output_layouts=["H", 1]))
+    # A layout that does not fit the samples fails where the batch shows it (DALI: ValueError
+    # when the batch is next used).
+    pipe = build(lambda x: fn.python_function(x, function=lambda a: a, output_layouts="HWC"))
+    with pytest.raises(ValueError, match="the layout 'HWC', but its samples have 2 dim"):
+        pipe.run()
+
+
 def test_its_time_is_in_the_statistics():
     import time
 

@@ -1,8 +1,8 @@
 """fn.jax_function (DALI 2.4's nvidia.dali.plugin.jax.fn.jax_function): a function on jax.Arrays
 becomes a pipeline operator. It runs once per batch on stoker's python_function machinery (a
 Python thread of stoker's, holding the GIL): each input batch reaches it as one jax.Array whose
-first axis is the batch (so the samples must share a shape), and it returns one array per output
-in the same form.
+first axis is the batch (so the samples must share a shape; a view of stoker's memory through
+DLPack, no copy), and it returns one array per output in the same form.
 
     @jax_function
     @jax.jit
@@ -28,22 +28,43 @@ from stoker.python_function import _node
 __all__ = ["jax_function"]
 
 
-def _as_batch(samples, k, where):
-    """One input's samples (numpy arrays on the CPU, stoker samples on the GPU) as one
-    jax.Array with the batch as its first axis."""
-    on_host = all(isinstance(s, np.ndarray) for s in samples)
-    arrays = samples if on_host else [jax.dlpack.from_dlpack(s) for s in samples]
-    shapes = {tuple(a.shape) for a in arrays}
-    if len(shapes) > 1:
+def _as_batch(batch, k, where):
+    """Input k's batch (a stoker Batch) as one jax.Array with the batch as its first axis: a
+    view of the batch (DLPack, no copy) where its samples lie back to back, as DALI hands it
+    (operators' outputs always do); else the samples stacked (a copy). A CPU batch becomes an
+    array on JAX's CPU device, as in DALI: where JAX's default device is a GPU, the function
+    still computes on the CPU."""
+    if len(batch) and not batch.is_uniform():
+        shapes = sorted(set(batch.shape()))
         raise ValueError(f"{where}: input {k} has samples of different shapes "
-                         f"({sorted(shapes)[:3]}...); jax_function takes batches of one shape "
+                         f"({shapes[:3]}...); jax_function takes batches of one shape "
                          f"(resize or pad them in the pipeline)")
-    if not on_host:
-        return jnp.stack(arrays) if arrays else jnp.zeros((0,))
-    # The samples stacked into one array on JAX's CPU device (as DALI hands a CPU function its
-    # data: where JAX's default device is a GPU, the function still computes on the CPU).
-    cpu = jax.devices("cpu")[0]
-    return jax.device_put(np.stack(arrays) if arrays else np.zeros((0,)), cpu)
+    if len(batch) and batch.is_contiguous():
+        return jax.dlpack.from_dlpack(batch)
+    if batch.device == "gpu":
+        return jnp.stack([jax.dlpack.from_dlpack(s) for s in batch]) if len(batch) else \
+            jnp.zeros((0,))
+    stacked = np.stack([s.numpy() for s in batch]) if len(batch) else np.zeros((0,))
+    return jax.device_put(stacked, jax.devices("cpu")[0])
+
+
+def _layouts(output_layouts, num_outputs, where):
+    """(one layout per output, whether outputs without one take their input's): DALI's rule
+    for jax_function. Without output_layouts output i gets input i's layout where their
+    dimensions agree (decided per batch); given, the layouts are taken as they are ('' for
+    none), one per output. A lone string goes to every output, as DALI documents (DALI 2.4
+    itself refuses one string for several outputs)."""
+    if output_layouts is None:
+        return [""] * num_outputs, True
+    if isinstance(output_layouts, str):
+        return [output_layouts] * num_outputs, False
+    if not isinstance(output_layouts, (list, tuple)):
+        raise TypeError(f"{where}: output_layouts must be a layout string or a list of them, "
+                        f"got {output_layouts!r}")
+    if len(output_layouts) != num_outputs:
+        raise ValueError(f"{where}: output_layouts has {len(output_layouts)} entries for "
+                         f"num_outputs={num_outputs}; give one per output")
+    return list(output_layouts), False
 
 
 def _with_sharding(function, sharding, where):
@@ -81,12 +102,12 @@ def _with_sharding(function, sharding, where):
 
 
 def _batch_function(function, num_outputs, sharding, where):
-    """The function as python_function's batch mode calls it: lists of samples in, one array
-    (num_outputs=1) or a tuple of num_outputs arrays out."""
+    """The function as python_function calls it: a stoker Batch per input in (whole_batches),
+    one array (num_outputs=1) or a tuple of num_outputs arrays out."""
     body = function if sharding is None else _with_sharding(function, sharding, where)
 
     def call(*inputs):
-        out = body(*[_as_batch(samples, k, where) for k, samples in enumerate(inputs)])
+        out = body(*[_as_batch(batch, k, where) for k, batch in enumerate(inputs)])
         # DALI takes a lone array or a tuple/list of arrays, whatever num_outputs says.
         out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         if len(out) != num_outputs:
@@ -102,7 +123,8 @@ def jax_function(function=None, num_outputs=1, output_layouts=None, sharding=Non
     """Turns `function`, which takes and returns jax.Arrays (each a whole batch, its first axis
     the samples), into an operator called with the pipeline's DataNodes; as a decorator, bare or
     with arguments. num_outputs: arrays returned (1: a lone array; more: a tuple).
-    output_layouts: one layout for every output, or one per output. sharding: the function sees
+    output_layouts: one layout for every output, or one per output; without it output i takes
+    input i's layout where their dimensions agree. sharding: the function sees
     global jax.Arrays with this sharding (this process's batch its local part; one JAX device
     per process). device: "cpu" or "gpu" (None: from the inputs). preserve: accepted; an
     operator whose outputs are not used is removed, as in every stoker pipeline."""
@@ -122,8 +144,9 @@ def jax_function(function=None, num_outputs=1, output_layouts=None, sharding=Non
         def dali_callback(*args):
             call = _batch_function(function, num_outputs, sharding, where)
             call.__name__ = name  # python_function names the function in its errors
-            return _node("jax_function", False, args, call, num_outputs, True, output_layouts,
-                         device, None)
+            layouts, from_inputs = _layouts(output_layouts, num_outputs, where)
+            return _node("jax_function", False, args, call, num_outputs, True, layouts,
+                         device, None, layouts_from_inputs=from_inputs, whole_batches=True)
 
         return dali_callback
 

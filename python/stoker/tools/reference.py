@@ -198,6 +198,8 @@ def ops_stub():
     """python/stoker/ops.pyi: every class of stoker.ops (DALI's names and the old ones)."""
     schemas = dict(_schema.SCHEMAS)
     lines = list(_STUB_HEADER)
+    # ops.Compose chains operators (DALI's meta-operator; no schema behind it).
+    lines += ["def Compose(op_list: Sequence[Any]) -> Any: ..."]
     spaces = {}
     for name in sorted(dir(ops)):
         obj = getattr(ops, name)

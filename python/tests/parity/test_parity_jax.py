@@ -175,6 +175,58 @@ def test_jax_function_equals_dalis():
     _same(_both(scenario))
 
 
+def test_jax_function_output_layouts_equal_dalis():
+    # Without output_layouts output i takes input i's layout where the dimensions agree; given
+    # layouts are taken as they are ('' included); the inputs' batches are views in both.
+    def scenario(pipeline_def, fn, types, dax, lbp):
+        @dax.fn.jax_function(num_outputs=3)
+        def three(a, b):
+            return a * 2, b[..., 0], a[:, 0]
+
+        @dax.fn.jax_function(num_outputs=2)
+        def swapped(a, b):
+            return b, a
+
+        @dax.fn.jax_function(num_outputs=2, output_layouts=("", "XY"))
+        def given(a):
+            return a, a
+
+        @pipeline_def(batch_size=3, num_threads=1, device_id=None, exec_async=False,
+                      exec_pipelined=False)
+        def pipe():
+            x = fn.external_source(source=lambda info: np.arange(6, dtype=np.float32).reshape(
+                2, 3) * (info.idx_in_batch + 1), batch=False, layout="HW")
+            v = fn.external_source(source=lambda info: np.ones((2, 3, 1), np.uint8) *
+                                   info.idx_in_batch, batch=False, layout="HWC")
+            return (*three(x, v), *swapped(x, v), *given(x),
+                    dax.fn.jax_function(lambda a: a + 1)(fn.reshape(x, layout="")))
+
+        p = pipe()
+        p.build()
+        return [[(b.as_array().tolist(), b.layout()) for b in p.run()] for _ in range(2)]
+
+    out = _same(_both(scenario))
+    assert [layout for _, layout in out[0]] == ["HW", "", "", "", "", "", "XY", ""]
+
+
+def test_jax_function_layout_count_errors_as_dalis():
+    # A list of output_layouts must have one entry per output in both.
+    for name in ("stoker", "dali"):
+        pipeline_def, fn, types, dax, lbp = _lib(name)
+
+        @pipeline_def(batch_size=2, num_threads=1, device_id=None, exec_async=False,
+                      exec_pipelined=False)
+        def pipe():
+            x = fn.external_source(source=lambda: [np.zeros(3, np.float32)] * 2, batch=True)
+            return tuple(dax.fn.jax_function(lambda a: (a, a), num_outputs=2,
+                                             output_layouts=["X"])(x))
+
+        with pytest.raises(Exception, match="output_layouts"):
+            p = pipe()
+            p.build()
+            p.run()
+
+
 def test_jax_function_with_sharding_equals_dalis():
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("batch",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))

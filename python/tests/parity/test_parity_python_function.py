@@ -31,3 +31,46 @@ def test_python_function_equals_dali():
     out = run_both(define, 4, exec_async=False, exec_pipelined=False)
     for k, what in enumerate(("per sample, output 0", "per sample, output 1", "per batch")):
         assert_same(out["stoker"][0][k], out["dali"][0][k], what=what)
+
+
+def _layouts_of(lib):
+    """The outputs' layouts of python_function and dl_tensor_python_function in `lib`: none
+    without output_layouts (also where an input's would fit), a string for every output, a
+    shorter list for the first outputs."""
+    from parity_util import _lib
+
+    pipeline_def, fn, types, extra = _lib(lib)
+
+    @pipeline_def(batch_size=2, num_threads=1, exec_async=False, exec_pipelined=False, **extra)
+    def pipe():
+        x = fn.external_source(source=lambda: [d.copy() for d in _DATA[:2]], batch=True,
+                               layout="HW")
+        plain = fn.python_function(x, function=lambda a: a + 1)
+        every = fn.python_function(x, x, function=lambda a, b: (b, a * 2), num_outputs=2,
+                                   output_layouts="XY")
+        first = fn.python_function(x, function=lambda a: (a, a), num_outputs=2,
+                                   output_layouts=["AB"])
+        empty = fn.python_function(x, function=lambda a: a, output_layouts=[])
+        dl = fn.dl_tensor_python_function(x, function=lambda a: a, batch_processing=True)
+        return (plain, *every, *first, empty, dl)
+
+    p = pipe()
+    p.build()
+    return [b.layout() for b in p.run()]
+
+
+def test_output_layouts_equal_dalis():
+    dali_layouts = _layouts_of("dali")
+    assert dali_layouts == ["", "XY", "XY", "AB", "", "", ""]
+    assert _layouts_of("stoker") == dali_layouts
+
+
+def test_more_output_layouts_than_outputs_fail_as_in_dali():
+    from parity_util import run
+
+    for lib in ("stoker", "dali"):
+        with pytest.raises(Exception, match="output_layouts|number of outputs"):
+            run(lib, lambda fn, types: fn.python_function(
+                fn.external_source(source=lambda: [np.zeros(3)] * 2, batch=True),
+                function=lambda a: a, output_layouts=["A", "B"]), 2,
+                exec_async=False, exec_pipelined=False)

@@ -80,7 +80,8 @@ class PythonFunction final : public Operator {
   explicit PythonFunction(const OpSpec& spec)
       : Operator(spec),
         function_(spec.arg<int64_t>("function_id")),
-        layouts_(spec.arg<std::vector<std::string>>("output_layouts")) {}
+        layouts_(spec.arg<std::vector<std::string>>("output_layouts")),
+        layouts_from_inputs_(spec.arg<bool>("layouts_from_inputs")) {}
 
   void run(Workspace& ws) override {
     auto c = std::make_shared<ForeignCall>();
@@ -114,10 +115,28 @@ class PythonFunction final : public Operator {
                      k,
                      on_device ? " is GPU data; on the CPU the function returns host arrays"
                                : " is host data; on the GPU the function returns GPU arrays");
-      if (!layouts_[k].empty()) out.set_layout(layouts_[k]);
+      out.set_layout(layout_of(ws, k, out, c->op));
       if (on_device) out.record_stream(ws.stream);
       ws.outputs.push_back(std::move(out));
     }
+  }
+
+  // Output k's layout: the one given; else (jax_function, DALI's rule) input k's where the
+  // output has as many dimensions, which only this batch's data tells; else none.
+  TensorLayout layout_of(const Workspace& ws, size_t k, const Batch& out,
+                         const std::string& op) const {
+    if (!layouts_[k].empty()) {
+      // DALI refuses such a layout too (when the batch is next used): catch it at its source.
+      STOKER_ENFORCE(out.size() == 0 || int(layouts_[k].size()) == out.sample_ndim(),
+                     ValueError, op, ": output_layouts gives output ", k, " the layout '",
+                     layouts_[k], "', but its samples have ", out.sample_ndim(), " dimensions");
+      return layouts_[k];
+    }
+    if (layouts_from_inputs_ && k < ws.inputs.size() && out.size() > 0) {
+      const TensorLayout& in = ws.inputs[k]->layout();
+      if (!in.empty() && in.ndim() == out.sample_ndim()) return in;
+    }
+    return {};
   }
 
   std::map<std::string, double> stats() const override {
@@ -128,6 +147,7 @@ class PythonFunction final : public Operator {
  private:
   int64_t function_;
   std::vector<std::string> layouts_;
+  bool layouts_from_inputs_;
   mutable std::mutex stats_mutex_;
   int64_t calls_ = 0;
   double function_seconds_ = 0;
@@ -152,7 +172,11 @@ OpSchema python_function_schema() {
       .args = {{"function_id", ArgType::kInt, "The function (registered by the Python layer).",
                 std::nullopt},
                {"output_layouts", ArgType::kStringList,
-                "One entry per output: its layout ('' for none).", std::nullopt}},
+                "One entry per output: its layout ('' for none).", std::nullopt},
+               {"layouts_from_inputs", ArgType::kBool,
+                "An output without a layout in output_layouts takes the layout of the input of "
+                "its index where their samples have as many dimensions (jax_function).",
+                false}},
       .make_cpu = make,
       .make_gpu = make,
       .external_input = true,  // a Python function: not serialisable, served from outside
