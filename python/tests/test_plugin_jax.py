@@ -329,7 +329,9 @@ def test_jax_function_in_a_data_iterator_and_a_one_tuple_return():
 
 
 def test_jax_function_with_a_one_device_sharding_sees_global_arrays():
-    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("batch",))
+    # A CPU pipeline's function computes on JAX's CPU device: its sharding is over that device
+    # (on a machine whose JAX defaults to a GPU too).
+    mesh = jax.sharding.Mesh(np.array(jax.devices("cpu")[:1]), ("batch",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))
     seen = []
 
