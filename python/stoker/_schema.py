@@ -111,8 +111,9 @@ WRAPPERS = {w.name: w for w in [
     Wrapper("python_function", "stoker.python_function:python_function", "python_function"),
     Wrapper("torch_python_function", "stoker.python_function:torch_python_function",
             "python_function"),
-    Wrapper("dl_tensor_python_function", "stoker.python_function:python_function",
-            "python_function"),  # DALI's name for the DLPack form
+    # DLPack capsules in and out, batch_processing=True by default (DALI's DLTensorPythonFunction).
+    Wrapper("dl_tensor_python_function", "stoker.dl_tensor_function:dl_tensor_python_function",
+            "python_function"),
     # DALI's SSDRandomCrop: random_bbox_crop + slice, (images, boxes, labels) in and out.
     Wrapper("ssd_random_crop", "stoker.wrappers:ssd_random_crop",
             deprecated="random_bbox_crop"),

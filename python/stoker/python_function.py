@@ -30,19 +30,24 @@ _lock = threading.Lock()
 
 
 class _Function:
-    def __init__(self, function, num_outputs, batch_processing, torch, where, whole_batches):
+    def __init__(self, function, num_outputs, batch_processing, torch, where, whole_batches,
+                 dlpack):
         self.function = function
         self.num_outputs = num_outputs
         self.batch_processing = batch_processing
         self.torch = torch
         self.where = where
         self.whole_batches = whole_batches
+        self.dlpack = dlpack
 
 
-def register(function, num_outputs, batch_processing, torch, where, whole_batches=False):
+def register(function, num_outputs, batch_processing, torch, where, whole_batches=False,
+             dlpack=None):
     """The id of `function` for the native operator; starts the server thread once.
     whole_batches: the function takes each input as a stoker Batch (jax_function views the
-    whole batch through DLPack instead of getting a list of samples)."""
+    whole batch through DLPack instead of getting a list of samples). dlpack: a callable
+    (f, batches, on_gpu, batch_size) -> one list of samples per output that calls the function
+    itself (dl_tensor_python_function's DLPack capsules; stoker.dl_tensor_function)."""
     global _server
     if not callable(function):
         raise TypeError(f"{where}: function must be callable, got {type(function).__name__}")
@@ -50,7 +55,7 @@ def register(function, num_outputs, batch_processing, torch, where, whole_batche
         raise ValueError(f"{where}: num_outputs must be a whole number, got {num_outputs!r}")
     fid = next(_ids)
     _functions[fid] = _Function(function, num_outputs, batch_processing, torch, where,
-                                whole_batches)
+                                whole_batches, dlpack)
     with _lock:
         if _server is None:
             _server = threading.Thread(target=_stoker.serve_python_calls, args=(_dispatch,),
@@ -89,7 +94,9 @@ def _dispatch(fid, inputs, on_gpu, batch_size):
     f = _functions[fid]
     stream = 1 if on_gpu else None
     batches = [Batch(b) for b in inputs]
-    if f.whole_batches:
+    if f.dlpack is not None:
+        outs = f.dlpack(f, batches, on_gpu, batch_size)
+    elif f.whole_batches:
         outs = _outputs(f.function(*batches), f)
     elif f.batch_processing:
         args = [[_convert(b[i], f, on_gpu) for i in range(len(b))] for b in batches]
@@ -103,10 +110,24 @@ def _dispatch(fid, inputs, on_gpu, batch_size):
     for k, out in enumerate(outs):
         where = f"{f.where}, output {k}"
         if isinstance(out, (list, tuple)):
-            payload.append([export_array(x, where, on_gpu, stream, waits) for x in out])
+            samples = [export_array(x, where, on_gpu, stream, waits) for x in out]
+            _same_ndim(samples, where)
+            payload.append(samples)
         else:
             payload.append(export_array(out, where, on_gpu, stream, waits))
     return payload, sorted(waits)
+
+
+def _same_ndim(samples, where):
+    """A batch's samples have one number of dimensions (DALI refuses others too; the native
+    import takes any shapes)."""
+    for i, x in enumerate(samples):
+        ndim = len(x[1]) if isinstance(x, tuple) else getattr(x, "ndim", None)
+        if i == 0:
+            first = ndim
+        elif ndim is not None and first is not None and ndim != first:
+            raise ValueError(f"{where}: sample {i} has {ndim} dimensions, sample 0 has {first}; "
+                             f"all samples of a batch have the same number of dimensions")
 
 
 def stop():
@@ -139,11 +160,11 @@ def _layouts(output_layouts, num_outputs, where):
 
 
 def _node(op_name, torch, inputs, function, num_outputs, batch_processing, output_layouts,
-          device, name, layouts_from_inputs=False, whole_batches=False):
+          device, name, layouts_from_inputs=False, whole_batches=False, dlpack=None):
     """The python_function node. output_layouts: one entry per output ('' for none), or as
     users give it (see _layouts). layouts_from_inputs: an output without a layout takes the
     input of its index's where the dimensions agree (jax_function's rule, decided per batch by
-    the native operator). whole_batches: see register()."""
+    the native operator). whole_batches, dlpack: see register()."""
     where = f"fn.{op_name}"
     pipe = pipeline_for(where)
     if device not in (None, "cpu", "gpu"):
@@ -153,7 +174,8 @@ def _node(op_name, torch, inputs, function, num_outputs, batch_processing, outpu
                          f"supported: return a value and use it, or run the code outside")
     layouts = _layouts(output_layouts, num_outputs, where)
     fid = register(function, num_outputs, batch_processing, torch,
-                   f"{op_name} '{getattr(function, '__name__', 'function')}'", whole_batches)
+                   f"{op_name} '{getattr(function, '__name__', 'function')}'", whole_batches,
+                   dlpack)
     return pipe._add_node("python_function", list(inputs),
                           {"function_id": fid, "output_layouts": layouts,
                            "layouts_from_inputs": layouts_from_inputs}, {}, name, device,
@@ -161,7 +183,7 @@ def _node(op_name, torch, inputs, function, num_outputs, batch_processing, outpu
 
 
 def python_function(*inputs, function, num_outputs=1, batch_processing=False,
-                    output_layouts=None, device=None, name=None):
+                    output_layouts=None, device=None, name=None, preserve=None):
     """Runs `function` (Python) on the inputs: per sample, with each input's sample (numpy
     arrays on the CPU; on the GPU stoker samples, which cupy, torch and JAX take through DLPack),
     or with batch_processing=True once per batch with a list of samples per input. It returns
@@ -176,7 +198,7 @@ def python_function(*inputs, function, num_outputs=1, batch_processing=False,
 
 
 def torch_python_function(*inputs, function, num_outputs=1, batch_processing=False,
-                          output_layouts=None, device=None, name=None):
+                          output_layouts=None, device=None, name=None, preserve=None):
     """python_function whose function takes and returns torch tensors (CPU, or CUDA with
     device="gpu"; views of stoker's memory through DLPack, no copy)."""
     return _node("torch_python_function", True, inputs, function, num_outputs,

@@ -6,6 +6,7 @@ the function's traceback and its time in the statistics (against DALI: parity/).
 import numpy as np
 import pytest
 
+import stoker
 from stoker import fn, ops, pipeline_def
 
 BATCH = 4
@@ -86,6 +87,13 @@ def test_wrong_outputs_are_refused_clearly():
     pipe = build(lambda x: fn.python_function(x, function=lambda xs: xs[:2],
                                               batch_processing=True))
     with pytest.raises(ValueError, match="output 0 has 2 samples, the batch has 4"):
+        pipe.run()
+    # Samples of one batch share their rank (DALI refuses others too).
+    def ranks(xs):
+        return xs[:1] + [x[0] for x in xs[1:]]
+
+    pipe = build(lambda x: fn.python_function(x, function=ranks, batch_processing=True))
+    with pytest.raises(RuntimeError, match="sample 1 has 1 dimensions, sample 0 has 2"):
         pipe.run()
 
 
@@ -228,3 +236,183 @@ def test_dropping_a_pipeline_while_its_function_runs_does_not_hang():
     del pipe
     gc.collect()
     assert time.monotonic() - start < 5
+
+
+# -- dl_tensor_python_function: DLPack capsules in and out (DALI's DLTensorPythonFunction) --
+
+
+class _Producer:
+    """A capsule as a DLPack producer: numpy's from_dlpack takes producers, not capsules."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def from_capsule(capsule):
+    return np.from_dlpack(_Producer(capsule))
+
+
+def is_capsule(x):
+    return type(x).__name__ == "PyCapsule"
+
+
+def test_dl_tensor_function_takes_lists_of_capsules_per_batch_by_default():
+    seen = []
+
+    def f(xs, ys):  # batch_processing=True is DALI's default for this operator
+        seen.append((len(xs), all(is_capsule(c) for c in xs + ys)))
+        xs, ys = [from_capsule(x) for x in xs], [from_capsule(y) for y in ys]  # each once
+        return ([(x + y).__dlpack__() for x, y in zip(xs, ys)],
+                # strided: copied. x * 1: numpy marks arrays from legacy capsules read-only
+                # and exports no read-only array as a legacy capsule.
+                [(x * 1)[:, :1].__dlpack__() for x in xs])
+
+    pipe = build(lambda x: fn.dl_tensor_python_function(x, x * 2, function=f, num_outputs=2,
+                                                        output_layouts=["HW"]))
+    s, c = pipe.run()
+    assert seen[0] == (BATCH, True)
+    for i in range(BATCH):
+        a = np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1)
+        np.testing.assert_array_equal(np.array(s[i]), a * 3)
+        np.testing.assert_array_equal(np.array(c[i]), a[:, :1])
+    assert (s.layout(), c.layout()) == ("HW", "")
+
+
+def test_dl_tensor_function_per_sample_and_without_inputs():
+    calls = []
+
+    def count():
+        calls.append(1)
+        # a versioned capsule (DLPack 1.0) as well as the legacy ones DALI takes
+        return np.full(2, len(calls), np.int64).__dlpack__(max_version=(1, 0))
+
+    def one(c):
+        assert is_capsule(c)
+        return (c, 7)  # num_outputs=1: a tuple's first entry is the output (DALI's rule)
+
+    pipe = build(lambda x: (fn.dl_tensor_python_function(function=count, batch_processing=False),
+                            fn.dl_tensor_python_function(x, function=one,
+                                                         batch_processing=False)))
+    a, b = pipe.run()
+    assert [np.array(s).tolist() for s in a] == [[k, k] for k in range(1, BATCH + 1)]
+    np.testing.assert_array_equal(np.array(b[3]), np.arange(6).reshape(2, 3) * 4)
+
+
+def test_dl_tensor_function_takes_objects_with_dlpack_and_its_class_form():
+    # stoker's addition: arrays with __dlpack__ (numpy here) stand for capsules.
+    op = ops.DLTensorPythonFunction(function=lambda xs: [from_capsule(x).sum(0) for x in xs],
+                                    synchronize_stream=False)
+    (out,) = build(lambda x: op(x)).run()
+    np.testing.assert_array_equal(np.array(out[0]), [3, 5, 7])
+    if _has_torch():
+        import torch.utils.dlpack as tdl
+
+        f = lambda xs: [tdl.to_dlpack(tdl.from_dlpack(x) * 2) for x in xs]  # noqa: E731
+        (out,) = build(lambda x: fn.dl_tensor_python_function(x, function=f)).run()
+        np.testing.assert_array_equal(np.array(out[1]), np.arange(6).reshape(2, 3) * 4)
+
+
+def _pycapsule(name):
+    import ctypes
+
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                   ctypes.c_void_p]
+    return new(ctypes.c_void_p(8), name, None)
+
+
+_OTHER_NAME = b"not a tensor"  # kept alive: the capsule holds a pointer to the name
+
+
+@pytest.mark.parametrize("function,kwargs,error,match", [
+    (lambda xs: [1] * len(xs), {}, RuntimeError,
+     r"output 0, sample 0: the function returns DLPack capsules \(or objects with "
+     r"__dlpack__\), got int"),
+    (lambda xs: [_pycapsule(_OTHER_NAME) for _ in xs], {}, RuntimeError,
+     "a capsule named b'not a tensor' is not a DLPack tensor"),
+    (lambda xs: None, {}, RuntimeError, "returned None; num_outputs=1"),
+    (lambda x: None, {"batch_processing": False}, RuntimeError,
+     "returned None for sample 0"),
+    (lambda xs: xs[0], {}, RuntimeError,
+     "with batch_processing=True the function returns a list of samples .* got PyCapsule"),
+    (lambda xs: np.stack([from_capsule(x) for x in xs]), {}, RuntimeError,
+     "returns a list of samples .* got ndarray"),
+    (lambda xs: xs[:2], {}, ValueError, "output 0 has 2 samples, the batch has 4"),
+    (lambda xs: [xs, xs], {"num_outputs": 2}, RuntimeError,
+     "num_outputs=2, so the function returns a tuple of 2 outputs; got list"),
+    (lambda xs: (xs, xs, xs), {"num_outputs": 2}, RuntimeError,
+     "num_outputs=2, but the function returned 3 outputs"),
+    (lambda x: (x,), {"num_outputs": 2, "batch_processing": False}, RuntimeError,
+     "num_outputs=2, but the function returned 1 outputs for sample 0"),
+    (lambda xs: [xs[0]] * len(xs), {}, RuntimeError,
+     "sample 1: the same DLPack capsule is returned twice"),
+    (lambda xs: [(from_capsule(x), x)[1] for x in xs], {}, RuntimeError,
+     "sample 0: the DLPack capsule was consumed already"),
+    (lambda xs: [np.zeros(2, np.int32 if i else np.int16) for i in range(len(xs))], {},
+     RuntimeError, "sample 1 has dtype int32, sample 0 has int16"),
+    (lambda xs: [np.zeros((2,) * (1 + (i > 0))) for i in range(len(xs))], {}, RuntimeError,
+     "sample 1 has 2 dimensions, sample 0 has 1"),
+])
+def test_dl_tensor_function_errors(function, kwargs, error, match):
+    pipe = build(lambda x: fn.dl_tensor_python_function(x, function=function, **kwargs))
+    with pytest.raises(error, match=match):
+        pipe.run()
+
+
+def test_dl_tensor_function_argument_errors():
+    with pytest.raises(TypeError, match="synchronize_stream must be True or False, got 'no'"):
+        build(lambda x: fn.dl_tensor_python_function(x, function=lambda xs: xs,
+                                                      synchronize_stream="no"))
+    with pytest.raises(TypeError, match="batch_processing must be True or False, got 2"):
+        build(lambda x: fn.dl_tensor_python_function(x, function=lambda xs: xs,
+                                                     batch_processing=2))
+    with pytest.raises(TypeError, match="function must be callable"):
+        build(lambda x: fn.dl_tensor_python_function(x, function=3))
+    with pytest.raises(ValueError, match="output_layouts has 2 entries, more than the 1"):
+        build(lambda x: fn.dl_tensor_python_function(x, function=lambda xs: xs,
+                                                     output_layouts=["A", "B"]))
+
+
+def test_dl_tensor_function_on_the_gpu_gets_cuda_capsules():
+    _gpu()
+    pytest.importorskip("torch")
+    import torch.utils.dlpack as tdl
+
+    def batch(xs):
+        ts = [tdl.from_dlpack(x) for x in xs]
+        assert all(t.is_cuda for t in ts)
+        return [tdl.to_dlpack(t * 2) for t in ts]
+
+    def sample(x):  # a CUDA tensor's __dlpack__ is taken too
+        return tdl.from_dlpack(x) + 1
+
+    pipe = build(lambda x: (fn.dl_tensor_python_function(x.gpu(), function=batch,
+                                                         device="gpu"),
+                            fn.dl_tensor_python_function(x.gpu(), function=sample,
+                                                         batch_processing=False,
+                                                         device="gpu")), device_id=0)
+    a, b = pipe.run()
+    for i in range(BATCH):
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) * (i + 1)
+        np.testing.assert_array_equal(np.array(a.as_cpu()[i]), x * 2)
+        np.testing.assert_array_equal(np.array(b.as_cpu()[i]), x + 1)
+    host = lambda xs: [np.zeros(1) for _ in xs]  # noqa: E731
+    with pytest.raises(TypeError, match="is host data; on the GPU the function returns GPU"):
+        build(lambda x: fn.dl_tensor_python_function(x.gpu(), function=host),
+              device_id=0).run()
+
+
+def test_preserve_is_accepted_as_dali_scripts_pass_it():
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1)
+    with pipe:
+        x = fn.external_source(source=lambda: [np.arange(3, dtype=np.float32)] * 2)
+        pipe.set_outputs(fn.python_function(x, function=lambda a: a * 2, preserve=True),
+                         fn.dl_tensor_python_function(x, function=lambda b: b, preserve=True))
+    a, b = pipe.run()
+    assert a.as_array().tolist() == [[0, 2, 4]] * 2 and b.as_array().tolist() == [[0, 1, 2]] * 2
