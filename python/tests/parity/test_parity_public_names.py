@@ -27,8 +27,9 @@ SECTION = "## DALI names stoker does not have"
 # plugin.tf: DALI's plugin imports Paddle plainly, which crashes after TensorFlow is loaded.
 MODULES = ["", "types", "tensors", "backend", "pipeline", "data_node", "math", "tfrecord",
            "external_source", "plugin", "plugin.base_iterator", "plugin.pytorch",
-           "plugin.pytorch.fn", "plugin.jax", "plugin.jax.fn", "plugin.paddle", "plugin.tf",
-           "plugin_manager", "sysconfig", "auto_aug", "auto_aug.auto_augment",
+           "plugin.pytorch.fn", "plugin.pytorch.experimental",
+           "plugin.pytorch.experimental.proxy", "plugin.jax", "plugin.jax.fn", "plugin.paddle",
+           "plugin.tf", "plugin_manager", "sysconfig", "auto_aug", "auto_aug.auto_augment",
            "auto_aug.rand_augment", "auto_aug.trivial_augment", "auto_aug.augmentations",
            "auto_aug.core"]
 
