@@ -31,7 +31,7 @@ def iterator_fn():
     jpegs, labels = fn.readers.file(file_root=image_dir, name="image_reader")
     images = fn.decoders.image(jpegs, device=decoder_device)
     images = fn.resize(images, resize_x=256, resize_y=256)
-    return images, labels
+    return images, (labels.gpu() if device_id is not None else labels)
 
 
 iterator = iterator_fn(batch_size=8, device_id=device_id)
@@ -51,7 +51,7 @@ def simple_pipeline():
     jpegs, labels = fn.readers.file(file_root=image_dir, name="image_reader")
     images = fn.decoders.image(jpegs, device=decoder_device)
     images = fn.resize(images, resize_x=256, resize_y=256)
-    return images, labels
+    return images, (labels.gpu() if device_id is not None else labels)
 
 
 pipe = simple_pipeline()

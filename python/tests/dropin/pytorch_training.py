@@ -47,7 +47,7 @@ steps = []
 for epoch in range(2):
     for i, data in enumerate(train_data):
         x, y = data[0]["data"], data[0]["label"]
-        loss = torch.nn.functional.cross_entropy(model(x), y.squeeze(-1).long())
+        loss = torch.nn.functional.cross_entropy(model(x), y.squeeze(-1).long().to(x.device))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
