@@ -228,7 +228,8 @@ def test_jax_function_layout_count_errors_as_dalis():
 
 
 def test_jax_function_with_sharding_equals_dalis():
-    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("batch",))
+    # CPU pipelines: the sharding is over JAX's CPU device (also where JAX defaults to a GPU).
+    mesh = jax.sharding.Mesh(np.array(jax.devices("cpu")[:1]), ("batch",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))
 
     def scenario(pipeline_def, fn, types, dax, lbp):
