@@ -143,6 +143,18 @@ def test_numpy_scalars_and_many_dimensions():
     np.testing.assert_array_equal(out[0], deep)
 
 
+def test_numpy_bools_of_any_byte_read_as_numpy_reads_them():
+    # A file may hold any byte in a bool array (the fuzzer's find: 255); numpy reads nonzero as
+    # True, and so does the decoder, also when converting.
+    raw = bytearray(_npy(np.array([True, False, True])))
+    raw[-3], raw[-1] = 255, 2
+    (plain,) = _run(lambda d: fn.decoders.numpy(_source([np.frombuffer(bytes(raw), np.uint8)])),
+                    1)
+    (ints,) = _run(lambda d: fn.decoders.numpy(_source([np.frombuffer(bytes(raw), np.uint8)]),
+                                               dtype=types.INT32), 1)
+    assert plain[0].view(np.uint8).tolist() == [1, 0, 1] and ints[0].tolist() == [1, 0, 1]
+
+
 def test_numpy_dtype_converts_as_cast():
     arrays = [np.array([-1.6, 0.4, 1.6, 300.0], np.float32), np.array([7, -9], np.int32)]
     (out,) = _run(lambda d: fn.decoders.numpy(_source([_npy(a) for a in arrays]),

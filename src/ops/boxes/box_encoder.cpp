@@ -35,7 +35,11 @@ class BoxEncoder : public Operator {
     const Batch& boxes = ws.input(0);
     const Batch& labels = ws.input(1);
     const int64_t a = int64_t(anchors_.size() / 4);
-    auto [out_boxes, out_labels] = outputs(ws);
+    // Plain variables, not a structured binding: the lambda captures them, which clang before
+    // 16 refuses for bindings (the fuzz build uses clang 14).
+    const auto outs = outputs(ws);
+    Batch* out_boxes = outs.first;
+    Batch* out_labels = outs.second;
     for_each_sample(ws, boxes.size(), [&](int i, int) {
       const int64_t n = boxes.shape(i)[0];
       std::vector<int64_t> best(static_cast<size_t>(n));

@@ -26,15 +26,24 @@ readers::NpyHeader parse_npy_sample(std::span<const uint8_t> f) {
   return readers::parse_npy_header(f, kOp);
 }
 
+// A bool array's bytes as 0 and 1: a file may hold any byte there, and reading one that is
+// neither as a C++ bool is undefined (found by the npy_decoder fuzz target); numpy reads any
+// nonzero byte as True.
+void normalize_bools(uint8_t* p, size_t n) {
+  for (size_t k = 0; k < n; ++k) p[k] = p[k] != 0;
+}
+
 void decode_npy_sample(const readers::NpyHeader& h, const uint8_t* bytes, DType dtype, void* out) {
   const uint8_t* data = bytes + h.data_offset;
   if (dtype == h.dtype) {
     readers::npy_to_c_order(h, data, static_cast<uint8_t*>(out));
+    if (h.dtype == DType::kBool) normalize_bools(static_cast<uint8_t*>(out), h.data_bytes());
     return;
   }
   // C order (and alignment: a sample may start anywhere in its batch) first, then the cast.
   std::vector<uint8_t> c_order(h.data_bytes());
   readers::npy_to_c_order(h, data, c_order.data());
+  if (h.dtype == DType::kBool) normalize_bools(c_order.data(), c_order.size());
   int64_t count = 1;
   for (auto d : h.shape) count *= d;
   visit_numeric(h.dtype, "decoders.numpy input", [&](auto it) {
