@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple, Union
 from stoker import fn, types
 from stoker.auto_aug import augmentations as a
 from stoker.auto_aug.core import _Augmentation, signed_bin
+from stoker.auto_aug.core._args import check_num_magnitude_bins
 from stoker.auto_aug.core._args import forbid_unused_kwargs as _forbid_unused_kwargs
 from stoker.auto_aug.core._utils import get_translations as _get_translations
 from stoker.auto_aug.core._utils import pretty_select as _pretty_select
@@ -62,9 +63,7 @@ def apply_rand_augment(augmentations: List[_Augmentation], data: _DataNode, n: i
     if not isinstance(n, int) or n < 0:
         raise Exception(
             f"The number of operations to apply `n` must be a non-negative integer, got {n}.")
-    if not isinstance(num_magnitude_bins, int) or num_magnitude_bins < 1:
-        raise Exception(
-            f"The `num_magnitude_bins` must be a positive integer, got {num_magnitude_bins}.")
+    check_num_magnitude_bins(num_magnitude_bins)
     if not isinstance(m, int) or not 0 <= m < num_magnitude_bins:
         raise Exception(f"The magnitude bin `m` must be an integer from "
                         f"`[0, {num_magnitude_bins - 1}]` range. Got {m}.")

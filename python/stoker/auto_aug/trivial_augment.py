@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple, Union
 from stoker import fn, types
 from stoker.auto_aug import augmentations as a
 from stoker.auto_aug.core import _Augmentation, signed_bin
+from stoker.auto_aug.core._args import check_num_magnitude_bins
 from stoker.auto_aug.core._args import forbid_unused_kwargs as _forbid_unused_kwargs
 from stoker.auto_aug.core._utils import get_translations as _get_translations
 from stoker.auto_aug.core._utils import pretty_select as _pretty_select
@@ -46,9 +47,7 @@ def apply_trivial_augment(augmentations: List[_Augmentation], data: _DataNode,
     """Applies `augmentations` TrivialAugment's way: one per sample, drawn uniformly, with a
     magnitude bin drawn uniformly. `kwargs` go to the augmentations that take them by name; a
     name none takes is an error."""
-    if not isinstance(num_magnitude_bins, int) or num_magnitude_bins < 1:
-        raise Exception(
-            f"The `num_magnitude_bins` must be a positive integer, got {num_magnitude_bins}.")
+    check_num_magnitude_bins(num_magnitude_bins)
     if len(augmentations) == 0:
         raise Exception("The `augmentations` list cannot be empty. "
                         "Got empty list in `apply_trivial_augment` call.")

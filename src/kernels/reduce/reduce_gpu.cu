@@ -55,22 +55,10 @@ __global__ void partial_kernel(const ReduceGpuSample* __restrict__ samples, Redu
   const int lane = int(threadIdx.x) & 31;
   const int64_t warp = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
   const int64_t warps = int64_t(gridDim.x) * kWarps;
-  switch (r) {
-#define STOKER_REDUCE_CASE(K)                                   \
-  case Reduction::K:                                            \
-    if constexpr (kValid<Reduction::K, In, Out>)                \
-      fold_chunks<Reduction::K, In, Out>(s, lane, warp, warps); \
-    break;
-    STOKER_REDUCE_CASE(kSum)
-    STOKER_REDUCE_CASE(kMin)
-    STOKER_REDUCE_CASE(kMax)
-    STOKER_REDUCE_CASE(kMean)
-    STOKER_REDUCE_CASE(kMeanSquare)
-    STOKER_REDUCE_CASE(kRms)
-    STOKER_REDUCE_CASE(kVariance)
-    STOKER_REDUCE_CASE(kStdDev)
-#undef STOKER_REDUCE_CASE
-  }
+  visit_reduction(r, [&](auto k) {
+    constexpr Reduction R = decltype(k)::value;
+    if constexpr (kValid<R, In, Out>) fold_chunks<R, In, Out>(s, lane, warp, warps);
+  });
 }
 
 // Pass 2: one thread per output element.
@@ -97,22 +85,10 @@ __global__ void finish_kernel(const ReduceGpuSample* __restrict__ samples, Reduc
   const ReduceGpuSample& s = samples[blockIdx.y];
   const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
-  switch (r) {
-#define STOKER_REDUCE_CASE(K)                                \
-  case Reduction::K:                                         \
-    if constexpr (kValid<Reduction::K, In, Out>)             \
-      finish_outputs<Reduction::K, In, Out>(s, first, step); \
-    break;
-    STOKER_REDUCE_CASE(kSum)
-    STOKER_REDUCE_CASE(kMin)
-    STOKER_REDUCE_CASE(kMax)
-    STOKER_REDUCE_CASE(kMean)
-    STOKER_REDUCE_CASE(kMeanSquare)
-    STOKER_REDUCE_CASE(kRms)
-    STOKER_REDUCE_CASE(kVariance)
-    STOKER_REDUCE_CASE(kStdDev)
-#undef STOKER_REDUCE_CASE
-  }
+  visit_reduction(r, [&](auto k) {
+    constexpr Reduction R = decltype(k)::value;
+    if constexpr (kValid<R, In, Out>) finish_outputs<R, In, Out>(s, first, step);
+  });
 }
 
 template <typename In, typename Out>

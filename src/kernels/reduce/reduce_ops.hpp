@@ -79,6 +79,39 @@ constexpr DType reduce_default_output(Reduction r, DType in) {
   }
 }
 
+// Calls f(std::integral_constant<Reduction, R>{}) for the runtime reduction r: the one place
+// a reduction becomes a compile-time parameter, on the host and in kernels alike.
+template <typename F>
+STOKER_HOST_DEVICE inline void visit_reduction(Reduction r, F&& f) {
+  using R = Reduction;
+  switch (r) {
+    case R::kSum:
+      f(std::integral_constant<R, R::kSum>{});
+      break;
+    case R::kMin:
+      f(std::integral_constant<R, R::kMin>{});
+      break;
+    case R::kMax:
+      f(std::integral_constant<R, R::kMax>{});
+      break;
+    case R::kMean:
+      f(std::integral_constant<R, R::kMean>{});
+      break;
+    case R::kMeanSquare:
+      f(std::integral_constant<R, R::kMeanSquare>{});
+      break;
+    case R::kRms:
+      f(std::integral_constant<R, R::kRms>{});
+      break;
+    case R::kVariance:
+      f(std::integral_constant<R, R::kVariance>{});
+      break;
+    case R::kStdDev:
+      f(std::integral_constant<R, R::kStdDev>{});
+      break;
+  }
+}
+
 // Samples may have up to 16 dimensions: at most 8 runs of reduced and 8 of kept axes.
 constexpr int kReduceMaxDims = 16;
 constexpr int kReduceMaxRuns = kReduceMaxDims / 2;

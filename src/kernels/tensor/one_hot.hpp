@@ -4,12 +4,22 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/dtype.hpp"
 
 namespace stoker::kernels {
+
+// The dtypes DALI's one_hot reads and writes (no bool, no 16-bit floats).
+template <typename F>
+decltype(auto) visit_one_hot(DType d, std::string_view what, F&& f) {
+  return visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
+                     DType::kU64, DType::kI64, DType::kF32, DType::kF64>(d, what,
+                                                                         std::forward<F>(f));
+}
 
 // The class a label names, as DALI reads it (`int cls = label`): integers keep their low 32
 // bits (two's complement), floats truncate toward zero. A float beyond int32's range, or NaN,

@@ -55,30 +55,10 @@ int one_hot_gpu(const OneHotGpuSample* samples, int n, int64_t max_count, int64_
   if (n == 0 || max_count == 0) return 0;
   if (n > 65535) return int(cudaErrorInvalidConfiguration);
   auto s = cudaStream_t(stream);
-  switch (in) {
-    case DType::kU8:
-      return launch<uint8_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kI8:
-      return launch<int8_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kU16:
-      return launch<uint16_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kI16:
-      return launch<int16_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kU32:
-      return launch<uint32_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kI32:
-      return launch<int32_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kU64:
-      return launch<uint64_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kI64:
-      return launch<int64_t>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kF32:
-      return launch<float>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    case DType::kF64:
-      return launch<double>(samples, n, max_count, classes, out, on_bits, off_bits, s);
-    default:
-      return int(cudaErrorInvalidValue);
-  }
+  return visit_one_hot(in, "one_hot input", [&](auto tag) {
+    using In = typename decltype(tag)::type;
+    return launch<In>(samples, n, max_count, classes, out, on_bits, off_bits, s);
+  });
 }
 
 }  // namespace stoker::kernels

@@ -15,25 +15,7 @@ namespace {
 
 using kernels::Reduction;
 
-// Calls f(std::integral_constant<Reduction, R>) for the runtime reduction r.
-template <typename F>
-void visit_reduction(Reduction r, F&& f) {
-  switch (r) {
-#define STOKER_REDUCE_CASE(K)                             \
-  case Reduction::K:                                      \
-    f(std::integral_constant<Reduction, Reduction::K>{}); \
-    break;
-    STOKER_REDUCE_CASE(kSum)
-    STOKER_REDUCE_CASE(kMin)
-    STOKER_REDUCE_CASE(kMax)
-    STOKER_REDUCE_CASE(kMean)
-    STOKER_REDUCE_CASE(kMeanSquare)
-    STOKER_REDUCE_CASE(kRms)
-    STOKER_REDUCE_CASE(kVariance)
-    STOKER_REDUCE_CASE(kStdDev)
-#undef STOKER_REDUCE_CASE
-  }
-}
+using kernels::visit_reduction;
 
 // What the batch's reduction is, worked out before any output exists (both backends).
 struct ReduceSetup {

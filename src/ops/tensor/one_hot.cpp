@@ -9,13 +9,7 @@
 namespace stoker::ops {
 namespace {
 
-// The dtypes DALI's one_hot reads and writes (no bool, no 16-bit floats).
-template <typename F>
-decltype(auto) visit_one_hot(DType d, std::string_view what, F&& f) {
-  return visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
-                     DType::kU64, DType::kI64, DType::kF32, DType::kF64>(d, what,
-                                                                         std::forward<F>(f));
-}
+using kernels::visit_one_hot;
 
 class OneHot : public Operator {
  public:

@@ -72,3 +72,9 @@ def forbid_unused_kwargs(augmentations, kwargs, call_name):
     raise UnusedArgException(
         f"The {call_name} got unexpected {subject}. The {subject} `{', '.join(unused)}` "
         f"{verb} not used by any of the augmentations.", unused_args=unused)
+
+
+def check_num_magnitude_bins(num_magnitude_bins):
+    if not isinstance(num_magnitude_bins, int) or num_magnitude_bins < 1:
+        raise Exception(
+            f"The `num_magnitude_bins` must be a positive integer, got {num_magnitude_bins}.")

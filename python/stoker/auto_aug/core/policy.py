@@ -3,6 +3,7 @@
 import warnings
 from typing import Optional, Sequence, Tuple
 
+from stoker.auto_aug.core._args import check_num_magnitude_bins
 from stoker.auto_aug.core._augmentation import Augmentation
 
 
@@ -18,9 +19,7 @@ class Policy:
             its magnitude bin (None for augmentations without a magnitude)."""
         self.name = name
         self.num_magnitude_bins = num_magnitude_bins
-        if not isinstance(num_magnitude_bins, int) or num_magnitude_bins < 1:
-            raise Exception(
-                f"The `num_magnitude_bins` must be a positive integer, got {num_magnitude_bins}.")
+        check_num_magnitude_bins(num_magnitude_bins)
         if not isinstance(sub_policies, (list, tuple)):
             raise Exception(f"The `sub_policies` must be a list or tuple of sub policies, "
                             f"got {type(sub_policies)}.")
