@@ -2,12 +2,13 @@
 (stoker.fn), and the operators Python compositions call by name (stoker.wrappers)."""
 
 import inspect
+import warnings
 from enum import Enum
 
 import numpy as np
 
 from stoker import _stoker
-from stoker._schema import DALI_TUNING_ARGS, SCHEMAS
+from stoker._schema import DALI_TUNING_ARGS, SCHEMAS, Deferred, translate
 from stoker.conditionals import constant
 from stoker.definition import current_pipeline
 from stoker.node import DataNode
@@ -65,11 +66,20 @@ def _constant_input(pipe, value, where, k):
                         f"{type(value).__name__}") from None
 
 
+def _deprecated_argument(old, new):
+    if new.startswith("nothing"):
+        text = f"The argument `{old}` is no longer used and will be removed in a future release."
+    else:
+        text = f"The argument `{old}` is a deprecated alias for `{new}`. Use `{new}` instead."
+    warnings.warn(text, DeprecationWarning, stacklevel=4)
+
+
 def make(schema):
     """fn.<schema name>: adds a node of the operator to the pipeline being defined and returns
     its output(s); signature and docstring from the schema."""
     op_name = schema["name"]
     arg_names = {a["name"] for a in schema["args"]}
+    per_sample_args = {a["name"] for a in schema["args"] if a["per_sample"]}
     n_inputs = len(schema["inputs"])
 
     def op(*inputs, device=None, name=None, **kwargs):
@@ -85,6 +95,11 @@ def make(schema):
         # Python numbers and arrays given as inputs become constant nodes (DALI's rule).
         inputs = tuple(x if isinstance(x, DataNode) or x is None else
                        _constant_input(pipe, x, f"fn.{op_name}", k) for k, x in enumerate(inputs))
+        # DALI 2.4's deprecated spellings (output_dtype, ...) as today's, with DALI's warning.
+        kwargs = translate(f"fn.{op_name}", op_name, kwargs, arg_names, _deprecated_argument)
+        if any(isinstance(v, Deferred) for v in kwargs.values()):
+            from stoker import fn  # noqa: PLC0415 (fn is built from this module)
+            kwargs = {k: v.draw(fn) if isinstance(v, Deferred) else v for k, v in kwargs.items()}
         args, arg_inputs = {}, {}
         for k, v in kwargs.items():
             if v is None and k in arg_names:
@@ -93,6 +108,10 @@ def make(schema):
                 continue
             if isinstance(v, DataNode):
                 arg_inputs[k] = v
+            elif isinstance(v, np.ndarray) and v.ndim > 1 and k in per_sample_args:
+                # DALI makes numpy arrays constant argument inputs: a 2-D array is one tensor
+                # for every sample (multi_paste's anchors, box lists), not a nested list.
+                arg_inputs[k] = constant(pipe, v)
             else:
                 args[k] = plain(v)
         n_out = len(schema["outputs"])

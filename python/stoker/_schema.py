@@ -12,7 +12,8 @@ declared below, and read by those modules:
 * ``CLASS_NAMES``: ops class names that are not the CamelCase of the fn name;
 * ``LEGACY_NAMES``: DALI's old ops class names, each with its operator and default device
   (DALI 2.4's deprecated names come from the schemas' ``deprecated_names``);
-* ``TRANSLATIONS``: arguments of DALI's first releases, rewritten into today's for ``ops``;
+* ``TRANSLATIONS``: arguments of DALI's first releases and DALI 2.4's deprecated spellings,
+  rewritten into today's (by ``fn`` and ``ops``);
 * ``PYTHON_FED``: operators that take Python data or run Python code (not serializable);
 * ``DALI_TUNING_ARGS``: arguments accepted for DALI's scripts and ignored.
 
@@ -40,6 +41,14 @@ def arg_names(name):
     return {a["name"] for a in SCHEMAS[name]["args"]}
 
 
+def accepted_args(name):
+    """Every argument fn.<name> takes: its schema's or its Python wrapper's, the old spellings
+    it rewrites (TRANSLATIONS) and DALI's tuning arguments it ignores."""
+    known = WRAPPERS[name].accepts() if name in WRAPPERS else arg_names(name)
+    old = {a for t in TRANSLATIONS if t.applies(name, known) for a in t.args}
+    return known | old | DALI_TUNING_ARGS
+
+
 # -- readers ------------------------------------------------------------------------------
 SHARD_ARGS = frozenset({"shard_id", "num_shards"})
 
@@ -60,7 +69,9 @@ DALI_TUNING_ARGS = frozenset({
     "preallocate_height_hint", "affine", "split_stages", "use_chunk_allocator",
     "use_fast_idct", "memory_stats", "use_batched_decode", "minibatch_size",
     "skip_cached_images", "cache_size", "cache_threshold", "cache_type", "cache_debug",
-    "cache_batch_copy", "prefetch_queue_depth_hint",
+    "cache_batch_copy", "prefetch_queue_depth_hint", "tensor_init_bytes", "temp_buffer_hint",
+    "use_o_direct", "register_buffers", "cache_header_information",
+    "quiet",  # random_bbox_crop's: stoker prints no warnings there to silence
     "seed",  # on operators that draw nothing
 })
 
@@ -186,9 +197,35 @@ def _output_dtype(op, args, known):
     return "output_dtype", "dtype"
 
 
+# The colour operators whose `image_type` DALI 2.4 still takes: the input's colour space.
+COLOUR_SPACE_IMAGE_TYPE = ("hue", "saturation", "color_twist")
+
+
 def _image_type(op, args, known):
-    args.pop("image_type")
+    v = args.pop("image_type")
+    if op in COLOUR_SPACE_IMAGE_TYPE:
+        # Today's argument there, naming the input's colour space: stoker's take RGB.
+        if getattr(v, "name", str(v)).rsplit(".", 1)[-1] != "RGB":
+            raise TypeError(f"image_type={v}: stoker's {op} takes RGB images only (convert "
+                            f"with fn.color_space_conversion first)")
+        return None
     return "image_type", "nothing (the operator takes the image as it is)"
+
+
+def _renamed(old, new):
+    """A DALI argument renamed, its meaning unchanged: the old spelling becomes `new`."""
+    def rewrite(op, args, known):
+        args.setdefault(new, args.pop(old))
+        return old, new
+    return rewrite
+
+
+# DALI 2.4's deprecated spellings of today's arguments: operator -> {old: new}.
+_RENAMES = {
+    "shapes": {"type": "dtype"},
+    "optical_flow": {"output_format": "output_grid"},
+    "readers.coco": {"save_img_ids": "image_ids"},
+}
 
 
 def _uniform_sides(a, b):
@@ -254,11 +291,21 @@ class Translation:
     args: tuple
     rewrite: object
     ops: tuple | str = "lacking"
+    to: str | None = None  # the argument it becomes: applies only where the operator takes it
+
+    def applies(self, op, known):
+        if self.to is not None and self.to not in known:
+            return False
+        if self.ops == "lacking":
+            return self.args[0] not in known
+        return self.ops == "all" or op in self.ops
 
 
 TRANSLATIONS = [
-    Translation(("output_dtype",), _output_dtype),
+    Translation(("output_dtype",), _output_dtype, to="dtype"),
     Translation(("image_type",), _image_type),
+    *(Translation((old,), _renamed(old, new), (op,), to=new)
+      for op, names in _RENAMES.items() for old, new in names.items()),
     Translation(("resize_a", "resize_b", "random_resize", "warp_resize"), _old_resize,
                 ("resize",)),
     Translation(("random_crop",), _random_crop, ("crop_mirror_normalize", "crop")),
@@ -272,11 +319,7 @@ def translate(who, op, args, known, warn):
     """`args` of operator `op` (whose arguments are `known`) with DALI's old arguments as
     today's; warn(old, new) for each one rewritten. `who` names the caller in errors."""
     for t in TRANSLATIONS:
-        if not any(a in args for a in t.args):
-            continue
-        if t.ops == "lacking" and t.args[0] in known:
-            continue  # the operator takes it under that name today
-        if isinstance(t.ops, tuple) and op not in t.ops:
+        if not any(a in args for a in t.args) or not t.applies(op, known):
             continue
         try:
             note = t.rewrite(op, args, known)

@@ -382,6 +382,17 @@ def _shape_text(value):
 def constant(pipe, value, dtype=None, shape=None, layout=None, device=None):
     """A node giving `value` (a number or array) for every sample (types.Constant)."""
     array = np.asarray(value)
+    if isinstance(value, np.ndarray) and array.dtype == np.float64:
+        array = array.astype(np.float32)  # DALI carries double arrays as float32
+    if isinstance(value, np.ndarray) and dtype is None and array.dtype in (np.int64, np.uint64):
+        # ... and, without a dtype, 64-bit integer arrays as 32-bit ones (out of range: an error)
+        narrow = np.int32 if array.dtype == np.int64 else np.uint32
+        limits = np.iinfo(narrow)
+        if array.size and (array.min() < limits.min or array.max() > limits.max):
+            bad = array.min() if array.min() < limits.min else array.max()
+            raise OverflowError(f"types.Constant: {bad} is out of range for {limits.dtype} "
+                                f"(give a dtype to keep 64 bits)")
+        array = array.astype(narrow)
     if dtype is None:
         if isinstance(value, (bool, np.bool_)) or array.dtype == np.bool_:
             dtype = "bool"

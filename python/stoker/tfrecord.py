@@ -30,12 +30,24 @@ class FixedLenFeature:
 
 
 class VarLenFeature:
-    """A feature of any length, output as a 1-D tensor (empty when absent)."""
+    """A feature of any length, output as a 1-D tensor (empty when absent). DALI's second
+    form, ``VarLenFeature(partial_shape, dtype, default_value)``, shapes the values as
+    (n, *partial_shape), n = number of values / volume(partial_shape); a count the volume does
+    not divide is an error."""
 
-    def __init__(self, dtype, default_value=None):
+    def __init__(self, dtype, default_value=None, *more):
+        partial_shape = []
+        if isinstance(dtype, (list, tuple)):  # (partial_shape, dtype, default_value)
+            partial_shape, dtype = [int(d) for d in dtype], default_value
+            default_value, more = (more[0], more[1:]) if more else (None, more)
+            if any(d <= 0 for d in partial_shape):
+                raise ValueError(f"partial_shape must have positive extents, got {partial_shape}")
+        if more:
+            raise TypeError("VarLenFeature takes (dtype, default_value) or "
+                            "(partial_shape, dtype, default_value)")
         if dtype not in _TYPES:
             raise ValueError(f"dtype must be one of {_TYPES}, got {dtype!r}")
-        self.shape = []
+        self.shape = partial_shape
         self.dtype = dtype
         self.default_value = default_value
         self.var_len = True

@@ -111,12 +111,15 @@ def tfrecord(path, *, features, index_path=None, device="cpu", name=None, **kwar
     return dict(zip(names, outs))
 
 
-def choice(a, *, p=None, shape=None, seed=None, device="cpu", name=None):
+def choice(a, shape_like=None, *, p=None, shape=None, seed=None, device="cpu", name=None):
     """Draws from `a` (a list of values, an integer n for 0..n-1, or a DataNode holding a 1-D
-    list per sample) with probabilities `p` (uniform when None), one tensor of `shape` per
-    sample. int32 output when the values are integers, float32 otherwise. `seed`: this
-    operator's own random seed (as DALI's)."""
+    list per sample) with probabilities `p` (uniform when None), one tensor of `shape` (or of
+    the `shape_like` input's shape) per sample. int32 output when the values are integers,
+    float32 otherwise. `seed`: this operator's own random seed (as DALI's)."""
     pipe = pipeline_for("fn.random.choice")
+    if shape_like is not None and not isinstance(shape_like, DataNode):
+        raise TypeError(f"fn.random.choice: shape_like must be a DataNode (an operator's "
+                        f"output), got {type(shape_like).__name__}")
     args, arg_inputs = {}, {}
     if isinstance(a, DataNode):
         arg_inputs["a"] = a
@@ -139,7 +142,8 @@ def choice(a, *, p=None, shape=None, seed=None, device="cpu", name=None):
         args["shape"] = [int(shape)] if isinstance(shape, int) else [int(s) for s in shape]
     if seed is not None:
         args["seed"] = int(seed)
-    return pipe._add_node("random.choice", [], args, arg_inputs, name, device, 1)
+    inputs = [] if shape_like is None else [shape_like]
+    return pipe._add_node("random.choice", inputs, args, arg_inputs, name, device, 1)
 
 
 # DALI's SSDRandomCrop (dali/operators/ssd/random_crop.*): per sample, one of 7 options drawn

@@ -51,14 +51,70 @@ def test_dataset_trains_a_keras_model(two_classes):
     assert losses[-1] < 0.5 * losses[0], losses
 
 
-def test_one_output_gives_tensors_and_an_external_source_ends_the_dataset():
+def test_one_output_gives_1_tuples_and_an_external_source_ends_the_dataset():
+    # DALI's elements are tuples even for one tf.DType (its tutorial reads `batch[0]`).
     batches = [np.full((2, 3), k, np.int16) for k in range(3)]
     pipe = stoker.Pipeline(batch_size=2)
     with pipe:
         pipe.set_outputs(fn.external_source(batches))
-    ds = stoker_tf.DALIDataset(pipe, output_dtypes=tf.int16)
-    got = [t.numpy() for t in ds]
+    ds = stoker_tf.DALIDataset(pipe, output_dtypes=tf.int16, output_shapes=(2, 3))
+    assert ds.element_spec == (tf.TensorSpec((2, 3), tf.int16),)
+    got = [t[0].numpy() for t in ds]
     assert [int(t[0, 0]) for t in got] == [0, 1, 2] and got[0].shape == (2, 3)
+
+
+def test_declared_shapes_squeeze_1_sized_dimensions_as_dali():
+    # DALI's tutorial declares (batch, 28, 28) for 1-channel CHW images and (batch,) for (1,)
+    # labels; a batch of 1 may leave the batch out; an impossible or ambiguous fit is an error
+    # (DALI counts the ways of leaving 1-sized dimensions out: (4, 1, 1) fits (4, None) two).
+    @stoker.pipeline_def(batch_size=4)
+    def pipe():
+        image = fn.constant(fdata=np.arange(6, dtype=np.float32).tolist(), shape=[1, 2, 3])
+        return image, fn.constant(idata=[7], shape=[1]), fn.constant(idata=[1], shape=[1, 1])
+
+    dtypes = (tf.float32, tf.int32, tf.int32)
+    ds = stoker_tf.DALIDataset(pipe(), output_dtypes=dtypes,
+                               output_shapes=((4, 2, 3), (4,), (4, 1, 1)))
+    images, labels, ones = next(iter(ds))
+    assert images.shape == (4, 2, 3) and labels.numpy().tolist() == [7] * 4
+    np.testing.assert_array_equal(images[1], np.arange(6).reshape(2, 3))
+    one = stoker_tf.DALIDataset(pipe(batch_size=1), output_dtypes=dtypes,
+                                output_shapes=((2, 3), (), (1,)))
+    images, label, ones = next(iter(one))
+    assert images.shape == (2, 3) and label.numpy() == 7 and ones.shape == (1,)
+    wrong = stoker_tf.DALIDataset(pipe(), output_dtypes=dtypes,
+                                  output_shapes=(None, None, (4, 2, 1)))
+    with pytest.raises(Exception, match=r"output 2 has the shape \[4, 1, 1\], not compatible"):
+        next(iter(wrong))
+    ambiguous = stoker_tf.DALIDataset(pipe(), output_dtypes=dtypes,
+                                      output_shapes=(None, None, (4, None)))
+    with pytest.raises(Exception, match=r"fits output_shapes\[2\] \(4, None\) in 2 ways"):
+        next(iter(ambiguous))
+
+
+def test_each_iterator_starts_at_the_first_batch_as_dali(two_classes):
+    # DALI builds a pipeline per iterator: peeking with next(iter(ds)) then iterating again
+    # starts again from the first batch (readers, random draws and callable sources alike).
+    ds = stoker_tf.DALIDataset(_pipe(two_classes), output_dtypes=(tf.float32, tf.int32))
+    first = [[t.numpy() for t in step] for step, _ in zip(ds, range(2))]
+    again = [[t.numpy() for t in step] for step, _ in zip(ds, range(3))]
+    for a, b in zip(first, again):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+    @stoker.pipeline_def(batch_size=2, seed=5)
+    def sourced():
+        data = fn.external_source(lambda info: np.full(2, info.idx_in_epoch, np.int32),
+                                  batch=False)
+        return data, fn.random.uniform(shape=[2])
+
+    ds = stoker_tf.DALIDataset(sourced(), output_dtypes=(tf.int32, tf.float32))
+    first = [(a.numpy(), b.numpy()) for (a, b), _ in zip(ds, range(2))]
+    again = [(a.numpy(), b.numpy()) for (a, b), _ in zip(ds, range(2))]
+    assert first[1][0].tolist() == [[2, 2], [3, 3]]
+    for (a, b), (c, d) in zip(first, again):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
 
 
 def test_sharded_datasets_under_tf_distribute(two_classes):
@@ -155,6 +211,10 @@ def test_dalis_helper_functions(two_classes):
     assert plugin.dataset_compatible_tensorflow() and plugin.dataset_inputs_compatible_tensorflow()
     assert plugin.dataset_distributed_compatible_tensorflow()
     assert stoker_tf._tf_version() >= (2, 16, 0)
+    assert str(plugin.MIN_TENSORFLOW_VERSION) == "2.0"
+    options = plugin.dataset_options()
+    assert not options.experimental_optimization.apply_default_optimizations
+    assert not options.autotune.enabled
     pipe = stoker.Pipeline(batch_size=2, seed=1)
     with pipe:
         pipe.set_outputs(fn.random.uniform(shape=[2]))

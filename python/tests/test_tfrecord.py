@@ -194,3 +194,30 @@ def test_examples_serialized_by_protobuf(tmp_path):
         assert blobs[i].numpy().tobytes() == blob
         assert ids[i].numpy().tolist() == ints
         assert xyz[i].numpy().tolist() == floats
+
+
+def test_var_len_feature_with_a_partial_shape(tmp_path):
+    """DALI's VarLenFeature(partial_shape, dtype, default): the values shaped (n, *partial),
+    n = count / volume; a count the volume does not divide is an error."""
+    path = str(tmp_path / "partial.tfrecord")
+    rows = [list(range(6 * k)) for k in (1, 2, 0)]
+    _write_tfrecord(path, [_example({"v": ("int64", r), "f": ("float", [0.5] * 6)})
+                           for r in rows])
+    pipe = stoker.Pipeline(batch_size=3, num_threads=1, seed=0)
+    with pipe:
+        out = fn.readers.tfrecord(path=[path], features={
+            "v": tfrecord.VarLenFeature([3], tfrecord.int64, 0),
+            "f": tfrecord.VarLenFeature([2, 3], tfrecord.float32, 0.0)})
+        pipe.set_outputs(out["v"], out["f"])
+    v, f = pipe.run()
+    for i, r in enumerate(rows):
+        np.testing.assert_array_equal(v[i].numpy(), np.array(r, np.int64).reshape(-1, 3))
+        assert f[i].numpy().shape == (1, 2, 3)
+    pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0)
+    with pipe:
+        pipe.set_outputs(fn.readers.tfrecord(path=[path], features={
+            "v": tfrecord.VarLenFeature([4], tfrecord.int64, 0)})["v"])
+    with pytest.raises(ValueError, match="not a multiple"):
+        pipe.run()
+    with pytest.raises(ValueError):
+        tfrecord.VarLenFeature([0], tfrecord.int64, 0)

@@ -107,7 +107,38 @@ def test_warp_affine_takes_the_matrix_as_its_second_input():
 def test_errors_name_what_is_wrong():
     with pytest.raises(ValueError, match="give `shear` or `angles`"):
         _run(lambda: (fn.transforms.shear(shear=[0.1, 0.2], angles=[1.0, 2.0]),))
-    with pytest.raises(ValueError, match=r"`offset` has 5 values: not a 2-D or 3-D transform"):
-        _run(lambda: (fn.transforms.translation(offset=[1.0] * 5),))
+    with pytest.raises(ValueError, match=r"`offset` has 7 values: not a 1-D to 6-D transform"):
+        _run(lambda: (fn.transforms.translation(offset=[1.0] * 7),))
+    with pytest.raises(ValueError, match=r"`center` has 4 values: not a 2-D or 3-D transform"):
+        _run(lambda: (fn.transforms.rotation(angle=5.0, center=[1.0] * 4),))
+    with pytest.raises(ValueError, match="input 1 is 3-D, input 0 2-D"):
+        _run(lambda: (fn.transforms.combine(fn.transforms.translation(offset=[1.0, 2.0]),
+                                            fn.transforms.translation(offset=[1.0, 2.0, 3.0])),))
     with pytest.raises(ValueError, match="the `from` window has no extent along axis 0"):
         _run(lambda: (fn.transforms.crop(from_start=[0.5, 0.0], from_end=[0.5, 1.0]),))
+
+
+def test_one_to_six_dimensions_as_dali():
+    """Translations, scalings and crops have 1 to 6 dimensions (DALI's detection example maps
+    ltrb boxes with a 4-D crop); single values make a 1-D transform unless `ndim` or an input
+    says otherwise."""
+    outs = _run(lambda: (
+        fn.transforms.crop(to_start=[0.0] * 4, to_end=[640.0, 480.0, 640.0, 480.0]),
+        fn.transforms.translation(offset=[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]),
+        fn.transforms.scale(scale=2.0),
+        fn.transforms.scale(scale=2.0, ndim=4),
+        fn.transforms.crop(from_start=[0.2], from_end=[0.7], to_start=[1.0], to_end=[3.0]),
+        fn.transforms.combine(fn.transforms.translation(offset=[1.0]),
+                              fn.transforms.scale(scale=[3.0])),
+        fn.coord_transform(fn.constant(fdata=[0.1, 0.2, 0.5, 0.75], shape=[1, 4]),
+                           MT=fn.transforms.crop(to_end=[640.0, 480.0, 640.0, 480.0]))))
+    refs = [np.hstack([np.diag([640.0, 480.0, 640.0, 480.0]), np.zeros((4, 1))]),
+            np.hstack([np.eye(6), np.arange(1.0, 7.0)[:, None]]),
+            np.array([[2.0, 0.0]]),
+            np.hstack([2 * np.eye(4), np.zeros((4, 1))]),
+            np.array([[4.0, 0.2]]),
+            np.array([[3.0, 3.0]]),
+            np.array([[64.0, 96.0, 320.0, 360.0]])]
+    for (got,), ref in zip(outs, refs):
+        assert got.dtype == np.float32 and got.shape == ref.shape
+        np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-6)

@@ -30,6 +30,8 @@ Sharding under tf.distribute: build one dataset per input pipeline,
     dist = strategy.distribute_datasets_from_function(dataset_fn)
 """
 
+import warnings
+
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.data.ops import dataset_ops
@@ -37,8 +39,9 @@ from tensorflow.python.data.ops import dataset_ops
 from stoker.plugins._iterator import BaseIterator, LastBatchPolicy
 
 __all__ = ["DALIDataset", "Dataset", "Input", "Iterator", "LastBatchPolicy", "experimental",
-           "dataset_compatible_tensorflow", "dataset_distributed_compatible_tensorflow",
-           "dataset_inputs_compatible_tensorflow", "serialize_pipeline"]
+           "MIN_TENSORFLOW_VERSION", "dataset_compatible_tensorflow",
+           "dataset_distributed_compatible_tensorflow", "dataset_inputs_compatible_tensorflow",
+           "dataset_options", "serialize_pipeline"]
 
 
 def _as_tuple(x):
@@ -61,13 +64,74 @@ def _host_array(batch):
     return (batch.as_cpu() if batch.device == "gpu" else batch).as_array()
 
 
+def _shape_matches(required, got, r=0, g=0):
+    """The ways `got` (a batch's shape) fits `required` (a tf.TensorShape of known rank) when
+    1-sized dimensions of `got` may be left out: [shape] per way (DALI's CountShapeMatches)."""
+    if r == len(required) and g == len(got):
+        return [()]
+    if g == len(got):
+        return []
+    ways = []
+    if r < len(required) and required[r] in (None, got[g]):
+        ways += [(got[g],) + rest for rest in _shape_matches(required, got, r + 1, g + 1)]
+    if got[g] == 1:
+        ways += _shape_matches(required, got, r, g + 1)
+    return ways
+
+
+def _compatible_shape(required, got, batch_size, k):
+    """The shape a batch of shape `got` takes for the declared `required` (DALI's rules: as it
+    is where compatible; else 1-sized dimensions are squeezed out, where exactly one way of
+    leaving them out fits; a 1-element batch takes any 1-element declared shape)."""
+    required = tf.TensorShape(required)
+    if required.is_compatible_with(got):
+        return got
+    if len(required) >= len(got):
+        raise ValueError(f"DALIDataset: output {k} has the shape {list(got)}, not compatible "
+                         f"with output_shapes[{k}] {required}")
+    if batch_size != 1 and (not len(required) or required[0] not in (None, batch_size)):
+        raise ValueError(f"DALIDataset: output_shapes[{k}] {required} is not compatible with "
+                         f"the batch size {batch_size}")
+    if np.prod(got) == 1 and required.is_fully_defined() and required.num_elements() == 1:
+        return tuple(required.as_list())
+    ways = _shape_matches(required.as_list(), tuple(got))
+    if len(ways) != 1:
+        raise ValueError(f"DALIDataset: output {k} has the shape {list(got)}, which fits "
+                         f"output_shapes[{k}] {required} in {len(ways)} ways, not one")
+    return ways[0]
+
+
+def _start_again(pipeline, start):
+    """Each iterator of a DALIDataset starts at the pipeline's first batch, as in DALI (which
+    builds a new pipeline per iterator): a pipeline that an earlier iterator ran is restored to
+    the state it had before its first batch (readers, random streams, callable sources; an
+    iterable source starts again). `start`: [] before the first iterator, then [that state]
+    ([None] where it could not be taken: the pipeline had run before, or cannot checkpoint)."""
+    pipeline.build()
+    if not start:
+        try:
+            start.append(None if pipeline._ran else pipeline.checkpoint())
+        except (RuntimeError, ValueError):  # an operator whose state a checkpoint cannot hold
+            start.append(None)
+    elif pipeline._ran and start[0] is not None:
+        pipeline._forget_runs()
+        pipeline._end_delivered = False
+        with warnings.catch_warnings():  # (an iterable source starting again is DALI's way)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            pipeline._restart_from(start[0])
+
+
 class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
     """The batches of `pipeline` as a tf.data.Dataset of tuples of tensors (one per pipeline
-    output; a single output gives tensors, not tuples). output_dtypes: tf.DType per output
-    (required, as in DALI); output_shapes: shapes per output (None: unknown; a declared shape
-    is checked against every batch). batch_size, num_threads, device_id, prefetch_queue_depth
-    and DALI's other arguments are accepted for DALI's scripts; the pipeline's own settings
-    apply (a differing batch_size is refused)."""
+    output; as in DALI, a tuple also where output_dtypes is a single tf.DType). output_dtypes:
+    tf.DType per output (required, as in DALI); output_shapes: shapes per output (None:
+    unknown; a declared shape is checked against every batch, whose 1-sized dimensions are
+    squeezed out to fit it as DALI does: (8, 28, 28) takes a batch of shape (8, 1, 28, 28), and
+    a pipeline of batch size 1 may leave the batch out). Each new iterator of the dataset starts
+    at the pipeline's first batch (DALI builds a pipeline per iterator: `next(iter(ds))`, then
+    `model.fit(ds)` trains from the first batch). batch_size, num_threads, device_id,
+    prefetch_queue_depth and DALI's other arguments are accepted for DALI's scripts; the
+    pipeline's own settings apply (a differing batch_size is refused)."""
 
     def __init__(self, pipeline, output_dtypes=None, output_shapes=None,
                  fail_on_device_mismatch=True, *, batch_size=None, num_threads=None,
@@ -97,8 +161,10 @@ class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
         signature = tuple(tf.TensorSpec(shape=s, dtype=d) for s, d in zip(shapes, dtypes))
         dtypes_np = [d.as_numpy_dtype for d in dtypes]
 
+        start = []  # the pipeline's state before its first batch, when it can be restored
+
         def batches():
-            pipeline.build()
+            _start_again(pipeline, start)
             feeds = [(name, iter(ds), batch, layout) for name, ds, batch, layout in inputs]
             while True:
                 try:
@@ -113,16 +179,16 @@ class DALIDataset(dataset_ops.UnaryUnchangedStructureDataset):
                     raise ValueError(f"DALIDataset: the pipeline has {len(outputs)} outputs, "
                                      f"output_dtypes names {len(dtypes)}")
                 arrays = []
-                for k, (b, want) in enumerate(zip(outputs, dtypes_np)):
+                for k, (b, want, shape) in enumerate(zip(outputs, dtypes_np, shapes)):
                     a = _host_array(b)
                     if a.dtype != want:
                         raise TypeError(f"DALIDataset: output {k} is {a.dtype}, output_dtypes "
                                         f"says {tf.as_dtype(want).name}")
-                    arrays.append(a)
-                yield arrays[0] if single else tuple(arrays)
+                    arrays.append(a.reshape(_compatible_shape(shape, a.shape,
+                                                              pipeline.batch_size, k)))
+                yield tuple(arrays)
 
-        inner = tf.data.Dataset.from_generator(
-            batches, output_signature=signature[0] if single else signature)
+        inner = tf.data.Dataset.from_generator(batches, output_signature=signature)
         super().__init__(inner, inner._variant_tensor)
 
 
@@ -186,6 +252,24 @@ def _tf_version():
     import re
 
     return tuple(int(re.match(r"\d*", p).group() or 0) for p in tf.__version__.split(".")[:3])
+
+
+def _min_version():
+    from packaging.version import Version  # (a dependency of TensorFlow's)
+
+    return Version("2.0")
+
+
+MIN_TENSORFLOW_VERSION = _min_version()  # DALI's constant: stoker needs TensorFlow 2 (DALI 1.15)
+
+
+def dataset_options():
+    """The tf.data.Options DALI gives its datasets: tf.data's default optimizations and
+    autotuning off (DALI's helper; stoker's datasets need no options)."""
+    options = tf.data.Options()
+    options.experimental_optimization.apply_default_optimizations = False
+    options.autotune.enabled = False
+    return options
 
 
 def dataset_compatible_tensorflow():

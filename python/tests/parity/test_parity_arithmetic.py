@@ -96,6 +96,33 @@ def test_lists_and_numpy_operands_are_constants_that_broadcast():
         assert_same(x, y, what=f"output {k}")
 
 
+def test_64_bit_numpy_arrays_are_32_bit_constants():
+    # DALI's types.Constant (and so numpy operands) carries float64 arrays as float32 and,
+    # without a dtype, int64 arrays as int32: numpy's default types do not widen the result.
+    imgs = _samples([(6, 5, 3), (3, 4, 3)], np.uint8, 4)
+
+    def build(m, types, x):
+        return (x * np.array([0.5, 1.0, 2.0]), x + np.arange(3), types.Constant(np.arange(4)),
+                types.Constant(np.array([[1.5, 2.5]])), types.Constant(np.uint64([7])),
+                types.Constant(np.arange(3), dtype=types.INT64))
+    out = _both(build, [imgs], ["HWC"])
+    assert [x[0].dtype for x in out["dali"][0]] == [np.float32, np.int32, np.int32, np.float32,
+                                                    np.uint32, np.int64]
+    for k, (x, y) in enumerate(zip(out["stoker"][0], out["dali"][0])):
+        assert_same(x, y, what=f"output {k}")
+
+
+def test_64_bit_constants_out_of_32_bit_range_fail_alike():
+    for lib in ("stoker", "dali"):
+        pipeline_def, _, types, extra = _lib(lib)
+
+        @pipeline_def(batch_size=1, num_threads=1, **extra)
+        def pipe():
+            return types.Constant(np.int64([1, 2 ** 40]))
+        with pytest.raises(OverflowError, match="out of range for int32"):
+            pipe().build()
+
+
 @pytest.mark.parametrize("a_shape,b_shape,axis,dali_dims", [
     ((4, 5, 3), (4, 1), -2, ("4 x 5 x 3 (d=1", "4 x 1 (d=0")),
     ((4, 5, 3), (2,), -1, ("4 x 5 x 3 (d=2", "2 (d=0")),

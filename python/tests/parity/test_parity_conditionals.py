@@ -110,3 +110,11 @@ def test_constants():
                 fn.constant(fdata=[1.5, 2.5, 3.5, 4.5], shape=[2, 2], dtype=types.FLOAT),
                 fn.constant(idata=[3], shape=[2], dtype=types.UINT8))
     both(define)
+
+
+def test_constant_default_dtype_follows_the_data():
+    """Without `dtype`: float32 for fdata, int32 for idata (DALI's rule)."""
+    def define(fn, types):
+        return (fn.constant(idata=[1, 2, 3], layout="X"), fn.constant(idata=4),
+                fn.constant(fdata=[1.0, 2.0]), fn.constant(fdata=3.0, shape=[2, 2]))
+    both(define)

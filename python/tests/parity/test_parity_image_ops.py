@@ -103,6 +103,15 @@ _CASES = [
         dtype=t.FLOAT16, pad_output=True), 1e-2, 0),
     ("erase", lambda fn, t: fn.erase(_feed(fn, t), anchor=[3, 4], shape=[5, 6], axis_names="HW",
                                      fill_value=11), 0, 0),
+    # fractions and centred anchors: DALI truncates the float32 start and end (not rounding)
+    ("erase_normalized", lambda fn, t: fn.erase(
+        _feed(fn, t), anchor=[0.3, 0.2, 0.6, 0.5], shape=[0.1, 0.4, 0.2, 0.1], normalized=True,
+        axis_names="HW", fill_value=0), 0, 0),
+    ("erase_centered", lambda fn, t: fn.erase(
+        _feed(fn, t), anchor=[0.5, 0.5], shape=[0.25, 0.3], normalized=True,
+        centered_anchor=True, axis_names="HW", fill_value=255), 0, 0),
+    ("erase_fractional_pixels", lambda fn, t: fn.erase(
+        _feed(fn, t), anchor=[2.7, -1.5], shape=[4.6, 6.9], axis_names="HW"), 0, 0),
     ("flip", lambda fn, t: fn.flip(_feed(fn, t), horizontal=1, vertical=1), 0, 0),
     ("gaussian_blur", lambda fn, t: fn.gaussian_blur(_feed(fn, t), sigma=1.5), 1, 0),
     ("gaussian_blur_window", lambda fn, t: fn.gaussian_blur(_feed(fn, t), window_size=5), 1, 0),

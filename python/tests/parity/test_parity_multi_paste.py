@@ -49,3 +49,21 @@ def test_two_inputs_relative_regions_and_dtype():
 
     out = run_both(define, 3)
     assert_same(out["stoker"][0][0], out["dali"][0][0], what="multi_paste relative")
+
+
+def test_numpy_arrays_as_region_arguments():
+    """A 2-D numpy array given for a per-sample argument is one constant tensor for every sample
+    (DALI makes numpy arrays constant argument inputs): the 2x2 mosaic of its examples."""
+    tiles = [RNG.integers(0, 255, (4, 5, 3)).astype(np.uint8) for _ in range(4)]
+
+    def define(fn, types):
+        x = fn.external_source(source=lambda: tiles, batch=True, layout="HWC")
+        return fn.multi_paste(x, in_ids=np.int32([0, 1, 2, 3]), output_size=[8, 10],
+                              out_anchors=np.int32([[0, 0], [0, 5], [4, 0], [4, 5]]),
+                              shapes=np.int32([[4, 5]] * 4))
+
+    out = run_both(define, 4)
+    assert_same(out["stoker"][0][0], out["dali"][0][0], what="multi_paste numpy regions")
+    top = np.concatenate([tiles[0], tiles[1]], 1)
+    bottom = np.concatenate([tiles[2], tiles[3]], 1)
+    np.testing.assert_array_equal(out["dali"][0][0][0], np.concatenate([top, bottom], 0))

@@ -91,6 +91,32 @@ def test_uniform_and_normal_dtypes_draw_alike():
     assert sorted(set(vals_u8["stoker"].tolist())) == [0, 1, 2, 3, 255]
 
 
+def test_shape_like_input_gives_each_sample_its_shape():
+    """The shape_like input (DALI's `__shape_like`): each sample drawn in its input's shape, with
+    the operator's dtype; `shape` beside it is refused by both."""
+    def like(info):
+        return np.zeros((info.idx_in_batch + 1, 3), np.uint8)
+
+    def define(fn, types):
+        x = fn.external_source(source=like, batch=False)
+        return (fn.random.uniform(x, range=[2.0, 3.0]), fn.random.normal(x, dtype=types.FLOAT64),
+                fn.random.coin_flip(x, probability=1.0, dtype=types.BOOL), fn.random.beta(x),
+                fn.random.choice(5, x), fn.random.choice([0.5, 1.5], x, p=[0.25, 0.75]))
+    out = run_both(define, 3)
+    for k in range(6):
+        a, b = out["stoker"][0][k], out["dali"][0][k]
+        assert [(s.shape, s.dtype) for s in a] == [(s.shape, s.dtype) for s in b], f"output {k}"
+        assert [s.shape for s in a] == [(1, 3), (2, 3), (3, 3)]
+    assert all(((s >= 2) & (s < 3)).all() for s in out["stoker"][0][0])
+    assert all(s.all() for s in out["stoker"][0][2])  # probability 1
+
+    def both_given(fn, types):
+        return fn.random.uniform(fn.external_source(source=like, batch=False), shape=[2])
+    for lib in ("stoker", "dali"):
+        with pytest.raises(Exception, match="shape"):
+            run_lib(lib, both_given, 3)
+
+
 def test_uniform_dtypes_dali_refuses_are_refused():
     for lib in ("stoker", "dali"):
         with pytest.raises(Exception, match="bool"):

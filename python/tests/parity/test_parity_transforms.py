@@ -1,6 +1,8 @@
 """transforms.* against DALI 2.4: 2-D translations, scalings, rotations, shears (factors and
 angles), crops and their compositions (inputs, reverse_order, combine) equal; 3-D scalings and
-shears equal; 3-D rotations within 1e-6 (DALI composes the axis rotation in another order)."""
+shears equal; 3-D rotations within 1e-6 (DALI composes the axis rotation in another order);
+translations, scalings and crops of 1 to 6 dimensions (the detection example's 4-D box crop)
+equal."""
 import numpy as np
 import pytest
 
@@ -50,3 +52,25 @@ def test_3d_rotations_match_dali_closely():
         for x, y in zip(a, b):
             assert x.shape == y.shape == (3, 4) and x.dtype == y.dtype
             np.testing.assert_allclose(x, y, atol=1e-6)
+
+
+def test_1d_to_6d_transforms_equal_dali():
+    """Translations, scalings and crops of 1 to 6 dimensions, single values making a 1-D
+    transform, and the 4-D crop DALI's detection example maps ltrb boxes with."""
+    def define(fn, types):
+        t = fn.transforms.translation(offset=[1.0, 2.0, 3.0, 4.0])
+        s = fn.transforms.scale(scale=[1.0, 2.0, 3.0, 4.0], center=[0.5, 0.5, 0.5, 0.5])
+        crop = fn.transforms.crop(to_start=(0.0, 0.0, 0.0, 0.0),
+                                  to_end=(640.0, 480.0, 640.0, 480.0))
+        boxes = fn.constant(fdata=[0.1, 0.2, 0.5, 0.75, 0.3, 0.3, 0.9, 1.0], shape=[2, 4])
+        return (t, s, crop, fn.transforms.combine(t, s), fn.transforms.combine(t, s,
+                                                                              reverse_order=True),
+                fn.transforms.crop(from_start=[0.9, 0.1, 0.2, 0.3, 0.4, 0.5],
+                                   from_end=[0.1, 0.9, 0.8, 0.7, 0.6, 0.55], absolute=True),
+                fn.transforms.translation(offset=3.0), fn.transforms.scale(scale=2.0),
+                fn.transforms.scale(scale=2.0, ndim=5), fn.transforms.crop(),
+                fn.transforms.crop(from_start=[0.1], to_end=[2.0, 3.0, 4.0]),
+                fn.coord_transform(boxes, MT=crop), fn.coord_transform(boxes, MT=t))
+    ours, theirs = (run(lib, define, 2)[0] for lib in ("stoker", "dali"))
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        assert_same(a, b, what=f"output {k}")

@@ -74,13 +74,15 @@ class Erase : public Operator {
     for (size_t r = 0; r < anchor.size() / k; ++r) {
       int64_t lo[2] = {0, 0}, hi[2] = {s.height, s.width};
       for (size_t j = 0; j < k; ++j) {
+        // As DALI: in float32, start and end truncated toward zero (the window's pixels are
+        // those whose index is at least the start and below the end, cut down).
         const int64_t a = axes_[j];
-        const double extent = double(a == 0 ? s.height : s.width);
-        const double len = norm_s ? shape[r * k + j] * extent : shape[r * k + j];
-        double start = norm_a ? anchor[r * k + j] * extent : anchor[r * k + j];
+        const float extent = float(a == 0 ? s.height : s.width);
+        const float len = norm_s ? float(shape[r * k + j]) * extent : float(shape[r * k + j]);
+        float start = norm_a ? float(anchor[r * k + j]) * extent : float(anchor[r * k + j]);
         if (centered) start -= len / 2;
-        lo[a] = std::llround(start);
-        hi[a] = std::llround(start + len);
+        lo[a] = static_cast<int64_t>(start);
+        hi[a] = static_cast<int64_t>(start + len);
       }
       out.push_back({std::max<int64_t>(0, lo[0]), std::min(s.height, hi[0]),
                      std::max<int64_t>(0, lo[1]), std::min(s.width, hi[1])});
@@ -138,8 +140,8 @@ OpSchema erase_schema() {
           "`anchor` and `shape` hold one group of values per region, each value along the "
           "matching entry of `axes` (0 height, 1 width; default [0, 1]); in pixels, or as "
           "fractions of the extents with normalized(_anchor/_shape); centered_anchor puts the "
-          "anchor at the region's centre. Start and end are rounded to the nearest pixel and "
-          "the region cut to the image.",
+          "anchor at the region's centre. Start and end are computed in float32 and truncated "
+          "toward zero (as DALI), and the region cut to the image.",
       .inputs = {"images"},
       .outputs = {"images"},
       .args = {{"anchor", ArgType::kFloatList, "Region starts.", std::nullopt, true},

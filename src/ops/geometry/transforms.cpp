@@ -9,11 +9,14 @@
 namespace stoker::ops {
 namespace {
 
-// An affine transform of 2 or 3 dimensions as a homogeneous (n+1) x (n+1) matrix, in float32
-// as DALI computes them (its outputs are the first n rows).
+// DALI's transforms have 1 to 6 dimensions (rotations and shears 2 or 3).
+constexpr int kMaxDims = 6;
+
+// An affine transform of n dimensions as a homogeneous (n+1) x (n+1) matrix, in float32 as DALI
+// computes them (its outputs are the first n rows).
 struct Affine {
   int n = 2;
-  float m[4][4] = {};
+  float m[kMaxDims + 1][kMaxDims + 1] = {};
   static Affine identity(int n) {
     Affine a;
     a.n = n;
@@ -62,7 +65,11 @@ class Transform final : public Operator {
       const int hint = given.empty() ? 0 : given[0].n;
       if (kind_ == Kind::kCombine) {
         Affine t = given[0];  // the first input applied first
-        for (size_t k = 1; k < given.size(); ++k) t = reverse_ ? t * given[k] : given[k] * t;
+        for (size_t k = 1; k < given.size(); ++k) {
+          STOKER_ENFORCE(given[k].n == t.n, ValueError, name(), ": sample ", i, ": input ", k,
+                         " is ", given[k].n, "-D, input 0 ", t.n, "-D");
+          t = reverse_ ? t * given[k] : given[k] * t;
+        }
         out[size_t(i)] = t;
         continue;
       }
@@ -93,9 +100,10 @@ class Transform final : public Operator {
     STOKER_ENFORCE(b.dtype() == DType::kF32, TypeError, name(), ": input ", k,
                    " must be a float32 transform, got ", dtype_name(b.dtype()));
     const auto& s = b.shape(i);
-    STOKER_ENFORCE(s.ndim() == 2 && (s[0] == 2 || s[0] == 3) && s[1] == s[0] + 1, ValueError,
-                   name(), ": sample ", i, " of input ", k,
-                   " must be a 2x3 or 3x4 affine matrix, got ", s.to_string());
+    STOKER_ENFORCE(s.ndim() == 2 && s[0] >= 1 && s[0] <= kMaxDims && s[1] == s[0] + 1,
+                   ValueError, name(), ": sample ", i, " of input ", k,
+                   " must be an n x (n+1) affine matrix (n = 1 to ", kMaxDims, "), got ",
+                   s.to_string());
     Affine a = Affine::identity(int(s[0]));
     const auto* v = static_cast<const float*>(b.data(i));
     for (int r = 0; r < a.n; ++r) {
@@ -108,24 +116,35 @@ class Transform final : public Operator {
     return list_arg(ws, arg, i);
   }
 
-  // The number of dimensions from the arguments' lengths (or the input's, or `ndim`).
+  // The number of dimensions from the arguments' lengths (or the input's, or `ndim`). As DALI:
+  // translations, scalings and crops have 1 to 6 dimensions, and single values (or none) make
+  // a 1-D one; rotations and shears have 2 or 3, and single values a 2-D one.
   int dims(std::initializer_list<std::pair<const char*, int>> args, const Workspace& ws, int i,
            int hint) const {
+    const bool planar = kind_ == Kind::kRotation || kind_ == Kind::kShear;
     for (auto [arg, per] : args) {
       if (!spec_.given(arg)) continue;
       const auto v = list(ws, arg, i);
       if (v.size() > 1) {
         const int n = int(v.size()) / per;
-        STOKER_ENFORCE(int(v.size()) == n * per && (n == 2 || n == 3), ValueError, name(),
-                       ": `", arg, "` has ", v.size(), " values: not a 2-D or 3-D transform");
+        STOKER_ENFORCE(int(v.size()) == n * per && (planar ? n == 2 || n == 3 : n <= kMaxDims),
+                       ValueError, name(), ": `", arg, "` has ", v.size(), " values: not a ",
+                       planar ? "2-D or 3-D" : "1-D to 6-D", " transform");
         return n;
       }
     }
-    if (hint) return hint;
-    if (spec_.schema->find_arg("ndim") && spec_.given("ndim")) {
-      return int(spec_.arg<int64_t>("ndim"));
+    if (hint) {
+      STOKER_ENFORCE(!planar || hint == 2 || hint == 3, ValueError, name(), ": sample ", i,
+                     ": the input is ", hint, "-D; a ", name(), " is 2-D or 3-D");
+      return hint;
     }
-    return 2;
+    if (spec_.schema->find_arg("ndim") && spec_.given("ndim")) {
+      const int n = int(spec_.arg<int64_t>("ndim"));
+      STOKER_ENFORCE(n >= 1 && n <= kMaxDims, ValueError, name(), ": `ndim` is ", n,
+                     ": give 1 to ", kMaxDims);
+      return n;
+    }
+    return planar ? 2 : 1;
   }
 
   // A value per dimension: the list, or one value repeated.
@@ -247,7 +266,8 @@ OpSchema transform_schema(const char* name, const char* doc, Kind kind,
   OpSchema s{
       .name = name,
       .doc = std::string(doc) +
-             " Outputs a float32 affine matrix, 2x3 (2-D) or 3x4 (3-D), for warp_affine; with "
+             " Outputs a float32 affine matrix, n x (n+1) for n dimensions (1 to 6; 2x3 and "
+             "3x4 for warp_affine, any for coord_transform); with "
              "an input matrix, the transform is applied after it (before, with reverse_order). "
              "Computed in float32, as DALI's transforms.",
       .inputs = {"transform"},
@@ -275,7 +295,9 @@ OpSchema scale_transform_schema() {
       "transforms.scale", "A scaling by `scale` about `center`.", Kind::kScale,
       {list_arg_schema("scale", "The factor per dimension.", std::nullopt),
        list_arg_schema("center", "The fixed point (default: the origin).", std::nullopt),
-       {"ndim", ArgType::kInt, "Dimensions when the arguments do not say (2 or 3).", int64_t{2}}});
+       optional_arg("ndim", ArgType::kInt,
+                    "Dimensions (1 to 6) when the arguments do not say; otherwise 1.",
+                    /*per_sample=*/false)});
 }
 
 OpSchema rotation_transform_schema() {

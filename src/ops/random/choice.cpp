@@ -16,7 +16,8 @@ class Choice final : public Operator {
   void run(Workspace& ws) override {
     const int n = ws.num_samples();
     const DType dtype = spec_.arg<bool>("integer") ? DType::kI32 : DType::kF32;
-    Batch& out = add_output(ws, dtype, std::vector<TensorShape>(size_t(n), shape_), {});
+    const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
+    Batch& out = add_output(ws, dtype, shapes, {});
     for_each_sample(ws, n, [&](int i, int) {
       auto a = list_arg(ws, "a", i);
       STOKER_ENFORCE(!a.empty(), ValueError, "random.choice: `a` is empty");
@@ -40,7 +41,7 @@ class Choice final : public Operator {
       STOKER_ENFORCE(std::fabs(total - 1) < 1e-4, ValueError,
                      "random.choice: probabilities sum to ", total, ", not 1");
       auto rng = sample_rng(ws, i);
-      for (int64_t k = 0; k < shape_.volume(); ++k) {
+      for (int64_t k = 0; k < shapes[size_t(i)].volume(); ++k) {
         const double u = double(rng.uniform()) * total;
         size_t pick = 0;
         for (double acc = p[0]; pick + 1 < p.size() && u >= acc; acc += p[++pick]) {
@@ -64,10 +65,13 @@ OpSchema choice_schema() {
       .name = "random.choice",
       .doc =
           "Draws from `a` — a list of values, or an integer n for 0..n-1 — with probabilities "
-          "`p` (uniform by default), one tensor of `shape` per sample: per element, a uniform "
+          "`p` (uniform by default), one tensor of `shape` (or of the shape_like input's shape) "
+          "per sample: per element, a uniform "
           "draw u in [0, 1) picks the first value whose cumulative probability exceeds u. "
           "int32 output for integer values, float32 otherwise. In Python: "
-          "fn.random.choice(a, p=None, shape=None).",
+          "fn.random.choice(a, shape_like=None, p=None, shape=None).",
+      .inputs = {"shape_like"},
+      .optional_inputs = 1,
       .outputs = {"values"},
       .args = {{"a", ArgType::kFloatList, "Values, or [n] for 0..n-1.", std::nullopt, true},
                {"p", ArgType::kFloatList, "Probabilities (sum 1).", std::nullopt, true, true},

@@ -14,7 +14,8 @@ class CoinFlip final : public Operator {
         dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {}
   void run(Workspace& ws) override {
     const int n = ws.num_samples();
-    Batch& out = add_output(ws, dtype_, std::vector<TensorShape>(size_t(n), shape_), {});
+    const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
+    Batch& out = add_output(ws, dtype_, shapes, {});
     visit_numeric(dtype_, "random.coin_flip output", [&](auto tag) {
       using T = typename decltype(tag)::type;
       for_each_sample(ws, n, [&](int i, int) {
@@ -22,7 +23,7 @@ class CoinFlip final : public Operator {
         STOKER_ENFORCE(p >= 0 && p <= 1, ValueError, "probability must be in [0, 1], got ", p);
         auto rng = sample_rng(ws, i);
         T* o = out.data_as<T>(i);
-        for (int64_t k = 0; k < shape_.volume(); ++k)
+        for (int64_t k = 0; k < shapes[size_t(i)].volume(); ++k)
           o[k] = cast_value<T>(rng.bernoulli(float(p)) ? 1 : 0);
       });
     });
@@ -39,9 +40,12 @@ OpSchema coin_flip_schema() {
   return {
       .name = "random.coin_flip",
       .doc =
-          "Bernoulli draws: 1 with `probability`, else 0 (of `dtype`), one tensor of `shape` per "
-          "sample. Each sample's draws depend only on the pipeline seed, this operator and "
+          "Bernoulli draws: 1 with `probability`, else 0 (of `dtype`), one tensor of `shape` (or "
+          "of the shape_like input's shape) per sample. Each sample's draws depend only on the "
+          "pipeline seed, this operator and "
           "the sample's index.",
+      .inputs = {"shape_like"},
+      .optional_inputs = 1,
       .outputs = {"flips"},
       .args = {{"probability", ArgType::kFloat, "Probability of 1.", 0.5, true},
                {"shape", ArgType::kIntList, "Shape of each sample ([] for a scalar).",

@@ -15,7 +15,8 @@ class Normal final : public Operator {
       : Operator(spec), shape_(shape_arg(spec)), dtype_(random_dtype(spec)) {}
   void run(Workspace& ws) override {
     const int n = ws.num_samples();
-    Batch& out = add_output(ws, dtype_, std::vector<TensorShape>(size_t(n), shape_), {});
+    const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
+    Batch& out = add_output(ws, dtype_, shapes, {});
     const bool wide = draws_in_double(dtype_);
     visit_numeric(dtype_, "random.normal output", [&](auto tag) {
       using T = typename decltype(tag)::type;
@@ -24,7 +25,7 @@ class Normal final : public Operator {
         STOKER_ENFORCE(stddev >= 0, ValueError, "stddev must be >= 0, got ", stddev);
         auto rng = sample_rng(ws, i);
         T* o = out.data_as<T>(i);
-        for (int64_t k = 0; k < shape_.volume(); ++k)
+        for (int64_t k = 0; k < shapes[size_t(i)].volume(); ++k)
           o[k] = wide ? cast_value<T>(double(float(mean)) + double(float(stddev)) * normal53(rng))
                       : cast_value<T>(float(mean + stddev * rng.normal()));
       });
@@ -48,8 +49,11 @@ OpSchema normal_schema() {
       .name = "random.normal",
       .doc =
           "Normal draws with `mean` and `stddev` (Box-Muller on the sample's Philox stream), one "
-          "tensor of `shape` per sample, of `dtype` (float32 by default; integers are the draws "
+          "tensor of `shape` (or of the shape_like input's shape) per sample, of `dtype` (float32 "
+          "by default; integers are the draws "
           "rounded half away from zero and saturated, as DALI's).",
+      .inputs = {"shape_like"},
+      .optional_inputs = 1,
       .outputs = {"values"},
       .args = {{"mean", ArgType::kFloat, "Mean.", 0.0, true},
                {"stddev", ArgType::kFloat, "Standard deviation (>= 0).", 1.0, true},

@@ -19,14 +19,15 @@ class Uniform final : public Operator {
   }
   void run(Workspace& ws) override {
     const int n = ws.num_samples();
-    Batch& out = add_output(ws, dtype_, std::vector<TensorShape>(size_t(n), shape_), {});
+    const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
+    Batch& out = add_output(ws, dtype_, shapes, {});
     const bool wide = draws_in_double(dtype_);
     visit_numeric(dtype_, "random.uniform output", [&](auto tag) {
       using T = typename decltype(tag)::type;
       for_each_sample(ws, n, [&](int i, int) {
         auto rng = sample_rng(ws, i);
         T* o = out.data_as<T>(i);
-        const int64_t count = shape_.volume();
+        const int64_t count = shapes[size_t(i)].volume();
         if (!values_.empty()) {
           for (int64_t k = 0; k < count; ++k)
             o[k] = cast_value<T>(values_[rng.below(uint32_t(values_.size()))]);
@@ -59,10 +60,13 @@ OpSchema uniform_schema() {
       .name = "random.uniform",
       .doc =
           "Uniform draws in [range[0], range[1]), or picks from `values` with equal probability "
-          "when given; one tensor of `shape` per sample, of `dtype` (float32 by default). As "
+          "when given; one tensor of `shape` (or of the shape_like input's shape) per sample, of "
+          "`dtype` (float32 by default). As "
           "DALI's: integer outputs are the continuous draws rounded half away from zero (and "
           "saturated), so range [0, 3] gives 1 and 2 twice as often as 0 and 3; `values` are "
           "float32 numbers converted the same way.",
+      .inputs = {"shape_like"},
+      .optional_inputs = 1,
       .outputs = {"values"},
       .args = {{"range", ArgType::kFloatList, "[lo, hi) of the distribution.",
                 std::vector<double>{-1.0, 1.0}, true},

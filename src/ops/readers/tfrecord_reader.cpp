@@ -196,7 +196,15 @@ class TFRecordSource final : public ReaderSource {
     }
     TensorShape shape;
     if (f.var_len) {
-      shape = TensorShape{int64_t(values.size())};
+      // DALI's VarLenFeature(partial_shape, ...): (n / volume, *partial_shape).
+      int64_t inner = 1;
+      for (int64_t d : f.shape) inner *= d;
+      STOKER_ENFORCE(inner > 0 && int64_t(values.size()) % inner == 0, ValueError, "feature '",
+                     f.name, "' has ", values.size(), " values, not a multiple of its partial ",
+                     "shape's volume ", inner);
+      std::vector<int64_t> dims{int64_t(values.size()) / inner};
+      dims.insert(dims.end(), f.shape.begin(), f.shape.end());
+      shape = TensorShape(dims);
     } else {
       shape = TensorShape(f.shape);
       if (!present) {
@@ -246,7 +254,8 @@ OpSchema tfrecord_reader_schema() {
           "optionally with DALI tfrecord2idx index files) and outputs one tensor per "
           "feature: bytes as uint8 (1-D, a view into the record), int64 as int64, floats as "
           "float32. Fixed-length features have the given shape (a default fills missing "
-          "ones); variable-length ones are 1-D. In Python use fn.readers.tfrecord(path=..., "
+          "ones); variable-length ones are 1-D, or (n, *partial_shape) given a partial shape. In "
+          "Python use fn.readers.tfrecord(path=..., "
           "index_path=..., features={name: stoker.tfrecord.FixedLenFeature(...)}), which "
           "fills the feature_* arguments and returns a dict of outputs.",
       .output_names = feature_output_names,
@@ -259,7 +268,8 @@ OpSchema tfrecord_reader_schema() {
                {"feature_types", ArgType::kStringList, "string | int64 | float32, per feature."},
                {"feature_var_len", ArgType::kIntList, "1 for variable-length, per feature."},
                {"feature_shapes", ArgType::kStringList,
-                "Fixed-length shapes as '2,3' ('' for a scalar), per feature."},
+                "Fixed-length shapes as '2,3' ('' for a scalar); for variable-length features the "
+                "partial shape of the inner dimensions ('' for 1-D), per feature."},
                {"feature_defaults", ArgType::kStringList,
                 "Default values as text ('' for none), per feature."},
                {"check_crc", ArgType::kBool, "Verify the masked CRC32C of every record.", false}},

@@ -9,10 +9,12 @@ namespace {
 
 class Constant final : public Operator {
  public:
-  explicit Constant(const OpSpec& spec)
-      : Operator(spec), dtype_(dtype_from_name(spec.arg<std::string>("dtype"))) {
+  explicit Constant(const OpSpec& spec) : Operator(spec) {
     const bool f = spec.has_arg("fdata"), i = spec.has_arg("idata");
     STOKER_ENFORCE(f != i, ValueError, "constant: give `fdata` or `idata` (one of them)");
+    // As DALI's: float32 for fdata and int32 for idata unless `dtype` says otherwise.
+    dtype_ = spec.has_arg("dtype") ? dtype_from_name(spec.arg<std::string>("dtype"))
+                                   : (f ? DType::kF32 : DType::kI32);
     if (f) {
       values_ = spec.arg<std::vector<double>>("fdata");
     } else {
@@ -62,14 +64,17 @@ OpSchema constant_schema() {
       .name = "constant",
       .doc =
           "The same tensor for every sample: `fdata` or `idata` (one value is repeated) "
-          "shaped `shape` (default: the values as a 1-D tensor), converted to `dtype` with "
-          "cast's rules. Python's types.Constant(value) makes one from a number or array.",
+          "shaped `shape` (default: the values as a 1-D tensor), converted to `dtype` "
+          "(float32 for fdata and int32 for idata by default) with cast's rules. Python's "
+          "types.Constant(value) makes one from a number or array.",
       .outputs = {"output"},
       .args = {optional_arg("fdata", ArgType::kFloatList, "The values, as floats.", false),
                optional_arg("idata", ArgType::kIntList, "The values, as integers.", false),
                optional_arg("shape", ArgType::kIntList, "Each sample's shape ([] for a scalar).",
                             false),
-               {"dtype", ArgType::kDType, "The output dtype.", std::string("float32")},
+               optional_arg("dtype", ArgType::kDType,
+                            "The output dtype (default: float32 for fdata, int32 for idata).",
+                            false),
                optional_arg("layout", ArgType::kString, "The output's layout.", false)},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Constant>(s); },
       .example = OpExample{.args = {{"idata", std::vector<int64_t>{1}}}},
