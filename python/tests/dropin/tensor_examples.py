@@ -38,8 +38,11 @@ def subscripts():
     x = fn.external_source(source=lambda: DATA, layout="HWC", batch=True)
     if device_id is not None:
         x = x.gpu()
+    # On the GPU the shape is taken on the GPU: stoker's GPU values do not come back to the CPU
+    # inside a pipeline (docs/dali_differences.md, "Python API").
+    shape_device = "gpu" if device_id is not None else "cpu"
     return (x[1], x[:, 2:5], x[-1, -2, :], x[::2, ::-1], x[1:3, :, 0],
-            x[dali.newaxis, :, 1], x[:, :, 1:2].shape())
+            x[dali.newaxis, :, 1], x[:, :, 1:2].shape(device=shape_device))
 
 
 @pipeline_def(batch_size=batch_size, num_threads=1, device_id=device_id)

@@ -95,7 +95,10 @@ def parity_declarations():
     here = os.path.dirname(__file__)
     for path in sorted(glob.glob(os.path.join(here, "test_*.py"))):
         name = os.path.splitext(os.path.basename(path))[0]
-        module = importlib.import_module(f"{__package__ + '.' if __package__ else ''}{name}")
+        try:
+            module = importlib.import_module(f"{__package__ + '.' if __package__ else ''}{name}")
+        except pytest.skip.Exception:  # a module that needs what this machine lacks (Paddle)
+            continue
         for op, how in getattr(module, "PARITY", {}).items():
             out[op] = (how, name)
     return out
