@@ -299,6 +299,7 @@ try:
         pipe = dump_pipeline(on_gpu=on_gpu)
         pipe.build()
         collect("gpu_dump_image_" if on_gpu else "dump_image_", ["rgb", "gray"], pipe.run())
+        del pipe  # (iterations run ahead may still be writing: they finish in this folder)
     RESULTS["dump_image_files"] = {
         f: np.fromfile(f, np.uint8) for f in sorted(os.listdir(dump_dir))}
 finally:
