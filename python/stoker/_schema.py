@@ -76,6 +76,15 @@ DALI_TUNING_ARGS = frozenset({
 })
 
 
+# -- GPU backends by copy -------------------------------------------------------------------
+# Operators DALI also runs on the GPU that stoker runs on the CPU only: device="gpu" runs them
+# on the CPU and copies each output to the GPU (one asynchronous copy per batch), so that DALI
+# scripts asking for GPU random numbers, constants or .npy data run unchanged. They take no
+# GPU data (DALI's take none either, but for shape_like).
+GPU_BY_COPY = frozenset({"constant", "random.uniform", "random.normal", "random.coin_flip",
+                         "readers.numpy"})
+
+
 # -- fn functions written in Python ----------------------------------------------------------
 @dataclass(frozen=True)
 class Wrapper:

@@ -121,6 +121,11 @@ class Definition:
         """Records a node of operator `op` (what every fn function calls); its DataNode(s)."""
         if self._native is not None:
             raise RuntimeError("the pipeline is already built; define operators before build()")
+        if device == "gpu" and op in _schema.GPU_BY_COPY:
+            result = self._add_node(op, inputs, args, arg_inputs, name, "cpu", num_outputs,
+                                    external)
+            copied = [x.gpu() for x in (result if num_outputs > 1 else (result,))]
+            return copied[0] if num_outputs == 1 else tuple(copied)
         traced = self._conditions is not None and not self._conditions.raw
         if traced:  # values from outside the current `if` branch come in split
             inputs = [self._conditions.input(x) if isinstance(x, DataNode) else x

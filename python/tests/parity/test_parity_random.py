@@ -117,6 +117,22 @@ def test_shape_like_input_gives_each_sample_its_shape():
             run_lib(lib, both_given, 3)
 
 
+def test_choice_from_a_per_sample_input_keeps_its_type():
+    """`a` given as a per-sample input: each sample drawn from its own values, in their type."""
+    def define(fn, types):
+        a = fn.external_source(source=lambda: [np.array([5, 6, 7], np.int16),
+                                               np.array([9], np.int16)], batch=True)
+        b = fn.external_source(source=lambda: [np.array([0.5, 1.5])] * 2, batch=True)
+        return fn.random.choice(a, shape=[50]), fn.random.choice(b)
+    out = run_both(define, 2)
+    for k in range(2):
+        a, b = out["stoker"][0][k], out["dali"][0][k]
+        assert [(s.shape, s.dtype) for s in a] == [(s.shape, s.dtype) for s in b], f"output {k}"
+    first, second = out["stoker"][0][0]
+    assert set(first.tolist()) <= {5, 6, 7} and len(set(first.tolist())) > 1
+    assert (second == 9).all()
+
+
 def test_uniform_dtypes_dali_refuses_are_refused():
     for lib in ("stoker", "dali"):
         with pytest.raises(Exception, match="bool"):

@@ -1,6 +1,7 @@
 #include "stoker/ops/random/choice.hpp"
 
 #include <cmath>
+#include <type_traits>
 
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/random/shape_arg.hpp"
@@ -15,7 +16,13 @@ class Choice final : public Operator {
   explicit Choice(const OpSpec& spec) : Operator(spec), shape_(shape_arg(spec)) {}
   void run(Workspace& ws) override {
     const int n = ws.num_samples();
-    const DType dtype = spec_.arg<bool>("integer") ? DType::kI32 : DType::kF32;
+    // Values from a per-sample input keep its type (DALI's rule); a list's are int32 or float.
+    auto given = ws.arg_inputs.find("a");
+    const DType dtype = given != ws.arg_inputs.end() ? given->second->dtype()
+                        : spec_.arg<bool>("integer") ? DType::kI32
+                                                     : DType::kF32;
+    STOKER_ENFORCE(dtype != DType::kF16 && dtype != DType::kBF16, TypeError,
+                   "random.choice: `a` of type ", dtype_name(dtype), " is not supported");
     const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
     Batch& out = add_output(ws, dtype, shapes, {});
     for_each_sample(ws, n, [&](int i, int) {
@@ -41,16 +48,19 @@ class Choice final : public Operator {
       STOKER_ENFORCE(std::fabs(total - 1) < 1e-4, ValueError,
                      "random.choice: probabilities sum to ", total, ", not 1");
       auto rng = sample_rng(ws, i);
-      for (int64_t k = 0; k < shapes[size_t(i)].volume(); ++k) {
-        const double u = double(rng.uniform()) * total;
-        size_t pick = 0;
-        for (double acc = p[0]; pick + 1 < p.size() && u >= acc; acc += p[++pick]) {
+      visit_numeric(dtype, "random.choice output", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (!std::is_same_v<T, float16> && !std::is_same_v<T, bfloat16>) {
+          T* dst = out.data_as<T>(i);
+          for (int64_t k = 0; k < shapes[size_t(i)].volume(); ++k) {
+            const double u = double(rng.uniform()) * total;
+            size_t pick = 0;
+            for (double acc = p[0]; pick + 1 < p.size() && u >= acc; acc += p[++pick]) {
+            }
+            dst[k] = T(a[pick]);
+          }
         }
-        if (dtype == DType::kI32)
-          out.data_as<int32_t>(i)[k] = int32_t(a[pick]);
-        else
-          out.data_as<float>(i)[k] = float(a[pick]);
-      }
+      });
     });
   }
 
@@ -68,7 +78,8 @@ OpSchema choice_schema() {
           "`p` (uniform by default), one tensor of `shape` (or of the shape_like input's shape) "
           "per sample: per element, a uniform "
           "draw u in [0, 1) picks the first value whose cumulative probability exceeds u. "
-          "int32 output for integer values, float32 otherwise. In Python: "
+          "int32 output for integer values, float32 otherwise; values from a per-sample input keep "
+          "its type. In Python: "
           "fn.random.choice(a, shape_like=None, p=None, shape=None).",
       .inputs = {"shape_like"},
       .optional_inputs = 1,
