@@ -14,8 +14,13 @@ all: build
 setup:
 	@bash scripts/setup
 
+# A developer's build compiles GPU kernels for one architecture (the H100/H200's; `native` on a
+# machine with a GPU), for speed; `make wheel` compiles them for every GPU since Turing.
+CUDA_ARCHS ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo native || echo 90-real)
+
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
+	  -DSTOKER_CUDA_ARCHITECTURES="$(CUDA_ARCHS)" $(CMAKE_FLAGS)
 
 build: setup $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -41,7 +46,8 @@ test-python:
 # its import beside TensorFlow needs RTLD_DEEPBIND, which ASan refuses.
 test-sanitize: setup
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DSTOKER_SANITIZE=address,undefined -DPython_EXECUTABLE=$$(command -v $(PYTHON)) $(CMAKE_FLAGS)
+	  -DSTOKER_SANITIZE=address,undefined -DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
+	  -DSTOKER_CUDA_ARCHITECTURES="$(CUDA_ARCHS)" $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
@@ -66,9 +72,10 @@ fuzz: setup
 reference: build
 	PYTHONPATH=$(BUILD)/python $(PYTHON) -m stoker.tools.reference --write
 
-# A wheel through scikit-build-core (what `pip install .` does).
+# The wheel users install (dist/): GPU kernels for every architecture since Turing, the codec
+# libraries inside, a manylinux tag (scripts/build_wheel.sh).
 wheel: setup
-	$(PYTHON) -m pip wheel . --no-deps -w dist
+	PYTHON=$(PYTHON) bash scripts/build_wheel.sh
 
 # Developer tools (Debian: apt-get install clang-format clang-tidy); not needed by build/test.
 format:

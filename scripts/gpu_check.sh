@@ -31,10 +31,10 @@ log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 log "configure"
 # STOKER_TESTS=ON explicitly: a build folder configured without tests (a benchmark's) keeps
 # that setting in its cache otherwise.
-if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON \
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON -DSTOKER_CUDA_ARCHITECTURES=native \
      -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1; then
   # Ninja may be missing there; fall back to Makefiles.
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON \
+  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON -DSTOKER_CUDA_ARCHITECTURES=native \
      -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1 || {
     log "configure FAILED"; tail -30 "$OUT/configure.log"; exit 1; }
 fi

@@ -88,7 +88,7 @@ lz4=(); for l in /usr/lib/x86_64-linux-gnu/liblz4.so{,.1}; do [[ -e $l ]] && lz4
   -DSTOKER_LMDB_LIBRARY="$STATE/lmdb/lib/liblmdb.so")
 [[ -d "$STATE/ffmpeg/lib" ]] && export FFMPEG_PREFIX="$STATE/ffmpeg"
 if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
-         -DSTOKER_TESTS=OFF -DPython_EXECUTABLE="$(command -v python3)" \
+         -DSTOKER_CUDA_ARCHITECTURES=native -DSTOKER_TESTS=OFF -DPython_EXECUTABLE="$(command -v python3)" \
          -DSTOKER_NVCOMP_INCLUDE="$STATE/nvcomp-inc/include" "${lz4[@]}" \
        && cmake --build "$BUILD" -j "$(nproc)" --target _stoker; } > "$OUT/build.log" 2>&1; then
   log "build FAILED"; grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1

@@ -7,9 +7,13 @@
 #include "bindings.hpp"
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/codecs/versions.hpp"
+#include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/file_io.hpp"
 #include "stoker/core/memory.hpp"
+#include "stoker/kernels/common/arch_check.hpp"
+#include "stoker/kernels/compression/lz4_inflate.hpp"
+#include "stoker/kernels/flow/nvof_engine.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/readers/lmdb_env.hpp"
 #include "stoker/readers/recordio.hpp"
@@ -144,12 +148,14 @@ NB_MODULE(_stoker, m) {
       []() {
         nb::dict info;
         info["cuda_built"] = bool(kBuiltWithCuda);
+        info["cuda_architectures"] = stoker::kernels::compiled_cuda_architectures();
         info["cuda_runtime"] = stoker::cuda_runtime_version();
         info["cuda_driver"] = stoker::cuda_driver_version();
         info["libjpeg_turbo"] = stoker::codecs::libjpeg_turbo_version();
         info["libpng"] = stoker::codecs::libpng_version();
         info["ffmpeg"] = stoker::codecs::ffmpeg_version();
         info["lmdb"] = stoker::readers::lmdb_available();
+        info["nvcomp"] = bool(kBuiltWithCuda) ? stoker::kernels::nvcomp_unavailable() : "no CUDA";
         nb::list devices;
         for (int d = 0; d < stoker::cuda_device_count(); ++d) {
           const auto p = stoker::cuda_device_info(d);
@@ -158,6 +164,19 @@ NB_MODULE(_stoker, m) {
           dev["name"] = p.name;
           dev["compute_capability"] = std::to_string(p.major) + "." + std::to_string(p.minor);
           dev["memory_gib"] = double(p.memory) / double(1ull << 30);
+          std::string kernels_why;
+          try {
+            stoker::kernels::check_kernel_image(d);
+          } catch (const std::exception& e) {
+            kernels_why = e.what();
+          }
+          dev["kernels"] = kernels_why.empty();
+          // NVDEC asked about a common stream (H.264 720p 8-bit 4:2:0); NVOFA as optical_flow
+          // asks: "" when usable, else why not.
+          stoker::codecs::VideoInfo h264;
+          h264.codec = "h264", h264.width = 1280, h264.height = 720, h264.pixel_format = "yuv420p";
+          dev["nvdec"] = stoker::codecs::nvdec_unavailable(d, h264);
+          dev["nvofa"] = stoker::kernels::nvof_unavailable(d);
           dev["nvjpeg_hardware"] = stoker::codecs::nvjpeg_hardware_available(d, &hw_why);
           dev["nvjpeg_cuda"] = stoker::codecs::nvjpeg_cuda_available(d, &cuda_why);
           dev["nvjpeg_note"] = !cuda_why.empty() ? cuda_why : hw_why;
@@ -167,7 +186,8 @@ NB_MODULE(_stoker, m) {
         return info;
       },
       "What this build of stoker has and sees: CUDA (built, runtime and driver versions), the "
-      "devices with nvJPEG's hardware and CUDA decoders, the codec libraries (ffmpeg: '' when built "
+      "devices with nvJPEG's hardware and CUDA decoders, the codec libraries (ffmpeg: '' when "
+      "built "
       "without FFmpeg, i.e. without video), liblmdb.");
   bind_batch(m);
   bind_pipeline(m);

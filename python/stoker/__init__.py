@@ -36,7 +36,7 @@ from stoker import backend, data_node, external_source, tensors  # noqa: E402
 
 InternalError = _stoker.InternalError
 PipelineOptions = _stoker.PipelineOptions
-__version__ = "0.1.0"
+from stoker._version import __version__  # noqa: E402
 
 __all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample",
            "backend", "data_node", "external_source", "fn", "math", "ops", "pipeline_def",

@@ -29,6 +29,16 @@ def test_info_reports_the_build_and_what_it_sees():
     for d in info["devices"]:
         assert d["name"] and d["memory_gib"] > 0 and "." in d["compute_capability"]
         assert isinstance(d["nvjpeg_hardware"], bool) and isinstance(d["nvjpeg_cuda"], bool)
+        # This build's kernels run on the GPU the tests run on (the build compiled for it),
+        # NVDEC and NVOFA say "" or why not.
+        assert d["kernels"] is True
+        assert isinstance(d["nvdec"], str) and isinstance(d["nvofa"], str)
+    archs = info["cuda"]["architectures"]
+    if info["cuda"]["built"]:
+        # CMake's syntax: "90-real" (SASS), "90-virtual" (PTX), "90" (both), or "native".
+        assert archs and all(a.split("-")[0].isdigit() or a == "native" for a in archs), archs
+    else:
+        assert archs == []
     text = _stoker_cmd("info")
     assert text.returncode == 0 and text.stdout.startswith(f"stoker {stoker.__version__} (")
     assert "libjpeg-turbo" in text.stdout
@@ -40,6 +50,20 @@ def test_info_reports_the_build_and_what_it_sees():
         assert "FFmpeg (readers.video): no (built without it)" in text.stdout
     if not _stoker.cuda_available():
         assert "GPUs: none seen" in text.stdout
+    if info["cuda"]["built"]:
+        assert "; kernels for sm_" in text.stdout or "kernels for native" in text.stdout
+
+
+def test_version_is_the_package_version_without_loading_the_native_module():
+    r = _stoker_cmd("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"stoker {stoker.__version__}"
+    from stoker import _version
+    assert stoker.__version__ == _version.__version__
+    # One place: the CMake project and the wheel's metadata read _version.py.
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    pyproject = open(os.path.join(root, "pyproject.toml"), encoding="utf-8").read()
+    assert 'dynamic = ["version"]' in pyproject and "python/stoker/_version.py" in pyproject
+    assert "version = " not in pyproject.split("[project]")[1].split("[")[0]
 
 
 def _stoker_device_count():

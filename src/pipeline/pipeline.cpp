@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "stoker/core/affinity.hpp"
+#include "stoker/kernels/common/arch_check.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/pipeline/executor.hpp"
 
@@ -97,8 +98,8 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
   // Copies to the device draw nothing and take no instance number: adding `.gpu()` never
   // changes another operator's random stream.
   const bool device_copy = spec.schema == &ops::device_copy_schema();
-  spec.instance = device_copy ? (int64_t(1) << 40) + int64_t(impl_->graph.nodes.size())
-                              : impl_->user_nodes++;
+  spec.instance =
+      device_copy ? (int64_t(1) << 40) + int64_t(impl_->graph.nodes.size()) : impl_->user_nodes++;
   spec.batch_size = impl_->options.batch_size;
   spec.defined_at = node.defined_at;
   spec.backend = parse_backend(node.device, op + where);
@@ -107,8 +108,7 @@ std::vector<Value> PipelineBuilder::add(const std::string& op, const std::vector
                  "' is already used by another operator");
   // `.gpu()` in Python is copy_to_device with device "gpu": under STOKER_FORCE_CPU it is the
   // identity, and data stays on the CPU.
-  if (device_copy && spec.backend == ops::Backend::kCpu && inputs.size() == 1)
-    return {inputs[0]};
+  if (device_copy && spec.backend == ops::Backend::kCpu && inputs.size() == 1) return {inputs[0]};
   const int host_inputs = spec.schema->host_inputs;
   for (size_t k = 0; k < inputs.size(); ++k) {
     Value v = inputs[k];
@@ -177,6 +177,9 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   // Threads started while the executor is built inherit the builder's cores; the caller's own
   // cores come back when it is built.
   ScopedAffinity affinity(impl->options.cpu_affinity, "cpu_affinity");
+  const bool uses_gpu = std::any_of(graph.nodes.begin(), graph.nodes.end(),
+                                    [](const auto& n) { return n.backend != ops::Backend::kCpu; });
+  if (uses_gpu && impl->options.device_id) kernels::check_kernel_image(*impl->options.device_id);
   impl->executor = std::make_unique<pipeline::Executor>(std::move(graph), impl->options);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }

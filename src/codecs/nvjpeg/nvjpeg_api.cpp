@@ -10,6 +10,7 @@
 
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/core/pip_library.hpp"
 
 namespace stoker::codecs::nvjpeg_detail {
 
@@ -21,12 +22,13 @@ const Api& api() {
       r.error = "disabled by STOKER_DISABLE_NVJPEG";
       return r;
     }
-    void* lib = nullptr;
-    for (const char* name : {"libnvjpeg.so.13", "libnvjpeg.so.12", "libnvjpeg.so"})
-      if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    // The system's (CUDA 13, then 12), else PyPI's nvidia-nvjpeg (site-packages/nvidia/cu13,
+    // `pip install stoker[cuda]`).
+    void* lib = open_pip_library(pip_library_candidates("STOKER_NVJPEG_LIBRARY", "libnvjpeg.so.13",
+                                                        "nvidia/cu13/lib/libnvjpeg.so.13"));
+    if (!lib) lib = open_pip_library({"libnvjpeg.so.12", "libnvjpeg.so"});
     if (!lib) {
-      r.error =
-          "libnvjpeg not found (" + std::string(dlerror() ? dlerror() : "dlopen failed") + ")";
+      r.error = "libnvjpeg not found (install CUDA 13's nvJPEG, or pip install stoker[cuda])";
       return r;
     }
     bool ok = true;

@@ -10,9 +10,7 @@
 #include <dlfcn.h>
 #include <nvcomp/lz4.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <vector>
+#include "stoker/core/pip_library.hpp"
 #endif
 
 namespace stoker::kernels {
@@ -27,35 +25,12 @@ struct NvcompApi {
   std::string error;
 };
 
-// Where PyPI puts libnvcomp (site-packages/nvidia/libnvcomp/lib64): beside the folder of the
-// library holding this code (stoker's Python extension in site-packages/stoker/), or in the
-// site-packages of the running interpreter's prefix or of $VIRTUAL_ENV (a build tree's stoker).
-std::vector<std::string> library_candidates() {
-  namespace fs = std::filesystem;
-  const fs::path rel = fs::path("nvidia") / "libnvcomp" / "lib64" / "libnvcomp.so.5";
-  std::vector<std::string> names;
-  if (const char* env = std::getenv("STOKER_NVCOMP_LIBRARY"); env && *env) names.push_back(env);
-  names.push_back("libnvcomp.so.5");
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&library_candidates), &info) && info.dli_fname)
-    names.push_back((fs::path(info.dli_fname).parent_path().parent_path() / rel).string());
-  std::error_code ec;
-  std::vector<fs::path> prefixes{
-      fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path()};
-  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) prefixes.emplace_back(venv);
-  for (const fs::path& prefix : prefixes)
-    for (const auto& e : fs::directory_iterator(prefix / "lib", ec))
-      if (e.path().filename().string().rfind("python3", 0) == 0)
-        names.push_back((e.path() / "site-packages" / rel).string());
-  return names;
-}
-
 const NvcompApi& api() {
   static const NvcompApi a = [] {
     NvcompApi r;
-    void* lib = nullptr;
-    for (const auto& name : library_candidates())
-      if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    // PyPI's nvidia-libnvcomp-cu13 puts it in site-packages/nvidia/libnvcomp/lib64.
+    void* lib = open_pip_library(pip_library_candidates("STOKER_NVCOMP_LIBRARY", "libnvcomp.so.5",
+                                                        "nvidia/libnvcomp/lib64/libnvcomp.so.5"));
     if (!lib) {
       r.error =
           "libnvcomp.so.5 not found (pip install nvidia-libnvcomp-cu13, or set "

@@ -1,0 +1,37 @@
+#include "stoker/core/pip_library.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace stoker {
+
+std::vector<std::string> pip_library_candidates(const char* env, const std::string& soname,
+                                                const std::string& site_relative) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  if (const char* v = env ? std::getenv(env) : nullptr; v && *v) names.emplace_back(v);
+  names.push_back(soname);
+  // site-packages/stoker/_stoker.so (or stoker.libs/...): its site-packages is two folders up.
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&pip_library_candidates), &info) && info.dli_fname)
+    names.push_back((fs::path(info.dli_fname).parent_path().parent_path() / site_relative));
+  std::error_code ec;
+  std::vector<fs::path> prefixes{
+      fs::read_symlink("/proc/self/exe", ec).parent_path().parent_path()};
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) prefixes.emplace_back(venv);
+  for (const fs::path& prefix : prefixes)
+    for (const auto& e : fs::directory_iterator(prefix / "lib", ec))
+      if (e.path().filename().string().rfind("python3", 0) == 0)
+        names.push_back((e.path() / "site-packages" / site_relative).string());
+  return names;
+}
+
+void* open_pip_library(const std::vector<std::string>& candidates) {
+  for (const auto& name : candidates)
+    if (void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
+  return nullptr;
+}
+
+}  // namespace stoker
