@@ -7,12 +7,17 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export PYTHONUNBUFFERED = 1
 
-.PHONY: all setup build demo test test-cpp test-python test-sanitize test-tsan fuzz reference wheel format format-check lint clean
+.PHONY: all setup setup-build build demo test test-cpp test-python test-sanitize test-tsan fuzz reference wheel format format-check lint clean
 
 all: build
 
+# What building, the demo and the wheel need (setup-build), and that plus the whole test stack
+# (setup: DALI, the frameworks, the reference libraries, the developer tools).
 setup:
-	@bash scripts/setup
+	@bash scripts/setup test
+
+setup-build:
+	@bash scripts/setup build
 
 # A developer's build compiles GPU kernels for one architecture (the H100/H200's; `native` on a
 # machine with a GPU), for speed; `make wheel` compiles them for every GPU since Turing.
@@ -22,14 +27,14 @@ $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$$(command -v $(PYTHON)) \
 	  -DSTOKER_CUDA_ARCHITECTURES="$(CUDA_ARCHS)" $(CMAKE_FLAGS)
 
-build: setup $(BUILD)/build.ninja
+build: setup-build $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job on an embedded default: generates sample JPEGs unless DATA=/path is given.
 demo: build
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) -m stoker.demo $(if $(DATA),--data "$(DATA)")
 
-test: build
+test: setup build
 	$(MAKE) --no-print-directory test-cpp test-python
 
 test-cpp:
@@ -74,7 +79,7 @@ reference: build
 
 # The wheel users install (dist/): GPU kernels for every architecture since Turing, the codec
 # libraries inside, a manylinux tag (scripts/build_wheel.sh).
-wheel: setup
+wheel: setup-build
 	PYTHON=$(PYTHON) bash scripts/build_wheel.sh
 
 # Developer tools (Debian: apt-get install clang-format clang-tidy); not needed by build/test.
