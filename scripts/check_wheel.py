@@ -7,8 +7,8 @@ package is needed at run time); then a CPU pipeline runs from it, and `stoker --
     python3 scripts/check_wheel.py dist/stoker-*.whl [--pip-args "..."] [--gpu]
 
 --pip-args: extra arguments for the install (e.g. "--no-index --find-links DIR" where there is
-no package index). --gpu: also decode JPEGs with device="mixed" and check the batch is on the
-GPU (a machine with a GPU)."""
+no package index). --gpu: also run the ResNet-50 training pipeline with mixed decoding, and with
+CHECK_VIDEO=<file> NVDEC decoding and optical flow (a machine with a GPU)."""
 
 import argparse
 import json
@@ -33,20 +33,42 @@ print("cpu pipeline ok:", stoker.__file__)
 """
 
 GPU_PIPELINE = r"""
-import io, numpy as np, stoker
+import io, os, sys, numpy as np, stoker
 from PIL import Image
 from stoker import fn, types
-buf = io.BytesIO()
-Image.fromarray((np.arange(64 * 48 * 3) % 251).astype(np.uint8).reshape(48, 64, 3)).save(
-    buf, "JPEG", quality=90)
-data = [np.frombuffer(buf.getvalue(), np.uint8)] * 4
-p = stoker.Pipeline(batch_size=4, num_threads=2, device_id=0)
+folder = sys.argv[1]
+rng = np.random.default_rng(0)
+for c in range(2):  # a small class-folder dataset of JPEGs
+    os.makedirs(f"{folder}/{c}", exist_ok=True)
+    for k in range(8):
+        Image.fromarray(rng.integers(0, 255, (120, 160, 3), np.uint8)).save(
+            f"{folder}/{c}/{k}.jpg", quality=90)
+# The ResNet-50 training pipeline: mixed decoding with a random crop, resize, flip, normalise.
+p = stoker.Pipeline(batch_size=8, num_threads=2, device_id=0, seed=1)
 with p:
-    enc = fn.external_source(source=lambda: data, batch=True)
-    p.set_outputs(fn.decoders.image(enc, device="mixed", output_type=types.RGB))
-(out,) = p.run()
-assert out.device == "gpu" and out.as_cpu().as_array().shape == (4, 48, 64, 3)
-print("mixed decoding ok")
+    jpegs, labels = fn.readers.file(file_root=folder, random_shuffle=True, name="Reader")
+    images = fn.decoders.image_random_crop(jpegs, device="mixed", output_type=types.RGB)
+    images = fn.resize(images, resize_x=224, resize_y=224)
+    images = fn.crop_mirror_normalize(images, dtype=types.FLOAT16, output_layout="CHW",
+                                      mean=[123.7, 116.3, 103.5], std=[58.4, 57.1, 57.4],
+                                      mirror=fn.random.coin_flip())
+    p.set_outputs(images, labels.gpu())
+for _ in range(3):
+    x, y = p.run()
+assert x.device == "gpu" and x.as_cpu().as_array().shape == (8, 3, 224, 224)
+print("ResNet-50 pipeline (mixed decoding) ok")
+video = os.environ.get("CHECK_VIDEO")
+if video:  # NVDEC, then optical flow between its frames
+    data = [np.fromfile(video, np.uint8)]
+    p = stoker.Pipeline(batch_size=1, num_threads=2, device_id=0)
+    with p:
+        frames = fn.decoders.video(fn.external_source(source=lambda: data, batch=True),
+                                   device="mixed", sequence_length=4)
+        p.set_outputs(frames, fn.optical_flow(frames, output_grid=4))
+    frames, flow = p.run()
+    assert frames.device == "gpu" and flow.device == "gpu"
+    print("NVDEC", frames.as_cpu().at(0).shape, "and optical flow", flow.as_cpu().at(0).shape,
+          "ok")
 """
 
 
@@ -115,7 +137,7 @@ def main():
         subprocess.run([stoker_cmd, "--version"], **run)
         subprocess.run([stoker_cmd, "info"], **run)
         if args.gpu:
-            subprocess.run([py, "-c", GPU_PIPELINE], **run)
+            subprocess.run([py, "-c", GPU_PIPELINE, os.path.join(venv, "jpegs")], **run)
     print("wheel ok:", os.path.basename(args.wheel))
 
 

@@ -44,7 +44,11 @@ case "${1:-}" in
     mkdir -p "$work/bin" && cp "$dir/nasm" "$work/bin/" && chmod +x "$work/bin/nasm"
     export PATH="$work/bin:$PATH"
     cd "$work"/ffmpeg-*
+    # hypot has a new symbol version in glibc 2.35; binding the old one keeps the wheel that
+    # carries this FFmpeg installable on glibc 2.34 (manylinux_2_34: RHEL 9, Ubuntu 22.04).
+    printf '__asm__(".symver hypot,hypot@GLIBC_2.2.5");\n' > "$work/glibc_compat.h"
     ./configure --prefix="$prefix" --enable-shared --disable-static --enable-pic \
+      --extra-cflags="-include $work/glibc_compat.h" \
       --disable-programs --disable-doc --disable-network --disable-autodetect \
       --disable-everything --disable-avdevice --disable-avfilter --disable-swresample \
       --enable-protocol=file \
