@@ -31,8 +31,9 @@ build: setup-build $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 # The main job on an embedded default: generates sample JPEGs unless DATA=/path is given.
-demo: build
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) -m stoker.demo $(if $(DATA),--data "$(DATA)")
+demo: setup-build $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target _stoker  # the module alone: no C++ tests
+	PYTHONPATH=$(abspath $(BUILD))/python $(PYTHON) -m stoker.demo $(if $(DATA),--data "$(DATA)")
 
 test: setup build
 	$(MAKE) --no-print-directory test-cpp test-python
@@ -41,7 +42,7 @@ test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-python:
-	PYTHONPATH=$(CURDIR)/$(BUILD)/python $(PYTHON) -m pytest python/tests -q
+	PYTHONPATH=$(abspath $(BUILD))/python $(PYTHON) -m pytest python/tests -q
 
 # Everything built with AddressSanitizer + UndefinedBehaviorSanitizer; the Python tests run in
 # an uninstrumented interpreter with the ASan runtime preloaded (leak checks off there: CPython
@@ -58,7 +59,7 @@ test-sanitize: setup
 	  ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  PYTHONPATH=$(CURDIR)/$(ASAN_BUILD)/python $(PYTHON) -m pytest python/tests -q -p no:cacheprovider \
+	  PYTHONPATH=$(abspath $(ASAN_BUILD))/python $(PYTHON) -m pytest python/tests -q -p no:cacheprovider \
 	  --ignore=python/tests/parity --ignore=python/tests/test_plugin_paddle.py \
 	  --capture=sys  # fd 2 free: a sanitizer's report stays in the log
 
