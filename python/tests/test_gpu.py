@@ -599,4 +599,3 @@ def test_arithmetic_on_gpu_values_runs_on_the_gpu_and_matches_cpu():
     for imgs in (images, floats):
         cpu, gpu = _run_twins(build, imgs, iterations=2)
         _assert_twins(cpu, gpu, atol=1e-5)
-

@@ -109,9 +109,9 @@ for attempt in range(2):
     for step, (images, labels) in zip(range(2), dataset):
         RESULTS[f"iterator{attempt}_step{step}"] = (as_numpy(images), as_numpy(labels))
 
-# Keras: the tutorial's model, trained for a couple of steps on the dataset (its weights are
-# random: only what it was fed and that it trained are compared).
-with tf.device(tf_device):
+
+def make_model():
+    """The tutorials' model."""
     model = tf.keras.models.Sequential([
         tf.keras.layers.Input(shape=(IMAGE_SIZE, IMAGE_SIZE), name="images"),
         tf.keras.layers.Flatten(),
@@ -120,6 +120,13 @@ with tf.device(tf_device):
         tf.keras.layers.Dense(NUM_CLASSES, activation="softmax")])
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
                   metrics=["accuracy"])
+    return model
+
+
+# Keras: the tutorial's model, trained for a couple of steps on the dataset (its weights are
+# random: only what it was fed and that it trained are compared).
+with tf.device(tf_device):
+    model = make_model()
     history = model.fit(mnist_set(), epochs=2, steps_per_epoch=2, verbose=0)
 RESULTS["fit_epochs"] = len(history.history["loss"])
 RESULTS["fit_loss_finite"] = bool(np.all(np.isfinite(history.history["loss"])))
@@ -130,14 +137,7 @@ RESULTS["fit_metrics"] = sorted(history.history)
 NUM_DEVICES = 2
 strategy = tf.distribute.MirroredStrategy(devices=[tf_device])
 with strategy.scope():
-    model = tf.keras.models.Sequential([
-        tf.keras.layers.Input(shape=(IMAGE_SIZE, IMAGE_SIZE), name="images"),
-        tf.keras.layers.Flatten(),
-        tf.keras.layers.Dense(HIDDEN_SIZE, activation="relu"),
-        tf.keras.layers.Dropout(DROPOUT),
-        tf.keras.layers.Dense(NUM_CLASSES, activation="softmax")])
-    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy",
-                  metrics=["accuracy"])
+    model = make_model()
 
 
 def dataset_fn(input_context):

@@ -22,6 +22,37 @@ def has_gpu():
     return stoker._stoker.cuda_available()
 
 
+def dali_operator(name):
+    """DALI's fn function of operator `name` ("readers.coco"), or None where DALI has none."""
+    node = dali.fn
+    for part in name.split("."):
+        node = getattr(node, part, None)
+        if node is None:
+            return None
+    return node
+
+
+def shared_operators():
+    """The operators both libraries have: stoker's native ones and those Python composes of
+    them (stoker._schema.WRAPPERS), where DALI's fn has the name."""
+    ours = set(stoker._schema.SCHEMAS)
+    ours |= {name for name, w in stoker._schema.WRAPPERS.items() if w.schema is None}
+    return {name for name in ours if dali_operator(name) is not None}
+
+
+DIFFERENCES = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs",
+                           "dali_differences.md")
+
+
+def differences_rows(title):
+    """The table rows (lists of cells) of docs/dali_differences.md's section `title`."""
+    text = open(DIFFERENCES, encoding="utf-8").read()
+    assert title in text, f"docs/dali_differences.md has no section '{title}'"
+    section = text.split(title, 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in section.splitlines() if line.startswith("| `")]
+
+
 def run_both_or_skip(define, batch_size, **kwargs):
     """run_both, skipping the test when either library has no backend for an operator on the
     device asked for (DALI's jitter has no CPU backend; some operators no GPU one)."""

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, dali, has_gpu
+from parity_util import SKIP_REASON, dali, has_gpu, shared_operators
 from video_fixtures import videos_or_skip
 
 if dali is None:
@@ -125,20 +125,7 @@ NO_EXAMPLE = {
 
 
 def test_every_shared_operator_has_an_example():
-    import stoker
-    from nvidia.dali import fn as dali_fn
-
-    def dali_has(name):
-        node = dali_fn
-        for part in name.split("."):
-            if not hasattr(node, part):
-                return False
-            node = getattr(node, part)
-        return True
-
-    ours = {s["name"] for s in stoker._stoker.schemas()}
-    ours |= {name for name, w in stoker._schema.WRAPPERS.items() if w.schema is None}
-    shared = {n for n in ours if not n.startswith("_") and dali_has(n)}
+    shared = {n for n in shared_operators() if not n.startswith("_")}
     text = "".join(open(p, encoding="utf-8").read() for p in SCRIPTS)
     used = set(re.findall(r"\bfn\.([\w.]+)\(", text))
     missing = sorted(shared - used - set(NO_EXAMPLE))

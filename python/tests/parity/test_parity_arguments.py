@@ -4,58 +4,39 @@ or a DALI tuning argument stoker accepts and ignores), or docs/dali_differences.
 a reason, under "DALI arguments stoker does not take". The list stays honest: a listed argument
 that stoker takes is an error too."""
 
-import os
 import re
 
 import pytest
 
-from parity_util import SKIP_REASON, dali
+from parity_util import SKIP_REASON, dali, dali_operator, differences_rows, shared_operators
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-import stoker  # noqa: E402
 from nvidia.dali import backend as dali_backend  # noqa: E402
-from nvidia.dali import fn as dali_fn  # noqa: E402
 from stoker import _schema  # noqa: E402
 
-DOC = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "dali_differences.md")
 SECTION = "## DALI arguments stoker does not take"
 
 
-def _dali_schema(name):
-    node = dali_fn
-    for part in name.split("."):
-        node = getattr(node, part, None)
-        if node is None:
-            return None
-    schema_name = getattr(node, "_schema_name", None)
-    return dali_backend.GetSchema(schema_name) if schema_name else None
-
-
 def _shared():
-    """{operator: (DALI's arguments, stoker's accepted arguments)} for the operators both have."""
-    ours = set(_schema.SCHEMAS) | set(_schema.WRAPPERS)
+    """{operator: (DALI's arguments, stoker's accepted arguments)} for the operators both have
+    (DALI's internal ones, named with "_", aside)."""
     out = {}
-    for name in sorted(ours):
-        if name.startswith("_"):
+    for name in sorted(shared_operators()):
+        schema_name = getattr(dali_operator(name), "_schema_name", None)
+        if name.startswith("_") or not schema_name:
             continue
-        schema = _dali_schema(name)
-        if schema is None:
-            continue
-        out[name] = (set(schema.GetArgumentNames()), _schema.accepted_args(name))
+        out[name] = (set(dali_backend.GetSchema(schema_name).GetArgumentNames()),
+                     _schema.accepted_args(name))
     return out
 
 
 def _listed():
     """{(operator, argument): reason} from the differences page's section."""
-    text = open(DOC, encoding="utf-8").read()
-    assert SECTION in text, f"docs/dali_differences.md has no section '{SECTION}'"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     rows = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or not cells[0].startswith("`"):
+    for cells in differences_rows(SECTION):
+        if len(cells) != 3:
             continue
         for op in re.findall(r"`([\w.]+)`", cells[0]):
             for arg in re.findall(r"`(\w+)`", cells[1]):
@@ -89,6 +70,8 @@ def test_deprecated_spellings_are_rewritten_with_dalis_warning():
     # A deprecated argument DALI 2.4 still takes (crop_mirror_normalize's output_dtype) runs in
     # fn as in ops: rewritten to today's name, with a DeprecationWarning naming both.
     from stoker import fn, types
+
+    import stoker
 
     @stoker.pipeline_def(batch_size=1, num_threads=1, device_id=None)
     def pipe():

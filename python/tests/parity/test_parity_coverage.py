@@ -3,29 +3,13 @@
 
 import pytest
 
-from parity_util import SKIP_REASON, dali, parity_declarations
+from parity_util import SKIP_REASON, dali, parity_declarations, shared_operators
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-import stoker  # noqa: E402
-from nvidia.dali import fn as dali_fn  # noqa: E402
-
-
-def _dali_has(name):
-    node = dali_fn
-    for part in name.split("."):
-        if not hasattr(node, part):
-            return False
-        node = getattr(node, part)
-    return True
-
-
 def test_every_shared_operator_is_compared():
-    # The native operators, and those Python composes of them (stoker._schema.WRAPPERS).
-    ours = {s["name"] for s in stoker._stoker.schemas()}
-    ours |= {name for name, w in stoker._schema.WRAPPERS.items() if w.schema is None}
-    shared = {name for name in ours if _dali_has(name)}
+    shared = shared_operators()
     declared = parity_declarations()
     assert len(shared) >= 40
     missing = sorted(shared - set(declared))

@@ -6,20 +6,18 @@ list stays honest: a listed name that stoker has is an error too."""
 
 import importlib
 import inspect
-import os
 import re
 import types as pytypes
 
 import pytest
 
-from parity_util import SKIP_REASON, dali
+from parity_util import SKIP_REASON, dali, differences_rows
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
 import stoker  # noqa: E402,F401
 
-DOC = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "dali_differences.md")
 SECTION = "## DALI names stoker does not have"
 
 # DALI's modules a script imports from (plugin.tf needs DALI's TensorFlow plugin, plugin.paddle
@@ -100,16 +98,11 @@ def _stoker_has(dali_name):
 
 def _listed():
     """{name or prefix.*: reason} from the differences page's section."""
-    text = open(DOC, encoding="utf-8").read()
-    assert SECTION in text, f"docs/dali_differences.md has no section '{SECTION}'"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     rows = {}
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 2 or not cells[0].startswith("`"):
-            continue
-        for name in re.findall(r"`(nvidia\.dali[^`]*)`", cells[0]):
-            rows[name] = cells[1]
+    for cells in differences_rows(SECTION):
+        if len(cells) == 2:
+            for name in re.findall(r"`(nvidia\.dali[^`]*)`", cells[0]):
+                rows[name] = cells[1]
     return rows
 
 
