@@ -183,7 +183,8 @@ class TFRecordSource final : public ReaderSource {
       STOKER_ENFORCE(f.var_len || !f.default_text.empty(), ValueError, "feature '", f.name,
                      "' is missing from the record and has no default");
       auto d = pool.acquire(f.default_text.size());
-      std::memcpy(d->data(), f.default_text.data(), f.default_text.size());
+      if (!f.default_text.empty())  // memcpy may not be given null, even for 0 bytes
+        std::memcpy(d->data(), f.default_text.data(), f.default_text.size());
       const void* data = d->data();
       return {std::move(d), data, TensorShape{int64_t(f.default_text.size())}};
     }

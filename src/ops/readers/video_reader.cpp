@@ -281,7 +281,7 @@ void VideoSource::add_metadata(readers::LoadedSample& s, const readers::VideoSeq
     if (gpu_) {
       copy_to_device_async(b->data(), values.data(), bytes, stream);
       synchronize_stream(stream);  // `values` goes when this returns
-    } else {
+    } else if (bytes > 0) {  // memcpy may not be given null, even for 0 bytes
       std::memcpy(b->data(), values.data(), bytes);
     }
     const void* data = b->data();

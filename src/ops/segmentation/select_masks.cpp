@@ -38,8 +38,10 @@ class SelectMasks final : public Operator {
     Batch& vo = add_output(ws, vertices.dtype(), vshapes, vertices.layout());
     const size_t row_bytes_per_coord = dtype_size(vertices.dtype());
     for (int i = 0; i < n; ++i) {
-      std::memcpy(po.data(i), out_polygons[size_t(i)].data(),
-                  out_polygons[size_t(i)].size() * sizeof(int32_t));
+      // No mask selected: both buffers may be null, which memcpy may not be given even for 0.
+      if (!out_polygons[size_t(i)].empty())
+        std::memcpy(po.data(i), out_polygons[size_t(i)].data(),
+                    out_polygons[size_t(i)].size() * sizeof(int32_t));
       const size_t row = size_t(vertices.shape(i)[1]) * row_bytes_per_coord;
       const auto* src = static_cast<const uint8_t*>(vertices.data(i));
       auto* dst = static_cast<uint8_t*>(vo.data(i));
