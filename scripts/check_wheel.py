@@ -4,8 +4,10 @@ package or among the system libraries the manylinux policy allows (so no build-t
 package is needed at run time); then a CPU pipeline runs from it, and `stoker --version` and
 `stoker info` answer.
 
-    python3 scripts/check_wheel.py dist/stoker-*.whl [--pip-args "..."] [--gpu]
+    python3 scripts/check_wheel.py dist/stoker-*.whl [--python PY] [--pip-args "..."] [--gpu]
 
+--python: the interpreter the virtual environment is made with (default: this one; the check
+itself needs auditwheel, which `make wheel` installs, and Pillow for the decoding check).
 --pip-args: extra arguments for the install (e.g. "--no-index --find-links DIR" where there is
 no package index). --gpu: also run the ResNet-50 training pipeline with mixed decoding, and with
 CHECK_VIDEO=<file> NVDEC decoding and optical flow (a machine with a GPU)."""
@@ -30,6 +32,24 @@ with p:
 a, b = p.run()
 assert a.as_array().shape == (4, 4, 4, 3) and b.as_array().shape == (4, 3, 4, 4)
 print("cpu pipeline ok:", stoker.__file__)
+"""
+
+# The codec libraries inside the wheel at work: a JPEG and a PNG (written by Pillow outside the
+# venv) read by readers.file and decoded on the CPU, against the pixels Pillow wrote.
+DECODE_PIPELINE = r"""
+import sys, numpy as np, stoker
+from stoker import fn
+folder = sys.argv[1]
+p = stoker.Pipeline(batch_size=2, num_threads=2, seed=1)
+with p:
+    data, _ = fn.readers.file(files=[f"{folder}/a.png", f"{folder}/a.jpg"])
+    p.set_outputs(fn.decoders.image(data))
+(images,) = p.run()
+want = np.load(f"{folder}/a.npy")
+png, jpg = np.asarray(images.at(0)), np.asarray(images.at(1))
+assert np.array_equal(png, want), "PNG decoded differently"
+assert jpg.shape == want.shape and np.abs(jpg.astype(int) - want).mean() < 8, "JPEG"
+print("decoding ok: libpng and libjpeg-turbo inside the wheel")
 """
 
 GPU_PIPELINE = r"""
@@ -114,15 +134,31 @@ def check_dependencies(site):
           f"manylinux allow-list")
 
 
+def write_images(folder):
+    try:
+        import numpy as np
+        from PIL import Image
+    except ImportError:
+        return None
+    os.makedirs(folder)
+    y, x = np.mgrid[0:48, 0:64]
+    pixels = np.stack([x * 4, y * 5, (x + y) * 2], axis=-1).astype(np.uint8)  # smooth: JPEG-kind
+    Image.fromarray(pixels).save(os.path.join(folder, "a.png"))
+    Image.fromarray(pixels).save(os.path.join(folder, "a.jpg"), quality=95)
+    np.save(os.path.join(folder, "a.npy"), pixels)
+    return folder
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("wheel")
     ap.add_argument("--pip-args", default="")
     ap.add_argument("--gpu", action="store_true")
+    ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as venv:
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        subprocess.run([args.python, "-m", "venv", venv], check=True)
         py = os.path.join(venv, "bin", "python")
         extra = ["pillow"] if args.gpu else []
         subprocess.run([py, "-m", "pip", "install", "-q", os.path.abspath(args.wheel), *extra,
@@ -133,12 +169,17 @@ def main():
         # Away from the checkout, so that nothing but the installed package can be imported.
         run = dict(cwd=venv, check=True)
         subprocess.run([py, "-c", CPU_PIPELINE], **run)
+        images = write_images(os.path.join(venv, "images"))
+        if images:
+            subprocess.run([py, "-c", DECODE_PIPELINE, images], **run)
+        else:
+            print("decoding not checked: Pillow is missing beside this script")
         stoker_cmd = os.path.join(venv, "bin", "stoker")
         subprocess.run([stoker_cmd, "--version"], **run)
         subprocess.run([stoker_cmd, "info"], **run)
         if args.gpu:
             subprocess.run([py, "-c", GPU_PIPELINE, os.path.join(venv, "jpegs")], **run)
-    print("wheel ok:", os.path.basename(args.wheel))
+    print("wheel ok:", os.path.basename(args.wheel), "with", os.path.basename(args.python))
 
 
 if __name__ == "__main__":
