@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/core/mapping_guard.hpp"
 
 namespace stoker::python {
 namespace {
@@ -77,11 +78,22 @@ int64_t volume_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
+// Host samples [first, end) that view a mapped file (zero-copy reads): the file must still hold
+// their bytes, else an IOError names it (core/mapping_guard.hpp). Copies are checked again after:
+// a file that shrank during the copy read zeros there.
+void check_mapped(const Batch& b, int first, int end) {
+  if (b.memory() == MemoryKind::kDevice) return;
+  for (int i = first; i < end; ++i)
+    if (const MappingGuard* g = guarded_mapping(b.data(i), b.sample(i).num_bytes()))
+      g->check_size();
+}
+
 // Sample i viewed with `shape` (DALI's TensorCPU.reshape/squeeze): same elements, another shape.
 nb::ndarray<nb::array_api> sample_view(const Batch& b, int i,
                                        std::optional<std::vector<int64_t>> shape) {
   STOKER_ENFORCE(i >= 0 && i < b.size(), IndexError, "sample index ", i,
                  " out of range for a batch of ", b.size());
+  check_mapped(b, i, i + 1);
   if (!shape) return view(b.data(i), dims(b.shape(i)), b.dtype(), b.memory(), b.owner(i));
   STOKER_ENFORCE(volume_of(*shape) == b.shape(i).volume(), ValueError, "cannot view sample ", i,
                  " of shape ", b.shape(i).to_string(), " (", b.shape(i).volume(),
@@ -101,6 +113,7 @@ nb::ndarray<nb::array_api> reshaped_view(const Batch& b, const std::vector<int64
   STOKER_ENFORCE(b.is_contiguous(), ValueError,
                  "the batch's samples do not lie back to back in memory: it cannot be viewed as "
                  "one tensor (copy it, e.g. with as_tensor() on the CPU)");
+  check_mapped(b, 0, b.size());
   return view(b.data(0), std::vector<size_t>(shape.begin(), shape.end()), b.dtype(), b.memory(),
               b.owner(0));
 }
@@ -116,11 +129,13 @@ void copy_to_external(const Batch& b, uintptr_t dst, std::optional<int64_t> stre
   STOKER_ENFORCE(dst != 0, ValueError, "copy_to_external: the destination pointer is null");
   auto* out = reinterpret_cast<uint8_t*>(dst);
   if (b.memory() != MemoryKind::kDevice) {
+    check_mapped(b, first, end);
     for (int i = first; i < end; ++i) {
       const size_t n = b.sample(i).num_bytes();
       if (n) std::memcpy(out, b.data(i), n);
       out += n;
     }
+    check_mapped(b, first, end);
     return;
   }
   auto handle = reinterpret_cast<StreamHandle>(static_cast<intptr_t>(stream.value_or(0)));
@@ -149,6 +164,7 @@ nb::ndarray<nb::array_api> batch_view(const Batch& b) {
   }
   std::vector<size_t> shape{size_t(b.size())};
   for (auto d : b.shape(0).dims()) shape.push_back(size_t(d));
+  check_mapped(b, 0, b.size());
   if (b.is_contiguous()) return view(b.data(0), shape, b.dtype(), b.memory(), b.owner(0));
   STOKER_ENFORCE(b.memory() != MemoryKind::kDevice, ValueError,
                  "a non-contiguous device batch cannot be viewed as one array");
@@ -159,6 +175,7 @@ nb::ndarray<nb::array_api> batch_view(const Batch& b) {
     std::memcpy(p, b.data(i), n);
     p += n;
   }
+  check_mapped(b, 0, b.size());
   void* data = copy->data();
   return view(data, shape, b.dtype(), MemoryKind::kHost, std::move(copy));
 }

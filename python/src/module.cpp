@@ -10,6 +10,7 @@
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/core/cuda.hpp"
 #include "stoker/core/file_io.hpp"
+#include "stoker/core/mapping_guard.hpp"
 #include "stoker/core/memory.hpp"
 #include "stoker/kernels/common/arch_check.hpp"
 #include "stoker/kernels/compression/lz4_inflate.hpp"
@@ -138,6 +139,8 @@ NB_MODULE(_stoker, m) {
         return stoker::readers::format_wds_index(stoker::readers::index_tar(data, path));
       },
       "DALI v1.2 webdataset index text of a tar shard ('ext offset size path' per member).");
+  m.def("take_mapping_damage", &stoker::take_new_damage,
+        "Mapped files that shrank (a fault read zeros) since the last call, each named once.");
   m.def("lmdb_available", &stoker::readers::lmdb_available,
         "True when stoker was built with liblmdb (readers.caffe and readers.caffe2).");
   m.def("cuda_available", &stoker::cuda_available,

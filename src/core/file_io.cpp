@@ -11,12 +11,35 @@
 
 namespace stoker {
 
-std::vector<uint8_t> read_file_bytes(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+int open_regular_file(const std::string& path, int64_t& size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   STOKER_ENFORCE(fd >= 0, IOError, "cannot open '", path, "': ", std::strerror(errno));
-  std::vector<uint8_t> data;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) data.reserve(size_t(st.st_size));
+  const char* kind = nullptr;
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    throw IOError(detail::concat("cannot stat '", path, "': ", std::strerror(e)));
+  }
+  if (S_ISDIR(st.st_mode)) kind = "a folder";
+  else if (S_ISFIFO(st.st_mode)) kind = "a FIFO";
+  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) kind = "a device";
+  else if (S_ISSOCK(st.st_mode)) kind = "a socket";
+  if (kind != nullptr) {
+    ::close(fd);
+    throw IOError(detail::concat("'", path, "' is ", kind, ", not a regular file"));
+  }
+  // Back to blocking reads (O_NONBLOCK only kept open() from waiting).
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  size = int64_t(st.st_size);
+  return fd;
+}
+
+std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  int64_t size = 0;
+  int fd = open_regular_file(path, size);
+  std::vector<uint8_t> data;
+  if (size > 0) data.reserve(size_t(size));
   uint8_t chunk[1 << 16];
   for (;;) {
     ssize_t r = ::read(fd, chunk, sizeof chunk);

@@ -63,6 +63,9 @@ void DeviceStage::process(Iteration& it) {
       STOKER_ASSERT(int(ws.outputs.size()) == spec.num_outputs, spec.schema->name, " produced ",
                     ws.outputs.size(), " outputs");
       cuda_check(last_cuda_error(), "launching a kernel");
+      // Host bytes copied up (a mixed decoder's input) from a file that shrank meanwhile.
+      const auto damaged = damaged_samples(ws);
+      if (!damaged.empty()) throw IOError(damaged.begin()->second);
       ctx_.telemetry.count_run(n, ws, true, t);
       timer_.ran(n, it.number, std::move(gpu_start));
     } catch (const EndOfData&) {

@@ -1,8 +1,29 @@
 #include "stoker/pipeline/stage.hpp"
 
 #include "stoker/core/affinity.hpp"
+#include "stoker/core/mapping_guard.hpp"
 
 namespace stoker::pipeline {
+
+std::map<int, std::string> damaged_samples(const ops::Workspace& ws) {
+  std::map<int, std::string> out;
+  if (mapping_damage_count() == 0) return out;
+  auto check = [&](const Batch& b) {
+    if (b.memory() == MemoryKind::kDevice) return;
+    for (int i = 0; i < b.size(); ++i) {
+      const size_t bytes = size_t(b.shape(i).volume()) * dtype_size(b.dtype());
+      const MappingGuard* g = damaged_mapping(b.data(i), bytes);
+      if (g == nullptr || out.count(i)) continue;
+      out.emplace(i, detail::concat("sample ", i, ": '", g->path(),
+                                    "' shrank while its bytes were in use: they are gone (the "
+                                    "file changed under the pipeline)"));
+    }
+  };
+  for (const Batch* b : ws.inputs) check(*b);
+  for (const auto& [name, b] : ws.arg_inputs) check(*b);
+  for (const Batch& b : ws.outputs) check(b);
+  return out;
+}
 
 ops::Workspace make_workspace(const StageContext& ctx, size_t n,
                               const std::vector<std::vector<Batch>>& values, int64_t iteration,

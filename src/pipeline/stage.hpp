@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,6 +44,11 @@ struct StageContext {
 ops::Workspace make_workspace(const StageContext& ctx, size_t n,
                               const std::vector<std::vector<Batch>>& values, int64_t iteration,
                               int batch_size);
+
+// Samples of node input or output batches on the host whose bytes lie in a mapped file that lost
+// pages while they were used (core/mapping_guard.hpp: the pages read as zeros), each with an
+// error naming the file. Empty at no cost while no mapping was ever damaged.
+std::map<int, std::string> damaged_samples(const ops::Workspace& ws);
 
 // A stage between two queues.
 class Stage {

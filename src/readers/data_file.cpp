@@ -1,8 +1,6 @@
 #include "stoker/readers/data_file.hpp"
 
 #include <fcntl.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,22 +8,34 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
+#include <optional>
 
 #include "stoker/core/error.hpp"
+#include "stoker/core/file_io.hpp"
+#include "stoker/core/mapping_guard.hpp"
 
 namespace stoker::readers {
 
 // The bytes of a mapped or in-memory file, with a Buffer (no pool: never returned anywhere)
-// that views alias, so a view keeps the whole mapping alive.
+// that views alias, so a view keeps the whole mapping alive. A mapping keeps its descriptor
+// (the guard reads the file's size through it) and is guarded against the file shrinking
+// (core/mapping_guard.hpp): a lost page reads as zeros and every user of the bytes can tell.
 struct FileMapping {
   void* addr = nullptr;
   size_t length = 0;
   bool mapped = false;
   std::vector<uint8_t> memory;
   Buffer whole;
-  FileMapping(void* a, size_t n, bool is_mapped)
-      : addr(a), length(n), mapped(is_mapped), whole(a, n, MemoryKind::kHost, nullptr, 0) {}
+  std::shared_ptr<int> fd;
+  std::optional<MappingGuard> guard;
+  FileMapping(void* a, size_t n, std::shared_ptr<int> descriptor, const std::string& path)
+      : addr(a),
+        length(n),
+        mapped(true),
+        whole(a, n, MemoryKind::kHost, nullptr, 0),
+        fd(std::move(descriptor)) {
+    guard.emplace(a, n, path, *fd);
+  }
   explicit FileMapping(std::vector<uint8_t> bytes)
       : memory(std::move(bytes)),
         whole(memory.data(), memory.size(), MemoryKind::kHost, nullptr, 0) {
@@ -33,6 +43,7 @@ struct FileMapping {
     length = memory.size();
   }
   ~FileMapping() {
+    guard.reset();  // unguarded before the range can be mapped again by someone else
     if (mapped) ::munmap(addr, length);
   }
   FileMapping(const FileMapping&) = delete;
@@ -41,18 +52,7 @@ struct FileMapping {
 
 namespace {
 
-int open_file(const std::string& path, int64_t& size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  STOKER_ENFORCE(fd >= 0, IOError, "cannot open '", path, "': ", std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw IOError(detail::concat("cannot stat '", path, "': ", std::strerror(e)));
-  }
-  size = int64_t(st.st_size);
-  return fd;
-}
+int open_file(const std::string& path, int64_t& size) { return open_regular_file(path, size); }
 
 void* map_file(int fd, size_t length, bool populate, const std::string& path) {
   int flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0);
@@ -77,58 +77,18 @@ void pread_all(int fd, void* out, int64_t offset, int64_t size, const std::strin
   }
 }
 
-// A mapped file that shrinks after it was mapped (a dataset rewritten, a network filesystem)
-// raises SIGBUS on access to the pages past its new end. The I/O threads touch a range's pages
-// under this guard: a bus error there jumps back and becomes an IOError naming the file.
-// Faults anywhere else go to the handler that was installed before (Python's faulthandler,
-// the default action).
-thread_local sigjmp_buf* t_guard = nullptr;
-struct sigaction g_previous {};
-
-void on_sigbus(int sig, siginfo_t* info, void* context) {
-  if (t_guard != nullptr) siglongjmp(*t_guard, 1);
-  if (g_previous.sa_flags & SA_SIGINFO) {
-    g_previous.sa_sigaction(sig, info, context);
-  } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
-  } else {
-    ::sigaction(SIGBUS, &g_previous, nullptr);  // the fault repeats with the default action
-  }
+std::shared_ptr<int> own_descriptor(int fd) {
+  return std::shared_ptr<int>(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
 }
 
-// Installs on_sigbus unless it is the current handler (another library may have replaced it).
-void ensure_sigbus_handler() {
-  const auto installed = [] {
-    struct sigaction current {};
-    ::sigaction(SIGBUS, nullptr, &current);
-    return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sigbus;
-  };
-  if (installed()) return;  // the usual case: no lock on the I/O threads' path
-  static std::mutex m;
-  std::lock_guard lock(m);
-  if (installed()) return;
-  struct sigaction current {};
-  ::sigaction(SIGBUS, nullptr, &current);
-  struct sigaction ours {};
-  ours.sa_sigaction = on_sigbus;
-  ours.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset(&ours.sa_mask);
-  g_previous = current;
-  ::sigaction(SIGBUS, &ours, nullptr);
-}
-
-// prefault() under the guard; false when the pages are gone (SIGBUS).
-bool prefault_guarded(const uint8_t* p, size_t n) {
-  ensure_sigbus_handler();
-  sigjmp_buf jump;
-  if (sigsetjmp(jump, 1) != 0) {
-    t_guard = nullptr;
-    return false;
-  }
-  t_guard = &jump;
+// Touches the pages of [p, p + n) of `m`; false when the file lost some of them meanwhile
+// (they read as zeros now: the guard repaired the fault).
+bool prefault_checked(const FileMapping& m, const uint8_t* p, size_t n) {
   prefault(p, n);
-  t_guard = nullptr;
-  return true;
+  return !m.guard || !m.guard->damaged();
 }
 
 }  // namespace
@@ -143,13 +103,10 @@ void prefault(const uint8_t* p, size_t n) {
 DataFile::DataFile(std::string path, const FileOptions& options)
     : path_(std::move(path)), mode_(options.mode) {
   int fd = open_file(path_, size_);
-  fd_owner_ = std::shared_ptr<int>(new int(fd), [](int* p) {
-    ::close(*p);
-    delete p;
-  });
+  fd_owner_ = own_descriptor(fd);
   if (mode_ == IoMode::kMmap && size_ > 0) {
     mapping_ = std::make_shared<FileMapping>(map_file(fd, size_t(size_), options.read_ahead, path_),
-                                             size_t(size_), true);
+                                             size_t(size_), fd_owner_, path_);
     ::madvise(mapping_->addr, mapping_->length, MADV_SEQUENTIAL);
   } else if (options.read_ahead) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
@@ -174,16 +131,16 @@ FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool to
   if (mapping_) {
     const auto* p = static_cast<const uint8_t*>(mapping_->addr) + offset;
     if (mode_ == IoMode::kMmap && touch) {
-      // Past a file's current end the mapping has no pages (SIGBUS): check, then touch under
-      // a guard for a file that shrinks in between.
+      // Past a file's current end the mapping has no pages: check, then touch (a file that
+      // shrinks in between faults; the guard turns that into zeros, seen here).
       struct stat st {};
       STOKER_ENFORCE(::fstat(*fd_owner_, &st) == 0, IOError, "cannot stat '", path_,
                      "': ", std::strerror(errno));
       STOKER_ENFORCE(offset + size <= int64_t(st.st_size), IOError, "'", path_, "' shrank to ",
                      int64_t(st.st_size), " bytes since it was opened (", size_, "): cannot read ",
                      size, " bytes at offset ", offset);
-      STOKER_ENFORCE(prefault_guarded(p, size_t(size)), IOError, "'", path_, "' shrank while ",
-                     size, " bytes at offset ", offset, " were read from its mapping (bus error)");
+      STOKER_ENFORCE(prefault_checked(*mapping_, p, size_t(size)), IOError, "'", path_, "' shrank while ",
+                     size, " bytes at offset ", offset, " were read from its mapping");
     }
     return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
   }
@@ -226,22 +183,18 @@ std::vector<FileBytes> read_ranges(std::span<const FileRange> ranges, MemoryPool
 
 FileBytes read_whole_file(const std::string& path, const FileOptions& options, MemoryPool& pool) {
   int64_t size = 0;
-  int fd = open_file(path, size);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  auto fd = own_descriptor(open_file(path, size));  // a mapping keeps it; else closed here
   if (size == 0) return {pool.acquire(0), nullptr, 0};
   if (options.mode == IoMode::kMmap && size >= kSmallFileBytes) {
-    auto m = std::make_shared<FileMapping>(map_file(fd, size_t(size), options.read_ahead, path),
-                                           size_t(size), true);
+    auto m = std::make_shared<FileMapping>(map_file(*fd, size_t(size), options.read_ahead, path),
+                                           size_t(size), fd, path);
     const auto* p = static_cast<const uint8_t*>(m->addr);
-    STOKER_ENFORCE(prefault_guarded(p, size_t(size)), IOError, "'", path,
-                   "' shrank while it was read from its mapping (bus error)");
+    STOKER_ENFORCE(prefault_checked(*m, p, size_t(size)), IOError, "'", path,
+                   "' shrank while it was read from its mapping");
     return {std::shared_ptr<Buffer>(m, &m->whole), p, size_t(size)};
   }
   auto buf = pool.acquire(size_t(size));
-  pread_all(fd, buf->data(), 0, size, path);
+  pread_all(*fd, buf->data(), 0, size, path);
   const auto* p = static_cast<const uint8_t*>(buf->data());
   return {std::move(buf), p, size_t(size)};
 }

@@ -2,7 +2,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <utility>
+
 #include "stoker/core/error.hpp"
+#include "stoker/core/mapping_guard.hpp"
 
 #ifdef STOKER_HAVE_LMDB
 #include <lmdb.h>
@@ -15,9 +21,30 @@ struct LmdbDatabase::Handles {
   MDB_env* env = nullptr;
   MDB_txn* txn = nullptr;
   MDB_dbi dbi = 0;
+  // LMDB's map, guarded like stoker's own mappings (core/mapping_guard.hpp): the file's bytes as
+  // they were at open; a database cut under the job reads zeros and names itself, no SIGBUS.
+  std::optional<MappingGuard> guard;
 };
 
 namespace {
+// The [begin, end) of the process's mapping that holds `p` (/proc/self/maps), or {0, 0}.
+std::pair<uintptr_t, uintptr_t> mapping_around(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  std::FILE* f = std::fopen("/proc/self/maps", "r");
+  if (f == nullptr) return {0, 0};
+  unsigned long begin = 0, end = 0;
+  char line[4096];
+  std::pair<uintptr_t, uintptr_t> found{0, 0};
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "%lx-%lx", &begin, &end) == 2 && a >= begin && a < end) {
+      found = {begin, end};
+      break;
+    }
+  }
+  std::fclose(f);
+  return found;
+}
+
 void check(int rc, const std::string& path, const char* what) {
   STOKER_ENFORCE(rc == MDB_SUCCESS, IOError, "LMDB '", path, "': ", what,
                  " failed: ", mdb_strerror(rc));
@@ -48,9 +75,22 @@ LmdbDatabase::LmdbDatabase(const std::string& path) : h_(std::make_unique<Handle
   mdb_cursor_close(cursor);
   STOKER_ENFORCE(rc == MDB_NOTFOUND, IOError, "LMDB '", path,
                  "': reading failed: ", mdb_strerror(rc));
+  mdb_filehandle_t fd = -1;
+  struct stat data {};
+  if (!values_.empty() && mdb_env_get_fd(h_->env, &fd) == MDB_SUCCESS && ::fstat(fd, &data) == 0) {
+    // LMDB does not tell where it mapped the file (mdb_env_info's address is MDB_FIXEDMAP's):
+    // the mapping that holds the values says.
+    const auto [begin, end] = mapping_around(values_.front().data());
+    if (begin != 0) {
+      const size_t length = std::min(size_t(data.st_size), size_t(end - begin));
+      h_->guard.emplace(reinterpret_cast<const void*>(begin), length,
+                        S_ISDIR(st.st_mode) ? path + "/data.mdb" : path, fd);
+    }
+  }
 }
 
 LmdbDatabase::~LmdbDatabase() {
+  h_->guard.reset();  // before the map goes
   if (h_->txn) mdb_txn_abort(h_->txn);
   if (h_->env) mdb_env_close(h_->env);
 }

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "stoker/core/error.hpp"
+#include "stoker/core/mapping_guard.hpp"
 
 #ifdef STOKER_HAVE_FFMPEG
 extern "C" {
@@ -113,6 +114,15 @@ struct VideoFile::Impl {
     throw ValueError("video '" + name + "': " + what);
   }
 
+  // libavcodec refuses a frame above max_pixels (one claiming more than the stream's header)
+  // with EINVAL, before allocating it.
+  [[noreturn]] void decoding_failed(int err) const {
+    fail("decoding failed: " + av_error(err) +
+         (err == AVERROR(EINVAL) ? " (frames above max_pixels, " +
+                                       std::to_string(codec->max_pixels) + " pixels, are refused)"
+                                 : std::string()));
+  }
+
   void seek_to(int64_t key_pts) {
     const int err = av_seek_frame(format.get(), stream, key_pts, AVSEEK_FLAG_BACKWARD);
     if (err < 0) fail("cannot seek to pts " + std::to_string(key_pts) + ": " + av_error(err));
@@ -183,7 +193,7 @@ struct VideoFile::Impl {
         return true;
       }
       if (got == AVERROR_EOF) return false;
-      if (got != AVERROR(EAGAIN)) fail("decoding failed: " + av_error(got));
+      if (got != AVERROR(EAGAIN)) decoding_failed(got);
       if (drained) return false;
       const int read = av_read_frame(format.get(), packet.get());
       if (read == AVERROR_EOF) {
@@ -195,7 +205,7 @@ struct VideoFile::Impl {
       if (packet->stream_index == stream) {
         const int sent = avcodec_send_packet(codec.get(), packet.get());
         av_packet_unref(packet.get());
-        if (sent < 0 && sent != AVERROR(EAGAIN)) fail("decoding failed: " + av_error(sent));
+        if (sent < 0 && sent != AVERROR(EAGAIN)) decoding_failed(sent);
       } else {
         av_packet_unref(packet.get());
       }
@@ -203,8 +213,29 @@ struct VideoFile::Impl {
   }
 };
 
+namespace {
+// The file's bytes may be a mapping whose file shrank while FFmpeg read them (the lost pages read
+// as zeros: core/mapping_guard.hpp). That is the error, not what the decoder made of the zeros.
+void check_not_damaged(std::span<const uint8_t> data, const std::string& name) {
+  if (const MappingGuard* g = damaged_mapping(data.data(), data.size()))
+    throw IOError(detail::concat("video '", name, "': '", g->path(),
+                                 "' shrank while it was being decoded: its bytes past the new end "
+                                 "are gone (the file changed under the pipeline)"));
+}
+}  // namespace
+
 VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
-                          std::shared_ptr<const VideoIndex> known) {
+                          std::shared_ptr<const VideoIndex> known, int64_t max_pixels) {
+  try {
+    return open_unchecked(data, name, std::move(known), max_pixels);
+  } catch (...) {
+    check_not_damaged(data, name);
+    throw;
+  }
+}
+
+VideoFile VideoFile::open_unchecked(std::span<const uint8_t> data, std::string name,
+                                    std::shared_ptr<const VideoIndex> known, int64_t max_pixels) {
   // FFmpeg's own messages would repeat what the errors below say, once per thread and packet:
   // only fatal ones are printed (a process-wide setting of the FFmpeg libraries stoker loads).
   static std::once_flag quiet;
@@ -228,7 +259,18 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   int err = avformat_open_input(&fmt, nullptr, nullptr, nullptr);  // frees fmt on failure
   if (err < 0) impl->fail("not a video file FFmpeg can read (" + av_error(err) + ")");
   impl->format.reset(fmt);
-  err = avformat_find_stream_info(fmt, nullptr);
+  // Probing decodes a few frames: its decoders refuse frames above max_pixels before allocating
+  // them (a small file can claim 16000x16000 frames), as this file's decoder does below. A
+  // refused size reads 0x0 after probing: the container's claim is kept for the error.
+  const std::string limit = std::to_string(max_pixels);
+  std::vector<AVDictionary*> probe_options(fmt->nb_streams, nullptr);
+  std::vector<std::pair<int, int>> claimed;
+  for (unsigned k = 0; k < fmt->nb_streams; ++k) {
+    av_dict_set(&probe_options[k], "max_pixels", limit.c_str(), 0);
+    claimed.emplace_back(fmt->streams[k]->codecpar->width, fmt->streams[k]->codecpar->height);
+  }
+  err = avformat_find_stream_info(fmt, probe_options.data());
+  for (auto& o : probe_options) av_dict_free(&o);
   if (err < 0) impl->fail("cannot read the streams (" + av_error(err) + ")");
   const AVCodec* decoder = nullptr;
   impl->stream = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0);
@@ -236,11 +278,20 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   if (impl->stream < 0 || decoder == nullptr)
     impl->fail("no decoder for its video stream (" + av_error(impl->stream) + ")");
   const AVStream* st = fmt->streams[impl->stream];
+  auto [claimed_w, claimed_h] = size_t(impl->stream) < claimed.size()
+                                    ? claimed[size_t(impl->stream)]
+                                    : std::pair<int, int>{0, 0};
+  if (st->codecpar->width > 0 && st->codecpar->height > 0)
+    claimed_w = st->codecpar->width, claimed_h = st->codecpar->height;
+  if (int64_t(claimed_w) * claimed_h > max_pixels)
+    impl->fail("its frames are " + std::to_string(claimed_w) + "x" + std::to_string(claimed_h) +
+               " pixels, above max_pixels (" + limit + "): refused before decoding");
   impl->codec.reset(avcodec_alloc_context3(decoder));
   STOKER_ENFORCE(impl->codec != nullptr, RuntimeError, "video: out of memory");
   err = avcodec_parameters_to_context(impl->codec.get(), st->codecpar);
   if (err < 0) impl->fail("bad codec parameters (" + av_error(err) + ")");
   impl->codec->thread_count = 1;  // the readers decode many files on their own threads
+  impl->codec->max_pixels = max_pixels;  // frames claiming more than the header are refused
   err = avcodec_open2(impl->codec.get(), decoder, nullptr);
   if (err < 0)
     impl->fail("cannot open the " + std::string(decoder->name) + " decoder (" + av_error(err) +
@@ -295,7 +346,9 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   VideoInfo& info = index->info;
   info.codec = decoder->name;
   info.width = impl->codec->width, info.height = impl->codec->height;
-  if (info.width <= 0 || info.height <= 0) impl->fail("the video stream has no frame size");
+  if (info.width <= 0 || info.height <= 0)
+    impl->fail("the video stream has no frame size (its frames cannot be decoded, or claim more "
+               "than max_pixels (" + limit + ") pixels)");
   info.frames = int64_t(index->pts.size());
   info.time_base_num = st->time_base.num, info.time_base_den = st->time_base.den;
   info.fps_num = st->avg_frame_rate.num, info.fps_den = std::max(1, st->avg_frame_rate.den);
@@ -316,7 +369,19 @@ VideoFile VideoFile::open(std::span<const uint8_t> data, std::string name,
   return VideoFile(std::move(impl), std::move(index));
 }
 
+
 void VideoFile::decode(int64_t first, int64_t count, int64_t stride, const TakeFrame& take) {
+  try {
+    decode_frames(first, count, stride, take);
+  } catch (...) {
+    check_not_damaged(impl_->input.data, impl_->name);
+    throw;
+  }
+  check_not_damaged(impl_->input.data, impl_->name);
+}
+
+void VideoFile::decode_frames(int64_t first, int64_t count, int64_t stride,
+                              const TakeFrame& take) {
   Impl& m = *impl_;
   index_->check_frames(m.name, first, count, stride);
   const auto& pts = index_->pts;
@@ -348,6 +413,16 @@ std::span<const uint8_t> VideoFile::extradata() const {
 }
 
 void VideoFile::read_packets(int64_t key_pts, const TakePacket& take) {
+  try {
+    read_packets_from(key_pts, take);
+  } catch (...) {
+    check_not_damaged(impl_->input.data, impl_->name);
+    throw;
+  }
+  check_not_damaged(impl_->input.data, impl_->name);
+}
+
+void VideoFile::read_packets_from(int64_t key_pts, const TakePacket& take) {
   Impl& m = *impl_;
   const AVStream* st = m.format->streams[m.stream];
   if (!m.bsf) {
@@ -400,7 +475,7 @@ void VideoFile::read_packets(int64_t key_pts, const TakePacket& take) {
 struct VideoFile::Impl {};
 
 VideoFile VideoFile::open(std::span<const uint8_t>, std::string name,
-                          std::shared_ptr<const VideoIndex>) {
+                          std::shared_ptr<const VideoIndex>, int64_t) {
   throw RuntimeError("video '" + name +
                      "': stoker was built without FFmpeg (libavformat, libavcodec, libswscale)");
 }

@@ -71,12 +71,18 @@ class VideoFile {
  public:
   // Whether this build has FFmpeg.
   static bool available();
+  // The largest frame (width * height) accepted by default: the image decoders' max_pixels.
+  static constexpr int64_t kMaxPixels = int64_t(1) << 27;
   // Demuxes `data` (the whole file; it must outlive the VideoFile) and indexes its first video
   // stream, or takes `index` from an earlier open of the same bytes. `name` names the file in
   // errors. Throws ValueError for data FFmpeg cannot read, files without a video stream,
-  // streams without frames or codecs without a decoder.
+  // streams without frames or codecs without a decoder, and streams whose frames exceed
+  // `max_pixels`: refused before any frame is allocated (libavcodec's own max_pixels also bounds
+  // FFmpeg's probing decoders and this file's decoder, for frames claiming more than the
+  // stream's header).
   static VideoFile open(std::span<const uint8_t> data, std::string name,
-                        std::shared_ptr<const VideoIndex> index = nullptr);
+                        std::shared_ptr<const VideoIndex> index = nullptr,
+                        int64_t max_pixels = kMaxPixels);
   VideoFile(VideoFile&&) noexcept;
   VideoFile& operator=(VideoFile&&) noexcept;
   ~VideoFile();
@@ -106,6 +112,11 @@ class VideoFile {
  private:
   struct Impl;
   VideoFile(std::unique_ptr<Impl> impl, std::shared_ptr<const VideoIndex> index);
+  // open(), decode() and read_packets() without the check that the file kept its bytes.
+  static VideoFile open_unchecked(std::span<const uint8_t> data, std::string name,
+                                  std::shared_ptr<const VideoIndex> index, int64_t max_pixels);
+  void decode_frames(int64_t first, int64_t count, int64_t stride, const TakeFrame& take);
+  void read_packets_from(int64_t key_pts, const TakePacket& take);
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<const VideoIndex> index_;
 };

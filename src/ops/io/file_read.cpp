@@ -102,7 +102,8 @@ class FileRead final : public Operator {
       std::string path(p, size_t(s.volume()));
       path.resize(std::strlen(path.c_str()));
       STOKER_ENFORCE(!path.empty(), ValueError, kOp, ": the path is empty");
-      Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      // O_NONBLOCK: a FIFO's open would wait for a writer; it is refused below instead.
+      Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
       STOKER_ENFORCE(f.fd >= 0, IOError, kOp, ": cannot open '", path, "': ", sys_error());
       struct stat st {};
       STOKER_ENFORCE(::fstat(f.fd, &st) == 0, IOError, kOp, ": cannot stat '", path,
