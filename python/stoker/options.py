@@ -1,23 +1,47 @@
 """Pipeline's keyword arguments onto its options (stoker.PipelineOptions, bound from the one
 C++ struct): DALI's forms (num_threads="auto" with cpu_budget, prefetch_queue_depth as a
 count, a dict or "auto", trace as a path) are read here; every other option is set by name."""
+import numbers
 import os
 
 from stoker import _stoker
+
+# The documented ranges of the options with a size meaning (docs/design/pipeline.md,
+# "Ranges"). The C++ builder checks them too (src/pipeline/pipeline.cpp, for serialised
+# pipelines); here they are checked before a value is converted to a C++ int, in the same words.
+# Values below the range are left to the build, as DALI leaves them (num_threads=-1 pipelines
+# are only serialised).
+RANGES = {"batch_size": (1, 1 << 20), "num_threads": (1, 1024), "cpu_budget": (1, 1024),
+          "prefetch_queue_depth": (1, 64)}
+
+
+def _whole(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_range(name, value, key=None):
+    """ValueError naming the option, the value and its range when `value` is above it."""
+    lo, hi = RANGES[key or name]
+    if value > hi:
+        raise ValueError(f"{name} must be at most {hi}, got {value} (its range is [{lo}, {hi}])")
 
 
 def check_threads(num_threads, cpu_budget):
     """num_threads is a count or "auto"; cpu_budget (cores) only goes with "auto"."""
     if num_threads == "auto":
-        if cpu_budget is not None and (not isinstance(cpu_budget, int) or cpu_budget < 1):
+        if cpu_budget is not None and (not _whole(cpu_budget) or cpu_budget < 1):
             raise ValueError(f"cpu_budget must be a whole number of cores >= 1, got "
                              f"{cpu_budget!r}")
-    elif not isinstance(num_threads, int) or isinstance(num_threads, bool):
+        if cpu_budget is not None:
+            check_range("cpu_budget", cpu_budget)
+    elif not _whole(num_threads):
         raise ValueError(f"num_threads must be a number of threads or 'auto', got "
                          f"{num_threads!r}")
     elif cpu_budget is not None:
         raise ValueError("cpu_budget applies to num_threads='auto' (with a fixed num_threads, "
                          "that number is the budget)")
+    else:
+        check_range("num_threads", num_threads)
 
 
 def check_cores(cpu_affinity):
@@ -35,19 +59,32 @@ def check_cores(cpu_affinity):
     return sorted(set(cores))
 
 
+def _depth(name, value):
+    """A queue depth: a whole number (DALI refuses 2.0 too) within its range."""
+    if not _whole(value):
+        lo, hi = RANGES["prefetch_queue_depth"]
+        raise TypeError(f"{name} must be a whole number of batches in [{lo}, {hi}] (or, for "
+                        f"prefetch_queue_depth, a dict {{'cpu_size': n, 'gpu_size': m}} or "
+                        f"'auto'), got {value!r}")
+    check_range(name, value, "prefetch_queue_depth")
+    return int(value)
+
+
 def queue_depths(prefetch_queue_depth):
     """(auto, cpu_size, gpu_size) from prefetch_queue_depth: a count for both queues, a dict
     {"cpu_size", "gpu_size"}, or "auto" (both 2 at first, the consumer's grows)."""
-    if prefetch_queue_depth == "auto":
+    if isinstance(prefetch_queue_depth, str) and prefetch_queue_depth == "auto":
         return True, 2, 2
     if isinstance(prefetch_queue_depth, dict):
         unknown = set(prefetch_queue_depth) - {"cpu_size", "gpu_size"}
         if unknown:
             raise ValueError(f"prefetch_queue_depth: unknown keys {sorted(unknown)}; "
                              f"expected 'cpu_size' and 'gpu_size'")
-        return (False, int(prefetch_queue_depth.get("cpu_size", 2)),
-                int(prefetch_queue_depth.get("gpu_size", 2)))
-    return False, int(prefetch_queue_depth), int(prefetch_queue_depth)
+        return (False,
+                _depth("prefetch_queue_depth's cpu_size", prefetch_queue_depth.get("cpu_size", 2)),
+                _depth("prefetch_queue_depth's gpu_size", prefetch_queue_depth.get("gpu_size", 2)))
+    depth = _depth("prefetch_queue_depth", prefetch_queue_depth)
+    return False, depth, depth
 
 
 # DALI's Pipeline arguments for its own executor (pipelining and asynchrony are always on here;
@@ -68,7 +105,7 @@ def configure(o, options):
         budget = options.pop("cpu_budget", None)
         check_threads(threads, budget)
         o.auto_threads = threads == "auto"
-        o.num_threads = (budget or 0) if o.auto_threads else threads  # 0: every core
+        o.num_threads = int(budget or 0) if o.auto_threads else int(threads)  # 0: every core
     if "prefetch_queue_depth" in options:
         o.auto_prefetch, o.prefetch_queue_depth, o.gpu_queue_depth = queue_depths(
             options.pop("prefetch_queue_depth"))
@@ -86,6 +123,8 @@ def configure(o, options):
                             f"{', '.join(sorted(names | {'cpu_budget'}))})")
         if key in ("batch_size", "seed") and value is None:
             value = -1
+        if key == "batch_size" and _whole(value):
+            check_range(key, value)
         try:
             setattr(o, key, value)
         except TypeError:

@@ -229,3 +229,36 @@ def test_a_failed_batch_allocation_names_the_sample_and_its_file(tmp_path):
                                            r"sample 0 \(source '.*large\.png'\), "
                                            r"2430000 elements"):
         pipe.run()
+
+
+def test_close_from_another_thread_wakes_a_waiting_run():
+    done = _run_script("""
+import threading, time
+import numpy as np
+from stoker import fn, pipeline_def
+def slow(a):
+    time.sleep(0.5)
+    return a
+@pipeline_def(batch_size=4, num_threads=1, device_id=None)
+def p():
+    x = fn.external_source(lambda: [np.ones(3, np.uint8)] * 4, batch=True)
+    return fn.python_function(x, function=slow)
+pipe = p()
+pipe.build()
+def runner():
+    try:
+        pipe.run()
+        print("ran")
+    except Exception as e:
+        print("run raised", type(e).__name__, e, flush=True)
+t = threading.Thread(target=runner)
+t.start()
+time.sleep(0.7)
+t0 = time.monotonic()
+pipe.close()
+t.join(10)
+print("alive" if t.is_alive() else f"joined after {time.monotonic() - t0:.2f}")
+""", timeout=60)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert "run raised RuntimeError the pipeline was closed" in done.stdout, done.stdout
+    assert "joined after" in done.stdout, done.stdout

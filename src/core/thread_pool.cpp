@@ -27,10 +27,29 @@ double ThreadPool::workers_cpu_seconds() const {
   return s;
 }
 
-ThreadPool::ThreadPool(int num_threads) {
+void thread_start_failed(const std::string& what, int index, int count,
+                         const std::system_error& why) {
+  throw RuntimeError(detail::concat(
+      "cannot start thread ", index, " of ", count, " for ", what, ": ", why.code().message(),
+      " (the system refused a new thread: lower the number of threads asked for, or raise the "
+      "process's limits: ulimit -u, ulimit -v)"));
+}
+
+ThreadPool::ThreadPool(int num_threads, const std::string& what) {
   STOKER_ENFORCE(num_threads >= 1, ValueError, "num_threads must be at least 1, got ", num_threads);
   active_limit_ = num_threads;
-  for (int t = 1; t < num_threads; ++t) workers_.emplace_back([this, t] { worker_loop(t); });
+  // Reserved first: growing the vector after a thread started could throw with the thread
+  // still joinable.
+  workers_.reserve(size_t(num_threads - 1));
+  try {
+    for (int t = 1; t < num_threads; ++t)
+      workers_.push_back(start_thread(what, t, num_threads, [this, t] { worker_loop(t); }));
+  } catch (...) {
+    // The destructor does not run for a constructor that throws: the started workers wait on
+    // wake_, whose destruction would block for ever.
+    stop_workers();
+    throw;
+  }
 }
 
 void ThreadPool::set_active_threads(int k) {
@@ -46,13 +65,16 @@ int ThreadPool::active_threads() const {
   return active_limit_;
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
-  for (auto& w : workers_) w.join();
+  for (auto& w : workers_)
+    if (w.joinable()) w.join();
 }
 
 ThreadPool::Job* ThreadPool::open_job() const {

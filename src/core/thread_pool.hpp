@@ -8,10 +8,34 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace stoker {
+
+// The system refused thread `index` of the `count` that `what` asked for (no memory for its
+// stack under ulimit -v, the process's thread limit): a RuntimeError that says which thread,
+// of how many, and the system's reason.
+[[noreturn]] void thread_start_failed(const std::string& what, int index, int count,
+                                      const std::system_error& why);
+
+// std::thread(fn), with the system's refusal turned into thread_start_failed()'s error. The
+// pool's workers, the CPU lanes and readers' I/O threads start through here (the executor
+// converts the device stages' and the GPU monitor's refusals alike), and each caller stops and
+// joins the threads it already started before passing the error on: a thread that cannot
+// start must not leave the others waiting (joinable std::threads destroyed abort the process;
+// condition variables destroyed under waiting threads never return).
+template <typename F>
+std::thread start_thread(const std::string& what, int index, int count, F&& fn) {
+  try {
+    return std::thread(std::forward<F>(fn));
+  } catch (const std::system_error& e) {
+    thread_start_failed(what, index, count, e);
+  }
+}
 
 // CPU seconds thread `t` (running, not joined) has used since it started; 0 where the system
 // cannot say.
@@ -19,8 +43,10 @@ double thread_cpu_seconds(const std::thread& t);
 
 class ThreadPool {
  public:
-  // `num_threads` ≥ 1 counts the calling thread: a pool of 1 runs everything inline.
-  explicit ThreadPool(int num_threads);
+  // `num_threads` ≥ 1 counts the calling thread: a pool of 1 runs everything inline. `what`
+  // names the pool in the error thrown when the system cannot start one of its threads (the
+  // threads started by then are joined first).
+  explicit ThreadPool(int num_threads, const std::string& what = "a thread pool");
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -59,6 +85,7 @@ class ThreadPool {
     std::exception_ptr error;
   };
   void worker_loop(int thread_index);
+  void stop_workers();  // stops and joins the workers started
   void work(Job& job, int thread_index);
   Job* open_job() const;  // the oldest job with indices left (under mutex_), or null
 

@@ -1,10 +1,15 @@
 #include "stoker/core/thread_pool.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -192,6 +197,55 @@ TEST(ThreadPool, WorkersCpuSecondsCountTheirWork) {
   std::thread idle([] {});
   idle.join();
   EXPECT_EQ(thread_cpu_seconds(idle), 0.0);  // a joined thread: nothing to read
+}
+
+// The process's address space now, in bytes (/proc/self/statm's first field).
+size_t address_space_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0;
+  statm >> pages;
+  return pages * size_t(sysconf(_SC_PAGESIZE));
+}
+
+size_t thread_count() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// In a child process whose address space is capped (as under ulimit -v): ThreadPool(1000)
+// fails with the error, then a smaller pool starts and works. Exits 0 when all went so.
+[[noreturn]] void refused_pool_child() {
+  const rlimit cap{address_space_bytes() + (size_t(64) << 20), RLIM_INFINITY};
+  setrlimit(RLIMIT_AS, &cap);
+  const size_t before = thread_count();
+  try {
+    ThreadPool pool(1000);
+    std::fprintf(stderr, "1000 threads started under a 64 MiB cap\n");
+    std::exit(2);
+  } catch (const RuntimeError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+  const rlimit none{RLIM_INFINITY, RLIM_INFINITY};
+  setrlimit(RLIMIT_AS, &none);
+  ThreadPool after(4);
+  std::atomic<int> sum{0};
+  after.parallel_for(10, [&](int64_t i, int) { sum += int(i); });
+  std::exit(thread_count() == before + 3 && sum == 45 ? 0 : 3);
+}
+
+// A thread the system refuses (no address space for its stack) is a RuntimeError naming the
+// thread and the count asked for, and the workers already started are joined: before, the
+// pool's condition variables were destroyed under the waiting workers and the constructor never
+// returned.
+TEST(ThreadPoolDeathTest, ThreadTheSystemRefusesIsAnErrorAndTheStartedOnesAreJoined) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve address space that a cap would refuse";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(refused_pool_child(), ::testing::ExitedWithCode(0),
+              "cannot start thread [0-9]+ of 1000 for a thread pool: Resource temporarily "
+              "unavailable");
 }
 
 }  // namespace

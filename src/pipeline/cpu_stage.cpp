@@ -58,7 +58,17 @@ void CpuStage::make_lane_operators() {
 }
 
 void CpuStage::start() {
-  for (int l = 0; l < lanes_; ++l) threads_.emplace_back([this, l] { lane_loop(l); });
+  threads_.reserve(size_t(lanes_));  // no growth (which could throw) with a thread started
+  try {
+    for (int l = 0; l < lanes_; ++l)
+      threads_.push_back(
+          start_thread("the CPU stage's lanes", l + 1, lanes_, [this, l] { lane_loop(l); }));
+  } catch (...) {
+    // The lanes started wait for begin(): stopped, they return.
+    stop();
+    join();
+    throw;
+  }
 }
 
 void CpuStage::begin() {
@@ -212,7 +222,18 @@ std::vector<std::vector<Batch>> CpuStage::run_nodes(
     } catch (const EndOfData&) {
       throw;
     } catch (...) {
+      // A file that lost bytes under the operator: that is the error, not what the zeros did.
+      const auto damaged = damaged_samples(ws);
+      if (!damaged.empty())
+        rethrow_with_context(std::make_exception_ptr(IOError(damaged.begin()->second)), context);
       rethrow_with_context(std::current_exception(), context);
+    }
+    // Bytes that were read as zeros because their file shrank: the sample fails like a bad one
+    // (that is its error, whatever the operator made of the zeros).
+    std::map<int, std::string> failed = failures.by_sample();
+    for (auto& [i, message] : damaged_samples(ws)) {
+      if (!skip) throw IOError(context + message);
+      failed[i] = std::move(message);
     }
     // Closing: the samples were skipped; nothing downstream may use the outputs.
     if (ctx_.stopping) throw RuntimeError("the pipeline is stopping");
@@ -223,11 +244,10 @@ std::vector<std::vector<Batch>> CpuStage::run_nodes(
     }
     if (!prepare) values[n] = std::move(ws.outputs);
     if (!warned.empty()) ctx_.telemetry.samples_warned(spec, warned.by_sample());
-    if (failures.empty()) continue;
+    if (failed.empty()) continue;
 
     // Replace the failed samples: run the nodes before this one (and this one, when it produced
     // values) again for as many new samples. A preparing node prepares the new batch again.
-    const auto& failed = failures.by_sample();
     const std::vector<int> keep = replacement.drop(n, context, failed, batch);
     const size_t redo = prepare ? n : n + 1;
     replacement.next_round();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <system_error>
 
 #include "stoker/core/error.hpp"
 #include "stoker/ops/sequence_operator.hpp"
@@ -26,7 +27,7 @@ Executor::Executor(Graph graph, const PipelineOptions& options)
     : graph_(std::move(graph)),
       options_(options),
       host_pool_(make_host_allocator(), options.host_memory_budget),
-      thread_pool_(options.num_threads),
+      thread_pool_(options.num_threads, "the pipeline's thread pool (num_threads)"),
       telemetry_(graph_, options.trace),
       checkpoints_(graph_, ops_, uint64_t(options.seed)) {
   const std::vector<size_t> mixed = nodes_of(graph_, ops::Backend::kMixed);
@@ -80,9 +81,33 @@ Executor::Executor(Graph graph, const PipelineOptions& options)
       options_, thread_pool_, *queues_.back(),
       device_stages_.empty() ? cpu_stage_->telemetry_id() : device_stages_.back()->telemetry_id(),
       telemetry_);
-  cpu_stage_->start();
-  for (size_t k = 0; k < device_stages_.size(); ++k)
-    device_stages_[k]->start(*queues_[k], *queues_[k + 1]);
+  start_threads();
+}
+
+void Executor::start_threads() {
+  // A thread the system refuses stops the threads started before it (they would wait on
+  // their queues for ever), and the error says which one. No destructor runs for a
+  // constructor that throws, so this is the only place to do it.
+  try {
+    cpu_stage_->start();  // stops and joins its own lanes when one cannot start
+    for (size_t k = 0; k < device_stages_.size(); ++k) {
+      try {
+        device_stages_[k]->start(*queues_[k], *queues_[k + 1]);
+      } catch (const std::system_error& e) {
+        thread_start_failed("the " + device_stages_[k]->name() + " stage", 1, 1, e);
+      }
+    }
+  } catch (...) {
+    stop();
+    // As the destructor does: stages and queues before the operators, operators before the
+    // pools (members would go in the reverse order of their declaration).
+    tuning_.reset();
+    device_stages_.clear();
+    cpu_stage_.reset();
+    queues_.clear();
+    ops_.clear();
+    throw;
+  }
 }
 
 void Executor::make_operators() {
@@ -180,9 +205,17 @@ void Executor::trim_memory() {
 
 std::vector<Batch> Executor::pop(const std::function<bool()>& interrupted) {
   if (!started_) {
+    if (gpu_monitor_) {
+      // Before started_: a monitor that cannot start fails this pop() only (the next one runs
+      // without it), never leaves the CPU stage waiting for a begin() that never comes.
+      try {
+        gpu_monitor_->start();
+      } catch (const std::system_error& e) {
+        thread_start_failed("the GPU utilisation monitor", 1, 1, e);
+      }
+    }
     start_time_ = Telemetry::Clock::now();
     started_ = true;
-    if (gpu_monitor_) gpu_monitor_->start();
     cpu_stage_->begin();
   }
   // How full each stage's output queue is when the consumer comes (0: it will wait).

@@ -41,6 +41,9 @@ class Executor {
   // `interrupted` (when given) is called every 50 ms without the executor's locks; when it
   // returns true, pop() throws Interrupted and the batch stays queued.
   std::vector<Batch> pop(const std::function<bool()>& interrupted = {});
+  // Stops the stages and wakes a pop() waiting on another thread (it throws "the pipeline was
+  // closed"); the destructor then frees the rest.
+  void close() { stop(); }
 
   const Graph& graph() const { return graph_; }
   ops::Operator& op(int node) { return *ops_[size_t(node)]; }
@@ -71,6 +74,7 @@ class Executor {
 
  private:
   void make_operators();
+  void start_threads();  // the stages' threads; on failure none is left running
   std::vector<char> pinned_outputs() const;
   void stop();
 

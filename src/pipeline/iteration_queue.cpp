@@ -74,7 +74,8 @@ Iteration IterationQueue::pop() {
 Iteration IterationQueue::take(const std::function<bool()>& interrupted, double& waited) {
   const auto t = Clock::now();
   std::unique_lock lock(mutex_);
-  const auto ready = [&] { return !items_.empty() || failed_; };
+  // stopped_: closed from another thread while this one waits (it must not wait forever).
+  const auto ready = [&] { return !items_.empty() || failed_ || stopped_; };
   if (!interrupted) {
     changed_.wait(lock, ready);
   } else {
@@ -86,6 +87,7 @@ Iteration IterationQueue::take(const std::function<bool()>& interrupted, double&
     }
   }
   waited = since(t);
+  if (items_.empty() && !failed_) throw RuntimeError("the pipeline was closed");
   if (items_.empty()) throw RuntimeError("the pipeline stopped after an earlier error: " + failure_);
   Iteration it = std::move(items_.front());
   items_.pop_front();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -19,6 +21,21 @@ namespace {
 bool force_cpu() {
   const char* v = std::getenv("STOKER_FORCE_CPU");
   return v && *v && std::string(v) != "0";
+}
+
+// The documented ranges of the options with a size meaning (docs/design/pipeline.md,
+// "Ranges"; python/stoker/options.py words its checks alike). Beyond them a pipeline would start
+// more threads than any machine has cores, hold a million batches, or allocate per-sample
+// bookkeeping by the gigabyte: refused at build, serialised pipelines too.
+constexpr int64_t kMaxBatchSize = int64_t(1) << 20;
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxQueueDepth = 64;
+
+void check_range(const char* name, int64_t value, int64_t lo, int64_t hi) {
+  STOKER_ENFORCE(value >= lo, ValueError, name, " must be at least ", lo, ", got ", value,
+                 " (its range is [", lo, ", ", hi, "])");
+  STOKER_ENFORCE(value <= hi, ValueError, name, " must be at most ", hi, ", got ", value,
+                 " (its range is [", lo, ", ", hi, "])");
 }
 
 ops::Backend parse_backend(const std::string& device, const std::string& op) {
@@ -62,24 +79,24 @@ struct PipelineBuilder::Impl {
 };
 
 PipelineBuilder::PipelineBuilder(PipelineOptions options) : impl_(std::make_unique<Impl>()) {
-  STOKER_ENFORCE(options.batch_size >= 1, ValueError, "batch_size must be at least 1, got ",
-                 options.batch_size);
-  STOKER_ENFORCE(options.num_threads >= (options.auto_threads ? 0 : 1), ValueError,
-                 options.auto_threads ? "cpu_budget must be at least 1, got "
-                                      : "num_threads must be at least 1, got ",
-                 options.num_threads);
+  check_range("batch_size", options.batch_size, 1, kMaxBatchSize);
+  if (options.auto_threads)  // 0: every core (at most kMaxThreads)
+    check_range("cpu_budget", options.num_threads, 0, kMaxThreads);
+  else
+    check_range("num_threads", options.num_threads, 1, kMaxThreads);
   STOKER_ENFORCE(options.on_error == "raise" || options.on_error == "skip", ValueError,
                  "on_error must be 'raise' or 'skip', got '", options.on_error, "'");
-  STOKER_ENFORCE(options.prefetch_queue_depth >= 1 && options.gpu_queue_depth >= 1, ValueError,
-                 "prefetch_queue_depth must be at least 1 (cpu_size and gpu_size), got ",
-                 options.prefetch_queue_depth, " and ", options.gpu_queue_depth);
+  check_range("prefetch_queue_depth", options.prefetch_queue_depth, 1, kMaxQueueDepth);
+  check_range("gpu_queue_depth (prefetch_queue_depth's gpu_size)", options.gpu_queue_depth, 1,
+              kMaxQueueDepth);
   STOKER_ENFORCE(options.cpu_lanes >= 0 && options.cpu_lanes <= 2, ValueError,
                  "cpu_lanes must be 0 (automatic), 1 or 2, got ", options.cpu_lanes);
   if (options.seed < 0 && !options.checkpoint.empty())
     options.seed = int64_t(pipeline::Checkpoint::parse(options.checkpoint).seed);
   if (options.seed < 0) options.seed = int64_t(std::random_device{}() >> 1);
   if (options.auto_threads && options.num_threads == 0)  // "auto" with no budget: every core
-    options.num_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    options.num_threads =
+        int(std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, kMaxThreads));
   if (const char* env = std::getenv("STOKER_TRACE"); options.trace.empty() && env)
     options.trace = env;
   impl_->options = options;
@@ -145,11 +162,19 @@ void PipelineBuilder::set_outputs(const std::vector<Value>& outputs) {
 
 struct Pipeline::Impl {
   PipelineOptions options;
-  std::unique_ptr<pipeline::Executor> executor;
+  // Shared with a run() in progress: close() from another thread stops the executor, which
+  // wakes that run() with an error, and the executor goes when the run() lets go of it.
+  std::shared_ptr<pipeline::Executor> executor;
+  mutable std::mutex mutex;  // executor's pointer: close() vs run() on other threads
 
   pipeline::Executor& exec() const {
     STOKER_ENFORCE(executor != nullptr, RuntimeError, "the pipeline was closed");
     return *executor;
+  }
+  std::shared_ptr<pipeline::Executor> hold() const {
+    std::lock_guard lock(mutex);
+    STOKER_ENFORCE(executor != nullptr, RuntimeError, "the pipeline was closed");
+    return executor;
   }
 
   int find_node(const std::string& name) const {
@@ -180,7 +205,7 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
   const bool uses_gpu = std::any_of(graph.nodes.begin(), graph.nodes.end(),
                                     [](const auto& n) { return n.backend != ops::Backend::kCpu; });
   if (uses_gpu && impl->options.device_id) kernels::check_kernel_image(*impl->options.device_id);
-  impl->executor = std::make_unique<pipeline::Executor>(std::move(graph), impl->options);
+  impl->executor = std::make_shared<pipeline::Executor>(std::move(graph), impl->options);
   return std::unique_ptr<Pipeline>(new Pipeline(std::move(impl)));
 }
 
@@ -188,10 +213,20 @@ Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Pipeline::~Pipeline() = default;
 
 std::vector<Batch> Pipeline::run(const std::function<bool()>& interrupted) {
-  return impl_->exec().pop(interrupted);
+  const auto executor = impl_->hold();
+  return executor->pop(interrupted);
 }
 
-void Pipeline::close() { impl_->executor.reset(); }
+void Pipeline::close() {
+  std::shared_ptr<pipeline::Executor> executor;
+  {
+    std::lock_guard lock(impl_->mutex);
+    executor = std::move(impl_->executor);
+  }
+  // A run() waiting on another thread is woken (an error) and holds the executor until it
+  // returns; the last holder destroys it.
+  if (executor) executor->close();
+}
 
 void Pipeline::feed_input(const std::string& name, Batch batch, bool copy) {
   auto& feed = impl_->feed(name);

@@ -269,6 +269,43 @@ TEST(Pipeline, FromJsonTakesOneQueueDepthForBoth) {
   EXPECT_EQ(loaded->options().gpu_queue_depth, 3);
 }
 
+// Options beyond their documented ranges (docs/design/pipeline.md, "Ranges") are refused by
+// the builder, so serialised pipelines are too, naming the option, the value and the range,
+// before a thread starts (100000 threads hung the build; a depth of 10^9 the first run).
+TEST(Pipeline, OptionsBeyondTheirRangesAreRefusedFromJsonToo) {
+  JpegFolder data(2);
+  const std::string good = train_json(data.root());
+  auto fails = [&](const std::string& from, const std::string& to, const std::string& expected) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    try {
+      Pipeline::from_json(text);
+      ADD_FAILURE() << "no error; expected: " << expected;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  const std::string depths = R"("prefetch_queue_depth": {"cpu_size": 2, "gpu_size": 2})";
+  fails(R"("num_threads": 2)", R"("num_threads": 100000)",
+        "num_threads must be at most 1024, got 100000 (its range is [1, 1024])");
+  fails(depths, R"("prefetch_queue_depth": 1000000000)",
+        "prefetch_queue_depth must be at most 64, got 1000000000 (its range is [1, 64])");
+  fails(depths, R"("prefetch_queue_depth": {"cpu_size": 2, "gpu_size": 65})",
+        "gpu_queue_depth (prefetch_queue_depth's gpu_size) must be at most 64, got 65");
+  fails(R"("batch_size": 4)", R"("batch_size": 1048577)",
+        "batch_size must be at most 1048576, got 1048577 (its range is [1, 1048576])");
+  fails(R"("batch_size": 4)", R"("batch_size": 0)", "batch_size must be at least 1, got 0");
+  // At the limits they build (without running: a queue of 64 batches of 2^20 samples).
+  PipelineOptions o;
+  o.batch_size = 1 << 20, o.num_threads = 1024, o.prefetch_queue_depth = 64;
+  o.gpu_queue_depth = 64;
+  PipelineBuilder b(o);
+  b.set_outputs({b.add("random.uniform")[0]});
+  EXPECT_NE(b.build(), nullptr);
+}
+
 TEST(Pipeline, ReaderMetaAndLabels) {
   JpegFolder data(3, 3);
   auto pipe = train_pipeline(data.root(), 2, 2, 9);

@@ -1,6 +1,7 @@
 #include "stoker/readers/data_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 #include <thread>
@@ -255,6 +257,40 @@ TEST(Prefetcher, StopsWhileLoadsAreInFlight) {
   EXPECT_THROW(Prefetcher(
                    0, 1, 1, [] { return int64_t(0); }, [](std::span<LoadedSample>) {}),
                ValueError);
+}
+
+// In a child process whose address space is capped (as under ulimit -v): a Prefetcher of 1000
+// threads fails with the error, and no load runs after it returned. Exits 0 when all went so.
+[[noreturn]] void refused_prefetcher_child() {
+  std::ifstream statm("/proc/self/statm");
+  size_t pages = 0;
+  statm >> pages;
+  const rlimit cap{pages * size_t(sysconf(_SC_PAGESIZE)) + (size_t(64) << 20), RLIM_INFINITY};
+  setrlimit(RLIMIT_AS, &cap);
+  std::atomic<int> loads{0};
+  try {
+    Prefetcher p(
+        1000, 64, 1, [n = int64_t(0)]() mutable { return n++; },
+        [&](std::span<LoadedSample>) { ++loads; });
+    std::exit(2);
+  } catch (const RuntimeError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+  const int after = loads.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::exit(loads.load() == after ? 0 : 3);
+}
+
+// An I/O thread the system refuses is a RuntimeError naming it, and the threads started before
+// it (drawing and loading already) are joined: before, the constructor threw past joinable
+// std::threads, which aborts the process.
+TEST(PrefetcherDeathTest, ThreadTheSystemRefusesIsAnErrorAndTheStartedOnesAreJoined) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve address space that a cap would refuse";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(refused_prefetcher_child(), ::testing::ExitedWithCode(0),
+              "cannot start thread [0-9]+ of 1000 for the reader's I/O threads");
 }
 
 }  // namespace

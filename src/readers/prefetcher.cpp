@@ -4,6 +4,7 @@
 
 #include "stoker/core/affinity.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/core/thread_pool.hpp"
 
 namespace stoker::readers {
 
@@ -16,17 +17,29 @@ Prefetcher::Prefetcher(int threads, int depth, int group, Draw draw, Load load)
                  "a prefetcher needs at least one thread, a depth and a group of at least one "
                  "(got ",
                  threads, ", ", depth, " and ", group, ")");
-  threads_.reserve(size_t(threads));
-  for (int t = 0; t < threads; ++t) threads_.emplace_back([this] { work(); });
+  threads_.reserve(size_t(threads));  // no growth (which could throw) with a thread started
+  try {
+    for (int t = 0; t < threads; ++t)
+      threads_.push_back(start_thread("the reader's I/O threads (num_io_threads)", t + 1, threads,
+                                      [this] { work(); }));
+  } catch (...) {
+    // No destructor runs for a constructor that throws: the started threads (loading already)
+    // must not be left waiting on room_.
+    stop_threads();
+    throw;
+  }
 }
 
-Prefetcher::~Prefetcher() {
+Prefetcher::~Prefetcher() { stop_threads(); }
+
+void Prefetcher::stop_threads() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   room_.notify_all();
-  for (auto& t : threads_) t.join();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 void Prefetcher::work() {

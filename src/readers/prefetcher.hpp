@@ -46,6 +46,8 @@ class Prefetcher {
   // in every sample of the group that has none.
   using Load = std::function<void(std::span<LoadedSample> group)>;
 
+  // Throws RuntimeError (after joining the threads it started) when the system refuses one of
+  // the `threads`.
   Prefetcher(int threads, int depth, int group, Draw draw, Load load);
   ~Prefetcher();  // stops the threads; samples drawn but not popped are dropped
   Prefetcher(const Prefetcher&) = delete;
@@ -61,6 +63,7 @@ class Prefetcher {
     bool done = false;
   };
   void work();
+  void stop_threads();  // stops and joins the threads started
 
   Draw draw_;
   Load load_;

@@ -3,6 +3,7 @@
 // per-sample host decode. Internal to ops/decoders.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "stoker/codecs/exif.hpp"
 #include "stoker/kernels/color/color_cpu.hpp"
 #include "stoker/kernels/geometry/orient_cpu.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -224,8 +226,10 @@ class ImageDecoder : public Operator {
         STOKER_ENFORCE(area.size() == 2 && aspect.size() == 2, ValueError, spec_.schema->name,
                        ": random_area and random_aspect_ratio need two values each");
         auto rng = sample_rng(ws, i);
-        return random_resized_crop_window(h, w, area[0], area[1], aspect[0], aspect[1],
-                                          int(spec_.arg<int64_t>("num_attempts")), rng);
+        return random_resized_crop_window(
+            h, w, area[0], area[1], aspect[0], aspect[1],
+            // At most kMaxAttempts tries (arg_limits.hpp).
+            int(std::min(spec_.arg<int64_t>("num_attempts"), kMaxAttempts)), rng);
       }
       case Window::kSlice:
         return slice_window(ws, i, h, w);

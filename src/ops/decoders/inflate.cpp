@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "stoker/kernels/compression/lz4_inflate.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
 #ifdef STOKER_HAVE_CUDA
@@ -82,8 +83,9 @@ class Inflate : public Operator {
       for (double v : list_arg(ws, "shape", i)) {
         STOKER_ENFORCE(v >= 0, ValueError, kOp, ": the shape of sample ", i,
                        " has a negative extent (", int64_t(v), ")");
-        shape.push_back(int64_t(v));
+        shape.push_back(int64_t(std::min(v, double(INT64_MAX / 2))));  // larger: refused below
       }
+      check_arg_elements(kOp, "shape", shape, i);
       if (i == 0) ndim = shape.size();
       STOKER_ENFORCE(shape.size() == ndim, ValueError, kOp, ": the shape of sample ", i, " has ",
                      shape.size(), " extents but that of sample 0 has ", ndim,

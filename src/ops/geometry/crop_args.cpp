@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "stoker/ops/arg_limits.hpp"
+
 namespace stoker::ops {
 
 std::optional<CropWindow> crop_window_arg(const Operator& op, const Workspace& ws, int i,
@@ -19,6 +21,10 @@ std::optional<CropWindow> crop_window_arg(const Operator& op, const Workspace& w
   }
   if (ch == 0 && cw == 0) return std::nullopt;
   STOKER_ENFORCE(ch > 0 && cw > 0, ValueError, "crop extents must be positive, got ", ch, "x", cw);
+  // Padded (out_of_bounds_policy="pad"), the window is the output's size: bounded before it
+  // is rounded to integers (1e30 would not fit).
+  check_arg_elements(op.spec().schema->name, "crop (crop_h, crop_w)", std::vector<double>{ch, cw},
+                     i, double(in_h) * double(in_w));
   CropWindow w;
   w.height = int64_t(std::floor(ch + 0.5));
   w.width = int64_t(std::floor(cw + 0.5));

@@ -7,6 +7,7 @@
 
 #include "stoker/kernels/geometry/fill_paste_cpu.hpp"
 #include "stoker/kernels/tensor/gather_cpu.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/geometry/fill_value.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
@@ -108,12 +109,14 @@ class Paste : public Operator {
       auto s = image_shape(in, i, "paste");
       const double ratio = scalar_arg(ws, "ratio", i);
       STOKER_ENFORCE(ratio >= 1, ValueError, "paste: ratio must be >= 1, got ", ratio);
-      // DALI's canvas: each side ratio times the image's, truncated, at least min_canvas_size.
+      // DALI's canvas: each side ratio times the image's, truncated, at least min_canvas_size;
+      // bounded before it becomes an integer (arg_limits.hpp).
       const auto side = [&](int64_t extent) {
-        return std::max<int64_t>(extent,
-                                 int64_t(std::max(min_canvas, std::floor(ratio * double(extent)))));
+        return std::max(double(extent), std::max(min_canvas, std::floor(ratio * double(extent))));
       };
-      const int64_t oh = side(s.height), ow = side(s.width);
+      check_arg_elements("paste", "ratio and min_canvas_size",
+                         std::vector<double>{side(s.height), side(s.width)}, i);
+      const int64_t oh = int64_t(side(s.height)), ow = int64_t(side(s.width));
       const double px = scalar_arg(ws, "paste_x", i), py = scalar_arg(ws, "paste_y", i);
       STOKER_ENFORCE(px >= 0 && px <= 1 && py >= 0 && py <= 1, ValueError,
                      "paste: paste_x and paste_y must be in [0, 1]");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "stoker/kernels/geometry/multi_paste.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -109,6 +110,7 @@ class MultiPaste : public Operator {
         const auto size = list_arg(ws, "output_size", i);
         STOKER_ENFORCE(size.size() >= 2 && size[0] >= 0 && size[1] >= 0, ValueError,
                        "multi_paste: sample ", i, ": output_size must be (H, W) >= 0");
+        check_arg_elements("multi_paste", "output_size", std::vector<double>{size[0], size[1]}, i);
         oh = int64_t(size[0]), ow = int64_t(size[1]);
       } else {
         for (int k = 0; k < inputs; ++k) {

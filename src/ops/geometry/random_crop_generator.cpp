@@ -1,5 +1,6 @@
 #include "stoker/ops/geometry/random_crop_generator.hpp"
 
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -16,7 +17,8 @@ class RandomCropGenerator final : public Operator {
     STOKER_ENFORCE(aspect_.size() == 2 && aspect_[0] > 0 && aspect_[0] <= aspect_[1], ValueError,
                    "random_crop_generator: random_aspect_ratio must be [min, max] with "
                    "0 < min <= max");
-    attempts_ = int(spec.arg<int64_t>("num_attempts"));
+    // At most kMaxAttempts tries (more act as that many): impossible constraints end.
+    attempts_ = int(std::min(spec.arg<int64_t>("num_attempts"), kMaxAttempts));
     STOKER_ENFORCE(attempts_ >= 1, ValueError,
                    "random_crop_generator: num_attempts must be positive");
   }

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "stoker/kernels/resize/resample_weights.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/geometry/resize.hpp"
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
@@ -101,6 +102,11 @@ class Resize : public Operator {
       if (max_size.size() == 2) r.max_h = max_size[0], r.max_w = max_size[1];
       const double in_h = roi ? std::fabs(roi->y1 - roi->y0) : double(s.height);
       const double in_w = roi ? std::fabs(roi->x1 - roi->x0) : double(s.width);
+      // Bounded before the sizes are rounded to integers (arg_limits.hpp).
+      const auto [want_h, want_w] = resize_exact_size(in_h, in_w, r);
+      check_arg_elements("resize", "resize_x, resize_y, size, resize_shorter and resize_longer",
+                         std::vector<double>{want_h, want_w}, i,
+                         double(s.height) * double(s.width));
       auto [h, w] = resize_output_size(in_h, in_w, r);
       shapes[size_t(i)] = TensorShape{h, w, s.channels};
       if (subpixel_scale_) {
@@ -159,6 +165,7 @@ class RandomResizedCrop : public Operator {
     STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError,
                    "random_resized_crop: size must be [height, width] of positive values, got ",
                    format_arg_value(size));
+    check_arg_elements("random_resized_crop", "size", size);
     out_h_ = size[0], out_w_ = size[1];
     area_ = spec.arg<std::vector<double>>("random_area");
     aspect_ = spec.arg<std::vector<double>>("random_aspect_ratio");
@@ -167,7 +174,8 @@ class RandomResizedCrop : public Operator {
                    "random_resized_crop: random_area must be [lo, hi] with 0 < lo <= hi");
     STOKER_ENFORCE(aspect_.size() == 2 && aspect_[0] > 0 && aspect_[0] <= aspect_[1], ValueError,
                    "random_resized_crop: random_aspect_ratio must be [lo, hi] with 0 < lo <= hi");
-    attempts_ = int(spec.arg<int64_t>("num_attempts"));
+    // At most kMaxAttempts tries (more act as that many): impossible constraints end.
+    attempts_ = int(std::min(spec.arg<int64_t>("num_attempts"), kMaxAttempts));
     STOKER_ENFORCE(attempts_ >= 1, ValueError, "random_resized_crop: num_attempts must be >= 1");
   }
 

@@ -7,6 +7,7 @@
 
 #include "stoker/core/dtype.hpp"
 #include "stoker/kernels/tensor/strided_copy_cpu.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/tensor_util.hpp"
 #ifdef STOKER_HAVE_CUDA
@@ -182,6 +183,9 @@ class Slice : public Operator {
         w.start[size_t(a)] = lo;
         w.shape[size_t(a)] = hi - lo;
       }
+      // Padded, the window is the output's size (arg_limits.hpp).
+      check_arg_elements("slice", inputs ? "the anchor and shape inputs" : "the window arguments",
+                         w.shape, i, double(s.volume()));
     }
     return out;
   }

@@ -9,6 +9,7 @@
 #include "stoker/kernels/geometry/warp_affine_cpu.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -81,6 +82,7 @@ class Warp : public Operator {
         auto size = list_arg(ws, "size", i);
         STOKER_ENFORCE(size.size() == 2 && size[0] > 0 && size[1] > 0, ValueError, name,
                        ": size must be [height, width] of positive values");
+        check_arg_elements(name, "size", size, i, double(s.height) * double(s.width));
         oh = int64_t(size[0]), ow = int64_t(size[1]);
       } else if (rotate_ && !spec_.arg<bool>("keep_size")) {
         rotated_canvas(scalar_arg(ws, "angle", i), s.height, s.width, oh, ow);

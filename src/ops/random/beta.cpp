@@ -1,10 +1,12 @@
 #include "stoker/ops/random/beta.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "stoker/kernels/random/beta.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -57,8 +59,9 @@ class Beta final : public Operator {
     for (double v : list_arg(ws, "shape", i)) {
       STOKER_ENFORCE(v >= 0 && v == std::floor(v), ValueError,
                      "random.beta: shape extents must be integers >= 0, got ", v);
-      dims.push_back(int64_t(v));
+      dims.push_back(int64_t(std::min(v, double(INT64_MAX / 2))));  // larger: refused below
     }
+    check_arg_elements("random.beta", "shape", dims, i);
     return TensorShape(dims);
   }
 

@@ -6,6 +6,7 @@
 
 #include "stoker/core/error.hpp"
 #include "stoker/core/shape.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/op_spec.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/schema.hpp"
@@ -17,6 +18,7 @@ inline TensorShape shape_arg(const OpSpec& spec) {
   for (auto d : dims)
     STOKER_ENFORCE(d >= 0, ValueError, spec.schema->name, ": shape extents must be >= 0, got ",
                    format_arg_value(dims));
+  check_arg_elements(spec.schema->name, "shape", dims);
   return TensorShape(dims);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/caffe2_tensor.hpp"
 #include "stoker/readers/data_file.hpp"
@@ -38,6 +39,8 @@ class Caffe2Source final : public ReaderSource {
       : label_type_(label_type_of(spec)), num_labels_(spec.arg<int64_t>("num_labels")) {
     STOKER_ENFORCE(num_labels_ >= 1, ValueError,
                    "readers.caffe2: num_labels must be at least 1, got ", num_labels_);
+    // Each label is a vector of num_labels (multi-label types): arg_limits.hpp.
+    check_arg_elements("readers.caffe2", "num_labels", std::vector<int64_t>{num_labels_});
     lmdb_.path = spec.arg<std::string>("path");
   }
 

@@ -9,6 +9,7 @@
 
 #include "stoker/core/file_io.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/npy.hpp"
 
@@ -122,6 +123,9 @@ class NumpySource final : public ReaderSource {
       T v = convert_sat<T>(float(fill_value_));
       std::memcpy(fill.data(), &v, es);
     });
+    // Padded, the ROI is the output's size (arg_limits.hpp).
+    check_arg_elements("readers.numpy", "the ROI arguments", out_shape, i,
+                       double(d.shape.volume()));
     TensorShape out(out_shape);
     auto buf = ws.host_pool->acquire(size_t(out.volume()) * es);
     kernels::slice_cpu(static_cast<const uint8_t*>(d.data), shape, es, begin, out_shape,

@@ -2,6 +2,7 @@
 
 #include <variant>
 
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -28,6 +29,7 @@ class Constant final : public Operator {
                    " dimensions asked for; at most ", kMaxNdim, " are supported");
     for (int64_t d : dims)
       STOKER_ENFORCE(d >= 0, ValueError, "constant: negative extent ", d, " in `shape`");
+    check_arg_elements("constant", "shape", dims);
     shape_ = TensorShape(dims);
     STOKER_ENFORCE(count == 1 || int64_t(count) == shape_.volume(), ValueError, "constant: ", count,
                    " values for shape ", shape_.to_string(), " (", shape_.volume(),

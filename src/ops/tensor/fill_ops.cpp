@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "stoker/kernels/tensor/fill_cpu.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/reshape.hpp"
 #include "stoker/ops/tensor/tensor_util.hpp"
@@ -74,10 +75,11 @@ class Fill final : public Operator {
     for (double v : list_arg(ws, "shape", i)) {
       STOKER_ENFORCE(v >= 0, ValueError, op_, ": negative extent ", int64_t(v),
                      " in the shape of sample ", i);
-      dims.push_back(int64_t(v));
+      dims.push_back(int64_t(std::min(v, double(INT64_MAX / 2))));  // larger: refused below
     }
     STOKER_ENFORCE(dims.size() <= size_t(kMaxNdim), ValueError, op_, ": ", dims.size(),
                    " dimensions asked for; at most ", kMaxNdim, " are supported");
+    check_arg_elements(op_, "shape", dims, i);
     return TensorShape(std::move(dims));
   }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "stoker/kernels/tensor/one_hot.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -22,6 +23,7 @@ class OneHot : public Operator {
         off_(spec.arg<double>("off_value")) {
     STOKER_ENFORCE(classes_ >= 0, ValueError, "one_hot: num_classes must be 0 or more, got ",
                    classes_);
+    check_arg_elements("one_hot", "num_classes", std::vector<int64_t>{classes_});
     if (spec.has_arg("axis_name")) {
       const auto name = spec.arg<std::string>("axis_name");
       STOKER_ENFORCE(name.size() == 1, ValueError,
@@ -61,6 +63,7 @@ class OneHot : public Operator {
       std::vector<int64_t> dims(s.dims().begin(), s.dims().begin() + at);
       dims.push_back(classes_);
       dims.insert(dims.end(), s.dims().begin() + at, s.dims().end());
+      check_arg_elements("one_hot", "num_classes", dims, i);
       int64_t outer = 1, inner = 1;
       for (int d = 0; d < s.ndim(); ++d) (d < at ? outer : inner) *= s[d];
       p.shapes.emplace_back(std::move(dims));

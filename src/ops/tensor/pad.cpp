@@ -5,6 +5,7 @@
 
 #include "stoker/core/dtype.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 #include "stoker/ops/tensor/tensor_util.hpp"
@@ -60,7 +61,10 @@ class Pad : public Operator {
                    "pad: shape has ", shape_arg.size(), " values for ", axes.size(), " axes");
     STOKER_ENFORCE(align.size() <= 1 || align.size() == axes.size(), ValueError, "pad: align has ",
                    align.size(), " values for ", axes.size(), " axes");
-    // Each padded axis: the batch's largest extent (or `shape`), rounded up to `align`.
+    // Each padded axis: the batch's largest extent (or `shape`), rounded up to `align`. Padding
+    // to the batch's largest sample is data, not an argument: never refused.
+    double largest = 0;
+    for (int i = 0; i < n; ++i) largest = std::max(largest, double(in.shape(i).volume()));
     std::vector<int64_t> target(size_t(nd), -1);
     for (size_t k = 0; k < axes.size(); ++k) {
       const int64_t a = axes[k];
@@ -70,6 +74,9 @@ class Pad : public Operator {
         for (int i = 0; i < n; ++i) t = std::max(t, in.shape(i)[int(a)]);
       const int64_t al = align.empty() ? 1 : align[align.size() == 1 ? 0 : k];
       STOKER_ENFORCE(al >= 1, ValueError, "pad: align must be >= 1, got ", al);
+      // Bounded before rounding up, which would overflow (arg_limits.hpp).
+      check_arg_elements("pad", "shape", std::vector<int64_t>{t}, -1, largest);
+      check_arg_elements("pad", "align", std::vector<int64_t>{al});
       target[size_t(a)] = (t + al - 1) / al * al;
     }
     std::vector<TensorShape> shapes;
@@ -82,6 +89,7 @@ class Pad : public Operator {
                        target[size_t(a)], " along axis ", a);
         d[size_t(a)] = target[size_t(a)];
       }
+      check_arg_elements("pad", "shape and align", d, i, largest);
       shapes.emplace_back(d);
     }
     return shapes;
