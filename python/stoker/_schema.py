@@ -238,8 +238,10 @@ _RENAMES = {
 
 
 def _uniform_sides(a, b):
-    # A whole number of pixels in [a, b], each equally likely (as DALI drew them).
-    return Deferred(lambda fn: fn.random.uniform(values=list(range(int(a), int(b) + 1))))
+    # A whole number of pixels in [a, b], each equally likely (as DALI drew them): a draw in
+    # [a - 0.5, b + 0.5) rounded to an integer (not a list of every value: b can be 10**8).
+    lo, hi = int(a) - 0.5, int(b) + 0.5
+    return Deferred(lambda fn: fn.random.uniform(range=[lo, hi], dtype="int32"))
 
 
 def _old_resize(op, args, known):
@@ -250,11 +252,11 @@ def _old_resize(op, args, known):
     if rand and warp:  # height and width drawn each in [a, b]
         args["resize_y"], args["resize_x"] = _uniform_sides(a, b), _uniform_sides(a, b)
         return ("random_resize/warp_resize/resize_a/resize_b",
-                "resize_x and resize_y = fn.random.uniform(values=range(a, b + 1))")
+                "resize_x, resize_y = fn.random.uniform(range=[a - 0.5, b + 0.5], dtype=INT32)")
     if rand:  # the shorter side drawn in [a, b]
         args["resize_shorter"] = _uniform_sides(a, b)
         return ("random_resize/resize_a/resize_b",
-                "resize_shorter=fn.random.uniform(values=range(a, b + 1))")
+                "resize_shorter=fn.random.uniform(range=[a - 0.5, b + 0.5], dtype=INT32)")
     if warp:
         args["size"] = [a, b]
         return "warp_resize/resize_a/resize_b", "size=(resize_a, resize_b)"

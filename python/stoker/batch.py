@@ -445,6 +445,14 @@ class Batch:
         (always true for operator outputs), else a copy. Raises ValueError if shapes differ.
         CPU batches only (see as_cpu())."""
         _check_host(self._impl)
+        # The batch adds a dimension; numpy's own refusal past its limit names neither.
+        limit = 64 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 32
+        if len(self) and len(self._impl.shape(0)) >= limit:
+            shape = self._impl.shape(0)
+            raise ValueError(f"as_array: the samples have {len(shape)} dimensions (shape "
+                             f"{shape}); with the batch's dimension that is {len(shape) + 1}, "
+                             f"more than numpy's {limit}: take the samples one by one "
+                             f"(batch.at(i))")
         return _to_numpy(self._impl.as_ndarray(), self._impl.dtype)
 
     def as_tensor(self):

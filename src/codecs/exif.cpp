@@ -37,8 +37,12 @@ int tiff_orientation(const uint8_t* p, size_t n) {
     uint32_t tag = 0, type = 0, value = 0;
     if (!t.u16(entry, tag)) return 0;
     if (tag != 0x0112) continue;
-    if (!t.u16(entry + 2, type) || type != 3 || !t.u16(entry + 8, value)) return 0;  // SHORT
-    return int(value);
+    if (!t.u16(entry + 2, type)) return 0;
+    // SHORT as the standard says; LONG and SLONG as some writers store it (libjpeg-based
+    // viewers and PIL apply those too). A negative SLONG is out of range: as stored.
+    if (type == 3) return t.u16(entry + 8, value) ? int(value) : 0;
+    if (type == 4 || type == 9) return t.u32(entry + 8, value) && value <= 8 ? int(value) : 0;
+    return 0;
   }
   return 0;
 }

@@ -7,7 +7,8 @@
 
 namespace stoker::codecs {
 
-// 1..8 as EXIF defines them; 1 (as stored) when the JPEG has no EXIF, no orientation tag, an
+// 1..8 as EXIF defines them, stored as a SHORT (the standard's type) or a LONG or SLONG (as some
+// writers do); 1 (as stored) when the JPEG has no EXIF, no orientation tag, another type, an
 // out-of-range value (some cameras write 0) or a malformed segment. Never throws.
 int jpeg_exif_orientation(const uint8_t* data, size_t size);
 

@@ -21,8 +21,9 @@ std::vector<uint8_t> jpeg_with_tiff(const std::vector<uint8_t>& tiff) {
   return j;
 }
 
-// A TIFF header and IFD0 with `entries` (tag, type, value) in the given byte order.
-std::vector<uint8_t> tiff(bool big, const std::vector<std::array<uint16_t, 3>>& entries) {
+// A TIFF header and IFD0 with `entries` (tag, type, value) in the given byte order; the value
+// is a LONG's 4 bytes for types 4 (LONG) and 9 (SLONG), else a SHORT's 2 and padding.
+std::vector<uint8_t> tiff(bool big, const std::vector<std::array<uint32_t, 3>>& entries) {
   std::vector<uint8_t> t;
   auto u16 = [&](uint16_t v) {
     if (big)
@@ -38,7 +39,13 @@ std::vector<uint8_t> tiff(bool big, const std::vector<std::array<uint16_t, 3>>& 
   };
   t.push_back(big ? 'M' : 'I'), t.push_back(big ? 'M' : 'I');
   u16(42), u32(8), u16(uint16_t(entries.size()));
-  for (auto [tag, type, value] : entries) u16(tag), u16(type), u32(1), u16(value), u16(0);
+  for (auto [tag, type, value] : entries) {
+    u16(uint16_t(tag)), u16(uint16_t(type)), u32(1);
+    if (type == 4 || type == 9)
+      u32(value);
+    else
+      u16(uint16_t(value)), u16(0);
+  }
   u32(0);
   return t;
 }
@@ -53,11 +60,32 @@ TEST(Exif, ReadsTheOrientationInBothByteOrders) {
       EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(big, {{0x010F, 2, 7}, {0x0112, 3, o}}))), o);
 }
 
+TEST(Exif, ReadsAnOrientationStoredAsLongOrSlong) {
+  // Some writers store it as a LONG or SLONG: its whole 4 bytes are the value, so a big-endian
+  // file's value is in the last two (reading a SHORT there gives 0).
+  for (bool big : {false, true})
+    for (uint32_t type : {4u, 9u})
+      for (uint32_t o = 1; o <= 8; ++o)
+        EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(big, {{0x010F, 2, 7}, {0x0112, type, o}}))),
+                  int(o))
+            << "type " << type << (big ? " MM" : " II");
+  for (bool big : {false, true}) {
+    EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(big, {{0x0112, 9, uint32_t(-6)}}))), 1);
+    EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(big, {{0x0112, 4, 0x10006}}))), 1);
+    EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(big, {{0x0112, 4, 9}}))), 1);
+  }
+  auto j = jpeg_with_tiff(tiff(true, {{0x0112, 4, 6}}));
+  for (size_t cut = 0; cut < j.size() - 4; ++cut)  // every truncation: no crash, 1 or 6
+    EXPECT_TRUE(jpeg_exif_orientation(j.data(), cut) == 1 ||
+                jpeg_exif_orientation(j.data(), cut) == 6);
+}
+
 TEST(Exif, AnythingOddMeansAsStored) {
   EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x010F, 2, 7}}))), 1);  // no tag
   EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 3, 0}}))), 1);  // 0
   EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 3, 9}}))), 1);  // 9
-  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 4, 6}}))), 1);  // not SHORT
+  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 1, 6}}))), 1);  // a BYTE
+  EXPECT_EQ(orientation_of(jpeg_with_tiff(tiff(false, {{0x0112, 5, 6}}))), 1);  // a RATIONAL
   auto j = jpeg_with_tiff(tiff(true, {{0x0112, 3, 6}}));
   for (size_t cut = 0; cut < j.size() - 4; ++cut)  // every truncation: no crash, 1 or 6
     EXPECT_TRUE(jpeg_exif_orientation(j.data(), cut) == 1 ||

@@ -7,6 +7,7 @@
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/codecs/video/video_file.hpp"
 #include "stoker/kernels/color/yuv_to_rgb.hpp"
+#include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/decoders/video_frames.hpp"
 #include "stoker/ops/operator.hpp"
 #include "stoker/readers/video_index.hpp"
@@ -89,6 +90,18 @@ class VideoDecoder : public Operator {
         if (spec_.given("sequence_length"))
           sel.length = int64_t(scalar_arg(ws, "sequence_length", i));
         if (spec_.given("stride")) sel.stride = int64_t(scalar_arg(ws, "stride", i));
+      }
+      // Padded, the selection sets the output's length: bounded before the frame list is made
+      // (arg_limits.hpp).
+      if (!sel.listed) {
+        const double count = sel.length > 0        ? double(sel.length)
+                             : sel.end > sel.start ? double(sel.end - sel.start) /
+                                                         double(std::max<int64_t>(sel.stride, 1))
+                                                   : 0.0;
+        const auto& info = s.video->info();
+        check_arg_elements("decoders.video", "sequence_length and end_frame",
+                           std::vector<double>{count, double(info.height), double(info.width), 3},
+                           i);
       }
       s.frames = readers::select_frames(sel, s.video->info().frames);
     });

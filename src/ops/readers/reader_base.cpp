@@ -78,7 +78,12 @@ ReaderOperator::ReaderOperator(const OpSpec& spec, std::unique_ptr<ReaderSource>
   o.num_shards = int(spec.arg<int64_t>("num_shards"));
   o.stick_to_shard = spec.arg<bool>("stick_to_shard");
   o.pad_last_batch = spec.arg<bool>("pad_last_batch");
-  o.initial_fill = int(spec.arg<int64_t>("initial_fill"));
+  // The shuffle buffer's size: at most 2^20 samples (filling a larger one took seconds and
+  // gigabytes before the first batch); checked before narrowing to int.
+  const int64_t initial_fill = spec.arg<int64_t>("initial_fill");
+  STOKER_ENFORCE(initial_fill >= 1 && initial_fill <= (int64_t(1) << 20), ValueError,
+                 spec.schema->name, ": initial_fill must be in [1, 1048576], got ", initial_fill);
+  o.initial_fill = int(initial_fill);
   o.instance = uint64_t(spec.instance);
   o.batch_size = spec.batch_size;
   auto shuffle = spec.arg<std::string>("shuffle");
@@ -103,12 +108,20 @@ ReaderOperator::ReaderOperator(const OpSpec& spec, std::unique_ptr<ReaderSource>
       ValueError, spec.schema->name,
       ": shuffle_after_epoch and random_shuffle cannot be both true");
   options_ = o;
-  io_threads_ = int(spec.arg<int64_t>("num_io_threads"));
-  depth_batches_ = int(spec.arg<int64_t>("prefetch_queue_depth"));
-  STOKER_ENFORCE(io_threads_ >= 1 && io_threads_ <= 64, ValueError, spec.schema->name,
-                 ": num_io_threads must be in [1, 64], got ", io_threads_);
-  STOKER_ENFORCE(depth_batches_ >= 1, ValueError, spec.schema->name,
-                 ": prefetch_queue_depth must be at least 1, got ", depth_batches_);
+  // Checked before narrowing to int (2^32 + 2 must not pass as 2). At most 64 batches, as the
+  // pipeline's prefetch_queue_depth: the reader holds that many batches of loaded samples.
+  const int64_t io_threads = spec.arg<int64_t>("num_io_threads");
+  const int64_t depth = spec.arg<int64_t>("prefetch_queue_depth");
+  STOKER_ENFORCE(io_threads >= 1 && io_threads <= 64, ValueError, spec.schema->name,
+                 ": num_io_threads must be in [1, 64], got ", io_threads);
+  STOKER_ENFORCE(depth >= 1, ValueError, spec.schema->name,
+                 ": prefetch_queue_depth must be at least 1, got ", depth,
+                 " (its range is [1, 64])");
+  STOKER_ENFORCE(depth <= 64, ValueError, spec.schema->name,
+                 ": prefetch_queue_depth must be at most 64, got ", depth,
+                 " (its range is [1, 64])");
+  io_threads_ = int(io_threads);
+  depth_batches_ = int(depth);
   if (!spec.arg<bool>("lazy_init")) dataset_size();
 }
 
@@ -143,6 +156,12 @@ std::optional<ReaderMeta> ReaderOperator::reader_meta() const {
 std::optional<std::string> ReaderOperator::save_state() const {
   if (delivered_) return delivered_->save_state();
   if (!pending_state_.empty()) return pending_state_;
+  {
+    // lazy_init: the executor's snapshot at build must not index the dataset. Before the first
+    // run the state is a fresh loader's, whatever the dataset's size.
+    std::lock_guard lock(index_mutex_);
+    if (size_ < 0) return readers::SampleLoader(options_.num_shards, options_).save_state();
+  }
   return readers::SampleLoader(dataset_size(), loader_options()).save_state();
 }
 

@@ -115,8 +115,10 @@ class VideoSource final : public ReaderSource {
   bool preshuffles() const override { return true; }  // DALI shuffles its sequence list once
   std::string source_info(int64_t index) const override {
     const auto& s = sequences_[size_t(index)];
-    return detail::concat(files_list_[size_t(s.file)].path, " frames ", s.first, "..",
-                          s.first + (s.frames - 1) * stride_, " step ", stride_);
+    const auto& f = files_list_[size_t(s.file)];
+    if (!f.index) return f.path;  // an unreadable file's one sample
+    return detail::concat(f.path, " frames ", s.first, "..", s.first + (s.frames - 1) * stride_,
+                          " step ", stride_);
   }
 
   int64_t build_index() override;
@@ -127,8 +129,14 @@ class VideoSource final : public ReaderSource {
   struct File {
     std::string path;
     int32_t label = 0;
-    std::shared_ptr<const codecs::VideoIndex> index;
+    std::shared_ptr<const codecs::VideoIndex> index;  // null: the file could not be read
+    std::string error;  // why not: a ValueError, or an IOError when `io`
+    bool io = false;
   };
+  [[noreturn]] static void fail(const File& f) {
+    if (f.io) throw IOError(f.error);
+    throw ValueError(f.error);
+  }
 
   std::unique_ptr<OpenVideo> acquire(int32_t file) const;
   void release(std::unique_ptr<OpenVideo> open) const;
@@ -181,23 +189,40 @@ int64_t VideoSource::build_index() {
   readers::SequenceOptions cut{length_, spec_.arg<int64_t>("step"), stride_,
                                spec_.arg<bool>("pad_sequences")};
   const bool skip_vfr_check = spec_.arg<bool>("skip_vfr_check");
+  int64_t unreadable = 0;
   for (const auto& e : entries) {
-    const auto bytes = readers::read_whole_file(e.path, files_, bytes_pool_);
-    auto video = codecs::VideoFile::open(bytes.span(), e.path);
-    const auto& info = video.info();
-    STOKER_ENFORCE(skip_vfr_check || !info.variable_frame_rate, ValueError, "readers.video: '",
-                   e.path,
-                   "' has a variable frame rate (its frames' durations differ); DALI refuses "
-                   "such files: set skip_vfr_check=True to read its frames in display order");
+    const auto file = int32_t(files_list_.size());
+    // A file that cannot be read (a data error) becomes one sample that fails when loaded, so
+    // that the others are read: on_error="skip" skips it (counted and warned as every skipped
+    // sample is); otherwise start() raises its error. The build cannot tell the two apart.
+    std::shared_ptr<const codecs::VideoIndex> index;
+    try {
+      const auto bytes = readers::read_whole_file(e.path, files_, bytes_pool_);
+      auto video = codecs::VideoFile::open(bytes.span(), e.path);
+      STOKER_ENFORCE(skip_vfr_check || !video.info().variable_frame_rate, ValueError,
+                     "readers.video: '", e.path,
+                     "' has a variable frame rate (its frames' durations differ); DALI refuses "
+                     "such files: set skip_vfr_check=True to read its frames in display order");
+      index = video.index();
+    } catch (const Error& err) {
+      const bool io = dynamic_cast<const IOError*>(&err) != nullptr;
+      if (!io && dynamic_cast<const ValueError*>(&err) == nullptr) throw;
+      files_list_.push_back({e.path, e.label, nullptr, err.what(), io});
+      sequences_.push_back({file, 0, 0});
+      ++unreadable;
+      continue;
+    }
+    const auto& info = index->info;
     const double fps = double(info.fps_num) / double(info.fps_den);
     const auto [first, end] = readers::video_frame_range(e, info.frames, fps, range_options);
-    const auto file = int32_t(files_list_.size());
-    files_list_.push_back({e.path, e.label, video.index()});
+    files_list_.push_back({e.path, e.label, std::move(index)});
     readers::cut_sequences(file, first, end, cut, sequences_);
   }
-  STOKER_ENFORCE(!sequences_.empty(), ValueError,
+  // No file readable: the first one's error, at build.
+  if (unreadable > 0 && unreadable == int64_t(files_list_.size())) fail(files_list_.front());
+  STOKER_ENFORCE(int64_t(sequences_.size()) > unreadable, ValueError,
                  "readers.video: no sequence of ", length_, " frames (stride ", stride_,
-                 ") fits in the ", files_list_.size(),
+                 ") fits in the ", int64_t(files_list_.size()) - unreadable,
                  " files given; shorten sequence_length or stride, or set pad_sequences");
   return int64_t(sequences_.size());
 }
@@ -227,9 +252,14 @@ std::unique_ptr<OpenVideo> VideoSource::acquire(int32_t file) const {
 }
 
 void VideoSource::start(const Workspace& ws) {
+  // Unreadable files: errors now, unless on_error="skip" (ws.failures) skips their samples.
+  if (!ws.failures)
+    for (const auto& f : files_list_)
+      if (!f.index) fail(f);
   if (!gpu_) return;
   device_ = ws.device_id;
   for (const auto& f : files_list_) {
+    if (!f.index) continue;
     const auto why = codecs::nvdec_unavailable(device_, f.index->info);
     STOKER_ENFORCE(why.empty(), RuntimeError, "readers.video (gpu): '", f.path, "': ", why);
   }
@@ -309,6 +339,7 @@ void VideoSource::add_metadata(readers::LoadedSample& s, const readers::VideoSeq
 
 void VideoSource::load(readers::LoadedSample& s, MemoryPool& pool) const {
   const auto& seq = sequences_[size_t(s.index)];
+  if (!files_list_[size_t(seq.file)].index) fail(files_list_[size_t(seq.file)]);
   const auto& info = files_list_[size_t(seq.file)].index->info;
   const int64_t frame_bytes = info.height * info.width * 3 * int64_t(dtype_size(dtype_));
   auto buffer = pool.acquire(size_t(length_ * frame_bytes));
