@@ -22,7 +22,7 @@ this module converts the samples in and out."""
 
 import ctypes
 
-from stoker.python_function import _node
+from stoker.python_function import _check_cancelled, _node
 
 _KDL_CPU, _KDL_CUDA = 1, 2
 
@@ -113,9 +113,10 @@ def _split(value, f, when):
     return value
 
 
-def _call(f, batches, on_gpu, batch_size):
+def _call(f, batches, on_gpu, batch_size, cancelled):
     """python_function's dlpack hook: runs the function on the batches' samples as DLPack
-    capsules; one list of samples (producers) per output."""
+    capsules; one list of samples (producers) per output. cancelled(): nobody waits for the
+    call any more (checked between samples)."""
     seen = set()
     if f.batch_processing:
         args = [[b[i].__dlpack__() for i in range(len(b))] for b in batches]
@@ -131,6 +132,7 @@ def _call(f, batches, on_gpu, batch_size):
         return tuple(result)
     result = tuple([] for _ in range(f.num_outputs))
     for i in range(batch_size):
+        _check_cancelled(cancelled, f, i, batch_size)
         outs = _split(f.function(*[b[i].__dlpack__() for b in batches]), f,
                       f" for sample {i}")
         for k, x in enumerate(outs):
