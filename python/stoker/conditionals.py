@@ -17,13 +17,18 @@ the same structure (tuples, lists, dicts) and, per sample, the same type, layout
 dimensions. Python numbers and arrays assigned in a branch become constants (``constant``); a
 Python value that is the same in both branches stays a Python value. Operators without inputs
 (readers, random draws) called in a branch run for the whole batch and are split, as in DALI.
-``and``/``or`` evaluate their right side only for the samples that need it; their sides must be
-bool scalars (DALI's rule). ``x if c else y`` on a pipeline value is a stoker addition.
+As in DALI 2.4, the condition of an ``if`` and the operand of ``not`` may be any numeric scalar
+(taken by truthiness: non-zero is true), while the sides of ``and``/``or`` must be bool scalars
+(an int or float side fails at run time in ``_conditional.validate_logical``; a Python number
+beside a pipeline value becomes a constant first, so ``flag and True`` runs). ``and``/``or``
+evaluate their right side only for the samples that need it. ``x if c else y`` on a pipeline
+value is a stoker addition and takes its condition as ``if`` does.
 
 stoker.rewrite rewrites the function's source so that these constructs call the functions
 below; with a Python condition they do exactly what Python does."""
 
 import contextlib
+import weakref
 
 import numpy as np
 
@@ -107,17 +112,23 @@ def not_(value):
     return value._pipeline._add_node("_conditional.not_", [value], {}, {}, None, "cpu", 1)
 
 
-def _logical(value, name, side):
+def _logical(pipe, value, name, side):
+    """`value`, one side of `name` ("and"/"or") whose other side is a pipeline value, checked
+    per sample at run time (bool scalars on the CPU). A Python number, bool or array becomes a
+    constant first, as DALI's operator inputs do: `flag and True` runs; `flag and 1` fails at
+    run time like an int32 pipeline value."""
     if not isinstance(value, DataNode):
-        raise TypeError(f"`{name}`: its {side} side is a pipeline value, so its other side must "
-                        f"be one too (got {type(value).__name__}); conditions are bool scalars "
-                        f"per sample")
-    if value._pipeline._nodes[value._node]["device"] != "cpu":
+        if not _numeric(value):
+            raise TypeError(f"`{name}`: its {side} side is {type(value).__name__} "
+                            f"{value!r:.60}, and the other side is a pipeline value; both sides "
+                            f"must be pipeline values or numbers (conditions are bool scalars "
+                            f"per sample)")
+        value = constant(pipe, value)
+    if pipe._nodes[value._node]["device"] != "cpu":
         raise ValueError(f"`{name}`: its {side} side {value.name} is on the GPU; logical "
                          f"expressions take bool scalars on the CPU")
-    return value._pipeline._add_node("_conditional.validate_logical", [value],
-                                     {"expression_name": name, "expression_side": side}, {},
-                                     None, "cpu", 1)
+    return pipe._add_node("_conditional.validate_logical", [value],
+                          {"expression_name": name, "expression_side": side}, {}, None, "cpu", 1)
 
 
 def _lazy(left, right, name):
@@ -127,14 +138,15 @@ def _lazy(left, right, name):
             return left and right()
         return left or right()
     stack = _stack(left)
-    left = _logical(left, name, "left")
+    pipe = left._pipeline
+    left = _logical(pipe, left, name, "left")
     scope = stack.push(left, f"the left side of `{name}`")
     try:
         sides = {}
         for branch in (True, False):
             scope.branch = branch
             evaluate = (branch if name == "and" else not branch)
-            value = _logical(right(), name, "right") if evaluate else scope.predicate
+            value = _logical(pipe, right(), name, "right") if evaluate else scope.predicate
             sides[branch] = stack.input(value)
         scope.branch = None
         merged = stack.merge_nodes(scope, sides[True], sides[False])
@@ -207,10 +219,17 @@ class ConditionStack:
     was produced, so that a value is split on its way into a branch and merged on its way out."""
 
     def __init__(self, pipe):
-        self._pipe = pipe
+        # A weak reference: the pipeline holds its stack (pipe._conditions), and a strong one
+        # back would make a cycle that only the garbage collector frees, keeping the native
+        # pipeline's threads alive after `del pipe` (as DataNode, which holds it weakly too).
+        self._pipe_ref = weakref.ref(pipe)
         self.stack = [_Scope(None)]
         self.origin = {}  # (node, output) -> (scope, branch) it belongs to; absent: top level
         self.raw = False  # adding split/merge nodes: no splitting of their inputs
+
+    @property
+    def _pipe(self):
+        return self._pipe_ref()
 
     def position(self):
         return tuple((s, s.branch) for s in self.stack)

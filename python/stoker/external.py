@@ -22,6 +22,17 @@ _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
 _CYCLE = {None: False, False: False, "no": False, "raise": False, True: True, "quiet": True}
 
 
+def worker_timeout(seconds):
+    """py_worker_timeout checked: None (wait for the workers as long as they take, as DALI) or
+    the seconds one call of a parallel source's callback may run (a float)."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise ValueError(f"py_worker_timeout must be None (no timeout) or a positive number of "
+                         f"seconds, got {seconds!r}")
+    return float(seconds)
+
+
 def source_kind(source, batch):
     """"sample" (a per-sample callable), "batch" (a batch callable), "generator" (a generator
     function, called for each epoch's iterator), "iterable", or None (fed with feed_input)."""
@@ -290,9 +301,9 @@ class ExternalSources:
         for es in self.feeders():
             es.live = [n for n in es.names if n in live]
 
-    def start_workers(self, batch_size, num_workers, start_method, pickler):
+    def start_workers(self, batch_size, num_workers, start_method, pickler, timeout=None):
         """Starts the worker pool for the parallel sources (py_num_workers=0: they run in this
-        process, as DALI does)."""
+        process, as DALI does; py_worker_timeout, `timeout`, applies to worker processes)."""
         if self.pool is not None:
             return
         parallel = [es for es in self.feeders() if es.parallel]
@@ -300,7 +311,7 @@ class ExternalSources:
             return
         from stoker.workers import WorkerPool  # multiprocessing only where it is used
 
-        self.pool = WorkerPool(parallel, batch_size, num_workers, start_method, pickler)
+        self.pool = WorkerPool(parallel, batch_size, num_workers, start_method, pickler, timeout)
         for es in parallel:
             es.pool = self.pool
             es.start(self.epoch, es.iteration)

@@ -12,7 +12,7 @@ from stoker.batch import Batch
 from stoker.conditionals import ConditionStack
 from stoker.definition import Definition
 from stoker.distributed import _distributed_device
-from stoker.external import ExternalSources
+from stoker.external import ExternalSources, worker_timeout
 from stoker.options import configure
 from stoker.stats import Statistics
 
@@ -75,6 +75,10 @@ class Pipeline(Definition, Statistics):
     `cpu_affinity`: the cores (ints) the pipeline's threads may run on (default: any); e.g.
     `os.sched_setaffinity(0, {0})` in the training thread, `cpu_affinity=range(1, 16)` here.
 
+    `py_worker_timeout`: seconds one call of a parallel external source's callback may run in
+    a worker process; a longer one makes run() raise WorkerTimeoutError naming the worker and
+    the sample, and stops the workers. Default None: no limit (as DALI).
+
     In a distributed job (torchrun, torch.distributed) readers take this process's shard and a
     pipeline with GPU operators and no `device_id` runs on the process's GPU (LOCAL_RANK).
 
@@ -84,14 +88,15 @@ class Pipeline(Definition, Statistics):
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, cpu_budget=None, py_num_workers=1,
                  py_start_method="fork", py_callback_pickler=None, enable_conditionals=False,
-                 **options):
+                 py_worker_timeout=None, **options):
         self._setup(_stoker.PipelineOptions())
         if enable_conditionals:
             self._conditions = ConditionStack(self)
         if py_callback_pickler is not None and py_start_method == "fork":
             raise ValueError("py_callback_pickler applies to py_start_method 'spawn' or "
                              "'forkserver' (fork copies the sources without pickling)")
-        self._py_workers = (py_num_workers, py_start_method, py_callback_pickler)
+        self._py_workers = (py_num_workers, py_start_method, py_callback_pickler,
+                            worker_timeout(py_worker_timeout))
         if device_id == types.CPU_ONLY_DEVICE_ID:  # DALI's spelling of "no GPU"
             device_id = None
         configure(self._options, dict(
@@ -100,7 +105,8 @@ class Pipeline(Definition, Statistics):
 
     def _setup(self, options):
         super()._setup(options)
-        self._py_workers = (1, "fork", None)  # py_num_workers, py_start_method, pickler
+        # py_num_workers, py_start_method, py_callback_pickler, py_worker_timeout
+        self._py_workers = (1, "fork", None, None)
         self._ran = False  # run() was called (plugins restore checkpoints only before)
         self._fed_ahead = False
         self._end_delivered = False
@@ -110,6 +116,7 @@ class Pipeline(Definition, Statistics):
 
     py_num_workers = property(lambda self: self._py_workers[0])
     py_start_method = property(lambda self: self._py_workers[1])
+    py_worker_timeout = property(lambda self: self._py_workers[3])
 
     # -- building ----------------------------------------------------------------------------
     def start_py_workers(self):
@@ -175,6 +182,13 @@ class Pipeline(Definition, Statistics):
                 for incident in self._native.take_incidents():
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
                                   stacklevel=2)
+            # Zero-copy views of a mapped file that then shrank read zeros where its bytes
+            # were (the process lives on; what stoker itself reads fails naming the file).
+            for path in _stoker.take_mapping_damage():
+                warnings.warn(f"'{path}' shrank while stoker had it mapped: views of its bytes "
+                              f"taken before (batches still held) read zeros past its new end; "
+                              f"use dont_use_mmap=True for files that change under a job",
+                              RuntimeWarning, stacklevel=2)
         return tuple(Batch(o) for o in outputs)
 
     # DALI's split form of run(), as its older scripts and plugins call it.

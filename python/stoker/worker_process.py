@@ -15,6 +15,10 @@ Tasks (tuples, from the pool's shared queue or the worker's own pipe):
 Results: (task, chunk, chunk_size, "ok", arrays, seconds) where arrays holds per sample a tuple
 of (offset, shape, dtype) per output; (task, chunk, 0, "stop", None, seconds) at the end of the
 data; (task, chunk, 0, "error", (pickled exception or None, text, traceback, index), seconds).
+
+While a callback runs, the worker's slot of the shared `status` array says which (task, sample,
+time it started): the pipeline reads it to name the worker and the sample when a callback
+outlasts py_worker_timeout or a worker dies, without a message per sample.
 """
 
 import mmap
@@ -202,7 +206,34 @@ class Iterators:
             raise
 
 
-def run_task(task, specs, chunks, iterators):
+class Progress:
+    """This worker's slot of the pipeline's status array: (task, sample index in the batch or -1
+    for a batch call, CLOCK_MONOTONIC when the call started); task 0: no callback running. The
+    task is written last and cleared first, so a reader that sees it sees its sample."""
+
+    FIELDS = 3
+
+    def __init__(self, status, worker_id):
+        self.status = status
+        self.base = worker_id * self.FIELDS
+
+    def begin(self, task, sample):
+        if self.status is not None:
+            b = self.base
+            self.status[b] = 0
+            self.status[b + 1] = sample
+            self.status[b + 2] = time.monotonic()
+            self.status[b] = task
+
+    def end(self):
+        if self.status is not None:
+            self.status[self.base] = 0
+
+
+_NO_PROGRESS = Progress(None, 0)
+
+
+def run_task(task, specs, chunks, iterators, progress=_NO_PROGRESS):
     kind, task_id, s, chunk = task[:4]
     spec = specs[s]
     start = time.perf_counter()
@@ -215,9 +246,13 @@ def run_task(task, specs, chunks, iterators):
                 index = i
                 info = SampleInfo(iteration * batch_size + i, i, iteration, epoch)
                 where = f"external_source '{spec.name}': sample {i} of iteration {iteration}"
-                samples.append(split_outputs(spec.source(info), spec, where))
+                progress.begin(task_id, i)
+                value = spec.source(info)
+                progress.end()
+                samples.append(split_outputs(value, spec, where))
         else:
             epoch, iteration = task[4:]
+            progress.begin(task_id, -1)
             if spec.kind in ("iterable", "generator"):
                 value = iterators.next(s, spec, epoch)
             elif spec.batch_info == 2:
@@ -226,13 +261,16 @@ def run_task(task, specs, chunks, iterators):
                 value = spec.source(iteration)
             else:
                 value = spec.source()
+            progress.end()
             samples = batch_samples(value, spec, f"external_source '{spec.name}': the batch "
                                                  f"of iteration {iteration}")
         layout, size = chunks.write(chunk, samples)
         return (task_id, chunk, size, "ok", layout, time.perf_counter() - start)
     except StopIteration:
+        progress.end()
         return (task_id, chunk, 0, "stop", None, time.perf_counter() - start)
     except Exception as e:  # reported to the pipeline, which raises it in run()
+        progress.end()
         tb = traceback.format_exc()
         try:
             exc = pickle.dumps(e)
@@ -253,11 +291,19 @@ def _die_with_parent():
         pass
 
 
-def main(worker_id, sources, loads, shared, shared_lock, own, results, sock, parent):
+def main(worker_id, sources, loads, shared, shared_lock, own, results, sock, parent,
+         status=None):
     """A worker's loop. `sources`: SourceSpecs, or their pickled bytes with `loads` (spawn);
     `shared`: the tasks any worker may take (read under `shared_lock`); `own`: tasks for this
-    worker only (iterables) and None to stop; `results`: the pipe back."""
+    worker only (iterables) and None to stop; `results`: the pipe back; `status`: the shared
+    array of Progress slots."""
     _die_with_parent()
+    # The process whose end ends this worker: the pipeline's (fork, spawn) or, with forkserver,
+    # the server, which ends with the pipeline's process. (The pipeline's pid alone would make
+    # every forkserver worker quit at its first idle second.) Reparented at once: it is gone.
+    watched = os.getppid()
+    if watched == 1:
+        watched = parent
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the training process's to handle
     try:
         specs = loads(sources) if loads is not None else sources
@@ -267,10 +313,11 @@ def main(worker_id, sources, loads, shared, shared_lock, own, results, sock, par
                              f"{type(e).__name__}: {e}", traceback.format_exc(), None), 0.0))
         return
     chunks, iterators = Chunks(sock), Iterators()
+    progress = Progress(status, worker_id)
     while True:
         ready = connection.wait([own, shared], timeout=1.0)
         if not ready:
-            if os.getppid() != parent:
+            if os.getppid() != watched:
                 return
             continue
         if own in ready:
@@ -282,5 +329,5 @@ def main(worker_id, sources, loads, shared, shared_lock, own, results, sock, par
                 task = shared.recv()
         if task is None:
             return
-        results.send(run_task(task, specs, chunks, iterators))
+        results.send(run_task(task, specs, chunks, iterators, progress))
         sys.stdout.flush()

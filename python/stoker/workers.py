@@ -21,6 +21,13 @@ Start methods: "fork" (default, as DALI and torch's DataLoader on Linux), "spawn
 (the workers are started before the pipeline's own threads; unlike DALI, a process that has
 already initialised CUDA may still fork them, as torch's DataLoader does). With spawn and
 forkserver the sources are pickled (``py_callback_pickler``: e.g. cloudpickle for lambdas).
+
+A worker that dies (a crash, os._exit, the OOM killer) is an error in run() naming it and the
+sample it was on, never a hang. A callback that never returns is stopped only with
+``py_worker_timeout`` (seconds; DALI 2.4 has no such option and waits forever, which stays the
+default): run() then raises WorkerTimeoutError naming the worker and the sample once one call
+of a source has run longer than that. Without it, run() warns once after SLOW_CALLBACK_WARNING
+seconds. Either error stops every worker (killed and reaped), so the pipeline closes at once.
 """
 
 import collections
@@ -40,13 +47,22 @@ from multiprocessing import connection
 import numpy as np
 
 from stoker import worker_process
-from stoker.worker_process import SourceSpec
+from stoker.worker_process import Progress, SourceSpec
 
 _START_METHODS = ("fork", "spawn", "forkserver")
 
 
 class WorkerError(RuntimeError):
     """A worker process ended unexpectedly (crashed, was killed, or could not start)."""
+
+
+class WorkerTimeoutError(WorkerError, TimeoutError):
+    """A source's callback ran in a worker longer than the pipeline's py_worker_timeout."""
+
+
+# Seconds one callback call may run before run(), waiting, warns that it may hang (once per
+# pipeline; only without py_worker_timeout, which fails instead).
+SLOW_CALLBACK_WARNING = 60.0
 
 
 class _Chunk:
@@ -111,7 +127,8 @@ class _SourceState:
 class WorkerPool:
     """The worker processes of one pipeline and the state of its parallel sources."""
 
-    def __init__(self, sources, batch_size, num_workers, start_method="fork", pickler=None):
+    def __init__(self, sources, batch_size, num_workers, start_method="fork", pickler=None,
+                 timeout=None):
         if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1:
             raise ValueError(f"py_num_workers must be a positive number of processes, got "
                              f"{num_workers!r}")
@@ -121,6 +138,11 @@ class WorkerPool:
         self.batch_size = batch_size
         self.num_workers = num_workers
         self.start_method = start_method
+        self.timeout = timeout  # py_worker_timeout: seconds one callback call may run, or None
+        # How often a waiting run() looks at the workers' progress.
+        limit = SLOW_CALLBACK_WARNING if timeout is None else timeout
+        self._tick = min(1.0, max(0.02, limit / 4))
+        self._warned = False
         dedicated = [es for es in sources if es.kind in ("iterable", "generator")]
         if len(dedicated) > num_workers:
             raise ValueError(f"{len(dedicated)} parallel sources are iterables or generator "
@@ -134,10 +156,10 @@ class WorkerPool:
         self._by_name = {st.es.name: st for st in self.states}
         self._next_task = 0
         self._next_chunk = 0
-        self._task_batch = {}  # task id -> (state, _Batch)
+        self._task_batch = {}  # task id -> [state, _Batch or None, chunk, (epoch, iteration)]
         self._returned = collections.deque()  # chunks whose views are gone (any thread)
         self._closed = False
-        self._broken = None
+        self._broken = None  # (error class, message) once the pool is stopped for good
         self._start(pickler)
 
     # -- processes ---------------------------------------------------------------------------
@@ -151,6 +173,8 @@ class WorkerPool:
         self._shared_r, self._shared_w = ctx.Pipe(duplex=False)
         # Kept: a spawned worker opens the lock's semaphore by name after start() returns.
         self._shared_lock = shared_lock = ctx.Lock()
+        # The workers' Progress slots: which callback each one runs, since when.
+        self._status = ctx.RawArray("d", Progress.FIELDS * self.num_workers)
         self._procs, self._own, self._results, self._socks = [], [], [], []
         child_ends = []
         for w in range(self.num_workers):
@@ -160,7 +184,7 @@ class WorkerPool:
             proc = ctx.Process(
                 target=worker_process.main, name=f"stoker-source-worker-{w}", daemon=True,
                 args=(w, specs, loads, self._shared_r, shared_lock, own_r, res_w, sock_child,
-                      os.getpid()))
+                      os.getpid(), self._status))
             self._procs.append(proc)
             self._own.append(own_w)
             self._results.append(res_r)
@@ -187,17 +211,20 @@ class WorkerPool:
                 end.close()
         self._shared_r.close()
 
-    def close(self):
-        """Stops the workers (they also end with this process) and releases the chunks' files."""
+    def close(self, graceful=True):
+        """Stops the workers (they also end with this process) and releases the chunks' files.
+        graceful: each worker ends its task first (2 s at most); else they are killed now (a
+        broken pool). Either way every worker is reaped (no zombies)."""
         if self._closed:
             return
         self._closed = True
-        for own in getattr(self, "_own", []):
-            try:
-                own.send(None)
-            except (OSError, ValueError):
-                pass
-        deadline = time.monotonic() + 2.0
+        if graceful:
+            for own in getattr(self, "_own", []):
+                try:
+                    own.send(None)
+                except (OSError, ValueError):
+                    pass
+        deadline = time.monotonic() + (2.0 if graceful else 0.0)
         for p in getattr(self, "_procs", []):
             if p.pid is None:
                 continue
@@ -264,14 +291,14 @@ class WorkerPool:
                 chunk = self._chunk_for(st, end - first)
                 t = self._task_id()
                 batch.tasks[t] = first
-                self._task_batch[t] = [st, batch, chunk]
+                self._task_batch[t] = [st, batch, chunk, (batch.epoch, batch.iteration)]
                 self._shared_w.send(("samples", t, st.index, chunk.id, batch.epoch,
                                      batch.iteration, first, end - first, self.batch_size))
         else:
             chunk = self._chunk_for(st, self.batch_size)
             t = self._task_id()
             batch.tasks[t] = 0
-            self._task_batch[t] = [st, batch, chunk]
+            self._task_batch[t] = [st, batch, chunk, (batch.epoch, batch.iteration)]
             msg = ("batch", t, st.index, chunk.id, batch.epoch, batch.iteration)
             if st.dedicated is not None:
                 self._own[st.dedicated].send(msg)
@@ -307,16 +334,17 @@ class WorkerPool:
         for r in sorted(ready, key=lambda r: isinstance(r, int)):
             if isinstance(r, int):  # a sentinel: the process ended
                 if self._broken is None:
-                    self._broken = self._death(sentinels.index(r))
+                    self._broken = (WorkerError, self._death(sentinels.index(r)))
                 continue
             try:
                 while r.poll():
                     self._handle(r.recv())
             except EOFError:
                 if self._broken is None:
-                    self._broken = self._death(self._results.index(r))
+                    self._broken = (WorkerError, self._death(self._results.index(r)))
         if self._broken is not None:
-            raise WorkerError(self._broken)
+            self.close(graceful=False)
+            raise self._broken[0](self._broken[1])
 
     def _death(self, w):
         p = self._procs[w]
@@ -326,16 +354,68 @@ class WorkerPool:
             how = f"was killed by signal {signal.Signals(-code).name}"
         else:
             how = f"exited with code {code}"
-        return (f"parallel external_source: worker {w} (pid {p.pid}) {how} — a callback may have "
-                f"crashed the interpreter or the machine ran out of memory; the pipeline's "
-                f"workers are stopped (build a new pipeline)")
+        call = self._running(w)
+        source, on = self._describe(*call[:2]) if call is not None else (None, None)
+        who = f"external_source '{source}' (parallel)" if source else "parallel external_source"
+        where = f" in the source's callback, on {on}" if on else ""
+        return (f"{who}: worker {w} (pid {p.pid}) {how}{where} — a callback may have crashed the "
+                f"interpreter or the machine ran out of memory; the pipeline's workers are "
+                f"stopped (build a new pipeline)")
+
+    # -- progress ----------------------------------------------------------------------------
+    def _running(self, w):
+        """(task, sample in the batch or -1, seconds so far) of the callback worker `w` runs,
+        or None."""
+        b = w * Progress.FIELDS
+        for _ in range(3):  # a slot read while the worker rewrites it is read again
+            task, sample, started = self._status[b:b + Progress.FIELDS]
+            if task == self._status[b]:
+                break
+        if task == 0:
+            return None
+        return int(task), int(sample), time.monotonic() - started
+
+    def _describe(self, task, sample):
+        """(the source's name, the call) of task `task` at `sample` (>= 0: that sample of the
+        batch; -1: a batch call), as the callback got them; (None, None) for an unknown task."""
+        entry = self._task_batch.get(task)
+        if entry is None:
+            return None, None
+        st, _, _, (epoch, iteration) = entry
+        return st.es.name, _call_text(iteration, epoch, sample, self.batch_size)
+
+    def _check_progress(self):
+        """Raises WorkerTimeoutError when a callback has run longer than py_worker_timeout
+        (stopping the workers first); without a timeout, warns once about a slow one."""
+        limit = self.timeout if self.timeout is not None else SLOW_CALLBACK_WARNING
+        for w, p in enumerate(self._procs):
+            call = self._running(w)
+            if call is None or call[2] <= limit:
+                continue
+            source, on = self._describe(*call[:2])
+            what = (f"external_source '{source}' (parallel): its callback has run for "
+                    f"{call[2]:.1f} s in worker {w} (pid {p.pid}), on {on}" if source else
+                    f"parallel external_source: a callback has run for {call[2]:.1f} s in worker "
+                    f"{w} (pid {p.pid})")
+            if self.timeout is None:
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(f"{what}; run() waits for it (give the Pipeline "
+                                  f"py_worker_timeout=<seconds> to fail instead)",
+                                  RuntimeWarning, stacklevel=6)
+                continue
+            self._broken = (WorkerTimeoutError,
+                            f"{what}, longer than py_worker_timeout={self.timeout:g} s; the "
+                            f"pipeline's workers are stopped (build a new pipeline)")
+            self.close(graceful=False)
+            raise WorkerTimeoutError(self._broken[1])
 
     def _handle(self, result):
         task, _, size, status, payload, seconds = result
         if task is None:  # the worker could not start
             _, text, tb, _ = payload
             raise WorkerError(f"parallel external_source: {text}\n\nWorker traceback:\n{tb}")
-        st, batch, chunk = self._task_batch.pop(task)
+        st, batch, chunk, _ = self._task_batch.pop(task)
         st.worker_seconds += seconds
         if batch is None or status != "ok":
             st.free.append(chunk)
@@ -358,7 +438,7 @@ class WorkerPool:
         """The next batch of source `name`: a list per output of arrays (views of shared
         memory). Raises StopIteration at the end of its data, or the callback's exception."""
         if self._broken is not None:
-            raise WorkerError(self._broken)
+            raise self._broken[0](self._broken[1])
         st = self._by_name[name]
         if st.ended:
             raise StopIteration
@@ -366,7 +446,8 @@ class WorkerPool:
         batch = st.scheduled[0]
         start = time.perf_counter()
         while len(batch.done) < len(batch.tasks):
-            self._receive(1.0)
+            self._receive(self._tick)
+            self._check_progress()
         if not batch.stop and batch.error is None:
             st.scheduled.popleft()
         st.wait_seconds += time.perf_counter() - start
@@ -426,13 +507,19 @@ class _Loads:
         return self.loads(data, **self.kwargs)
 
 
+def _call_text(iteration, epoch, sample, batch_size):
+    """A callback call as the source saw it: a sample (its index in the epoch and the batch) or
+    a batch (sample None or -1)."""
+    if sample is None or sample < 0:
+        return f"the batch of iteration {iteration}, epoch {epoch}"
+    return (f"sample {iteration * batch_size + sample} (index {sample} in the batch) of "
+            f"iteration {iteration}, epoch {epoch}")
+
+
 def _worker_exception(name, batch, error, batch_size):
     exc_bytes, text, tb, index = error
-    where = (f"external_source '{name}' (parallel): the source raised {text} for sample "
-             f"{batch.iteration * batch_size + index} (index {index} in the batch) of iteration "
-             f"{batch.iteration}, epoch {batch.epoch}" if index is not None else
-             f"external_source '{name}' (parallel): the source raised {text} for the batch of "
-             f"iteration {batch.iteration}, epoch {batch.epoch}")
+    where = (f"external_source '{name}' (parallel): the source raised {text} for "
+             f"{_call_text(batch.iteration, batch.epoch, index, batch_size)}")
     note = f"{where}\n\nWorker traceback:\n{tb.rstrip()}"
     exc = None
     if exc_bytes is not None:
