@@ -7,7 +7,7 @@ JOBS    ?= $(shell nproc)
 CMAKE_FLAGS ?=
 export PYTHONUNBUFFERED = 1
 
-.PHONY: all setup setup-build build demo test test-cpp test-python test-sanitize test-tsan fuzz reference wheel format format-check lint clean
+.PHONY: all setup setup-build build demo test test-cpp test-python test-sanitize test-tsan fuzz reference wheel wheels format format-check lint clean
 
 all: build
 
@@ -64,10 +64,21 @@ test-sanitize: setup
 	  --capture=sys  # fd 2 free: a sanitizer's report stays in the log
 
 # ThreadSanitizer over the C++ tests (executor, thread pool, pools); see CMakePresets.json.
+# Then the Python tests of the threaded parts (python_function's servers, the executor's stages
+# and close(), readers' I/O threads and mapped files, pipelines dropped while running) in an
+# uninstrumented interpreter with the TSan runtime preloaded: stoker's own accesses are checked.
+# Tests that fork worker processes stay out (TSan does not follow a fork of a threaded process).
+TSAN_PYTHON_TESTS = test_python_function.py test_python_function_reliability.py \
+  test_pipeline.py test_process_safety.py test_mapped_files.py test_readers_io.py \
+  test_reader_epochs.py test_cpu_lanes.py test_thread_limits.py
 test-tsan: setup
 	cmake --preset tsan
 	cmake --build --preset tsan -j $(JOBS)
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --preset tsan -j $(JOBS)
+	LD_PRELOAD="$$(gcc -print-file-name=libtsan.so)" \
+	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:report_signal_unsafe=0 \
+	  PYTHONPATH=$(abspath build-tsan)/python $(PYTHON) -m pytest -q -p no:cacheprovider \
+	  --capture=sys $(addprefix python/tests/,$(TSAN_PYTHON_TESTS))
 
 # A libFuzzer campaign over every fuzz target (FUZZ_SECONDS each, default 300; FUZZ_TARGETS to
 # choose): scripts/fuzz.sh. Corpora grow in build-fuzz/corpus, crashes land in build-fuzz/findings.
@@ -82,6 +93,11 @@ reference: build
 # libraries inside, a manylinux tag (scripts/build_wheel.sh).
 wheel: setup-build
 	PYTHON=$(PYTHON) bash scripts/build_wheel.sh
+
+# A wheel for every CPython here among 3.10-3.13 (cp310, cp311, cp312-abi3 for 3.12 and later),
+# each installed and checked under every interpreter it serves (scripts/check_wheel.py).
+wheels: setup-build
+	bash scripts/build_wheel.sh --all --check
 
 # Developer tools (Debian: apt-get install clang-format clang-tidy); not needed by build/test.
 format:
