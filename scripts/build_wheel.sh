@@ -6,7 +6,8 @@
 #                                     (python3.X on PATH, else pyenv's): cp310, cp311 and one
 #                                     cp312-abi3 (nanobind's stable ABI) for 3.12 and later
 #   --check                           then scripts/check_wheel.py with every interpreter a
-#                                     wheel serves (the abi3 wheel under 3.12 and 3.13)
+#                                     wheel serves (the abi3 wheel under 3.12 and 3.13), and
+#                                     abi3audit over the abi3 wheel
 # 1. A minimal FFmpeg (the demuxers and decoders readers.video and decoders.video take, no
 #    external libraries) built once from Debian's FFmpeg source into build/wheel-deps/ffmpeg
 #    (scripts/gpu_ffmpeg.sh): Debian's own FFmpeg links ~130 libraries (X11, VA-API, encoders).
@@ -100,6 +101,12 @@ for py in "${pythons[@]}"; do
   if [[ $(minor "$py") -ge 12 ]]; then served+=("$py $abi3"); else served+=("$py $wheel"); fi
 done
 if [[ $check == 1 ]]; then
+  if [[ -n "$abi3" ]]; then
+    # Only the stable ABI's symbols in the abi3 wheel's extension (abi3audit, from PyPI).
+    python3 -c "import abi3audit" 2> /dev/null ||
+      python3 -m pip install -q ${WHEEL_PIP_ARGS:-} "abi3audit>=0.0.10"
+    python3 -m abi3audit --strict --verbose "$abi3"
+  fi
   for pair in "${served[@]}"; do
     read -r py wheel <<< "$pair"
     python3 scripts/check_wheel.py "$wheel" --python "$py" \
