@@ -319,6 +319,12 @@ class ExternalSources:
     def close(self):
         if self.pool is not None:
             self.pool.close()
+            # The sources and the pool refer to each other (a cycle): broken, so both go at
+            # the pipeline's `del` without the garbage collector.
+            for es in self.feeders():
+                if getattr(es, "pool", None) is self.pool:
+                    es.pool = None
+            self.pool = None
 
     def feed(self, native, count):
         """Feeds `count` batches of every source. When one source ends, the epoch ends for all

@@ -225,6 +225,7 @@ class WorkerPool:
                 except (OSError, ValueError):
                     pass
         deadline = time.monotonic() + (2.0 if graceful else 0.0)
+        self._closed_pids = [p.pid for p in getattr(self, "_procs", [])]
         for p in getattr(self, "_procs", []):
             if p.pid is None:
                 continue
@@ -232,6 +233,8 @@ class WorkerPool:
             if p.is_alive():
                 p.kill()
                 p.join(1.0)
+            if not p.is_alive():
+                p.close()  # its sentinel's descriptor, now rather than when collected
         for c in list(getattr(self, "_own", [])) + list(getattr(self, "_results", [])) + \
                 list(getattr(self, "_socks", [])):
             c.close()
@@ -240,10 +243,18 @@ class WorkerPool:
         for st in self.states:
             for chunk in st.chunks:
                 os.close(chunk.fd)  # the mappings live on while views of them do
+            # Batches made ahead and tasks in flight hold views of the chunks; each view's
+            # finalizer (a global registry) holds this pool: dropped here, or neither the
+            # views, the chunks' mappings (and their descriptors) nor the pool are ever freed.
             st.chunks, st.free = [], []
+            st.scheduled.clear()
+        self._task_batch.clear()
+        self._returned.clear()
 
     @property
     def pids(self):
+        if self._closed:  # (closed Process objects no longer answer)
+            return list(getattr(self, "_closed_pids", []))
         return [p.pid for p in self._procs]
 
     # -- chunks ------------------------------------------------------------------------------

@@ -225,3 +225,35 @@ def test_forkserver_workers_stay_while_idle():
     pipe.run()
     assert all(q.is_alive() for q in pipe._external.pool._procs)
     pipe.close()
+
+
+def test_dropped_parallel_pipelines_free_their_shared_memory_and_descriptors_at_del():
+    # Batches made ahead held views of the pool's chunks, whose finalizers (a global registry)
+    # held the pool: every pipeline left its memfd chunks mapped and their descriptors open.
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import gc, os
+        import numpy as np
+        import stoker
+        from stoker import fn
+        gc.disable()
+        def fds():
+            return len(os.listdir("/proc/self/fd"))
+        def mapped():
+            return sum("stoker-source" in line for line in open("/proc/self/maps"))
+        counts = []
+        for k in range(6):
+            @stoker.pipeline_def(batch_size=4, num_threads=2, device_id=None, py_num_workers=2)
+            def pipe():
+                return fn.external_source(lambda info: np.full(64, info.idx_in_epoch, np.int32),
+                                          parallel=True, batch=False)
+            p = pipe()
+            for _ in range(3):
+                p.run()
+            del p
+            counts.append((fds(), mapped()))
+        print("COUNTS", counts)
+        """)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts = eval(done.stdout.split("COUNTS", 1)[1])
+    assert counts[-1] == counts[1], counts  # (the first pipeline sets up multiprocessing's own)
+    assert counts[-1][1] == 0, counts
