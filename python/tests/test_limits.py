@@ -514,7 +514,7 @@ def _groups():
 
 
 @pytest.mark.parametrize("op", _groups())
-def test_arguments_at_and_beyond_their_limits(op, data):
+def test_arguments_at_and_beyond_their_limits(op, data, address_space_cap):
     cases = [c for c in CASES if c.op == op and (c.needs != "video" or data["video"])]
     if not cases:
         pytest.skip("needs PyAV for its video")

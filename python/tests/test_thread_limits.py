@@ -57,7 +57,7 @@ def _run(code, timeout=60):
     return r.returncode, r.stdout + r.stderr
 
 
-def test_pool_threads_refused_under_ulimit_v_are_an_error_not_a_hang():
+def test_pool_threads_refused_under_ulimit_v_are_an_error_not_a_hang(address_space_cap):
     # The issue's repro: 400 threads under `ulimit -v 3000000` (each stack takes 8 MiB of
     # address space, so some 350 fit).
     rc, out = _run("""
@@ -111,7 +111,8 @@ def test_num_threads_beyond_its_range_is_refused_before_any_thread_starts():
     assert "ERROR num_threads must be at most 1024, got 40000 (its range is [1, 1024])" in out
 
 
-def test_cpu_lanes_threads_refused_are_an_error_and_the_started_ones_joined():
+def test_cpu_lanes_threads_refused_are_an_error_and_the_started_ones_joined(
+        address_space_cap):
     # The CPU stage's two lanes start after the pool: a cap that leaves room for the pool's
     # workers and not for both lanes fails on a lane. Caps from 0 to 120 MiB over what the
     # process holds: every build either runs or fails with the refusal's error, no thread is

@@ -180,3 +180,26 @@ def test_mixed_decoders_agree_with_dalis():
         # libjpeg-turbo decodes them; DALI decodes them on the GPU): equal to either of DALI's.
         near = [float(np.abs(x.astype(np.int16) - r.astype(np.int16)).mean()) for r in (y, z)]
         assert min(near) < 1.5, (i, near)
+
+
+def test_exif_long_orientation_decodes_as_dali():
+    """Little-endian LONG and SLONG orientations: DALI 2.4's CPU decoder applies them (its EXIF
+    reader takes the value's first two bytes whatever the type), and stoker's pixels are DALI's.
+    (Big-endian ones: DALI reads 0 there and ignores the tag; stoker applies it, as PIL does.)"""
+    from test_input_limits import _decode, _jpeg  # (python/tests: the EXIF written by hand)
+    blobs = [_jpeg(o, t, False) for t in (4, 9) for o in range(1, 9)]
+
+    @dali.pipeline_def(batch_size=len(blobs), num_threads=1, device_id=None)
+    def dali_pipe():
+        data = dali.fn.external_source(
+            source=lambda: [np.frombuffer(b, np.uint8) for b in blobs], batch=True)
+        return dali.fn.decoders.image(data, device="cpu")
+
+    p = dali_pipe()
+    p.build()
+    (out,) = p.run()
+    theirs = [np.array(out[i]) for i in range(len(blobs))]
+    ours = _decode(blobs)
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        np.testing.assert_array_equal(a, b, err_msg=f"blob {k}")
+    assert any(a.shape == (40, 24, 3) for a in ours)
