@@ -9,10 +9,12 @@ SHARED = os.environ.get("STOKER_SHARED_DATA") or os.path.join(
 
 @pytest.fixture
 def address_space_cap():
-    """For tests whose subprocess caps its address space (RLIMIT_AS): AddressSanitizer reserves
-    terabytes of it for shadow memory, so no such cap holds under `make test-sanitize`."""
-    if "libasan" in os.environ.get("LD_PRELOAD", ""):
-        pytest.skip("an RLIMIT_AS cap cannot hold under AddressSanitizer (its shadow memory)")
+    """For tests whose subprocess caps its address space (RLIMIT_AS): the sanitizers reserve
+    terabytes of it for shadow memory, so no such cap holds under `make test-sanitize` or
+    `make test-tsan`."""
+    preload = os.environ.get("LD_PRELOAD", "")
+    if "libasan" in preload or "libtsan" in preload:
+        pytest.skip("an RLIMIT_AS cap cannot hold under a sanitizer (its shadow memory)")
 
 
 @pytest.fixture(scope="session")

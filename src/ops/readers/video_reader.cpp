@@ -289,6 +289,11 @@ void VideoSource::decode_cpu(const readers::VideoSequence& seq, uint8_t* out) co
 
 void VideoSource::decode_gpu(const readers::VideoSequence& seq, uint8_t* out,
                              StreamHandle stream) const {
+#ifndef STOKER_HAVE_CUDA
+  // (Only the gpu reader calls it, and a build without CUDA registers none.)
+  (void)seq, (void)out, (void)stream;
+  throw RuntimeError("readers.video (gpu): stoker was built without CUDA");
+#else
   const auto& info = files_list_[size_t(seq.file)].index->info;
   const int64_t frame_bytes = info.height * info.width * 3 * int64_t(dtype_size(dtype_));
   auto open = acquire(seq.file);
@@ -299,6 +304,7 @@ void VideoSource::decode_gpu(const readers::VideoSequence& seq, uint8_t* out,
                                  "readers.video (gpu): converting a frame");
                     });
   release(std::move(open));
+#endif
 }
 
 void VideoSource::add_metadata(readers::LoadedSample& s, const readers::VideoSequence& seq,
