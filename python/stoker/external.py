@@ -111,6 +111,9 @@ class ExternalSource:
             if not isinstance(self.prefetch_queue_depth, int) or self.prefetch_queue_depth < 1:
                 raise ValueError(f"{where}: prefetch_queue_depth must be at least 1, got "
                                  f"{prefetch_queue_depth!r}")
+            if self.prefetch_queue_depth > 64:  # the pipeline's queues' range (each batch held)
+                raise ValueError(f"{where}: prefetch_queue_depth must be at most 64, got "
+                                 f"{prefetch_queue_depth!r} (its range is [1, 64])")
             if bytes_per_sample_hint is not None and (not isinstance(bytes_per_sample_hint, int)
                                                       or bytes_per_sample_hint < 1):
                 raise ValueError(f"{where}: bytes_per_sample_hint must be a positive number of "

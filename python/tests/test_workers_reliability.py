@@ -257,3 +257,11 @@ def test_dropped_parallel_pipelines_free_their_shared_memory_and_descriptors_at_
     counts = eval(done.stdout.split("COUNTS", 1)[1])
     assert counts[-1] == counts[1], counts  # (the first pipeline sets up multiprocessing's own)
     assert counts[-1][1] == 0, counts
+
+
+def test_a_parallel_sources_queue_depth_has_the_pipelines_range():
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1, device_id=None, py_num_workers=1)
+    with pipe, pytest.raises(ValueError, match=r"prefetch_queue_depth must be at most 64, got "
+                                               r"1000000 \(its range is \[1, 64\]\)"):
+        fn.external_source(lambda info: np.zeros(2), parallel=True, batch=False,
+                           prefetch_queue_depth=10**6)
