@@ -139,6 +139,13 @@ NB_MODULE(_stoker, m) {
         return stoker::readers::format_wds_index(stoker::readers::index_tar(data, path));
       },
       "DALI v1.2 webdataset index text of a tar shard ('ext offset size path' per member).");
+  m.def(
+      "in_mapped_file",
+      [](uintptr_t address, size_t bytes) {
+        return stoker::guarded_mapping(reinterpret_cast<const void*>(address), bytes) != nullptr;
+      },
+      nb::arg("address"), nb::arg("bytes"),
+      "Whether [address, address + bytes) lies in a file mapping of stoker's (read-only).");
   m.def("take_mapping_damage", &stoker::take_new_damage,
         "Mapped files that shrank (a fault read zeros) since the last call, each named once.");
   m.def("lmdb_available", &stoker::readers::lmdb_available,

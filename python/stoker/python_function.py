@@ -120,7 +120,15 @@ def _convert(sample, f, on_gpu):
     if f.torch:
         import torch.utils.dlpack
 
-        return torch.utils.dlpack.from_dlpack(sample)
+        tensor = torch.utils.dlpack.from_dlpack(sample)
+        # torch has no read-only tensors: a view of a read-only file mapping (a reader's file
+        # of 1 MiB or more) is copied, so that a write cannot kill the process. Other inputs
+        # stay views; a write there changes what other operators see (DALI's contract: the
+        # function does not modify its inputs).
+        if not on_gpu and _stoker.in_mapped_file(tensor.data_ptr(),
+                                                 tensor.numel() * tensor.element_size()):
+            tensor = tensor.clone()
+        return tensor
     if on_gpu:
         return sample
     array = sample.numpy()

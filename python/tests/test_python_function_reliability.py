@@ -66,6 +66,32 @@ def test_a_write_into_a_mapped_files_bytes_is_an_error_not_a_crash(tmp_path):
     assert ", in zero" in err  # the traceback reaches the function
 
 
+def test_torch_python_function_gets_a_copy_of_a_mapped_files_bytes(tmp_path):
+    # torch has no read-only tensors: a write into a view of the mapping was SIGSEGV.
+    pytest.importorskip("torch")
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "big.jpg").write_bytes(bytes(range(256)) * 8192)  # 2 MB: mapped
+    result = run_python(f"""
+        from stoker import fn, pipeline_def
+
+        def zero(t):
+            t[:] = 0
+            return t
+
+        @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+        def p():
+            data, _ = fn.readers.file(file_root={str(tmp_path)!r})
+            return data, fn.torch_python_function(data, function=zero)
+
+        pipe = p()
+        data, zeroed = pipe.run()
+        print("SUMS", int(data[0].numpy().astype("int64").sum()),
+              int(zeroed[0].numpy().astype("int64").sum()))
+        """, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"SUMS {sum(range(256)) * 8192} 0" in result.stdout, result.stdout
+
+
 def test_a_write_into_a_decoded_image_never_changes_the_image_output(jpeg_folder):
     @pipeline_def(batch_size=2, num_threads=1, device_id=None)
     def p():
