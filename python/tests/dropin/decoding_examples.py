@@ -13,6 +13,7 @@
 # - filter (its documentation's kernels), dump_image, and decoders.inflate (its documentation's
 #   sequence example: GPU only in DALI, so only in the GPU branch).
 # Written for nvidia.dali; the data folder and device come from the environment.
+import glob
 import os
 import tempfile
 
@@ -279,10 +280,15 @@ if device_id is not None:
 
 # -- dump_image: the PPM files it writes, named <iteration>-<suffix>-<sample>.ppm -------------
 
+# Every iteration overwrites the files of the last, and how many iterations run ahead of run()
+# depends on timing: an epoch of exactly one batch makes every iteration write the same files.
+dump_files = sorted(glob.glob(os.path.join(image_dir, "*", "*.jpg")))[:batch_size]
+
+
 @pipeline_def(batch_size=batch_size, num_threads=2, device_id=device_id, seed=12,
               prefetch_queue_depth=1)
 def dump_pipeline(on_gpu=False):
-    jpegs, _ = fn.readers.file(file_root=image_dir)
+    jpegs, _ = fn.readers.file(files=dump_files)
     images = fn.decoders.image_crop(jpegs, crop=(32, 48), crop_pos_x=0.7, crop_pos_y=0.2)
     gray = fn.decoders.image_crop(jpegs, crop=(20, 30), output_type=types.GRAY)
     if on_gpu:
