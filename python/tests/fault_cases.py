@@ -34,13 +34,14 @@ BATCH = 4
 SAMPLES = 12
 
 
-def _jpegs(n):
+def jpegs(n, shape=(40, 56)):
+    """n JPEGs of noise (noise: they do not compress, so a file spans many pages)."""
     from PIL import Image
     rng = np.random.default_rng(7)
     out = []
     for i in range(n):
         b = io.BytesIO()
-        Image.fromarray(rng.integers(0, 255, (40, 56, 3), np.uint8)).save(b, "JPEG", quality=90)
+        Image.fromarray(rng.integers(0, 255, (*shape, 3), np.uint8)).save(b, "JPEG", quality=90)
         out.append(b.getvalue())
     return out
 
@@ -54,7 +55,7 @@ def _first(out):
 def _file(root, video):
     folder = os.path.join(root, "images", "0")
     os.makedirs(folder)
-    for i, data in enumerate(_jpegs(SAMPLES)):
+    for i, data in enumerate(jpegs(SAMPLES)):
         with open(os.path.join(folder, f"{i:03d}.jpg"), "wb") as f:
             f.write(data)
     return (lambda **io: [fn.decoders.image(fn.readers.file(
@@ -65,7 +66,7 @@ def _file(root, video):
 def _container(fmt):
     def setup(root, video):
         path = os.path.join(root, f"data.{fmt}")
-        write_shard(fmt, path, [(d, i, "jpg") for i, d in enumerate(_jpegs(SAMPLES))])
+        write_shard(fmt, path, [(d, i, "jpg") for i, d in enumerate(jpegs(SAMPLES))])
         if fmt == "tfrecord":
             define = lambda **io: [fn.decoders.image(fn.readers.tfrecord(  # noqa: E731
                 path=path, index_path=path + ".idx", features={
@@ -107,7 +108,7 @@ def _lmdb(kind):
         path = os.path.join(root, "db")
         env = lmdb.open(path, map_size=1 << 22)
         with env.begin(write=True) as txn:
-            for i, data in enumerate(_jpegs(SAMPLES)):
+            for i, data in enumerate(jpegs(SAMPLES)):
                 if kind == "caffe":  # Datum: data (4), label (5), encoded (7)
                     value = (_varint(4 << 3 | 2) + _varint(len(data)) + data + _varint(5 << 3) +
                              _varint(i) + _varint(7 << 3) + _varint(1))
@@ -128,7 +129,7 @@ def _coco(root, video):
     folder = os.path.join(root, "coco")
     os.makedirs(folder)
     images, annotations = [], []
-    for i, data in enumerate(_jpegs(SAMPLES)):
+    for i, data in enumerate(jpegs(SAMPLES)):
         with open(os.path.join(folder, f"{i:03d}.jpg"), "wb") as f:
             f.write(data)
         images.append({"id": i + 1, "file_name": f"{i:03d}.jpg", "width": 56, "height": 40})

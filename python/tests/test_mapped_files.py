@@ -4,7 +4,6 @@ user's thread reading a batch it holds -- the process lives on, and what reads t
 naming the file (or a counted skip under on_error="skip"), never a bus error (SIGBUS, exit 135).
 Each case runs in its own process: before the guard, these died of the signal."""
 
-import io
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from fault_cases import jpegs
 from stoker.tools.convert import write_shard
 
 
@@ -25,15 +25,8 @@ def _run(code, timeout=90):
 
 
 def _jpegs(n):
-    from PIL import Image
-    rng = np.random.default_rng(5)
-    out = []
-    for i in range(n):
-        b = io.BytesIO()
-        # Noise: ~30 KB each, so the shard spans many pages and the cut falls inside a record.
-        Image.fromarray(rng.integers(0, 255, (96, 128, 3), np.uint8)).save(b, "JPEG", quality=90)
-        out.append((b.getvalue(), i % 3, "jpg"))
-    return out
+    # ~30 KB each: the shard spans many pages and the cut falls inside a record.
+    return [(data, i % 3, "jpg") for i, data in enumerate(jpegs(n, shape=(96, 128)))]
 
 
 READERS = {

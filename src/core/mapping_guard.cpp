@@ -26,7 +26,6 @@ struct Slot {
 };
 Slot g_slots[MappingGuard::kMaxGuarded];
 std::atomic<int> g_used{0};  // slots at and above this were never claimed
-std::atomic<int> g_hint{0};  // where the next claim starts looking
 std::atomic<uint64_t> g_damage{0};
 uintptr_t g_page = 4096;
 std::mutex g_release;  // a guard going away vs take_new_damage() reading its path
@@ -82,14 +81,13 @@ void ensure_handler() {
   ::sigaction(SIGBUS, &ours, nullptr);
 }
 
+// The lowest free slot: the slots scanned (by the handler, by every batch view's check) stay as
+// many as the most mappings ever live at once, not as many as were ever made.
 int claim_slot(const MappingGuard* owner) {
-  const int start = g_hint.load(std::memory_order_relaxed);
-  for (int i = 0; i < MappingGuard::kMaxGuarded; ++i) {
-    const int k = (start + i) % MappingGuard::kMaxGuarded;
+  for (int k = 0; k < MappingGuard::kMaxGuarded; ++k) {
     const MappingGuard* none = nullptr;
     if (!g_slots[k].owner.compare_exchange_strong(none, owner, std::memory_order_acq_rel))
       continue;
-    g_hint.store((k + 1) % MappingGuard::kMaxGuarded, std::memory_order_relaxed);
     int used = g_used.load(std::memory_order_relaxed);
     while (used < k + 1 &&
            !g_used.compare_exchange_weak(used, k + 1, std::memory_order_acq_rel)) {

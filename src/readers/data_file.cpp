@@ -52,8 +52,6 @@ struct FileMapping {
 
 namespace {
 
-int open_file(const std::string& path, int64_t& size) { return open_regular_file(path, size); }
-
 void* map_file(int fd, size_t length, bool populate, const std::string& path) {
   int flags = MAP_PRIVATE | (populate ? MAP_POPULATE : 0);
   void* addr = ::mmap(nullptr, length, PROT_READ, flags, fd, 0);
@@ -102,7 +100,7 @@ void prefault(const uint8_t* p, size_t n) {
 
 DataFile::DataFile(std::string path, const FileOptions& options)
     : path_(std::move(path)), mode_(options.mode) {
-  int fd = open_file(path_, size_);
+  int fd = open_regular_file(path_, size_);
   fd_owner_ = own_descriptor(fd);
   if (mode_ == IoMode::kMmap && size_ > 0) {
     mapping_ = std::make_shared<FileMapping>(map_file(fd, size_t(size_), options.read_ahead, path_),
@@ -183,7 +181,7 @@ std::vector<FileBytes> read_ranges(std::span<const FileRange> ranges, MemoryPool
 
 FileBytes read_whole_file(const std::string& path, const FileOptions& options, MemoryPool& pool) {
   int64_t size = 0;
-  auto fd = own_descriptor(open_file(path, size));  // a mapping keeps it; else closed here
+  auto fd = own_descriptor(open_regular_file(path, size));  // a mapping keeps it; else closed here
   if (size == 0) return {pool.acquire(0), nullptr, 0};
   if (options.mode == IoMode::kMmap && size >= kSmallFileBytes) {
     auto m = std::make_shared<FileMapping>(map_file(*fd, size_t(size), options.read_ahead, path),
