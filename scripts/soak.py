@@ -7,9 +7,10 @@
    on a GPU --, resize, crop_mirror_normalize, coin_flip) feeding a torchvision ResNet-50 step
    (bench/train_step.py; with --device cpu the batches are only consumed) through the PyTorch
    plugin's DALIGenericIterator, for --minutes. The process's RSS, its threads (and, over the
-   cycles, its file descriptors) and the GPU's
-   used memory (NVML, through torch) are sampled every 15 s; after a warm-up (the first fifth,
-   at least a minute, when pools and caches fill) the mean of the last third of each series
+   cycles, its file descriptors) and its GPU memory (NVML's count for this process; the whole
+   device's used memory where the driver does not list the process, and then nothing else may
+   use the GPU) are sampled every 15 s; after a warm-up (the first fifth, at least a minute,
+   when pools and caches fill) the mean of the last third of each series
    must be within +-2% of the mean of its first third (threads: every sample equal).
 2. Cycles: --cycles times, a GPU pipeline (the same, plus a python_function and a parallel
    external source: the parts that hold threads and processes) is built, run for a few
@@ -20,6 +21,7 @@ written to a temporary folder. Exits 1 naming what grew; --json writes the sampl
 """
 
 import argparse
+import ctypes
 import json
 import os
 import sys
@@ -34,7 +36,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def rss_mb():
     """Resident memory after giving free heap pages back (glibc keeps freed memory in its
     arenas: without the trim, RSS wanders by a few % with no leak)."""
-    import ctypes
     import gc
     gc.collect()
     try:
@@ -53,9 +54,58 @@ def descriptors():
     return len(os.listdir("/proc/self/fd"))
 
 
+class _NvmlProcess(ctypes.Structure):
+    # nvmlProcessInfo_v2_t (the layout of the _v2 and _v3 calls)
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong),
+                ("gpuInstanceId", ctypes.c_uint), ("computeInstanceId", ctypes.c_uint)]
+
+
+def _nvml_process_mb():
+    """This process's GPU memory as the driver counts it (CUDA context, nvJPEG's and torch's
+    allocations, stoker's pools), summed over the GPUs, or None where NVML does not list this
+    process (a container whose PIDs the driver does not see). Per process, so that other work
+    on the GPU does not move the series."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+        count = ctypes.c_uint(0)
+        if nvml.nvmlInit_v2() != 0 or nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
+            return None
+        call = getattr(nvml, "nvmlDeviceGetComputeRunningProcesses_v3", None) or \
+            nvml.nvmlDeviceGetComputeRunningProcesses_v2
+        found, total = False, 0
+        for index in range(count.value):
+            device = ctypes.c_void_p()
+            if nvml.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(device)) != 0:
+                return None
+            n = ctypes.c_uint(256)
+            infos = (_NvmlProcess * 256)()
+            if call(device, ctypes.byref(n), infos) != 0:
+                return None
+            for info in infos[:n.value]:
+                if info.pid == os.getpid():
+                    found, total = True, total + info.usedGpuMemory
+        return total / 2**20 if found else None
+    except (OSError, AttributeError):
+        return None
+
+
+GPU_MEASURE = {"kind": None}
+
+
 def gpu_used_mb(torch):
+    """This process's GPU memory from NVML where the driver lists it; else the whole device's
+    used memory (then nothing else may run on the GPU during the soak). GPU_MEASURE says which,
+    decided at the first call and kept for the whole run."""
     if torch is None or not torch.cuda.is_available():
         return 0.0
+    if GPU_MEASURE["kind"] in (None, "process"):
+        mine = _nvml_process_mb()
+        if mine is not None:
+            GPU_MEASURE["kind"] = "process"
+            return mine
+        if GPU_MEASURE["kind"] == "process":
+            raise RuntimeError("NVML stopped listing this process")
+        GPU_MEASURE["kind"] = "device"
     free, total = torch.cuda.mem_get_info()
     return (total - free) / 2**20
 
@@ -186,7 +236,14 @@ def main():
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--json")
+    ap.add_argument("--probe", action="store_true",
+                    help="print how GPU memory will be measured (process or device) and exit")
     args = ap.parse_args()
+    if args.probe:
+        import torch
+        torch.zeros(1, device="cuda")
+        print(f"{gpu_used_mb(torch):.0f} MB", GPU_MEASURE["kind"])
+        return
     import stoker
     try:
         import torch
@@ -211,6 +268,10 @@ def main():
         good, report["cycles_samples"] = soak_cycles(stoker, torch, data, gpu, args.cycles,
                                                      min(args.batch, 16))
         ok &= good
+    report["gpu_measure"] = GPU_MEASURE["kind"]
+    if gpu:
+        which = {"process": "this process's (NVML)", "device": "the whole device's"}
+        print("GPU memory measured:", which.get(GPU_MEASURE["kind"], "not sampled"), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

@@ -3,6 +3,7 @@
 hardware cannot take; stream ordering into recycled buffers; the fallbacks. Skipped without a
 CUDA device."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -93,6 +94,72 @@ def test_each_nvjpeg_backend_matches_cpu(jpeg_folder, window, backend):
     available = s["hw_available"] if backend == "hardware" else s["cuda_available"]
     if available:  # really decoded by nvJPEG: not libjpeg-turbo's pixels
         assert s[STAT[backend]] > 0 and s["cuda_refused"] == 0 and worst > 0, s
+
+
+@pytest.fixture(scope="session")
+def varied_folder(tmp_path_factory):
+    """48 baseline JPEGs of sizes and subsamplings that differ from one image to the next, so
+    that an image decoded with another image's nvJPEG state or tables shows."""
+    PIL = pytest.importorskip("PIL.Image", reason="Pillow is needed to write the test images")
+    root = tmp_path_factory.mktemp("varied") / "c"
+    root.mkdir()
+    rng = np.random.default_rng(11)
+    for i in range(48):
+        h, w = int(rng.integers(120, 700)), int(rng.integers(120, 900))
+        quality, subsampling = int(rng.integers(70, 98)), int(rng.integers(0, 3))
+        PIL.fromarray(_image(rng, h, w)).save(root / f"{i:02d}.jpg", quality=quality,
+                                              subsampling=subsampling)
+    return str(root.parent)
+
+
+@pytest.fixture
+def gpu_load():
+    """Another process keeping the GPU busy with matrix products (as a training job beside the
+    loader does): queued copies and kernels then run late, and a buffer reused too early shows.
+    Nothing without torch."""
+    code = ("import sys, time, torch\n"
+            "a = torch.randn(4096, 4096, device='cuda')\n"
+            "print('ready', flush=True)\n"
+            "end = time.time() + 120\n"
+            "while time.time() < end:\n"
+            "    for _ in range(8): a = (a @ a).clamp_(-1, 1)\n"
+            "    torch.cuda.synchronize()\n")
+    if importlib.util.find_spec("torch") is None:
+        yield None
+        return
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@needs_gpu
+@pytest.mark.parametrize("window", ["image", "image_crop"])
+def test_cuda_decoder_back_to_back_under_gpu_load_gives_each_image_its_own_pixels(
+        varied_folder, window, gpu_load):
+    """One thread decodes image after image with Huffman on the GPU while another process keeps
+    the GPU busy. nvJPEG's transfer copies each JPEG's bytes from the reader's pinned buffer
+    asynchronously: the buffer goes back to the reader only after those copies (it was refilled
+    under queued copies: another image's pixels, now and then, under load)."""
+    kwargs = {"crop": (64, 80), "crop_pos_x": 0.3, "crop_pos_y": 0.6} if window == "image_crop" \
+        else {}
+    def pipe(device, **extra):
+        p = stoker.Pipeline(batch_size=16, num_threads=1, seed=3,
+                            device_id=0 if device == "mixed" else None)
+        with p:
+            jpegs, _ = fn.readers.file(file_root=varied_folder)
+            p.set_outputs(getattr(fn.decoders, window)(jpegs, device=device, name="dec",
+                                                       **kwargs, **extra))
+        return p
+    cpu = _decoded(pipe("cpu"), iterations=6)
+    mixed = pipe("mixed", **BACKENDS["cuda_gpu_huffman"])
+    _assert_close_to_cpu(cpu, _decoded(mixed, iterations=6))
+    s = mixed.operator_stats("dec")
+    if s["cuda_available"]:
+        assert s["cuda_images"] > 0 and s["cuda_refused"] == 0, s
 
 
 @needs_gpu

@@ -131,7 +131,6 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   const int b = gpu_huffman ? kGpuHybrid : kHybrid;
   nvjpeg_detail::set_window(s.params, job, bgr);
   check(a.attach_pinned(s.states[b], s.pinned[s.page]), "attaching a pinned buffer");
-  s.page ^= 1;
   if (a.decode_host(st.handle, st.decoders[b], s.states[b], s.params, s.parsed) !=
       NVJPEG_STATUS_SUCCESS)
     return false;
@@ -140,14 +139,19 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   if (s.used) s.done.synchronize();
   check(a.attach_device(s.states[b], s.device_buffer), "attaching a device buffer");
   const auto cuda = cudaStream_t(s.stream->get());
-  if (a.transfer(st.handle, st.decoders[b], s.states[b], s.parsed, cuda) != NVJPEG_STATUS_SUCCESS)
+  if (a.transfer(st.handle, st.decoders[b], s.states[b], s.parsed, cuda) != NVJPEG_STATUS_SUCCESS) {
+    s.stream->synchronize();  // what it queued before failing ends before the page is reused
     return false;
+  }
   nvjpegImage_t out{};
   out.channel[0] = job.out;
   out.pitch[0] = static_cast<unsigned int>(job.pitch);
   const nvjpegStatus_t status = a.decode_device(st.handle, st.decoders[b], s.states[b], &out, cuda);
   s.done.record(s.stream->get());
   s.used = true;
+  // The page turns only once GPU work was queued: after an image refused in its host phase,
+  // the other page may still be read by the previous image's transfer.
+  s.page ^= 1;
   return status == NVJPEG_STATUS_SUCCESS;
 }
 

@@ -137,7 +137,14 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     const double t_threads = any_here ? threads_done.get() : 0.0;
     const auto t_join = Clock::now();
-    if (any_cuda) cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
+    if (any_cuda) {
+      cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
+      // nvJPEG parses without copying the stream, and with Huffman on the GPU its transfer
+      // copies the JPEG's bytes to the device asynchronously, from our pinned input: that input
+      // is reused only after those copies (the reader refilled it under queued copies: another
+      // image's bytes, now and then, under GPU load).
+      if (input_pinned) in.record_use(ws.stream);
+    }
     upload(ws, split->host, out);
     upload(ws, threads, out);
     const int hw_count = int(hw_jobs.size());
