@@ -11,7 +11,8 @@
 namespace stoker::ops {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Used by the CUDA build only (the operator without CUDA says it needs a GPU).
+[[maybe_unused]] int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Arguments, checked where the spec is made (no GPU needed).
 [[maybe_unused]] kernels::OpticalFlowParams flow_params(const OpSpec& spec, bool& bgr) {
