@@ -53,11 +53,16 @@ else
   pythons=("${PYTHON:-python3}")
 fi
 
-if [[ ! -e "$deps/ffmpeg/lib/libavcodec.so" ]]; then
+# Built again when the script that configures it changed (another codec list).
+ffmpeg_recipe=$(sha256sum scripts/gpu_ffmpeg.sh | cut -d' ' -f1)
+if [[ ! -e "$deps/ffmpeg/lib/libavcodec.so" ||
+      "$(cat "$deps/ffmpeg/.recipe" 2> /dev/null)" != "$ffmpeg_recipe" ]]; then
   echo "wheel: building a minimal FFmpeg into $deps/ffmpeg"
   # (its source staged once; a machine without Debian's archive gets it carried there)
   [[ -e "$deps/ffmpeg-src/nasm" ]] || bash scripts/gpu_ffmpeg.sh stage "$deps/ffmpeg-src" > /dev/null
+  rm -rf "$deps/ffmpeg"
   bash scripts/gpu_ffmpeg.sh build "$deps/ffmpeg-src" "$deps/ffmpeg"
+  echo "$ffmpeg_recipe" > "$deps/ffmpeg/.recipe"
 fi
 raw=$(mktemp -d); trap 'rm -rf "$raw"' EXIT
 mkdir -p "$OUTDIR"

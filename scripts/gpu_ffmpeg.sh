@@ -12,8 +12,9 @@
 #
 # The build keeps what readers.video needs: the demuxers of the usual containers, the decoders
 # of the codecs NVDEC also decodes (H.264, HEVC, VP8, VP9, MPEG-4, MJPEG, AV1's parser), their
-# parsers and the bitstream filters that turn MP4/Matroska packets into what NVDEC takes, and
-# libswscale. Same version as here (Debian's 5.1), so tests behave alike on both machines.
+# parsers and the bitstream filters that turn MP4/Matroska packets into what NVDEC takes, PNG
+# frames (screen recordings and exported animations; with zlib) and libswscale. Same version as
+# here (Debian's 5.1), so tests behave alike on both machines and in the wheel.
 set -euo pipefail
 
 case "${1:-}" in
@@ -53,8 +54,8 @@ case "${1:-}" in
       --disable-everything --disable-avdevice --disable-avfilter --disable-swresample \
       --enable-protocol=file \
       --enable-demuxer=mov,matroska,avi,mpegts,ivf,h264,hevc,m4v \
-      --enable-decoder=h264,hevc,vp8,vp9,mpeg4,mjpeg \
-      --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mjpeg,av1 \
+      --enable-decoder=h264,hevc,vp8,vp9,mpeg4,mjpeg,png --enable-zlib \
+      --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mjpeg,png,av1 \
       --enable-bsf=null,h264_mp4toannexb,hevc_mp4toannexb,mpeg4_unpack_bframes,vp9_superframe_split,av1_frame_split \
       > "$work/configure.log" 2>&1 || { tail -30 "$work/configure.log"; exit 1; }
     make -j "$(nproc)" > "$work/make.log" 2>&1 || { tail -30 "$work/make.log"; exit 1; }

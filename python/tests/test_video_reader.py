@@ -215,7 +215,10 @@ def test_bad_files_and_arguments_are_named(tmp_path, videos):
     h264 = videos["h264"]
     cases = [
         (dict(filenames=[str(junk)]), ValueError, r"junk\.mp4': not a video file"),
-        (dict(filenames=[str(audio)]), ValueError, r"audio\.wav': no video stream"),
+        # An FFmpeg with a WAV demuxer finds no video stream in it; the wheel's subset (video
+        # containers only) cannot open it as a video at all.
+        (dict(filenames=[str(audio)]), ValueError,
+         r"audio\.wav': (no video stream|not a video file FFmpeg can read)"),
         (dict(filenames=[str(tmp_path / "none.mp4")]), IOError, r"none\.mp4"),
         (dict(filenames=[h264], file_root=str(tmp_path)), ValueError,
          "give exactly one of `filenames`, `file_root` and `file_list`"),
