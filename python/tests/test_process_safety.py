@@ -22,9 +22,14 @@ def _threads():
         return next(int(line.split()[1]) for line in f if line.startswith("Threads:"))
 
 
+# A parent that ignores SIGINT (a background job of a non-interactive shell) passes that on,
+# and Python then never raises KeyboardInterrupt: the children take Python's own handler.
+SIGINT_DEFAULT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def _run_script(code, timeout=60):
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-c", SIGINT_DEFAULT + textwrap.dedent(code)],
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_tfrecord_module_is_an_attribute_of_the_package():

@@ -172,12 +172,17 @@ def test_a_function_running_another_pipeline_with_python_function_does_not_deadl
     assert "result [3, 3, 3]" in result.stdout
 
 
+# A parent that ignores SIGINT (a background job of a non-interactive shell) passes that on,
+# and Python then never raises KeyboardInterrupt: the children take Python's own handler.
+SIGINT_DEFAULT = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def interrupt_after(code, seconds, timeout=15):
     """Runs `code`, sends SIGINT `seconds` after it prints its first line; (seconds the
     process took to end after the signal, its exit code, stderr)."""
     # The threads' stacks on stderr if it hangs.
     code = f"import faulthandler; faulthandler.dump_traceback_later({timeout - 3})\n" + \
-        textwrap.dedent(code)
+        SIGINT_DEFAULT + textwrap.dedent(code)
     child = subprocess.Popen([sys.executable, "-c", code],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

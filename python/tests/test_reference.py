@@ -11,6 +11,8 @@ from stoker.tools import reference
 def test_generated_files_are_up_to_date():
     if not os.path.exists(reference.DOC_PATH):
         pytest.skip(f"no source tree beside this stoker ({reference.DOC_PATH})")
+    if not _stoker.built_with_cuda:  # the reference lists each operator's GPU backends too
+        pytest.skip("docs/operators.md is generated from a build with CUDA; this one has none")
     assert reference.stale() == [], "run: python -m stoker.tools.reference --write"
 
 
