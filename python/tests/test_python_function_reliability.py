@@ -38,10 +38,16 @@ def run_python(code, timeout):
 
 # -- writes into the inputs ------------------------------------------------------------------
 
-def test_a_write_into_a_mapped_files_bytes_is_an_error_not_a_crash(tmp_path):
-    # Files of 1 MB and more are read through a read-only mapping: a write there was SIGSEGV.
+@pytest.fixture
+def mapped_folder(tmp_path):
+    """A file_root whose one file (2 MB) readers.file reads through a read-only mapping (files
+    of 1 MiB and more are mapped): a write there was SIGSEGV."""
     (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "big.jpg").write_bytes(bytes(range(256)) * 8192)  # 2 MB
+    (tmp_path / "c" / "big.jpg").write_bytes(bytes(range(256)) * 8192)
+    return str(tmp_path)
+
+
+def test_a_write_into_a_mapped_files_bytes_is_an_error_not_a_crash(mapped_folder):
     result = run_python(f"""
         import numpy as np
         from stoker import fn, pipeline_def
@@ -52,7 +58,7 @@ def test_a_write_into_a_mapped_files_bytes_is_an_error_not_a_crash(tmp_path):
 
         @pipeline_def(batch_size=1, num_threads=1, device_id=None)
         def p():
-            data, _ = fn.readers.file(file_root={str(tmp_path)!r})
+            data, _ = fn.readers.file(file_root={mapped_folder!r})
             return fn.python_function(data, function=zero)
 
         pipe = p()
@@ -66,11 +72,9 @@ def test_a_write_into_a_mapped_files_bytes_is_an_error_not_a_crash(tmp_path):
     assert ", in zero" in err  # the traceback reaches the function
 
 
-def test_torch_python_function_gets_a_copy_of_a_mapped_files_bytes(tmp_path):
+def test_torch_python_function_gets_a_copy_of_a_mapped_files_bytes(mapped_folder):
     # torch has no read-only tensors: a write into a view of the mapping was SIGSEGV.
     pytest.importorskip("torch")
-    (tmp_path / "c").mkdir()
-    (tmp_path / "c" / "big.jpg").write_bytes(bytes(range(256)) * 8192)  # 2 MB: mapped
     result = run_python(f"""
         from stoker import fn, pipeline_def
 
@@ -80,7 +84,7 @@ def test_torch_python_function_gets_a_copy_of_a_mapped_files_bytes(tmp_path):
 
         @pipeline_def(batch_size=1, num_threads=1, device_id=None)
         def p():
-            data, _ = fn.readers.file(file_root={str(tmp_path)!r})
+            data, _ = fn.readers.file(file_root={mapped_folder!r})
             return data, fn.torch_python_function(data, function=zero)
 
         pipe = p()
