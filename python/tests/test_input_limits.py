@@ -19,7 +19,10 @@ import numpy as np
 import pytest
 
 import stoker
-from stoker import fn, ops
+from stoker import _stoker, fn, ops
+
+needs_ffmpeg = pytest.mark.skipif(not _stoker.build_info()["ffmpeg"],
+                                  reason="stoker was built without FFmpeg: no video")
 
 # --- Videos written by hand: AVI (RIFF) with PNG frames (FourCC MPNG), no ffmpeg tool needed.
 
@@ -99,6 +102,7 @@ _VIDEO_CODE = """
 """
 
 
+@needs_ffmpeg
 @pytest.mark.parametrize("which", ["reader", "decoder"])
 def test_video_claiming_huge_frames_is_refused_before_allocation(tmp_path, which,
                                                                  address_space_cap):
@@ -120,6 +124,7 @@ def test_video_claiming_huge_frames_is_refused_before_allocation(tmp_path, which
     assert int(out.split("peak MiB")[1]) < 400, out
 
 
+@needs_ffmpeg
 def test_video_frames_larger_than_the_header_are_refused_before_allocation(tmp_path,
                                                                           address_space_cap):
     """Headers that say 32x24 and frames that claim 16000x16000 (from the fourth on): the
@@ -134,6 +139,7 @@ def test_video_frames_larger_than_the_header_are_refused_before_allocation(tmp_p
     assert int(r.stdout.split("peak MiB")[1]) < 400, r.stdout
 
 
+@needs_ffmpeg
 def test_hand_made_video_reads(small_video):
     """The hand-made AVI itself decodes (the tests above fail for their size, not their
     format)."""
@@ -293,6 +299,7 @@ def _video_reader_pipe(files, on_error):
     return pipe
 
 
+@needs_ffmpeg
 def test_video_reader_skips_an_unreadable_file_under_on_error_skip(tmp_path, small_video):
     junk = tmp_path / "junk.avi"
     junk.write_bytes(b"\0" * 4096)
