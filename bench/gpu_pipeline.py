@@ -164,7 +164,8 @@ def main():
         threshold = int(threshold[0]) if threshold else 1000000
         rate, s, stages = stoker_rate(files, args, load, cuda, threshold)
         split = (f"{int(s['hw_images'])} hw / {int(s['cuda_images'])} cuda / "
-                 f"{int(s['cpu_images'])} cpu ({int(s['cpu_images_ahead'])} in the CPU stage), "
+                 f"{int(s['cpu_images'])} cpu ({int(s['threads_images_ahead'])} of the "
+                 f"threads' in the CPU stage), "
                  f"load {s['hw_load']:.2f}; thread ms per image: cuda "
                  f"{s['thread_seconds_per_cuda_image'] * 1e3:.2f}, cpu "
                  f"{s['thread_seconds_per_cpu_image'] * 1e3:.2f}; CPU stage: headers "

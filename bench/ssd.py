@@ -12,7 +12,9 @@ host, as a training step would take them), and the result the median of --repeat
 (the range after it). The dataset (a COCO folder with instances.json) is read from the page
 cache, its epochs repeating. On the GPU (--device gpu) decoding is "mixed" and DALI is also
 measured at hw_decoder_load 0.99 beside its default 0.65 (its best setting on the classification
-pipeline).
+pipeline). --stoker-variants adds rows of stoker with other decoder arguments, e.g.
+`--stoker-variants "cuda_decoder='on'" "cuda_decoder='off'"`; stoker's rows also give the mixed
+decoder's counters at the end of the window (how it split the batches, its per-image costs).
 """
 
 import argparse
@@ -28,7 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD = r"""
 import importlib.util, os, sys, time
 import numpy as np
-lib, device, data, threads, batch, warmup, seconds, hw = sys.argv[1:9]
+lib, device, data, threads, batch, warmup, seconds, decoder_args = sys.argv[1:9]
+decoder_args = eval(f"dict({decoder_args})")
 threads, batch, warmup, seconds = int(threads), int(batch), float(warmup), float(seconds)
 spec = importlib.util.spec_from_file_location("ssd", os.path.join(sys.argv[9], "ssd_pipeline.py"))
 ssd = importlib.util.module_from_spec(spec)
@@ -40,9 +43,9 @@ else:
     import stoker as mod
     kwargs = {"device_id": 0} if device == "gpu" else {}
 anchors = ssd.ssd300_default_boxes()
-if hw != "default":  # DALI's mixed decoder's share on the hardware decoder
+if decoder_args:  # e.g. DALI's mixed decoder's share on the hardware decoder
     real = mod.fn.decoders.image
-    mod.fn.decoders.image = lambda *a, **k: real(*a, hw_decoder_load=float(hw), **k)
+    mod.fn.decoders.image = lambda *a, **k: real(*a, **decoder_args, **k)
 
 @mod.pipeline_def(batch_size=batch, num_threads=threads, seed=7, **kwargs)
 def pipe_def():
@@ -65,20 +68,33 @@ n, t = 0, time.perf_counter()
 while time.perf_counter() - t < seconds:
     step()
     n += batch
-print(n / (time.perf_counter() - t))
+rate = n / (time.perf_counter() - t)
+if lib == "stoker" and device == "gpu":
+    import json
+    counters = {o["name"]: o["counters"] for o in pipe.stats()["operators"]
+                if "thread_seconds_per_cpu_image" in o.get("counters", {})}
+    print("COUNTERS", json.dumps(counters))
+print(rate)
 """
 
 
-def measure(lib, args, hw="default"):
-    rates = []
+def measure(lib, args, decoder_args=""):
+    rates, counters = [], []
     for _ in range(args.repeats):
-        out = subprocess.run(
+        lines = subprocess.run(
             [sys.executable, "-c", CHILD, lib, args.device, args.data, str(args.threads),
-             str(args.batch_size), str(args.warmup), str(args.seconds), hw,
+             str(args.batch_size), str(args.warmup), str(args.seconds), decoder_args,
              os.path.join(HERE, "..", "examples")],
-            check=True, capture_output=True, text=True).stdout.split()
-        rates.append(float(out[-1]))
-    return {"images_per_s": statistics.median(rates), "min": min(rates), "max": max(rates)}
+            capture_output=True, text=True)
+        if lines.returncode:
+            sys.exit(f"{lib} ({decoder_args or 'defaults'}) failed:\n{lines.stderr[-3000:]}")
+        lines = lines.stdout.splitlines()
+        rates.append(float(lines[-1]))
+        counters += [json.loads(l.split(" ", 1)[1]) for l in lines if l.startswith("COUNTERS ")]
+    r = {"images_per_s": statistics.median(rates), "min": min(rates), "max": max(rates)}
+    if counters:
+        r["decoder_counters"] = counters
+    return r
 
 
 def main():
@@ -91,14 +107,20 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--libs", default="stoker,dali")
+    ap.add_argument("--stoker-variants", nargs="*", default=[],
+                    help="more stoker rows, each with these decoders.image arguments")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
     for lib in args.libs.split(","):
-        settings = ["default", "0.99"] if lib == "dali" and args.device == "gpu" else ["default"]
-        for hw in settings:
-            r = measure(lib, args, hw)
-            name = lib if hw == "default" else f"{lib} (hw_decoder_load {hw})"
+        settings = [""]
+        if lib == "dali" and args.device == "gpu":
+            settings.append("hw_decoder_load=0.99")
+        if lib == "stoker":
+            settings += args.stoker_variants
+        for setting in settings:
+            r = measure(lib, args, setting)
+            name = f"{lib} ({setting})" if setting else lib
             rows.append({"loader": name, **r})
             print(f"{name:32s} {r['images_per_s']:8.1f} images/s ({r['min']:.1f}-{r['max']:.1f})",
                   file=sys.stderr)

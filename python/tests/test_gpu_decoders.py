@@ -176,6 +176,25 @@ def test_streams_the_hardware_cannot_take_go_elsewhere(mixed_folder, hw_decoder_
 
 
 @needs_gpu
+@pytest.mark.parametrize("window", ["image", "image_crop"])
+def test_progressive_jpegs_take_huffman_on_the_gpu_above_the_threshold(mixed_folder, window):
+    """hybrid_huffman_threshold=0: every colour JPEG's Huffman decode runs on the GPU,
+    progressive ones included (nvJPEG's GPU-hybrid backend takes them), none refused; the
+    threads decode them in the CPU stage, a batch ahead of the mixed stage."""
+    kwargs = {"crop": (40, 50), "crop_pos_x": 0.7} if window == "image_crop" else {}
+    cpu = _decoded(_decode_pipe(mixed_folder, "cpu", window=window, **kwargs), iterations=4)
+    mixed = _decode_pipe(mixed_folder, "mixed", window=window, **BACKENDS["cuda_gpu_huffman"],
+                         **kwargs)
+    _assert_close_to_cpu(cpu, _decoded(mixed, iterations=4))
+    s = mixed.operator_stats("dec")
+    if s["cuda_available"]:
+        # 10 of every 16 files are 3-component JPEGs (4 of them progressive); the rest, gray,
+        # CMYK and PNG, decode on the CPU. Prefetched batches count too.
+        assert s["cuda_refused"] == 0 and s["cuda_images"] >= 20, s
+        assert s["threads_images_ahead"] == s["cuda_images"] + s["cpu_images"], s
+
+
+@needs_gpu
 def test_cpu_only_share_is_bit_exact_and_auto_uses_every_side(jpeg_folder):
     cpu = _decoded(_decode_pipe(jpeg_folder, "cpu"), iterations=6)
     none = _decode_pipe(jpeg_folder, "mixed", hw_decoder_load=0.0, cuda_decoder="off")

@@ -127,8 +127,9 @@ class Operator {
   // iteration ahead of run() in the mixed stage: the executor calls this in the CPU stage with
   // the inputs run() will get (and ws.failures under on_error="skip", as for cpu operators)
   // and hands the result to run() as ws.prepared. run() must also work without it (null: the
-  // batch changed after, e.g. samples were replaced). Called from the CPU stage's thread while
-  // run() may run on another iteration: shared state needs locks.
+  // batch changed after, e.g. samples were replaced). ws.device_pool is set, for device memory
+  // it fills for run() (MemoryPool::acquire: there is no stage stream here). Called from the
+  // CPU stage's thread while run() may run on another iteration: shared state needs locks.
   virtual std::shared_ptr<void> prepare_on_host(Workspace&) { return nullptr; }
   // Counters an operator keeps about its work (e.g. how a mixed decoder split its batches),
   // for pipe.operator_stats(name). Called from the consumer's thread: must be thread-safe.

@@ -196,7 +196,9 @@ std::vector<std::vector<Batch>> CpuStage::run_nodes(
     if (spec.backend != ops::Backend::kCpu && !prepare) continue;
     ops::Workspace ws = make_workspace(ctx_, n, values, iteration, batch);
     if (!pinned_outputs_.empty() && pinned_outputs_[n]) ws.host_pool = ctx_.pinned_pool;
-    ws.device_pool = nullptr;  // host work only
+    // Host work only; a mixed operator's preparation may stage on the device (nvJPEG's CUDA
+    // decoder, a batch ahead).
+    ws.device_pool = prepare ? ctx_.device_pool : nullptr;
     ws.stream_epoch = round;
     ops::SampleFailures failures, warned;
     if (skip) ws.failures = &failures;

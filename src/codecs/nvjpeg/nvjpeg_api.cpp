@@ -62,7 +62,6 @@ const Api& api() {
     get(r.decode_host, "nvjpegDecodeJpegHost");
     get(r.transfer, "nvjpegDecodeJpegTransferToDevice");
     get(r.decode_device, "nvjpegDecodeJpegDevice");
-    get(r.stream_encoding, "nvjpegJpegStreamGetJpegEncoding");
     get(r.set_device_padding, "nvjpegSetDeviceMemoryPadding");
     get(r.set_pinned_padding, "nvjpegSetPinnedMemoryPadding");
     if (ok) r.error.clear();

@@ -39,7 +39,6 @@ struct Api {
   decltype(&nvjpegDecodeJpegHost) decode_host = nullptr;
   decltype(&nvjpegDecodeJpegTransferToDevice) transfer = nullptr;
   decltype(&nvjpegDecodeJpegDevice) decode_device = nullptr;
-  decltype(&nvjpegJpegStreamGetJpegEncoding) stream_encoding = nullptr;
   decltype(&nvjpegSetDeviceMemoryPadding) set_device_padding = nullptr;
   decltype(&nvjpegSetPinnedMemoryPadding) set_pinned_padding = nullptr;
   std::string error;  // why loading failed (empty: loaded)

@@ -3,6 +3,8 @@
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/core/error.hpp"
 
+#include <atomic>
+
 #ifdef STOKER_HAVE_NVJPEG
 #include "stoker/codecs/nvjpeg/nvjpeg_api.hpp"
 #endif
@@ -36,6 +38,7 @@ struct NvjpegCudaDecoder::State {
     std::unique_ptr<CudaStream> stream;
     CudaEvent done;     // recorded after the slot's latest image
     bool used = false;  // `done` has been recorded
+    std::atomic<bool> unmarked{false};  // work queued since the last mark()
     int page = 0;
   };
   int device = 0;
@@ -114,6 +117,17 @@ void NvjpegCudaDecoder::end(StreamHandle stream) {
   }
 }
 
+std::vector<std::shared_ptr<CudaEvent>> NvjpegCudaDecoder::mark() {
+  DeviceGuard guard(state_->device);
+  std::vector<std::shared_ptr<CudaEvent>> events;
+  for (auto& s : state_->slots) {
+    if (!s->unmarked.exchange(false)) continue;
+    events.push_back(std::make_shared<CudaEvent>());
+    events.back()->record(s->stream->get());
+  }
+  return events;
+}
+
 bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   auto& st = *state_;
   STOKER_ASSERT(slot >= 0 && slot < int(st.slots.size()), "slot ", slot, " out of range");
@@ -122,12 +136,12 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   DeviceGuard guard(st.device);  // pool threads may have another device current
   if (a.stream_parse(st.handle, job.data, job.size, 0, 0, s.parsed) != NVJPEG_STATUS_SUCCESS)
     return false;
-  nvjpegJpegEncoding_t encoding{};
-  if (a.stream_encoding(s.parsed, &encoding) != NVJPEG_STATUS_SUCCESS) return false;
-  // Huffman decoding on the GPU pays off for large images only (and cannot do progressive).
-  // The Huffman decode covers every row above the window's bottom, in full width.
-  const bool gpu_huffman = encoding != NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN &&
-                           (job.y + job.h) * job.w > st.gpu_huffman_threshold;
+  // Huffman decoding on the GPU pays off for large images only; it covers every row above the
+  // window's bottom, in full width. Progressive JPEGs too: nvJPEG 12 and 13 report them as
+  // supported by the GPU-hybrid backend (nvjpegDecoderJpegSupported) and decode them to the
+  // same pixels as the hybrid one, at about two thirds of a thread's time (DALI keeps them on
+  // the host; docs/findings.md).
+  const bool gpu_huffman = (job.y + job.h) * job.w > st.gpu_huffman_threshold;
   const int b = gpu_huffman ? kGpuHybrid : kHybrid;
   nvjpeg_detail::set_window(s.params, job, bgr);
   check(a.attach_pinned(s.states[b], s.pinned[s.page]), "attaching a pinned buffer");
@@ -149,6 +163,7 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   const nvjpegStatus_t status = a.decode_device(st.handle, st.decoders[b], s.states[b], &out, cuda);
   s.done.record(s.stream->get());
   s.used = true;
+  s.unmarked = true;
   // The page turns only once GPU work was queued: after an image refused in its host phase,
   // the other page may still be read by the previous image's transfer.
   s.page ^= 1;
@@ -169,6 +184,7 @@ NvjpegCudaDecoder::~NvjpegCudaDecoder() = default;
 int NvjpegCudaDecoder::slots() const { return 0; }
 void NvjpegCudaDecoder::begin(StreamHandle) {}
 void NvjpegCudaDecoder::end(StreamHandle) {}
+std::vector<std::shared_ptr<CudaEvent>> NvjpegCudaDecoder::mark() { return {}; }
 bool NvjpegCudaDecoder::decode(const NvjpegJob&, bool, int) { return false; }
 
 #endif

@@ -60,10 +60,11 @@ class NvjpegHardwareDecoder {
 bool nvjpeg_cuda_available(int device, std::string* why = nullptr);
 
 // The CUDA decoders, for many CPU threads at once: each thread decodes in its own slot (decoding
-// states, buffers and a CUDA stream). Images up to `gpu_huffman_threshold` pixels (and all
-// progressive ones) have their Huffman decode on the calling thread (nvJPEG's hybrid backend),
-// larger ones on the GPU (GPU-hybrid); inverse DCT, upsampling and colour conversion always run
-// on the GPU. Takes baseline and progressive 8-bit Huffman JPEGs that the hardware may refuse.
+// states, buffers and a CUDA stream). Images up to `gpu_huffman_threshold` pixels have their
+// Huffman decode on the calling thread (nvJPEG's hybrid backend), larger ones on the GPU
+// (GPU-hybrid), baseline or progressive; inverse DCT, upsampling and colour conversion always
+// run on the GPU. Takes baseline and progressive 8-bit Huffman JPEGs that the hardware may
+// refuse.
 class NvjpegCudaDecoder {
  public:
   NvjpegCudaDecoder(int device, int slots, int64_t gpu_huffman_threshold);  // throws RuntimeError
@@ -81,6 +82,10 @@ class NvjpegCudaDecoder {
   bool decode(const NvjpegJob& job, bool bgr, int slot);
   // Makes `stream` wait for everything the slots queued since begin().
   void end(StreamHandle stream);
+  // Events that capture what the slots queued since the last mark() (one per slot that queued
+  // something): a stream that waits for all of them comes after those decodes, without waiting
+  // for images decoded later (decoding a batch ahead of the stream that uses it).
+  std::vector<std::shared_ptr<CudaEvent>> mark();
 
  private:
   struct State;

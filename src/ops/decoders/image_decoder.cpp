@@ -133,9 +133,9 @@ OpSchema decoder_schema(std::string name, std::string doc, Window window,
        "on the CPU.",
        std::string("auto")});
   s.args.push_back({"hybrid_huffman_threshold", ArgType::kInt,
-                    "device='mixed': JPEGs (other than progressive ones) whose decoded rows "
-                    "cover more pixels than this have their Huffman decoding done on the GPU "
-                    "when the CUDA decoder takes them, not on a CPU thread.",
+                    "device='mixed': JPEGs (baseline or progressive) whose decoded rows cover "
+                    "more pixels than this have their Huffman decoding done on the GPU when the "
+                    "CUDA decoder takes them, not on a CPU thread.",
                     int64_t(1000000)});
   return s;
 }

@@ -35,12 +35,13 @@ double seconds_since(Clock::time_point t) {
 // engines take what they can within that pace; probe batches check that the threads' part pays
 // where the threads' decoding slows the engines' thread (HwShare).
 //
-// The host work runs in the CPU stage, an iteration ahead (prepare_on_host): the header pass,
-// the split, and libjpeg-turbo's share of the batch into pinned memory. The mixed stage then
-// only submits the hardware's share, runs the CUDA decoder's share and uploads the rest, so the
-// engines and the CPU threads work on consecutive batches at once instead of meeting at a
-// barrier every batch. Without a prepared split (e.g. samples were replaced after it) run()
-// does all of it itself.
+// The threads' work runs in the CPU stage, an iteration ahead (prepare_on_host): the header
+// pass, the split, libjpeg-turbo's share of the batch into pinned memory and the CUDA decoder's
+// share into device staging, all in one pass over the pool. The mixed stage then only submits
+// the hardware's share and copies the rest into place, so the engines and the CPU threads work
+// on consecutive batches at once instead of meeting at a barrier every batch (and the pool,
+// which serves one stage at a time, is not held by the mixed stage while the CPU stage waits).
+// Without a prepared split (e.g. samples were replaced after it) run() does all of it itself.
 class ImageDecoderMixed final : public ImageDecoder {
  public:
   ImageDecoderMixed(const OpSpec& spec, Window window)
@@ -66,10 +67,11 @@ class ImageDecoderMixed final : public ImageDecoder {
     auto split = make_split(ws, in);
     if (split->n == 0) return split;
     const auto t = Clock::now();
-    std::vector<Side> cpu_only = split->side;
-    for (auto& s : cpu_only)
-      if (s != Side::kCpu) s = Side::kSkip;
-    split->host = decode_on_threads(ws, in, split->plan, cpu_only, split->jobs);
+    std::vector<Side> threads_share = split->side;
+    for (auto& s : threads_share)
+      if (s == Side::kHw) s = Side::kSkip;
+    split->host = decode_on_threads(ws, in, split->plan, threads_share, split->jobs,
+                                    /*cuda_to_staging=*/true);
     split->host_seconds = seconds_since(t);
     split->host_decoded = true;
     return split;
@@ -100,12 +102,12 @@ class ImageDecoderMixed final : public ImageDecoder {
     std::shared_ptr<Buffer> pinned_streams;
     const bool input_pinned = all_pinned(in);
     if (!hw_jobs.empty() && !input_pinned) pinned_streams = gather_pinned(ws, hw_jobs);
-    // What the threads decode here: the CUDA decoder's share, and libjpeg-turbo's unless the CPU
-    // stage did it. They run on the pool while this thread submits the hardware share (nvJPEG's
-    // hardware call holds its thread while the engines work).
+    // What the threads decode here: their share, unless the CPU stage did it. They run on the
+    // pool while this thread submits the hardware share (nvJPEG's hardware call holds its
+    // thread while the engines work).
     std::vector<Side> here = split->side;
     for (auto& s : here)
-      if (s == Side::kHw || (s == Side::kCpu && split->host_decoded)) s = Side::kSkip;
+      if (s == Side::kHw || split->host_decoded) s = Side::kSkip;
     const bool any_here =
         std::any_of(here.begin(), here.end(), [](Side s) { return s != Side::kSkip; });
     const bool any_cuda = std::count(here.begin(), here.end(), Side::kCuda) > 0;
@@ -137,14 +139,13 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     const double t_threads = any_here ? threads_done.get() : 0.0;
     const auto t_join = Clock::now();
-    if (any_cuda) {
-      cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
-      // nvJPEG parses without copying the stream, and with Huffman on the GPU its transfer
-      // copies the JPEG's bytes to the device asynchronously, from our pinned input: that input
-      // is reused only after those copies (the reader refilled it under queued copies: another
-      // image's bytes, now and then, under GPU load).
-      if (input_pinned) in.record_use(ws.stream);
-    }
+    if (any_cuda) cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
+    for (const auto& done : split->host.cuda_done) done->wait_on(ws.stream);  // decoded ahead
+    // nvJPEG parses without copying the stream, and with Huffman on the GPU its transfer copies
+    // the JPEG's bytes to the device asynchronously, from our pinned input: that input is reused
+    // only after those copies (the reader refilled it under queued copies: another image's
+    // bytes, now and then, under GPU load).
+    if ((any_cuda || !split->host.cuda_done.empty()) && input_pinned) in.record_use(ws.stream);
     upload(ws, split->host, out);
     upload(ws, threads, out);
     const int hw_count = int(hw_jobs.size());
@@ -154,11 +155,12 @@ class ImageDecoderMixed final : public ImageDecoder {
         if (split->side[size_t(i)] == Side::kHw) on_hw[size_t(i)] = Side::kCpu;
       upload(ws, decode_on_threads(ws, in, split->plan, on_hw, jobs), out);
     }
-    // The threads' side: the CPU stage's host decode when it did it, else this batch's threads.
-    const int host_n = split->host.cpu_timed;
-    if (hw_ok && auto_) {
+    // The threads' side: the CPU stage's decodes when it did them, else this batch's threads.
+    // A probe of the threads' decoders is no measure of the threads' rate (the losing decoder,
+    // first use's allocations): the hardware's share learns nothing from it.
+    if (hw_ok && auto_ && !split->decoder_probe) {
       if (split->host_decoded)  // the CPU stage's time on it: headers and decoding
-        balance(n, hw_count, t_hw, host_n, split->plan_seconds + split->host_seconds,
+        balance(n, hw_count, t_hw, n - hw_count, split->plan_seconds + split->host_seconds,
                 seconds_since(t_start), split->share_tag);
       else
         balance(n, hw_count, t_hw, n - hw_count, t_threads, seconds_since(t_start),
@@ -167,11 +169,12 @@ class ImageDecoderMixed final : public ImageDecoder {
     if (!split->warmup_probe) learn_thread_costs(split->host), learn_thread_costs(threads);
     const double t_finish = seconds_since(t_join);
     std::lock_guard lock(stats_mutex_);
+    const int cuda_n = threads.cuda_decoded + split->host.cuda_decoded;
     hw_images_ += hw_ok ? hw_count : 0;
-    cuda_images_ += threads.cuda_decoded;
-    cuda_fallbacks_ += threads.cuda_refused;
-    cpu_images_ += n - (hw_ok ? hw_count : 0) - threads.cuda_decoded;
-    ahead_images_ += split->host_decoded ? host_n : 0;
+    cuda_images_ += cuda_n;
+    cuda_fallbacks_ += threads.cuda_refused + split->host.cuda_refused;
+    cpu_images_ += n - (hw_ok ? hw_count : 0) - cuda_n;
+    ahead_images_ += split->host_decoded ? n - hw_count : 0;
     seconds_ahead_ += split->host_decoded ? split->host_seconds : 0.0;
     seconds_plan_ += split->plan_seconds, seconds_finish_ += t_finish;
     seconds_hw_submit_ += t_hw, seconds_hw_wait_ += t_hw_wait, seconds_threads_ += t_threads;
@@ -185,8 +188,9 @@ class ImageDecoderMixed final : public ImageDecoder {
         {"hw_images", double(hw_images_)},
         {"cuda_images", double(cuda_images_)},
         {"cpu_images", double(cpu_images_)},
-        // Of cpu_images, those decoded in the CPU stage ahead of the mixed stage.
-        {"cpu_images_ahead", double(ahead_images_)},
+        // Of cpu_images and cuda_images, those decoded in the CPU stage ahead of the mixed
+        // stage.
+        {"threads_images_ahead", double(ahead_images_)},
         {"hw_load", auto_ ? share_.share() : load_},
         // "auto": the part of the balance's threads' share they get (its probes' finding).
         {"hw_threads_scale", auto_ ? share_.threads_scale() : 0.0},
@@ -217,12 +221,18 @@ class ImageDecoderMixed final : public ImageDecoder {
   // thread, or nobody in this pass.
   enum class Side : char { kSkip, kCpu, kHw, kCuda };
 
-  // What the host decoded: samples in one pinned staging buffer (each at its offset, `staged`)
-  // for upload; the CUDA decoder wrote its samples on the device.
+  // What the threads decoded: host decodes in one pinned staging buffer (each at its offset,
+  // `staged`) for upload; the CUDA decoder wrote its samples on the device, into their place in
+  // the output, or, decoding ahead, into device staging (at `device_offset`, `on_device`),
+  // complete once the stream waited for `cuda_done`.
   struct ThreadDecodes {
     std::shared_ptr<Buffer> staging;
     std::vector<size_t> offset;
     std::vector<char> staged;
+    std::shared_ptr<Buffer> device_staging;
+    std::vector<size_t> device_offset;
+    std::vector<char> on_device;
+    std::vector<std::shared_ptr<CudaEvent>> cuda_done;
     int cuda_decoded = 0, cuda_refused = 0;
     double cpu_seconds = 0, cuda_seconds = 0;  // thread time, summed over samples
     int cpu_timed = 0, cuda_timed = 0;
@@ -236,7 +246,8 @@ class ImageDecoderMixed final : public ImageDecoder {
     Plan plan;
     std::vector<Side> side;
     std::vector<Job> jobs;  // kHw and kCuda samples
-    bool warmup_probe = false;
+    bool warmup_probe = false;   // the CUDA decoder's first batch: its costs are not learned
+    bool decoder_probe = false;  // cuda_decoder="auto" tried both decoders on the threads
     bool host_decoded = false;  // kCpu samples are in `host`
     ThreadDecodes host;
     double plan_seconds = 0, host_seconds = 0;
@@ -323,7 +334,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     for (int i = 0, taken = 0; i < s.n && taken < take; ++i)
       if (hw_ok_here[size_t(i)]) s.side[size_t(i)] = Side::kHw, ++taken;
-    s.warmup_probe = choose_thread_decoders(s.side);
+    choose_thread_decoders(s);
     s.plan_seconds = seconds_since(t);
     return sp;
   }
@@ -333,17 +344,18 @@ class ImageDecoderMixed final : public ImageDecoder {
   // the 2nd batch (nvJPEG allocates its buffers then: not learned from, the result says so),
   // the 3rd, and every 64th after, so a losing decoder costs little and a change in the data
   // is noticed.
-  bool choose_thread_decoders(std::vector<Side>& side) {
-    if (!cuda_ || cuda_mode_ != "auto") return false;
+  void choose_thread_decoders(Split& split) {
+    if (!cuda_ || cuda_mode_ != "auto") return;
     std::lock_guard lock(stats_mutex_);
     const int64_t b = batches_++;
     const bool probe = b == 1 || b == 2 || (b > 2 && b % 64 == 0);
     int k = 0;
-    for (auto& s : side) {
+    for (auto& s : split.side) {
       if (s != Side::kCuda) continue;
       if (probe ? (k++ % 4 != 0) : !(cuda_cost_ > 0 && cuda_cost_ < cpu_cost_)) s = Side::kCpu;
     }
-    return b == 1;
+    split.warmup_probe = b == 1;
+    split.decoder_probe = probe;
   }
 
   // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
@@ -362,20 +374,36 @@ class ImageDecoderMixed final : public ImageDecoder {
   }
 
   // Decodes the samples with side kCpu or kCuda on the pool (kCuda ones nvJPEG refuses are
-  // decoded on the host instead); host decodes go to pinned staging.
+  // decoded on the host instead); host decodes go to pinned staging. The CUDA decoder writes to
+  // its jobs' `out`, or with `cuda_to_staging` to device staging (the CPU stage, before the
+  // outputs exist).
   ThreadDecodes decode_on_threads(Workspace& ws, const Batch& in, const Plan& plan,
-                                  const std::vector<Side>& side, const std::vector<Job>& jobs) {
+                                  const std::vector<Side>& side, std::vector<Job>& jobs,
+                                  bool cuda_to_staging = false) {
     const int n = in.size();
     ThreadDecodes d;
     d.offset.assign(size_t(n), 0);
     d.staged.assign(size_t(n), 0);
-    size_t total = 0;
+    size_t total = 0, device_total = 0;
+    if (cuda_to_staging) d.device_offset.assign(size_t(n), 0), d.on_device.assign(size_t(n), 0);
     for (int i = 0; i < n; ++i) {
       d.offset[size_t(i)] = total;
-      if (side[size_t(i)] == Side::kCpu || side[size_t(i)] == Side::kCuda)
-        total += size_t(plan.shapes[size_t(i)].volume()) * dtype_size(dtype_);
+      const size_t bytes = size_t(plan.shapes[size_t(i)].volume()) * dtype_size(dtype_);
+      if (side[size_t(i)] == Side::kCpu || side[size_t(i)] == Side::kCuda) total += bytes;
+      if (cuda_to_staging && side[size_t(i)] == Side::kCuda) {
+        d.device_offset[size_t(i)] = device_total;
+        device_total += (bytes + 255) / 256 * 256;
+      }
     }
     if (total == 0) return d;
+    if (device_total > 0) {
+      // acquire() returns memory whose earlier users' work is done: the slots' streams, which
+      // did not see those streams, may write it at once.
+      d.device_staging = ws.device_pool->acquire(device_total);
+      auto* dev = static_cast<uint8_t*>(d.device_staging->data());
+      for (int i = 0; i < n; ++i)
+        if (side[size_t(i)] == Side::kCuda) jobs[size_t(i)].out = dev + d.device_offset[size_t(i)];
+    }
     d.staging = ws.pinned_pool->acquire(total);
     auto* base = static_cast<uint8_t*>(d.staging->data());
     struct PerThread {
@@ -391,6 +419,7 @@ class ImageDecoderMixed final : public ImageDecoder {
       const auto t = Clock::now();
       if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread)) {
         p.cuda_s += seconds_since(t), ++p.cuda_n;
+        if (cuda_to_staging) d.on_device[size_t(i)] = 1;  // distinct bytes per sample
         return;
       }
       if (s == Side::kCuda) ++p.refused;
@@ -403,22 +432,35 @@ class ImageDecoderMixed final : public ImageDecoder {
       d.cpu_timed += p.cpu_n, d.cuda_timed += p.cuda_n;
       d.cuda_decoded += p.cuda_n, d.cuda_refused += p.refused;
     }
+    if (cuda_to_staging && d.cuda_decoded > 0) d.cuda_done = cuda_->mark();
     return d;
   }
 
-  // Copies host-decoded samples to their places in `out`, on the stage's stream: one copy per
-  // run of consecutive samples (the threads take the batch's tail, so usually one or a few
-  // copies rather than one per image).
+  // Copies the threads' samples to their places in `out`, on the stage's stream (after it
+  // waited for d.cuda_done): one copy per run of consecutive samples (the threads take the
+  // batch's tail, so usually one or a few copies rather than one per image).
   static void upload(Workspace& ws, const ThreadDecodes& d, Batch& out) {
-    if (!d.staging) return;
-    auto* base = static_cast<uint8_t*>(d.staging->data());
-    std::vector<CopyPiece> pieces;
-    for (int i = 0; i < out.size(); ++i)
-      if (d.staged[size_t(i)])
-        pieces.push_back({out.data(i), base + d.offset[size_t(i)], out.sample(i).num_bytes()});
-    for (const CopyPiece& p : merge_adjacent_copies(pieces))
-      copy_to_device_async(p.dst, p.src, p.bytes, ws.stream);
-    d.staging->record_stream(ws.stream);
+    if (d.staging) {
+      auto* base = static_cast<uint8_t*>(d.staging->data());
+      std::vector<CopyPiece> pieces;
+      for (int i = 0; i < out.size(); ++i)
+        if (d.staged[size_t(i)])
+          pieces.push_back({out.data(i), base + d.offset[size_t(i)], out.sample(i).num_bytes()});
+      for (const CopyPiece& p : merge_adjacent_copies(pieces))
+        copy_to_device_async(p.dst, p.src, p.bytes, ws.stream);
+      d.staging->record_stream(ws.stream);
+    }
+    if (d.device_staging) {
+      auto* base = static_cast<uint8_t*>(d.device_staging->data());
+      std::vector<CopyPiece> pieces;
+      for (int i = 0; i < out.size(); ++i)
+        if (d.on_device[size_t(i)])
+          pieces.push_back(
+              {out.data(i), base + d.device_offset[size_t(i)], out.sample(i).num_bytes()});
+      for (const CopyPiece& p : merge_adjacent_copies(pieces))
+        copy_device_async(p.dst, p.src, p.bytes, ws.stream);
+      d.device_staging->record_stream(ws.stream);
+    }
   }
 
   // The threads' cost per image of each decoder, smoothed over batches.
