@@ -169,7 +169,8 @@ def main():
                  f"load {s['hw_load']:.2f}; thread ms per image: cuda "
                  f"{s['thread_seconds_per_cuda_image'] * 1e3:.2f}, cpu "
                  f"{s['thread_seconds_per_cpu_image'] * 1e3:.2f}; CPU stage: headers "
-                 f"{s['seconds_headers']:.2f} s, decoding ahead {s['seconds_cpu_ahead']:.2f} s; "
+                 f"{s['seconds_headers']:.2f} s, decoding ahead "
+                 f"{s['seconds_threads_ahead']:.2f} s; "
                  f"mixed stage: hw submit {s['seconds_hw_submit']:.2f} s, threads "
                  f"{s['seconds_threads']:.2f} s, uploads {s['seconds_finish']:.2f} s of "
                  f"{s['seconds_total']:.2f} s; stages busy/starved/blocked: {stages}")

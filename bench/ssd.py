@@ -15,15 +15,20 @@ measured at hw_decoder_load 0.99 beside its default 0.65 (its best setting on th
 pipeline). --stoker-variants adds rows of stoker with other decoder arguments, e.g.
 `--stoker-variants "cuda_decoder='on'" "cuda_decoder='off'"`; stoker's rows also give the mixed
 decoder's counters at the end of the window (how it split the batches, its per-image costs).
+--baseline measures a copy of the dataset whose progressive JPEGs are re-encoded as baseline
+ones with the same quantization tables and subsampling (Pillow's quality="keep"), in a
+temporary folder: COCO's own train2017 images are baseline JPEGs.
 """
 
 import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -97,6 +102,26 @@ def measure(lib, args, decoder_args=""):
     return r
 
 
+def baseline_copy(data, out):
+    """`data` (a COCO folder: images/ and instances.json) copied to `out` with its progressive
+    JPEGs re-encoded as baseline (same quantization tables and subsampling); returns how many
+    were re-encoded."""
+    from PIL import Image
+    os.makedirs(os.path.join(out, "images"))
+    shutil.copy(os.path.join(data, "instances.json"), out)
+    changed = 0
+    for name in sorted(os.listdir(os.path.join(data, "images"))):
+        src, dst = os.path.join(data, "images", name), os.path.join(out, "images", name)
+        with Image.open(src) as im:
+            if im.format == "JPEG" and im.info.get("progressive"):
+                im.save(dst, "JPEG", quality="keep", progressive=False,
+                        exif=im.info.get("exif", b""), icc_profile=im.info.get("icc_profile"))
+                changed += 1
+                continue
+        shutil.copy(src, dst)
+    return changed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", required=True)
@@ -109,8 +134,15 @@ def main():
     ap.add_argument("--libs", default="stoker,dali")
     ap.add_argument("--stoker-variants", nargs="*", default=[],
                     help="more stoker rows, each with these decoders.image arguments")
+    ap.add_argument("--baseline", action="store_true",
+                    help="measure a copy whose progressive JPEGs are re-encoded as baseline")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.baseline:
+        tmp = tempfile.TemporaryDirectory()
+        n = baseline_copy(args.data, tmp.name)
+        print(f"{n} progressive JPEGs re-encoded as baseline in {tmp.name}", file=sys.stderr)
+        args.data = tmp.name
     rows = []
     for lib in args.libs.split(","):
         settings = [""]
@@ -124,15 +156,17 @@ def main():
             rows.append({"loader": name, **r})
             print(f"{name:32s} {r['images_per_s']:8.1f} images/s ({r['min']:.1f}-{r['max']:.1f})",
                   file=sys.stderr)
-    print(f"\nSSD300 pipeline, {args.device}, {args.threads} threads, batch {args.batch_size}, "
-          f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores\n")
+    kind = ", progressive JPEGs re-encoded as baseline" if args.baseline else ""
+    print(f"\nSSD300 pipeline{kind}, {args.device}, {args.threads} threads, "
+          f"batch {args.batch_size}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores\n")
     print("| loader | images/s | min-max |")
     print("|---|---:|---:|")
     for r in rows:
         print(f"| {r['loader']} | {r['images_per_s']:.1f} | {r['min']:.1f}-{r['max']:.1f} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": args.device, "threads": args.threads,
+            json.dump({"device": args.device, "threads": args.threads, "baseline": args.baseline,
                        "batch_size": args.batch_size, "rows": rows}, f, indent=1)
 
 

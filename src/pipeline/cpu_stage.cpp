@@ -34,9 +34,10 @@ CpuStage::~CpuStage() {
 int CpuStage::choose_lanes() const {
   const auto& o = ctx_.options;
   if (o.cpu_lanes == 1) return 1;
-  // Device stages keep the CPU stage light (their pipelines' CPU work is in the mixed stage,
-  // which shares the pool); external sources may end an epoch mid-way; on_error="skip" runs
-  // the readers again inside an iteration; num_threads="auto" tunes one lane's threads.
+  // Device stages share the pool, whose thread indices mixed operators use as slots (nvJPEG's
+  // per-thread decoders) from both stages: one caller at a time; external sources may end an
+  // epoch mid-way; on_error="skip" runs the readers again inside an iteration;
+  // num_threads="auto" tunes one lane's threads.
   if (feeds_device_ || o.on_error == "skip" || o.auto_threads) return 1;
   for (const auto& op : ctx_.ops)
     if (dynamic_cast<const ops::InputFeed*>(op.get())) return 1;

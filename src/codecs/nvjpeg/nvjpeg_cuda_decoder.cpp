@@ -3,7 +3,7 @@
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/core/error.hpp"
 
-#include <atomic>
+#include <mutex>
 
 #ifdef STOKER_HAVE_NVJPEG
 #include "stoker/codecs/nvjpeg/nvjpeg_api.hpp"
@@ -38,7 +38,7 @@ struct NvjpegCudaDecoder::State {
     std::unique_ptr<CudaStream> stream;
     CudaEvent done;     // recorded after the slot's latest image
     bool used = false;  // `done` has been recorded
-    std::atomic<bool> unmarked{false};  // work queued since the last mark()
+    CudaEvent marked;   // mark(): the slot's work so far, for the join stream to wait on
     int page = 0;
   };
   int device = 0;
@@ -47,6 +47,10 @@ struct NvjpegCudaDecoder::State {
   int64_t gpu_huffman_threshold = 0;
   std::vector<std::unique_ptr<Slot>> slots;
   std::unique_ptr<CudaEvent> begun;
+  // mark(): waits for the slots' events, one event after it; calls take turns (the CPU and the
+  // mixed stages may mark at once).
+  std::unique_ptr<CudaStream> join;
+  std::mutex join_mutex;
 
   ~State() {
     const auto& a = api();
@@ -83,6 +87,7 @@ NvjpegCudaDecoder::NvjpegCudaDecoder(int device, int slots, int64_t gpu_huffman_
   check(a.decoder_create(st.handle, NVJPEG_BACKEND_GPU_HYBRID, &st.decoders[kGpuHybrid]),
         "creating the GPU-hybrid decoder");
   st.begun = std::make_unique<CudaEvent>();
+  st.join = std::make_unique<CudaStream>(device);
   for (int k = 0; k < slots; ++k) {
     auto s = std::make_unique<State::Slot>();
     auto* slot = s.get();
@@ -108,24 +113,21 @@ void NvjpegCudaDecoder::begin(StreamHandle stream) {
   for (auto& s : state_->slots) state_->begun->wait_on(s->stream->get());
 }
 
-void NvjpegCudaDecoder::end(StreamHandle stream) {
-  DeviceGuard guard(state_->device);
-  for (auto& s : state_->slots) {
-    if (!s->used) continue;
-    s->done.record(s->stream->get());
-    s->done.wait_on(stream);
+std::shared_ptr<CudaEvent> NvjpegCudaDecoder::mark(const std::vector<int>& slots) {
+  auto& st = *state_;
+  if (slots.empty()) return nullptr;
+  DeviceGuard guard(st.device);
+  std::lock_guard lock(st.join_mutex);
+  // A wait takes the event as last recorded: each slot's event is free again once waited on.
+  for (int k : slots) {
+    STOKER_ASSERT(k >= 0 && k < int(st.slots.size()), "slot ", k, " out of range");
+    auto& s = *st.slots[size_t(k)];
+    s.marked.record(s.stream->get());
+    s.marked.wait_on(st.join->get());
   }
-}
-
-std::vector<std::shared_ptr<CudaEvent>> NvjpegCudaDecoder::mark() {
-  DeviceGuard guard(state_->device);
-  std::vector<std::shared_ptr<CudaEvent>> events;
-  for (auto& s : state_->slots) {
-    if (!s->unmarked.exchange(false)) continue;
-    events.push_back(std::make_shared<CudaEvent>());
-    events.back()->record(s->stream->get());
-  }
-  return events;
+  auto done = std::make_shared<CudaEvent>();
+  done->record(st.join->get());
+  return done;
 }
 
 bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
@@ -163,7 +165,6 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   const nvjpegStatus_t status = a.decode_device(st.handle, st.decoders[b], s.states[b], &out, cuda);
   s.done.record(s.stream->get());
   s.used = true;
-  s.unmarked = true;
   // The page turns only once GPU work was queued: after an image refused in its host phase,
   // the other page may still be read by the previous image's transfer.
   s.page ^= 1;
@@ -183,8 +184,7 @@ NvjpegCudaDecoder::NvjpegCudaDecoder(int, int, int64_t) {
 NvjpegCudaDecoder::~NvjpegCudaDecoder() = default;
 int NvjpegCudaDecoder::slots() const { return 0; }
 void NvjpegCudaDecoder::begin(StreamHandle) {}
-void NvjpegCudaDecoder::end(StreamHandle) {}
-std::vector<std::shared_ptr<CudaEvent>> NvjpegCudaDecoder::mark() { return {}; }
+std::shared_ptr<CudaEvent> NvjpegCudaDecoder::mark(const std::vector<int>&) { return nullptr; }
 bool NvjpegCudaDecoder::decode(const NvjpegJob&, bool, int) { return false; }
 
 #endif

@@ -77,15 +77,15 @@ class NvjpegCudaDecoder {
   // instance the allocation of the outputs).
   void begin(StreamHandle stream);
   // Decodes one job on `slot` (one thread per slot at a time) to RGB (BGR when `bgr`): the host
-  // part now, the GPU part queued on the slot's stream. Returns false, having written nothing,
-  // when nvJPEG cannot decode the stream (the caller decodes it elsewhere).
+  // part now, the GPU part queued on the slot's stream. Returns false when nvJPEG cannot decode
+  // the stream (the caller decodes it elsewhere); GPU work queued before it failed may still
+  // write the job's output: mark() the slot all the same.
   bool decode(const NvjpegJob& job, bool bgr, int slot);
-  // Makes `stream` wait for everything the slots queued since begin().
-  void end(StreamHandle stream);
-  // Events that capture what the slots queued since the last mark() (one per slot that queued
-  // something): a stream that waits for all of them comes after those decodes, without waiting
-  // for images decoded later (decoding a batch ahead of the stream that uses it).
-  std::vector<std::shared_ptr<CudaEvent>> mark();
+  // One event capturing everything queued so far on these slots (null for none): what uses the
+  // decoded pixels, the JPEGs' bytes (read by the GPU with Huffman decoding there) or the
+  // outputs' memory waits for it. Slots used since by other images make it wait longer, never
+  // shorter.
+  std::shared_ptr<CudaEvent> mark(const std::vector<int>& slots);
 
  private:
   struct State;

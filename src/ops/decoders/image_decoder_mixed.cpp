@@ -139,13 +139,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     const double t_threads = any_here ? threads_done.get() : 0.0;
     const auto t_join = Clock::now();
-    if (any_cuda) cuda_->end(ws.stream);  // before the uploads, which may replace a refused decode
-    for (const auto& done : split->host.cuda_done) done->wait_on(ws.stream);  // decoded ahead
-    // nvJPEG parses without copying the stream, and with Huffman on the GPU its transfer copies
-    // the JPEG's bytes to the device asynchronously, from our pinned input: that input is reused
-    // only after those copies (the reader refilled it under queued copies: another image's
-    // bytes, now and then, under GPU load).
-    if ((any_cuda || !split->host.cuda_done.empty()) && input_pinned) in.record_use(ws.stream);
+    // The CUDA decoder's work, here or ahead, before the uploads (which may replace a refused
+    // decode). Its inputs and staging are guarded by the same events (decode_on_threads).
+    for (const auto* d : {&threads, &split->host})
+      if (d->cuda_done) d->cuda_done->wait_on(ws.stream);
     upload(ws, split->host, out);
     upload(ws, threads, out);
     const int hw_count = int(hw_jobs.size());
@@ -202,10 +199,10 @@ class ImageDecoderMixed final : public ImageDecoder {
         // Thread-seconds per image on the threads' two decoders (0: not measured yet).
         {"thread_seconds_per_cuda_image", cuda_cost_},
         {"thread_seconds_per_cpu_image", cpu_cost_},
-        // Seconds: the header pass and the CPU share decoded ahead (CPU stage); then, in the
+        // Seconds: the header pass and the threads' share decoded ahead (CPU stage); then, in the
         // mixed stage, the hardware call, the threads' work there, uploads, and all of run().
         {"seconds_headers", seconds_plan_},
-        {"seconds_cpu_ahead", seconds_ahead_},
+        {"seconds_threads_ahead", seconds_ahead_},
         {"seconds_hw_submit", seconds_hw_submit_},
         // Of seconds_hw_submit: waiting for the stream's earlier work before the engines.
         {"seconds_hw_wait", seconds_hw_wait_},
@@ -232,7 +229,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     std::shared_ptr<Buffer> device_staging;
     std::vector<size_t> device_offset;
     std::vector<char> on_device;
-    std::vector<std::shared_ptr<CudaEvent>> cuda_done;
+    std::shared_ptr<CudaEvent> cuda_done;  // null: the CUDA decoder queued nothing
     int cuda_decoded = 0, cuda_refused = 0;
     double cpu_seconds = 0, cuda_seconds = 0;  // thread time, summed over samples
     int cpu_timed = 0, cuda_timed = 0;
@@ -376,7 +373,8 @@ class ImageDecoderMixed final : public ImageDecoder {
   // Decodes the samples with side kCpu or kCuda on the pool (kCuda ones nvJPEG refuses are
   // decoded on the host instead); host decodes go to pinned staging. The CUDA decoder writes to
   // its jobs' `out`, or with `cuda_to_staging` to device staging (the CPU stage, before the
-  // outputs exist).
+  // outputs exist); its work is complete once a stream waited for d.cuda_done, which also
+  // guards the staging and the JPEGs' buffers (a prepared split may be dropped unrun).
   ThreadDecodes decode_on_threads(Workspace& ws, const Batch& in, const Plan& plan,
                                   const std::vector<Side>& side, std::vector<Job>& jobs,
                                   bool cuda_to_staging = false) {
@@ -397,8 +395,8 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     if (total == 0) return d;
     if (device_total > 0) {
-      // acquire() returns memory whose earlier users' work is done: the slots' streams, which
-      // did not see those streams, may write it at once.
+      // acquire() returns memory whose earlier users' work is done (each use is guarded by an
+      // event, this one's by d.cuda_done): the slots' streams may write it at once.
       d.device_staging = ws.device_pool->acquire(device_total);
       auto* dev = static_cast<uint8_t*>(d.device_staging->data());
       for (int i = 0; i < n; ++i)
@@ -412,27 +410,55 @@ class ImageDecoderMixed final : public ImageDecoder {
     };
     std::vector<PerThread> per(size_t(ws.pool->num_threads()));
     const bool bgr = format_ == codecs::ColorFormat::kBGR;
-    for_each_sample(ws, n, [&](int i, int thread) {
-      const Side s = side[size_t(i)];
-      if (s != Side::kCpu && s != Side::kCuda) return;
-      auto& p = per[size_t(thread)];
-      const auto t = Clock::now();
-      if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread)) {
-        p.cuda_s += seconds_since(t), ++p.cuda_n;
-        if (cuda_to_staging) d.on_device[size_t(i)] = 1;  // distinct bytes per sample
-        return;
+    // The slots (one per pool thread) the CUDA decoder queued work on, decoded or not.
+    auto cuda_slots = [&] {
+      std::vector<int> slots;
+      for (size_t k = 0; k < per.size(); ++k)
+        if (per[k].cuda_n + per[k].refused > 0) slots.push_back(int(k));
+      return slots;
+    };
+    try {
+      for_each_sample(ws, n, [&](int i, int thread) {
+        const Side s = side[size_t(i)];
+        if (s != Side::kCpu && s != Side::kCuda) return;
+        auto& p = per[size_t(thread)];
+        const auto t = Clock::now();
+        if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread)) {
+          p.cuda_s += seconds_since(t), ++p.cuda_n;
+          if (cuda_to_staging) d.on_device[size_t(i)] = 1;  // distinct bytes per sample
+          return;
+        }
+        if (s == Side::kCuda) ++p.refused;
+        decode_host(ws, in, plan, i, thread, base + d.offset[size_t(i)]);
+        d.staged[size_t(i)] = 1;  // distinct bytes per sample: no race
+        // A refused image costs the CUDA decoder's side its attempt and the host's decode.
+        (s == Side::kCpu ? p.cpu_s : p.cuda_s) += seconds_since(t);
+        if (s == Side::kCpu) ++p.cpu_n;
+      });
+    } catch (...) {
+      // The pass failed (every sample was tried): what the slots queued still writes to the
+      // staging or the outputs and reads the inputs, which are released on the way out.
+      if (cuda_) {
+        if (const auto done = cuda_->mark(cuda_slots())) done->synchronize();
       }
-      if (s == Side::kCuda) ++p.refused;
-      decode_host(ws, in, plan, i, thread, base + d.offset[size_t(i)]);
-      d.staged[size_t(i)] = 1;  // distinct bytes per sample: no race
-      if (s == Side::kCpu) p.cpu_s += seconds_since(t), ++p.cpu_n;
-    });
+      throw;
+    }
     for (const auto& p : per) {
       d.cpu_seconds += p.cpu_s, d.cuda_seconds += p.cuda_s;
-      d.cpu_timed += p.cpu_n, d.cuda_timed += p.cuda_n;
+      d.cpu_timed += p.cpu_n, d.cuda_timed += p.cuda_n + p.refused;
       d.cuda_decoded += p.cuda_n, d.cuda_refused += p.refused;
     }
-    if (cuda_to_staging && d.cuda_decoded > 0) d.cuda_done = cuda_->mark();
+    if (cuda_) d.cuda_done = cuda_->mark(cuda_slots());
+    if (d.cuda_done) {
+      // nvJPEG parses without copying, and with Huffman on the GPU its transfer copies the
+      // JPEG's bytes to the device asynchronously, from the reader's (pinned) buffers: they
+      // are reused only after those copies (the reader refilled one under queued copies:
+      // another image's bytes, now and then, under GPU load). The staging, likewise, even if
+      // this split is dropped before the mixed stage copies it.
+      if (d.device_staging) d.device_staging->record_use(d.cuda_done);
+      for (int i = 0; i < n; ++i)
+        if (side[size_t(i)] == Side::kCuda && in.owner(i)) in.owner(i)->record_use(d.cuda_done);
+    }
     return d;
   }
 
