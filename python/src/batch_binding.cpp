@@ -285,6 +285,16 @@ void bind_batch(nb::module_& m) {
       .def("sample", &sample_view, nb::arg("i"), nb::arg("shape") = nb::none(),
            nb::rv_policy::reference)
       .def("as_ndarray", &batch_view, nb::rv_policy::reference)
+      .def(
+          "dlpack_device",
+          [](const Batch& b) {
+            // What as_ndarray() exports, without making the array (torch asks before
+            // __dlpack__: a view per call doubled the hand-off's cost).
+            const bool on_gpu = b.memory() == MemoryKind::kDevice && b.size() > 0;
+            return nb::make_tuple(dlpack_device(b.memory()),
+                                  on_gpu ? std::max(cuda_device_of(b.data(0)), 0) : 0);
+          },
+          "DLPack's (device type, device id) of the batch's memory, as as_ndarray() exports it.")
       .def("as_reshaped", &reshaped_view, nb::rv_policy::reference)
       .def("copy_to_external", &copy_to_external, nb::arg("dst"), nb::arg("stream").none(),
            nb::arg("non_blocking"), nb::arg("sample") = -1);

@@ -505,7 +505,7 @@ class Batch:
         return _dlpack(self._impl, self._impl.as_ndarray(), stream, kwargs)
 
     def __dlpack_device__(self):
-        return self._impl.as_ndarray().__dlpack_device__()
+        return self._impl.dlpack_device()
 
     def __repr__(self):
         shapes = self.shape()
@@ -538,7 +538,7 @@ class TensorListGPU(Batch):
         self._impl = impl
 
     def device_id(self):
-        return self._impl.as_ndarray().__dlpack_device__()[1] if len(self) else 0
+        return self._impl.dlpack_device()[1]
 
     @property
     def __cuda_array_interface__(self):

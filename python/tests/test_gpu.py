@@ -150,6 +150,8 @@ def test_dlpack_into_torch_waits_and_recycles_safely():
     held = []
     for it in range(30):
         (ref, _), (out, _) = cpu.run(), gpu.run()
+        # Asked before __dlpack__ (torch does), without making the array: the array's answer.
+        assert out.__dlpack_device__() == out._impl.as_ndarray().__dlpack_device__() == (2, 0)
         with torch.cuda.stream(side):
             t = torch.from_dlpack(out)  # waits for the batch on `side`
             total = (t.float() * 1.0).sum(dim=(1, 2, 3))  # a reader on torch's stream

@@ -73,7 +73,7 @@ def test_outputs_are_zero_copy_views_and_dlpack():
     assert a1.shape == (2, 3, 4) and a1.dtype == np.float32
     assert np.shares_memory(a1, a2)
     assert np.shares_memory(np.asarray(b[1]), a1)
-    assert b.__dlpack_device__() == (1, 0)  # kDLCPU
+    assert b.__dlpack_device__() == b._impl.as_ndarray().__dlpack_device__() == (1, 0)  # kDLCPU
     assert b.is_contiguous() and b.is_uniform()
     # The views keep the memory alive after the pipeline and the batch are gone.
     del pipe, b
