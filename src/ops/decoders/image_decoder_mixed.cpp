@@ -180,6 +180,11 @@ class ImageDecoderMixed final : public ImageDecoder {
 
   std::map<std::string, double> stats() const override {
     auto out = ImageDecoder::stats();  // the threads' libjpeg-turbo decodes past warnings
+    bool hw = false, cuda = false;
+    {
+      std::lock_guard open(open_mutex_);  // the decoders open on the first batch
+      hw = hw_ != nullptr, cuda = cuda_ != nullptr;
+    }
     std::lock_guard lock(stats_mutex_);
     out.merge(std::map<std::string, double>{
         {"hw_images", double(hw_images_)},
@@ -192,8 +197,8 @@ class ImageDecoderMixed final : public ImageDecoder {
         // "auto": the part of the balance's threads' share they get (its probes' finding).
         {"hw_threads_scale", auto_ ? share_.threads_scale() : 0.0},
         {"hw_load_probes", double(share_.probes())},
-        {"hw_available", hw_ ? 1.0 : 0.0},
-        {"cuda_available", cuda_ ? 1.0 : 0.0},
+        {"hw_available", hw ? 1.0 : 0.0},
+        {"cuda_available", cuda ? 1.0 : 0.0},
         {"hw_batch_fallbacks", double(hw_fallbacks_)},
         {"cuda_refused", double(cuda_fallbacks_)},
         // Thread-seconds per image on the threads' two decoders (0: not measured yet).
@@ -512,7 +517,7 @@ class ImageDecoderMixed final : public ImageDecoder {
   double load_ = 1.0;
   std::string cuda_mode_;  // cuda_decoder: "auto", "on" or "off"
   int64_t gpu_huffman_threshold_;
-  std::mutex open_mutex_;
+  mutable std::mutex open_mutex_;
   bool gpu_tried_ = false;
   std::string hw_why_, cuda_why_;
   std::unique_ptr<codecs::NvjpegHardwareDecoder> hw_;
