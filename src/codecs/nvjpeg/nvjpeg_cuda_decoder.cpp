@@ -139,10 +139,10 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   if (a.stream_parse(st.handle, job.data, job.size, 0, 0, s.parsed) != NVJPEG_STATUS_SUCCESS)
     return false;
   // Huffman decoding on the GPU pays off for large images only; it covers every row above the
-  // window's bottom, in full width. Progressive JPEGs too: nvJPEG 12 and 13 report them as
-  // supported by the GPU-hybrid backend (nvjpegDecoderJpegSupported) and decode them to the
-  // same pixels as the hybrid one, at about two thirds of a thread's time (DALI keeps them on
-  // the host; docs/findings.md).
+  // window's bottom, in full width. Progressive JPEGs too: nvJPEG 13 reports them as supported
+  // by the GPU-hybrid backend (nvjpegDecoderJpegSupported) and decodes them to the same
+  // pixels as the hybrid one, at about two thirds of a thread's time (DALI keeps them on the
+  // host; docs/findings.md).
   const bool gpu_huffman = (job.y + job.h) * job.w > st.gpu_huffman_threshold;
   const int b = gpu_huffman ? kGpuHybrid : kHybrid;
   nvjpeg_detail::set_window(s.params, job, bgr);

@@ -471,25 +471,23 @@ class ImageDecoderMixed final : public ImageDecoder {
   // waited for d.cuda_done): one copy per run of consecutive samples (the threads take the
   // batch's tail, so usually one or a few copies rather than one per image).
   static void upload(Workspace& ws, const ThreadDecodes& d, Batch& out) {
-    if (d.staging) {
-      auto* base = static_cast<uint8_t*>(d.staging->data());
+    // The staged samples of one buffer (`at` their offsets in it), copied with `copy`.
+    auto copy_staged = [&](const Buffer& from, const std::vector<char>& staged,
+                           const std::vector<size_t>& at, auto copy) {
+      auto* base = static_cast<uint8_t*>(from.data());
       std::vector<CopyPiece> pieces;
       for (int i = 0; i < out.size(); ++i)
-        if (d.staged[size_t(i)])
-          pieces.push_back({out.data(i), base + d.offset[size_t(i)], out.sample(i).num_bytes()});
+        if (staged[size_t(i)])
+          pieces.push_back({out.data(i), base + at[size_t(i)], out.sample(i).num_bytes()});
       for (const CopyPiece& p : merge_adjacent_copies(pieces))
-        copy_to_device_async(p.dst, p.src, p.bytes, ws.stream);
+        copy(p.dst, p.src, p.bytes, ws.stream);
+    };
+    if (d.staging) {
+      copy_staged(*d.staging, d.staged, d.offset, copy_to_device_async);
       d.staging->record_stream(ws.stream);
     }
     if (d.device_staging) {
-      auto* base = static_cast<uint8_t*>(d.device_staging->data());
-      std::vector<CopyPiece> pieces;
-      for (int i = 0; i < out.size(); ++i)
-        if (d.on_device[size_t(i)])
-          pieces.push_back(
-              {out.data(i), base + d.device_offset[size_t(i)], out.sample(i).num_bytes()});
-      for (const CopyPiece& p : merge_adjacent_copies(pieces))
-        copy_device_async(p.dst, p.src, p.bytes, ws.stream);
+      copy_staged(*d.device_staging, d.on_device, d.device_offset, copy_device_async);
       d.device_staging->record_stream(ws.stream);
     }
   }
