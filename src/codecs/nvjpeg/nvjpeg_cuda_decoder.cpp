@@ -3,6 +3,7 @@
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/core/error.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #ifdef STOKER_HAVE_NVJPEG
@@ -40,6 +41,9 @@ struct NvjpegCudaDecoder::State {
     bool used = false;  // `done` has been recorded
     CudaEvent marked;   // mark(): the slot's work so far, for the join stream to wait on
     int page = 0;
+    // The largest JPEG (bytes) and window (pixels) decoded per backend and page: nvJPEG sizes
+    // the state's and buffers' memory to them, so a larger one allocates (decode()'s `grew`).
+    int64_t largest_bytes[2][2] = {}, largest_pixels[2][2] = {};
   };
   int device = 0;
   nvjpegHandle_t handle = nullptr;
@@ -130,7 +134,7 @@ std::shared_ptr<CudaEvent> NvjpegCudaDecoder::mark(const std::vector<int>& slots
   return done;
 }
 
-bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
+bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot, bool* grew) {
   auto& st = *state_;
   STOKER_ASSERT(slot >= 0 && slot < int(st.slots.size()), "slot ", slot, " out of range");
   auto& s = *st.slots[size_t(slot)];
@@ -145,6 +149,11 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot) {
   // host; docs/findings.md).
   const bool gpu_huffman = (job.y + job.h) * job.w > st.gpu_huffman_threshold;
   const int b = gpu_huffman ? kGpuHybrid : kHybrid;
+  const int64_t bytes = int64_t(job.size), pixels = int64_t(job.w) * job.h;
+  int64_t& most_bytes = s.largest_bytes[b][s.page];
+  int64_t& most_pixels = s.largest_pixels[b][s.page];
+  if (grew) *grew = bytes > most_bytes || pixels > most_pixels;
+  most_bytes = std::max(most_bytes, bytes), most_pixels = std::max(most_pixels, pixels);
   nvjpeg_detail::set_window(s.params, job, bgr);
   check(a.attach_pinned(s.states[b], s.pinned[s.page]), "attaching a pinned buffer");
   if (a.decode_host(st.handle, st.decoders[b], s.states[b], s.params, s.parsed) !=
@@ -185,7 +194,7 @@ NvjpegCudaDecoder::~NvjpegCudaDecoder() = default;
 int NvjpegCudaDecoder::slots() const { return 0; }
 void NvjpegCudaDecoder::begin(StreamHandle) {}
 std::shared_ptr<CudaEvent> NvjpegCudaDecoder::mark(const std::vector<int>&) { return nullptr; }
-bool NvjpegCudaDecoder::decode(const NvjpegJob&, bool, int) { return false; }
+bool NvjpegCudaDecoder::decode(const NvjpegJob&, bool, int, bool*) { return false; }
 
 #endif
 

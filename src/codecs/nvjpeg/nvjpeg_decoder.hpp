@@ -79,8 +79,10 @@ class NvjpegCudaDecoder {
   // Decodes one job on `slot` (one thread per slot at a time) to RGB (BGR when `bgr`): the host
   // part now, the GPU part queued on the slot's stream. Returns false when nvJPEG cannot decode
   // the stream (the caller decodes it elsewhere); GPU work queued before it failed may still
-  // write the job's output: mark() the slot all the same.
-  bool decode(const NvjpegJob& job, bool bgr, int slot);
+  // write the job's output: mark() the slot all the same. `grew` (optional) says whether the
+  // image was larger than any before on its slot's buffers, which nvJPEG then enlarges (this
+  // decode's time is no measure of the next ones').
+  bool decode(const NvjpegJob& job, bool bgr, int slot, bool* grew = nullptr);
   // One event capturing everything queued so far on these slots (null for none): what uses the
   // decoded pixels, the JPEGs' bytes (read by the GPU with Huffman decoding there) or the
   // outputs' memory waits for it. Slots used since by other images make it wait longer, never

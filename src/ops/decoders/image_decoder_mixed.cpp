@@ -344,20 +344,22 @@ class ImageDecoderMixed final : public ImageDecoder {
   // cuda_decoder="auto": the threads' JPEGs go to whichever decoder costs a thread less per
   // image. Probe batches give every 4th of them to the CUDA decoder and the rest to the CPU:
   // the 2nd batch (nvJPEG allocates its buffers then: not learned from, the result says so),
-  // the 3rd, and every 64th after, so a losing decoder costs little and a change in the data
-  // is noticed.
+  // the 3rd, those after until both costs are known (up to the 32nd batch: an image that
+  // enlarged nvJPEG's buffers is not timed, so a few probes may time none), and every 64th
+  // after, so a losing decoder costs little and a change in the data is noticed.
   void choose_thread_decoders(Split& split) {
     if (!cuda_ || cuda_mode_ != "auto") return;
     std::lock_guard lock(stats_mutex_);
     const int64_t b = batches_++;
-    const bool probe = b == 1 || b == 2 || (b > 2 && b % 64 == 0);
+    const bool known = cuda_cost_ > 0 && cpu_cost_ > 0;
+    const bool probe = b == 1 || b == 2 || (b > 2 && ((!known && b < 32) || b % 64 == 0));
     int k = 0;
     for (auto& s : split.side) {
       if (s != Side::kCuda) continue;
       if (probe ? (k++ % 4 != 0) : !(cuda_cost_ > 0 && cuda_cost_ < cpu_cost_)) s = Side::kCpu;
     }
     split.warmup_probe = b == 1;
-    split.decoder_probe = probe;
+    split.decoder_probe = probe && k > 0;  // a batch without CUDA candidates probed nothing
   }
 
   // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
@@ -412,6 +414,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     struct PerThread {
       double cpu_s = 0, cuda_s = 0;
       int cpu_n = 0, cuda_n = 0, refused = 0;
+      int cuda_timed = 0;  // of cuda_n + refused, those timed in cuda_s
     };
     std::vector<PerThread> per(size_t(ws.pool->num_threads()));
     const bool bgr = format_ == codecs::ColorFormat::kBGR;
@@ -428,8 +431,12 @@ class ImageDecoderMixed final : public ImageDecoder {
         if (s != Side::kCpu && s != Side::kCuda) return;
         auto& p = per[size_t(thread)];
         const auto t = Clock::now();
-        if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread)) {
-          p.cuda_s += seconds_since(t), ++p.cuda_n;
+        // An image that enlarged its slot's buffers (nvJPEG allocates pinned and device memory
+        // then, several times a warm decode's time) is no cost to learn "auto"'s choice from.
+        bool grew = false;
+        if (s == Side::kCuda && cuda_->decode(jobs[size_t(i)], bgr, thread, &grew)) {
+          ++p.cuda_n;
+          if (!grew) p.cuda_s += seconds_since(t), ++p.cuda_timed;
           if (cuda_to_staging) d.on_device[size_t(i)] = 1;  // distinct bytes per sample
           return;
         }
@@ -437,8 +444,8 @@ class ImageDecoderMixed final : public ImageDecoder {
         decode_host(ws, in, plan, i, thread, base + d.offset[size_t(i)]);
         d.staged[size_t(i)] = 1;  // distinct bytes per sample: no race
         // A refused image costs the CUDA decoder's side its attempt and the host's decode.
-        (s == Side::kCpu ? p.cpu_s : p.cuda_s) += seconds_since(t);
-        if (s == Side::kCpu) ++p.cpu_n;
+        if (s == Side::kCpu) p.cpu_s += seconds_since(t), ++p.cpu_n;
+        else if (!grew) p.cuda_s += seconds_since(t), ++p.cuda_timed;
       });
     } catch (...) {
       // The pass failed (every sample was tried): what the slots queued still writes to the
@@ -450,7 +457,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     for (const auto& p : per) {
       d.cpu_seconds += p.cpu_s, d.cuda_seconds += p.cuda_s;
-      d.cpu_timed += p.cpu_n, d.cuda_timed += p.cuda_n + p.refused;
+      d.cpu_timed += p.cpu_n, d.cuda_timed += p.cuda_timed;
       d.cuda_decoded += p.cuda_n, d.cuda_refused += p.refused;
     }
     if (cuda_) d.cuda_done = cuda_->mark(cuda_slots());
