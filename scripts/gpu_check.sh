@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds stoker with CUDA on the GPU machine and runs every C++ test (GPU tests included) and
 # the Python tests, with a timeout on each, logs under $OUT (or ./gpu_check_out).
-#   scripts/gpu_check.sh            build + all tests (GPU_CHECK_PYTHON=0: the C++ ones only)
+#   scripts/gpu_check.sh            build + all tests (GPU_CHECK_PYTHON=0: the C++ ones only;
+#                                   GPU_CHECK_CPP=0: the Python ones only; GPU_CHECK_SHARD=k/n:
+#                                   the k-th of n parts of the Python test files, as the whole
+#                                   Python suite takes longer than one call there: run 1/2 with
+#                                   the C++ tests, then GPU_CHECK_CPP=0 GPU_CHECK_SHARD=2/2)
 #   scripts/gpu_check.sh --bench    build + the headline benchmark (bench/harness.py --plan
 #                                   headline: the README's figures, ~5 minutes), no tests
 #   scripts/gpu_check.sh --all      build + all tests + the headline benchmark
@@ -46,6 +50,7 @@ fi
 BUILD=$(cd "$BUILD" && pwd)  # absolute from here on (BUILD may be given either way)
 MODE=${1:-}
 if [[ "$MODE" != "--bench" ]]; then
+if [[ "${GPU_CHECK_CPP:-1}" != 0 ]]; then
 log "C++ tests"
 timeout 900 ctest --test-dir "$BUILD" --output-on-failure -j 4 --timeout 300 \
   > "$OUT/ctest.log" 2>&1 || status=1
@@ -72,12 +77,20 @@ if command -v compute-sanitizer > /dev/null 2>&1 || [[ -x /usr/local/cuda/bin/co
 else
   log "compute-sanitizer not found: skipped"
 fi
+fi
 if [[ "${GPU_CHECK_PYTHON:-1}" != 0 ]]; then
 log "Python tests"
 # Tools that never touch the GPU (dataset making, container writing, the harness's bookkeeping)
 # are left to CI: the device's minutes go to GPU work.
 LEFT=$(( BUDGET - (SECONDS - START) )); (( LEFT < 120 )) && LEFT=120
-PYTHONPATH="$BUILD/python" timeout "$LEFT" python3 -m pytest python/tests -v \
+TESTS=(python/tests)
+if [[ -n "${GPU_CHECK_SHARD:-}" ]]; then  # every n-th file from the k-th: similar halves
+  k=${GPU_CHECK_SHARD%/*} n=${GPU_CHECK_SHARD#*/}
+  mapfile -t TESTS < <(find python/tests -name 'test_*.py' | sort \
+    | grep -v -e test_make_dataset -e test_convert | awk -v k="$k" -v n="$n" 'NR % n == k % n')
+  log "Python tests, part $GPU_CHECK_SHARD: ${#TESTS[@]} files"
+fi
+PYTHONPATH="$BUILD/python" timeout "$LEFT" python3 -m pytest "${TESTS[@]}" -v \
   -o addopts="" -p no:cacheprovider --ignore=python/tests/test_make_dataset.py \
   --ignore=python/tests/test_convert.py \
   --deselect=python/tests/test_bench_harness.py::test_parts_merge_into_one_table \
