@@ -192,6 +192,9 @@ def test_progressive_jpegs_take_huffman_on_the_gpu_above_the_threshold(mixed_fol
         # CMYK and PNG, decode on the CPU. Prefetched batches count too.
         assert s["cuda_refused"] == 0 and s["cuda_images"] >= 20, s
         assert s["threads_images_ahead"] == s["cuda_images"] + s["cpu_images"], s
+        # Where the threads' time went, by nvJPEG's phases.
+        assert s["seconds_cuda_host"] > 0 and s["seconds_cuda_device"] > 0, s
+        assert s["seconds_cuda_wait"] >= 0 and s["seconds_cuda_transfer"] > 0, s
 
 
 @needs_gpu

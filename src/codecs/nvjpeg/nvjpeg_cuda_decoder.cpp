@@ -4,6 +4,8 @@
 #include "stoker/core/error.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <mutex>
 
 #ifdef STOKER_HAVE_NVJPEG
@@ -24,7 +26,14 @@ bool nvjpeg_cuda_available(int device, std::string* why) {
 
 namespace {
 constexpr int kHybrid = 0, kGpuHybrid = 1;  // Huffman on the host / on the GPU
+
+// Adds the seconds since `t` to `to` and restarts `t`.
+void lap(std::atomic<double>& to, std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  to.fetch_add(std::chrono::duration<double>(now - t).count(), std::memory_order_relaxed);
+  t = now;
 }
+}  // namespace
 
 struct NvjpegCudaDecoder::State {
   // What one thread decodes with. The pinned buffer (the host phase's output, copied to the
@@ -44,6 +53,8 @@ struct NvjpegCudaDecoder::State {
     // The largest JPEG (bytes) and window (pixels) decoded per backend and page: nvJPEG sizes
     // the state's and buffers' memory to them, so a larger one allocates (decode()'s `grew`).
     int64_t largest_bytes[2][2] = {}, largest_pixels[2][2] = {};
+    // Thread seconds in each phase (NvjpegCudaPhases), written by the slot's thread only.
+    std::atomic<double> phase[4] = {};
   };
   int device = 0;
   nvjpegHandle_t handle = nullptr;
@@ -134,6 +145,13 @@ std::shared_ptr<CudaEvent> NvjpegCudaDecoder::mark(const std::vector<int>& slots
   return done;
 }
 
+NvjpegCudaPhases NvjpegCudaDecoder::phase_seconds() const {
+  NvjpegCudaPhases sum;
+  for (const auto& s : state_->slots)
+    for (int k = 0; k < 4; ++k) sum.seconds[k] += s->phase[k].load(std::memory_order_relaxed);
+  return sum;
+}
+
 bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot, bool* grew) {
   auto& st = *state_;
   STOKER_ASSERT(slot >= 0 && slot < int(st.slots.size()), "slot ", slot, " out of range");
@@ -155,16 +173,22 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot, bool* g
   if (grew) *grew = bytes > most_bytes || pixels > most_pixels;
   most_bytes = std::max(most_bytes, bytes), most_pixels = std::max(most_pixels, pixels);
   nvjpeg_detail::set_window(s.params, job, bgr);
+  auto t = std::chrono::steady_clock::now();
   check(a.attach_pinned(s.states[b], s.pinned[s.page]), "attaching a pinned buffer");
-  if (a.decode_host(st.handle, st.decoders[b], s.states[b], s.params, s.parsed) !=
-      NVJPEG_STATUS_SUCCESS)
-    return false;
+  const nvjpegStatus_t host =
+      a.decode_host(st.handle, st.decoders[b], s.states[b], s.params, s.parsed);
+  lap(s.phase[kPhaseHost], t);
+  if (host != NVJPEG_STATUS_SUCCESS) return false;
   // The previous image's transfer must be done before the next host phase reuses its page:
   // waiting here (after this host phase) keeps one image of GPU work overlapping the host.
   if (s.used) s.done.synchronize();
+  lap(s.phase[kPhaseWait], t);
   check(a.attach_device(s.states[b], s.device_buffer), "attaching a device buffer");
   const auto cuda = cudaStream_t(s.stream->get());
-  if (a.transfer(st.handle, st.decoders[b], s.states[b], s.parsed, cuda) != NVJPEG_STATUS_SUCCESS) {
+  const nvjpegStatus_t transfer =
+      a.transfer(st.handle, st.decoders[b], s.states[b], s.parsed, cuda);
+  lap(s.phase[kPhaseTransfer], t);
+  if (transfer != NVJPEG_STATUS_SUCCESS) {
     s.stream->synchronize();  // what it queued before failing ends before the page is reused
     return false;
   }
@@ -172,6 +196,7 @@ bool NvjpegCudaDecoder::decode(const NvjpegJob& job, bool bgr, int slot, bool* g
   out.channel[0] = job.out;
   out.pitch[0] = static_cast<unsigned int>(job.pitch);
   const nvjpegStatus_t status = a.decode_device(st.handle, st.decoders[b], s.states[b], &out, cuda);
+  lap(s.phase[kPhaseDevice], t);
   s.done.record(s.stream->get());
   s.used = true;
   // The page turns only once GPU work was queued: after an image refused in its host phase,
@@ -195,6 +220,7 @@ int NvjpegCudaDecoder::slots() const { return 0; }
 void NvjpegCudaDecoder::begin(StreamHandle) {}
 std::shared_ptr<CudaEvent> NvjpegCudaDecoder::mark(const std::vector<int>&) { return nullptr; }
 bool NvjpegCudaDecoder::decode(const NvjpegJob&, bool, int, bool*) { return false; }
+NvjpegCudaPhases NvjpegCudaDecoder::phase_seconds() const { return {}; }
 
 #endif
 

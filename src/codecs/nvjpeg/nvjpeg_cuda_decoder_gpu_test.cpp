@@ -1,5 +1,5 @@
-// NvjpegCudaDecoder on a GPU (skipped without one): which decodes enlarge a slot's buffers, the
-// measure cuda_decoder="auto" leaves out of the CUDA decoder's cost per image. The pixels are
+// NvjpegCudaDecoder on a GPU (skipped without one): which decodes enlarge a slot's buffers (the
+// times cuda_decoder="auto" leaves out of the CUDA decoder's cost per image), its phase times. The pixels are
 // compared with the CPU decoder's in python/tests/test_gpu_decoders.py.
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ Image encoded(int64_t h, int64_t w) {
   return {testing::encode_jpeg(src.data(), h, w, 3, {.quality = 90}), h, w};
 }
 
-TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffers) {
+TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffersAndTimesThePhases) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   std::string why;
   if (!nvjpeg_cuda_available(0, &why)) GTEST_SKIP() << "nvJPEG unavailable: " << why;
@@ -50,6 +50,10 @@ TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffers) {
                               &small})
         decode(*im);
       if (const auto done = dec.mark({0})) done->synchronize();
+      const auto phases = dec.phase_seconds();
+      for (double seconds : phases.seconds) EXPECT_GE(seconds, 0.0);
+      EXPECT_GT(phases.seconds[kPhaseHost], 0.0);  // nine images parsed
+      EXPECT_GT(phases.seconds[kPhaseDevice], 0.0);
     }  // the decoder's slots finish before `out` is freed
     EXPECT_EQ(grew, (std::vector<bool>{true, true, false, false, true, false, true, false,
                                        false}));

@@ -59,6 +59,15 @@ class NvjpegHardwareDecoder {
 // Whether the CUDA decoders can be used on `device`; otherwise `why` says why not.
 bool nvjpeg_cuda_available(int device, std::string* why = nullptr);
 
+// Where the CUDA decoder's calling threads spent their time, summed over its slots: nvJPEG's
+// host phase (parsing, and Huffman decoding below the threshold), waiting for the slot's
+// previous image, the transfer call and the device call (both queue GPU work, and may wait for
+// it inside nvJPEG).
+enum NvjpegCudaPhase { kPhaseHost, kPhaseWait, kPhaseTransfer, kPhaseDevice };
+struct NvjpegCudaPhases {
+  double seconds[4] = {};
+};
+
 // The CUDA decoders, for many CPU threads at once: each thread decodes in its own slot (decoding
 // states, buffers and a CUDA stream). Images up to `gpu_huffman_threshold` pixels have their
 // Huffman decode on the calling thread (nvJPEG's hybrid backend), larger ones on the GPU
@@ -88,6 +97,8 @@ class NvjpegCudaDecoder {
   // outputs' memory waits for it. Slots used since by other images make it wait longer, never
   // shorter.
   std::shared_ptr<CudaEvent> mark(const std::vector<int>& slots);
+  // Thread seconds per phase so far (any thread, at any time).
+  NvjpegCudaPhases phase_seconds() const;
 
  private:
   struct State;

@@ -181,9 +181,18 @@ class ImageDecoderMixed final : public ImageDecoder {
   std::map<std::string, double> stats() const override {
     auto out = ImageDecoder::stats();  // the threads' libjpeg-turbo decodes past warnings
     bool hw = false, cuda = false;
+    const codecs::NvjpegCudaDecoder* cuda_decoder = nullptr;
     {
       std::lock_guard open(open_mutex_);  // the decoders open on the first batch
-      hw = hw_ != nullptr, cuda = cuda_ != nullptr;
+      hw = hw_ != nullptr, cuda = cuda_ != nullptr, cuda_decoder = cuda_.get();
+    }
+    if (cuda) {
+      // The CUDA decoder's thread time by phase: where its time per image goes.
+      const auto p = cuda_decoder->phase_seconds();
+      out["seconds_cuda_host"] = p.seconds[codecs::kPhaseHost];
+      out["seconds_cuda_wait"] = p.seconds[codecs::kPhaseWait];
+      out["seconds_cuda_transfer"] = p.seconds[codecs::kPhaseTransfer];
+      out["seconds_cuda_device"] = p.seconds[codecs::kPhaseDevice];
     }
     std::lock_guard lock(stats_mutex_);
     out.merge(std::map<std::string, double>{
