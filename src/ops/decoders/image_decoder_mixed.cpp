@@ -13,6 +13,7 @@
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/ops/decoders/hw_share.hpp"
 #include "stoker/ops/decoders/image_decoder_base.hpp"
+#include "stoker/ops/decoders/thread_decoder_choice.hpp"
 
 namespace stoker::ops::decoders_detail {
 namespace {
@@ -211,8 +212,8 @@ class ImageDecoderMixed final : public ImageDecoder {
         {"hw_batch_fallbacks", double(hw_fallbacks_)},
         {"cuda_refused", double(cuda_fallbacks_)},
         // Thread-seconds per image on the threads' two decoders (0: not measured yet).
-        {"thread_seconds_per_cuda_image", cuda_cost_},
-        {"thread_seconds_per_cpu_image", cpu_cost_},
+        {"thread_seconds_per_cuda_image", choice_.cuda_cost()},
+        {"thread_seconds_per_cpu_image", choice_.cpu_cost()},
         // Seconds: the header pass and the threads' share decoded ahead (CPU stage); then, in the
         // mixed stage, the hardware call, the threads' work there, uploads, and all of run().
         {"seconds_headers", seconds_plan_},
@@ -351,24 +352,16 @@ class ImageDecoderMixed final : public ImageDecoder {
   }
 
   // cuda_decoder="auto": the threads' JPEGs go to whichever decoder costs a thread less per
-  // image. Probe batches give every 4th of them to the CUDA decoder and the rest to the CPU:
-  // the 2nd batch (nvJPEG allocates its buffers then: not learned from, the result says so),
-  // the 3rd, those after until both costs are known (up to the 32nd batch: an image that
-  // enlarged nvJPEG's buffers is not timed, so a few probes may time none), and every 64th
-  // after, so a losing decoder costs little and a change in the data is noticed.
+  // image (ThreadDecoderChoice says when probe batches measure both).
   void choose_thread_decoders(Split& split) {
     if (!cuda_ || cuda_mode_ != "auto") return;
     std::lock_guard lock(stats_mutex_);
-    const int64_t b = batches_++;
-    const bool known = cuda_cost_ > 0 && cpu_cost_ > 0;
-    const bool probe = b == 1 || b == 2 || (b > 2 && ((!known && b < 32) || b % 64 == 0));
+    const ThreadDecoderChoice::Batch b = choice_.next();
     int k = 0;
-    for (auto& s : split.side) {
-      if (s != Side::kCuda) continue;
-      if (probe ? (k++ % 4 != 0) : !(cuda_cost_ > 0 && cuda_cost_ < cpu_cost_)) s = Side::kCpu;
-    }
-    split.warmup_probe = b == 1;
-    split.decoder_probe = probe && k > 0;  // a batch without CUDA candidates probed nothing
+    for (auto& s : split.side)
+      if (s == Side::kCuda && !choice_.to_cuda(b, k++)) s = Side::kCpu;
+    split.warmup_probe = b.warmup;
+    split.decoder_probe = b.probe && k > 0;  // a batch without CUDA candidates probed nothing
   }
 
   // Copies the jobs' encoded streams into one pinned buffer (on the pool) and points the jobs
@@ -510,14 +503,8 @@ class ImageDecoderMixed final : public ImageDecoder {
 
   // The threads' cost per image of each decoder, smoothed over batches.
   void learn_thread_costs(const ThreadDecodes& d) {
-    auto learn = [](double& cost, double seconds, int count) {
-      if (count == 0) return;
-      const double c = seconds / count;
-      cost = cost <= 0 ? c : 0.7 * cost + 0.3 * c;
-    };
     std::lock_guard lock(stats_mutex_);
-    learn(cpu_cost_, d.cpu_seconds, d.cpu_timed);
-    learn(cuda_cost_, d.cuda_seconds, d.cuda_timed);
+    choice_.learn(d.cpu_seconds, d.cpu_timed, d.cuda_seconds, d.cuda_timed);
   }
 
   // "auto" (HwShare): this batch's measurements; the share for the next batches.
@@ -541,8 +528,7 @@ class ImageDecoderMixed final : public ImageDecoder {
   HwShare share_;  // offers to the splits (either stage), measurements from the mixed stage
   static constexpr int kTakeStep = 8;
   int last_take_ = -1;  // the hardware's share of the last batch, in samples ("auto")
-  int64_t batches_ = 0;
-  double cpu_cost_ = 0, cuda_cost_ = 0;
+  ThreadDecoderChoice choice_;  // cuda_decoder="auto"
   int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, ahead_images_ = 0;
   int64_t hw_fallbacks_ = 0, cuda_fallbacks_ = 0;
   double seconds_plan_ = 0, seconds_ahead_ = 0, seconds_hw_submit_ = 0, seconds_hw_wait_ = 0;
