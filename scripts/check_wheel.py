@@ -34,22 +34,23 @@ assert a.as_array().shape == (4, 4, 4, 3) and b.as_array().shape == (4, 3, 4, 4)
 print("cpu pipeline ok:", stoker.__file__)
 """
 
-# The codec libraries inside the wheel at work: a JPEG and a PNG (written by Pillow outside the
-# venv) read by readers.file and decoded on the CPU, against the pixels Pillow wrote.
+# The codec libraries inside the wheel at work: a JPEG, a PNG and a WebP (written by Pillow
+# outside the venv) read by readers.file and decoded on the CPU, against the pixels Pillow wrote.
 DECODE_PIPELINE = r"""
 import sys, numpy as np, stoker
 from stoker import fn
 folder = sys.argv[1]
-p = stoker.Pipeline(batch_size=2, num_threads=2, seed=1)
+p = stoker.Pipeline(batch_size=3, num_threads=2, seed=1)
 with p:
-    data, _ = fn.readers.file(files=[f"{folder}/a.png", f"{folder}/a.jpg"])
+    data, _ = fn.readers.file(files=[f"{folder}/a.png", f"{folder}/a.jpg", f"{folder}/a.webp"])
     p.set_outputs(fn.decoders.image(data))
 (images,) = p.run()
 want = np.load(f"{folder}/a.npy")
-png, jpg = np.asarray(images.at(0)), np.asarray(images.at(1))
+png, jpg, webp = (np.asarray(images.at(i)) for i in range(3))
 assert np.array_equal(png, want), "PNG decoded differently"
 assert jpg.shape == want.shape and np.abs(jpg.astype(int) - want).mean() < 8, "JPEG"
-print("decoding ok: libpng and libjpeg-turbo inside the wheel")
+assert np.array_equal(webp, want), "WebP (lossless) decoded differently"
+print("decoding ok: libpng, libjpeg-turbo and libwebp inside the wheel")
 """
 
 GPU_PIPELINE = r"""
@@ -145,6 +146,7 @@ def write_images(folder):
     pixels = np.stack([x * 4, y * 5, (x + y) * 2], axis=-1).astype(np.uint8)  # smooth: JPEG-kind
     Image.fromarray(pixels).save(os.path.join(folder, "a.png"))
     Image.fromarray(pixels).save(os.path.join(folder, "a.jpg"), quality=95)
+    Image.fromarray(pixels).save(os.path.join(folder, "a.webp"), lossless=True)
     np.save(os.path.join(folder, "a.npy"), pixels)
     return folder
 

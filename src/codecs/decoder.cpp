@@ -8,6 +8,7 @@
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
 #include "stoker/codecs/png/png_decoder.hpp"
 #include "stoker/codecs/pnm/pnm_decoder.hpp"
+#include "stoker/codecs/webp/webp_decoder.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker::codecs {
@@ -64,12 +65,18 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
       out.height = h.height, out.width = h.width, out.channels = pnm_output_channels(fmt, h);
       return out;
     }
+    case ImageFormat::kWebp: {
+      auto h = read_webp_header(data, size, limits.max_pixels);
+      out.height = h.height, out.width = h.width, out.channels = webp_output_channels(fmt, h);
+      return out;
+    }
     case ImageFormat::kUnknown:
       throw ValueError(detail::concat(
           "not a recognised image format (first bytes: ", leading_bytes_hex(data, size), ")"));
     default:
-      throw ValueError(detail::concat(
-          format_name(out.format), " images are not supported (supported: JPEG, PNG, BMP, PNM)"));
+      throw ValueError(detail::concat(format_name(out.format),
+                                      " images are not supported (supported: JPEG, PNG, BMP, PNM",
+                                      webp_available() ? ", WebP)" : ")"));
   }
 }
 
@@ -89,6 +96,10 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
       return;
     case ImageFormat::kPnm:
       decode_pnm(data, size, read_pnm_header(data, size, limits.max_pixels), fmt, out, row_stride);
+      return;
+    case ImageFormat::kWebp:
+      decode_webp(data, size, read_webp_header(data, size, limits.max_pixels), fmt, out,
+                  row_stride);
       return;
     default:
       STOKER_ASSERT(false, "decode() called for ", format_name(info.format));

@@ -6,6 +6,9 @@
 // jpeglib.h needs FILE and size_t first.
 #include <jpeglib.h>
 
+#ifdef STOKER_HAVE_WEBP
+#include <webp/decode.h>
+#endif
 #ifdef STOKER_HAVE_FFMPEG
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -34,6 +37,16 @@ std::string ffmpeg_version() {
            std::to_string(v & 255);
   };
   return "libavformat " + text(avformat_version()) + ", libavcodec " + text(avcodec_version());
+#else
+  return "";
+#endif
+}
+
+std::string libwebp_version() {
+#ifdef STOKER_HAVE_WEBP
+  const int v = WebPGetDecoderVersion();  // 0x010204 for 1.2.4
+  return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 255) + "." +
+         std::to_string(v & 255);
 #else
   return "";
 #endif

@@ -10,5 +10,7 @@ std::string libpng_version();         // the library loaded at run time, e.g. "1
 // FFmpeg's libavformat and libavcodec loaded at run time ("libavformat 59.27.100, libavcodec
 // 59.37.100"), or "" where stoker was built without FFmpeg (no video).
 std::string ffmpeg_version();
+// libwebp's decoder loaded at run time ("1.2.4"), or "" where stoker was built without it.
+std::string libwebp_version();
 
 }  // namespace stoker::codecs

@@ -1,12 +1,12 @@
 // nvJPEG's CUDA decoders through the decoupled API (see nvjpeg_decoder.hpp): per image, the host
 // phase on the calling thread, then the transfer and the device phase on its slot's stream.
-#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
-#include "stoker/core/error.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
+
+#include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
+#include "stoker/core/error.hpp"
 
 #ifdef STOKER_HAVE_NVJPEG
 #include "stoker/codecs/nvjpeg/nvjpeg_api.hpp"

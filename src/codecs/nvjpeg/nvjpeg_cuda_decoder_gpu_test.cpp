@@ -1,6 +1,6 @@
 // NvjpegCudaDecoder on a GPU (skipped without one): which decodes enlarge a slot's buffers (the
-// times cuda_decoder="auto" leaves out of the CUDA decoder's cost per image), its phase times. The pixels are
-// compared with the CPU decoder's in python/tests/test_gpu_decoders.py.
+// times cuda_decoder="auto" leaves out of the CUDA decoder's cost per image), its phase times. The
+// pixels are compared with the CPU decoder's in python/tests/test_gpu_decoders.py.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -38,16 +38,16 @@ TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffersAndTimesThePha
     {
       NvjpegCudaDecoder dec(0, /*slots=*/1, threshold);
       auto decode = [&](const Image& im) {
-        NvjpegJob job{im.jpeg.data(), im.jpeg.size(), 0, 0, im.h, im.w,
-                      static_cast<uint8_t*>(out), im.w * 3};
+        NvjpegJob job{im.jpeg.data(), im.jpeg.size(), 0, 0, im.h, im.w, static_cast<uint8_t*>(out),
+                      im.w * 3};
         bool g = true;
         EXPECT_TRUE(dec.decode(job, /*bgr=*/false, 0, &g));
         grew.push_back(g);
       };
       // The slot's two pinned pages take turns: each grows on its first image and on the
       // first image larger than any it held.
-      for (const Image* im : {&small, &small, &small, &small, &large, &small, &large, &large,
-                              &small})
+      for (const Image* im :
+           {&small, &small, &small, &small, &large, &small, &large, &large, &small})
         decode(*im);
       if (const auto done = dec.mark({0})) done->synchronize();
       const auto phases = dec.phase_seconds();
@@ -55,8 +55,7 @@ TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffersAndTimesThePha
       EXPECT_GT(phases.seconds[kPhaseHost], 0.0);  // nine images parsed
       EXPECT_GT(phases.seconds[kPhaseDevice], 0.0);
     }  // the decoder's slots finish before `out` is freed
-    EXPECT_EQ(grew, (std::vector<bool>{true, true, false, false, true, false, true, false,
-                                       false}));
+    EXPECT_EQ(grew, (std::vector<bool>{true, true, false, false, true, false, true, false, false}));
   }
   device->deallocate(out, bytes);
 }

@@ -257,10 +257,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     const void* first = nullptr;  // the first sample's bytes: which batch this is
     Plan plan;
     std::vector<Side> side;
-    std::vector<Job> jobs;  // kHw and kCuda samples
+    std::vector<Job> jobs;       // kHw and kCuda samples
     bool warmup_probe = false;   // the CUDA decoder's first batch: its costs are not learned
     bool decoder_probe = false;  // cuda_decoder="auto" tried both decoders on the threads
-    bool host_decoded = false;  // kCpu samples are in `host`
+    bool host_decoded = false;   // kCpu samples are in `host`
     ThreadDecodes host;
     double plan_seconds = 0, host_seconds = 0;
     int64_t share_tag = -1;  // "auto": the HwShare offer's
@@ -446,8 +446,10 @@ class ImageDecoderMixed final : public ImageDecoder {
         decode_host(ws, in, plan, i, thread, base + d.offset[size_t(i)]);
         d.staged[size_t(i)] = 1;  // distinct bytes per sample: no race
         // A refused image costs the CUDA decoder's side its attempt and the host's decode.
-        if (s == Side::kCpu) p.cpu_s += seconds_since(t), ++p.cpu_n;
-        else if (!grew) p.cuda_s += seconds_since(t), ++p.cuda_timed;
+        if (s == Side::kCpu)
+          p.cpu_s += seconds_since(t), ++p.cpu_n;
+        else if (!grew)
+          p.cuda_s += seconds_since(t), ++p.cuda_timed;
       });
     } catch (...) {
       // The pass failed (every sample was tried): what the slots queued still writes to the
@@ -527,7 +529,7 @@ class ImageDecoderMixed final : public ImageDecoder {
   mutable std::mutex stats_mutex_;
   HwShare share_;  // offers to the splits (either stage), measurements from the mixed stage
   static constexpr int kTakeStep = 8;
-  int last_take_ = -1;  // the hardware's share of the last batch, in samples ("auto")
+  int last_take_ = -1;          // the hardware's share of the last batch, in samples ("auto")
   ThreadDecoderChoice choice_;  // cuda_decoder="auto"
   int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, ahead_images_ = 0;
   int64_t hw_fallbacks_ = 0, cuda_fallbacks_ = 0;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/codecs/webp/webp_decoder.hpp"
 #include "stoker/ops/op_test_util.hpp"
 #include "stoker/testing/image_reference.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
@@ -79,9 +80,17 @@ TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
   EXPECT_EQ(error_of(r, testing::bytes_batch({png}, {"x.png"})),
             "sample 0 (source 'x.png'): invalid PNG header: truncated PNG data");
   std::vector<uint8_t> gif{'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0};
-  EXPECT_EQ(
-      error_of(r, testing::bytes_batch({gif}, {"x.gif"})),
-      "sample 0 (source 'x.gif'): GIF images are not supported (supported: JPEG, PNG, BMP, PNM)");
+  EXPECT_EQ(error_of(r, testing::bytes_batch({gif}, {"x.gif"})),
+            std::string("sample 0 (source 'x.gif'): GIF images are not supported (supported: "
+                        "JPEG, PNG, BMP, PNM") +
+                (codecs::webp_available() ? ", WebP)" : ")"));
+  std::vector<uint8_t> webp{'R', 'I', 'F', 'F', 12,  0,   0,   0,
+                            'W', 'E', 'B', 'P', 'V', 'P', '8', ' '};
+  EXPECT_EQ(error_of(r, testing::bytes_batch({webp}, {"x.webp"})),
+            codecs::webp_available()
+                ? "sample 0 (source 'x.webp'): invalid WebP header: truncated data"
+                : "sample 0 (source 'x.webp'): WebP images are not supported: stoker was built "
+                  "without libwebp");
   EXPECT_EQ(error_of(r, testing::bytes_batch({{1, 2, 3}}, {"x.bin"})),
             "sample 0 (source 'x.bin'): not a recognised image format (first bytes: 01 02 03)");
   EXPECT_EQ(error_of(r, testing::bytes_batch({{}}, {"empty.jpg"})),

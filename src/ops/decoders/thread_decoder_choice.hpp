@@ -32,7 +32,7 @@ class ThreadDecoderChoice {
   // A finished batch's thread time per decoder and the images it was measured on (0: none).
   void learn(double cpu_seconds, int cpu_images, double cuda_seconds, int cuda_images);
 
-  double cpu_cost() const { return cpu_cost_; }   // seconds per image, 0: not measured
+  double cpu_cost() const { return cpu_cost_; }  // seconds per image, 0: not measured
   double cuda_cost() const { return cuda_cost_; }
 
  private:

@@ -1,0 +1,27 @@
+// libFuzzer target: the WebP decoder (libwebp behind read_webp_header / decode_webp) must give
+// an image or a stoker::ValueError for any input, for every output type, within a pixel limit
+// (image_decode_fuzzer reaches it too, through format detection, with the other formats' seeds).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "stoker/codecs/webp/webp_decoder.hpp"
+#include "stoker/core/error.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace stoker::codecs;
+  try {
+    const WebpInfo info = read_webp_header(data, size, int64_t(1) << 20);
+    for (ColorFormat fmt :
+         {ColorFormat::kRGB, ColorFormat::kBGR, ColorFormat::kGray, ColorFormat::kAnyData}) {
+      const int64_t stride = info.width * webp_output_channels(fmt, info);
+      std::vector<uint8_t> out(size_t(stride * info.height));
+      try {
+        decode_webp(data, size, info, fmt, out.data(), stride);
+      } catch (const stoker::ValueError&) {
+      }
+    }
+  } catch (const stoker::ValueError&) {
+  }
+  return 0;
+}
