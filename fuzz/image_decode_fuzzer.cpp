@@ -1,5 +1,5 @@
-// libFuzzer target: codecs::Decoder (format detection, then JPEG, PNG, BMP, PNM or WebP; whole
-// images, 16-bit PNGs at full precision too, and a window) must give an image or a
+// libFuzzer target: codecs::Decoder (format detection, then JPEG, PNG, BMP, PNM, WebP or TIFF;
+// whole images, 16-bit PNGs and TIFFs at full precision too, and a window) must give an image or a
 // stoker::ValueError for any input, for every output type, within a pixel limit.
 #include <cstddef>
 #include <cstdint>

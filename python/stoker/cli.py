@@ -53,7 +53,8 @@ def info(as_json=False):
                     "driver": _version(raw["cuda_driver"]),
                     "architectures": raw["cuda_architectures"].split()},
            "devices": raw["devices"], "libjpeg_turbo": raw["libjpeg_turbo"],
-           "libpng": raw["libpng"], "libwebp": raw["libwebp"] or None, "lmdb": raw["lmdb"],
+           "libpng": raw["libpng"], "libwebp": raw["libwebp"] or None,
+           "libtiff": raw["libtiff"] or None, "lmdb": raw["lmdb"],
            "ffmpeg": raw["ffmpeg"] or None,
            "nvcomp": raw["nvcomp"] or True}
     if as_json:
@@ -81,6 +82,7 @@ def info(as_json=False):
                      f"{d['nvofa'] and 'no: ' + d['nvofa'] or 'yes'}")
     lines.append(f"libjpeg-turbo {out['libjpeg_turbo']}; libpng {out['libpng']}; "
                  f"libwebp {out['libwebp'] or 'no (WebP refused)'}; "
+                 f"libtiff {out['libtiff'] or 'no (TIFF refused)'}; "
                  f"liblmdb (readers.caffe, caffe2): {'yes' if out['lmdb'] else 'no'}")
     lines.append(f"FFmpeg (readers.video): {out['ffmpeg'] or 'no (built without it)'}")
     if cuda["built"]:

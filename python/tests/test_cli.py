@@ -26,6 +26,7 @@ def test_info_reports_the_build_and_what_it_sees():
     assert info["libjpeg_turbo"][0].isdigit() or info["libjpeg_turbo"].startswith("libjpeg")
     assert info["libpng"].count(".") == 2
     assert info["libwebp"] is None or info["libwebp"].count(".") == 2  # None: built without
+    assert info["libtiff"] is None or info["libtiff"].count(".") == 2
     assert len(info["devices"]) == (_stoker_device_count() if _stoker.cuda_available() else 0)
     for d in info["devices"]:
         assert d["name"] and d["memory_gib"] > 0 and "." in d["compute_capability"]

@@ -8,6 +8,7 @@
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
 #include "stoker/codecs/png/png_decoder.hpp"
 #include "stoker/codecs/pnm/pnm_decoder.hpp"
+#include "stoker/codecs/tiff/tiff_decoder.hpp"
 #include "stoker/codecs/webp/webp_decoder.hpp"
 #include "stoker/core/error.hpp"
 
@@ -70,13 +71,19 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
       out.height = h.height, out.width = h.width, out.channels = webp_output_channels(fmt, h);
       return out;
     }
+    case ImageFormat::kTiff: {
+      auto h = read_tiff_header(data, size, limits.max_pixels);
+      out.height = h.height, out.width = h.width, out.channels = tiff_output_channels(fmt, h);
+      out.bit_depth = h.bits;
+      return out;
+    }
     case ImageFormat::kUnknown:
       throw ValueError(detail::concat(
           "not a recognised image format (first bytes: ", leading_bytes_hex(data, size), ")"));
     default:
-      throw ValueError(detail::concat(format_name(out.format),
-                                      " images are not supported (supported: JPEG, PNG, BMP, PNM",
-                                      webp_available() ? ", WebP)" : ")"));
+      throw ValueError(detail::concat(
+          format_name(out.format), " images are not supported (supported: JPEG, PNG, BMP, PNM",
+          webp_available() ? ", WebP" : "", tiff_available() ? ", TIFF)" : ")"));
   }
 }
 
@@ -101,6 +108,10 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
       decode_webp(data, size, read_webp_header(data, size, limits.max_pixels), fmt, out,
                   row_stride);
       return;
+    case ImageFormat::kTiff:
+      decode_tiff(data, size, read_tiff_header(data, size, limits.max_pixels), fmt, out, row_stride,
+                  limits.max_pixels);
+      return;
     default:
       STOKER_ASSERT(false, "decode() called for ", format_name(info.format));
   }
@@ -108,9 +119,15 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
 
 void Decoder::decode16(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
                        uint16_t* out, int64_t row_stride, const DecodeLimits& limits) {
-  STOKER_ASSERT(info.format == ImageFormat::kPng && info.bit_depth == 16,
+  STOKER_ASSERT((info.format == ImageFormat::kPng || info.format == ImageFormat::kTiff) &&
+                    info.bit_depth == 16,
                 "decode16() called for an 8-bit ", format_name(info.format));
   state_->warning.clear();
+  if (info.format == ImageFormat::kTiff) {
+    decode_tiff(data, size, read_tiff_header(data, size, limits.max_pixels), fmt, out, row_stride,
+                limits.max_pixels, /*keep_16=*/true);
+    return;
+  }
   decode_png(data, size, fmt, reinterpret_cast<uint8_t*>(out), row_stride * 2, {limits.max_pixels},
              /*keep_16=*/true);
 }

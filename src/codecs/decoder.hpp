@@ -21,7 +21,7 @@ struct ImageInfo {
   int64_t height = 0, width = 0;
   int channels = 0;     // of the output for the requested ColorFormat
   int orientation = 1;  // EXIF orientation (JPEG), 1..8; the decoder does not apply it
-  int bit_depth = 8;    // 16 for 16-bit PNGs, which decode16() decodes at full precision
+  int bit_depth = 8;    // 16 for 16-bit PNGs and TIFFs (and TIFF palettes), which decode16() keeps
   // JPEG only: what hardware decoders care about.
   bool jpeg_baseline_huffman = false;  // sequential (not progressive), Huffman-coded
   bool jpeg_arithmetic = false;        // arithmetic-coded (rare; nvJPEG cannot decode it)

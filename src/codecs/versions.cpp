@@ -9,6 +9,9 @@
 #ifdef STOKER_HAVE_WEBP
 #include <webp/decode.h>
 #endif
+#ifdef STOKER_HAVE_TIFF
+#include <tiffio.h>
+#endif
 #ifdef STOKER_HAVE_FFMPEG
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -47,6 +50,19 @@ std::string libwebp_version() {
   const int v = WebPGetDecoderVersion();  // 0x010204 for 1.2.4
   return std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 255) + "." +
          std::to_string(v & 255);
+#else
+  return "";
+#endif
+}
+
+std::string libtiff_version() {
+#ifdef STOKER_HAVE_TIFF
+  // "LIBTIFF, Version 4.5.0\nCopyright ...": the number.
+  const std::string text = TIFFGetVersion();
+  const auto at = text.find("Version ");
+  if (at == std::string::npos) return text.substr(0, text.find('\n'));
+  const auto from = at + 8;
+  return text.substr(from, text.find_first_of(" \n", from) - from);
 #else
   return "";
 #endif

@@ -12,5 +12,7 @@ std::string libpng_version();         // the library loaded at run time, e.g. "1
 std::string ffmpeg_version();
 // libwebp's decoder loaded at run time ("1.2.4"), or "" where stoker was built without it.
 std::string libwebp_version();
+// libtiff loaded at run time ("4.5.0"), or "" where stoker was built without it.
+std::string libtiff_version();
 
 }  // namespace stoker::codecs

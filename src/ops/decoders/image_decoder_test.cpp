@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/codecs/tiff/tiff_decoder.hpp"
 #include "stoker/codecs/webp/webp_decoder.hpp"
 #include "stoker/ops/op_test_util.hpp"
 #include "stoker/testing/image_reference.hpp"
@@ -83,7 +84,8 @@ TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
   EXPECT_EQ(error_of(r, testing::bytes_batch({gif}, {"x.gif"})),
             std::string("sample 0 (source 'x.gif'): GIF images are not supported (supported: "
                         "JPEG, PNG, BMP, PNM") +
-                (codecs::webp_available() ? ", WebP)" : ")"));
+                (codecs::webp_available() ? ", WebP" : "") +
+                (codecs::tiff_available() ? ", TIFF)" : ")"));
   std::vector<uint8_t> webp{'R', 'I', 'F', 'F', 12,  0,   0,   0,
                             'W', 'E', 'B', 'P', 'V', 'P', '8', ' '};
   EXPECT_EQ(error_of(r, testing::bytes_batch({webp}, {"x.webp"})),
