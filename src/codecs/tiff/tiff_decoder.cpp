@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,26 +74,20 @@ int on_warning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
 
 class Tiff {
  public:
-  Tiff(const uint8_t* data, size_t size, int64_t max_pixels) : memory_{data, size} {
-    opts_ = TIFFOpenOptionsAlloc();
+  Tiff(const uint8_t* data, size_t size, int64_t max_pixels)
+      : memory_{data, size}, opts_(TIFFOpenOptionsAlloc(), TIFFOpenOptionsFree) {
     STOKER_ENFORCE(opts_ != nullptr, RuntimeError, "libtiff: out of memory");
-    TIFFOpenOptionsSetErrorHandlerExtR(opts_, on_error, &error_);
-    TIFFOpenOptionsSetWarningHandlerExtR(opts_, on_warning, nullptr);
+    TIFFOpenOptionsSetErrorHandlerExtR(opts_.get(), on_error, &error_);
+    TIFFOpenOptionsSetWarningHandlerExtR(opts_.get(), on_warning, nullptr);
     // No single allocation inside libtiff beyond what an image of max_pixels needs (4 samples
     // of 16 bits), whatever sizes a corrupt file claims.
     TIFFOpenOptionsSetMaxSingleMemAlloc(
-        opts_, tmsize_t(std::max<int64_t>(max_pixels * 8, int64_t(64) << 20)));
-    tif_ = TIFFClientOpenExt("TIFF", "r", &memory_, read_proc, write_proc, seek_proc, close_proc,
-                             size_proc, map_proc, unmap_proc, opts_);
-    if (tif_ == nullptr) fail("header");
+        opts_.get(), tmsize_t(std::max<int64_t>(max_pixels * 8, int64_t(64) << 20)));
+    tif_.reset(TIFFClientOpenExt("TIFF", "r", &memory_, read_proc, write_proc, seek_proc,
+                                 close_proc, size_proc, map_proc, unmap_proc, opts_.get()));
+    if (tif_ == nullptr) fail("header");  // the members free what was opened
   }
-  ~Tiff() {
-    if (tif_) TIFFClose(tif_);
-    TIFFOpenOptionsFree(opts_);
-  }
-  Tiff(const Tiff&) = delete;
-  Tiff& operator=(const Tiff&) = delete;
-  TIFF* get() const { return tif_; }
+  TIFF* get() const { return tif_.get(); }
   [[noreturn]] void fail(const char* what) const {
     throw ValueError(
         detail::concat("invalid TIFF ", what, ": ", error_.empty() ? "libtiff failed" : error_));
@@ -101,8 +96,8 @@ class Tiff {
  private:
   Memory memory_;
   std::string error_;
-  TIFFOpenOptions* opts_ = nullptr;
-  TIFF* tif_ = nullptr;
+  std::unique_ptr<TIFFOpenOptions, void (*)(TIFFOpenOptions*)> opts_;
+  std::unique_ptr<TIFF, void (*)(TIFF*)> tif_{nullptr, TIFFClose};
 };
 
 // How the first directory's samples are stored.
