@@ -82,7 +82,9 @@ class Tiff {
     // No single allocation inside libtiff beyond what an image of max_pixels needs (4 samples
     // of 16 bits), whatever sizes a corrupt file claims.
     TIFFOpenOptionsSetMaxSingleMemAlloc(
-        opts_.get(), tmsize_t(std::max<int64_t>(max_pixels * 8, int64_t(64) << 20)));
+        opts_.get(),
+        tmsize_t(std::max<int64_t>(max_pixels > INT64_MAX / 8 ? INT64_MAX : max_pixels * 8,
+                                   int64_t(64) << 20)));
     tif_.reset(TIFFClientOpenExt("TIFF", "r", &memory_, read_proc, write_proc, seek_proc,
                                  close_proc, size_proc, map_proc, unmap_proc, opts_.get()));
     if (tif_ == nullptr) fail("header");  // the members free what was opened
@@ -154,7 +156,8 @@ Layout layout(Tiff& t, int64_t max_pixels) {
   Layout l;
   l.info.width = w, l.info.height = h;
   STOKER_ENFORCE(w > 0 && h > 0, ValueError, "TIFF of ", w, "x", h, " pixels");
-  STOKER_ENFORCE(int64_t(w) * h <= max_pixels, ValueError, "TIFF of ", w, "x", h,
+  // 32-bit sides: their product fits 64 bits unsigned.
+  STOKER_ENFORCE(uint64_t(w) * h <= uint64_t(max_pixels), ValueError, "TIFF of ", w, "x", h,
                  " pixels exceeds max_pixels (", max_pixels, ")");
   STOKER_ENFORCE(format == SAMPLEFORMAT_UINT, ValueError, "TIFF with ",
                  format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed",
@@ -191,9 +194,10 @@ Layout layout(Tiff& t, int64_t max_pixels) {
     if (!TIFFGetField(tif, TIFFTAG_TILEWIDTH, &l.tile_w) ||
         !TIFFGetField(tif, TIFFTAG_TILELENGTH, &l.tile_h))
       t.fail("tile size");
-    STOKER_ENFORCE(l.tile_w > 0 && l.tile_h > 0 && int64_t(l.tile_w) * l.tile_h <= max_pixels,
-                   ValueError, "TIFF tiles of ", l.tile_w, "x", l.tile_h,
-                   " pixels: not within max_pixels (", max_pixels, ")");
+    STOKER_ENFORCE(
+        l.tile_w > 0 && l.tile_h > 0 && uint64_t(l.tile_w) * l.tile_h <= uint64_t(max_pixels),
+        ValueError, "TIFF tiles of ", l.tile_w, "x", l.tile_h, " pixels: not within max_pixels (",
+        max_pixels, ")");
   }
   return l;
 }
