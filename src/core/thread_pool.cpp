@@ -4,11 +4,22 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "stoker/core/affinity.hpp"
 #include "stoker/core/error.hpp"
 
 namespace stoker {
+
+namespace {
+std::atomic<bool> forked_child{false};
+// Registered once, when the library loads: marks the child of every later fork.
+[[maybe_unused]] const bool fork_handler_registered = [] {
+  return pthread_atfork(nullptr, nullptr, [] { forked_child.store(true); }) == 0;
+}();
+}  // namespace
+
+bool in_forked_child() { return forked_child.load(); }
 
 double thread_cpu_seconds(const std::thread& t) {
   clockid_t clock;

@@ -37,6 +37,12 @@ std::thread start_thread(const std::string& what, int index, int count, F&& fn) 
   }
 }
 
+// True in a child process forked after stoker started (a torch DataLoader worker forked from a
+// training process): the threads of the objects it inherited run only in the parent, so the
+// child must not join them or wait for them. The top-level objects (Pipeline) are leaked there
+// instead of destroyed.
+bool in_forked_child();
+
 // CPU seconds thread `t` (running, not joined) has used since it started; 0 where the system
 // cannot say.
 double thread_cpu_seconds(const std::thread& t);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "stoker/core/affinity.hpp"
+#include "stoker/core/thread_pool.hpp"
 #include "stoker/kernels/common/arch_check.hpp"
 #include "stoker/ops/registry.hpp"
 #include "stoker/pipeline/executor.hpp"
@@ -210,7 +211,11 @@ std::unique_ptr<Pipeline> PipelineBuilder::build() {
 }
 
 Pipeline::Pipeline(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Pipeline::~Pipeline() = default;
+Pipeline::~Pipeline() {
+  // In a forked child (a DataLoader worker collecting an inherited pipeline) its threads run
+  // only in the parent: joining them would hang, so the child leaks it whole.
+  if (in_forked_child()) (void)impl_.release();
+}
 
 std::vector<Batch> Pipeline::run(const std::function<bool()>& interrupted) {
   const auto executor = impl_->hold();

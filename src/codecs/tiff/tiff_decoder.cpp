@@ -160,7 +160,9 @@ Layout layout(Tiff& t, int64_t max_pixels) {
   STOKER_ENFORCE(uint64_t(w) * h <= uint64_t(max_pixels), ValueError, "TIFF of ", w, "x", h,
                  " pixels exceeds max_pixels (", max_pixels, ")");
   STOKER_ENFORCE(format == SAMPLEFORMAT_UINT, ValueError, "TIFF with ",
-                 format == SAMPLEFORMAT_IEEEFP ? "floating-point" : "signed",
+                 format == SAMPLEFORMAT_IEEEFP ? "floating-point"
+                 : format == SAMPLEFORMAT_INT  ? "signed"
+                                               : "untyped or complex",
                  " samples is not supported");
   if (photometric == PHOTOMETRIC_YCBCR && compression == COMPRESSION_JPEG) {
     // libjpeg converts to RGB as it decodes.
