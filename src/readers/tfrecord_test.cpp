@@ -4,13 +4,13 @@
 #include <zlib.h>
 
 #include <cstring>
-#include <functional>
 #include <map>
 #include <optional>
 
 #include "stoker/core/error.hpp"
 #include "stoker/readers/recordio.hpp"
 #include "stoker/readers/tf_example.hpp"
+#include "stoker/testing/errors.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
 
 namespace stoker::readers {
@@ -91,15 +91,6 @@ void append_record(std::vector<uint8_t>& file, const std::vector<uint8_t>& data)
   put_le(file, mask(crc32c_bitwise(data)), 4);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "<no ValueError>";
-}
-
 // --- tests ------------------------------------------------------------------------------
 
 TEST(Crc32c, KnownValues) {
@@ -147,35 +138,36 @@ TEST(TFRecord, CorruptionIsReportedWithFileAndOffset) {
   append_record(file, example({{"a", int64_feature({2}, true)}}));
   auto flipped = file;
   flipped[size_t(second) + 14] ^= 0x40;
-  EXPECT_EQ(error_of([&] { index_tfrecord(flipped, "f.rec", true); }),
+  EXPECT_EQ(testing::value_error_of([&] { index_tfrecord(flipped, "f.rec", true); }),
             "f.rec: record at offset " + std::to_string(second) +
                 ": data CRC mismatch: the record is corrupt");
   EXPECT_NO_THROW(index_tfrecord(flipped, "f.rec", false));  // CRC checks are optional
   auto truncated = std::vector<uint8_t>(file.begin(), file.end() - 6);
-  EXPECT_EQ(error_of([&] { index_tfrecord(truncated, "t.rec", false); }),
+  EXPECT_EQ(testing::value_error_of([&] { index_tfrecord(truncated, "t.rec", false); }),
             "t.rec: record at offset " + std::to_string(second) + ": length " +
                 std::to_string(file.size() - size_t(second) - 16) +
                 " runs past the end of the file (" + std::to_string(truncated.size()) + " bytes)");
   std::vector<uint8_t> text(40, 'A');
-  EXPECT_EQ(error_of([&] { index_tfrecord(text, "x.txt", true); }),
+  EXPECT_EQ(testing::value_error_of([&] { index_tfrecord(text, "x.txt", true); }),
             "x.txt: record at offset 0: length CRC mismatch (the header is corrupt or this is "
             "not a TFRecord file)");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(testing::value_error_of([&] {
               parse_example(std::vector<uint8_t>{0x0a, 0x05, 0x01});
             }),
             "malformed Example: field 1 claims 5 bytes but only 1 remain (at byte 0)");
-  EXPECT_EQ(error_of([&] { parse_tfrecord_index("0 30\n30 x\n", "i.idx"); }),
+  EXPECT_EQ(testing::value_error_of([&] { parse_tfrecord_index("0 30\n30 x\n", "i.idx"); }),
             "i.idx line 2: expected '<offset> <size>', got '30 x'");
-  EXPECT_EQ(error_of([&] { parse_tfrecord_index("0 30\n30 30\n", "i.idx", 50); }),
+  EXPECT_EQ(testing::value_error_of([&] { parse_tfrecord_index("0 30\n30 30\n", "i.idx", 50); }),
             "i.idx line 2: record [30, 60) runs past the end of the data file (50 bytes)");
   // Found by the fuzz campaign: a number and a trailing tab ended the process
   // (std::out_of_range); a huge offset overflowed the bounds check.
-  EXPECT_EQ(error_of([&] { parse_tfrecord_index("00\t\n1 156\n", "i.idx"); }),
+  EXPECT_EQ(testing::value_error_of([&] { parse_tfrecord_index("00\t\n1 156\n", "i.idx"); }),
             "i.idx line 1: expected '<offset> <size>', got '00\t'");
-  EXPECT_EQ(error_of([&] { parse_tfrecord_index("9223372036854775800 30\n", "i.idx", 50); }),
+  EXPECT_EQ(testing::value_error_of(
+                [&] { parse_tfrecord_index("9223372036854775800 30\n", "i.idx", 50); }),
             "i.idx line 1: record [9223372036854775800, 9223372036854775830) runs past the end "
             "of the data file (50 bytes)");
-  EXPECT_EQ(error_of([&] { parse_recordio_index("00\t\n1\t156\n", "r.idx", 200); }),
+  EXPECT_EQ(testing::value_error_of([&] { parse_recordio_index("00\t\n1\t156\n", "r.idx", 200); }),
             "r.idx line 1: expected '<key>\\t<offset>', got '00\t'");
 }
 
@@ -256,7 +248,9 @@ TEST(TFRecordSharedData, MnistFloatsCifarPngsVocKeysAndGzip) {
     auto ex = parse_example(tfrecord_payload(file, spans[7], path, true));
     EXPECT_EQ(ex["session_index"].kind, FeatureValue::Kind::kInt64);
     auto cut = std::vector<uint8_t>(gz.begin(), gz.begin() + long(gz.size() / 2));
-    EXPECT_NE(error_of([&] { gunzip(cut, path); }).find(path + ": corrupt or truncated gzip"),
+    EXPECT_NE(testing::value_error_of([&] {
+                gunzip(cut, path);
+              }).find(path + ": corrupt or truncated gzip"),
               std::string::npos);
   }
 }
@@ -266,10 +260,10 @@ TEST(TFRecordSharedData, CorruptFileFromTheWild) {
   if (!dir) GTEST_SKIP() << "shared data not found";
   auto path = *dir + "/tfrecord/negative/CORRUPT_pets_examples.record";
   auto file = testing::read_file(path);
-  EXPECT_EQ(error_of([&] { index_tfrecord(file, path, true); }),
+  EXPECT_EQ(testing::value_error_of([&] { index_tfrecord(file, path, true); }),
             path + ": record at offset 0: data CRC mismatch: the record is corrupt");
   // Without CRC checks the garbage length header at offset 18446 is still caught.
-  auto msg = error_of([&] { index_tfrecord(file, path, false); });
+  auto msg = testing::value_error_of([&] { index_tfrecord(file, path, false); });
   EXPECT_NE(msg.find(path + ": record at offset 18446: length "), std::string::npos) << msg;
 }
 

@@ -6,6 +6,7 @@ file."""
 import glob
 import io
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -91,28 +92,6 @@ def test_windows_and_shapes_are_the_same(blobs):
         assert_same(out["stoker"][0][k], out["dali"][0][k], what=what)
 
 
-def _error(lib, blob, name):
-    """The message each library raises decoding `blob` fed as file `name`."""
-    import tempfile
-    root = tempfile.mkdtemp()
-    os.makedirs(os.path.join(root, "c"))
-    with open(os.path.join(root, "c", name), "wb") as f:
-        f.write(blob)
-    mod = stoker if lib == "stoker" else dali
-
-    @mod.pipeline_def(batch_size=1, num_threads=1, **({} if lib == "stoker" else
-                                                       {"device_id": None}))
-    def pipe():
-        jpegs, _ = mod.fn.readers.file(file_root=root)
-        return mod.fn.decoders.image(jpegs)
-
-    p = pipe()
-    p.build()
-    with pytest.raises(Exception) as e:
-        p.run()
-    return str(e.value)
-
-
 def test_an_animation_decodes_to_its_first_frame_as_dalis():
     rng = np.random.default_rng(2)
     frames = [PIL.fromarray(rng.integers(0, 256, (19, 23, 3), dtype=np.uint8)) for _ in range(3)]
@@ -136,7 +115,6 @@ def test_an_animation_decodes_to_its_first_frame_as_dalis():
 
 def _error(blob, name):
     """What stoker raises decoding `blob` read as file `name`."""
-    import tempfile
     root = tempfile.mkdtemp()
     os.makedirs(os.path.join(root, "c"))
     with open(os.path.join(root, "c", name), "wb") as f:

@@ -8,20 +8,12 @@
 #include <fstream>
 
 #include "stoker/core/error.hpp"
+#include "stoker/testing/errors.hpp"
 #include "stoker/testing/image_reference.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
 
 namespace stoker::codecs {
 namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "<no ValueError>";
-}
 
 TEST(JpegDecoder, HighQuality444IsCloseToTheSourceInEveryFormat) {
   const int64_t H = 45, W = 67;
@@ -77,20 +69,21 @@ TEST(JpegDecoder, RowStrideLeavesPaddingUntouched) {
 TEST(JpegDecoder, ErrorsAreClear) {
   JpegDecoder dec;
   std::vector<uint8_t> junk{0x00, 0x01, 0x02, 0x03, 0x04};
-  EXPECT_EQ(message_of([&] { dec.read_header(junk.data(), junk.size()); }),
+  EXPECT_EQ(testing::value_error_of([&] { dec.read_header(junk.data(), junk.size()); }),
             "invalid JPEG: Not a JPEG file: starts with 0x00 0x01");
-  EXPECT_EQ(message_of([&] { dec.read_header(junk.data(), 0); }), "empty JPEG stream (0 bytes)");
+  EXPECT_EQ(testing::value_error_of([&] { dec.read_header(junk.data(), 0); }),
+            "empty JPEG stream (0 bytes)");
 
   auto src = testing::random_image_u8(64, 64, 3, 4);
   auto jpeg = testing::encode_jpeg(src.data(), 64, 64, 3);
   std::vector<uint8_t> out(64 * 64 * 3);
   auto no_scan = std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + 100);  // cut in the tables
-  EXPECT_EQ(message_of([&] { dec.read_header(no_scan.data(), no_scan.size()); }),
+  EXPECT_EQ(testing::value_error_of([&] { dec.read_header(no_scan.data(), no_scan.size()); }),
             "invalid JPEG: Premature end of JPEG file");
 
   auto huge = jpeg;
   testing::patch_jpeg_size(huge, 64250, 64250);
-  EXPECT_EQ(message_of([&] { dec.read_header(huge.data(), huge.size()); }),
+  EXPECT_EQ(testing::value_error_of([&] { dec.read_header(huge.data(), huge.size()); }),
             "JPEG of 64250x64250 = 4128062500 pixels exceeds the limit of 134217728 pixels "
             "(raise max_pixels to allow it)");
   // The decoder is still usable after errors.
@@ -127,7 +120,7 @@ TEST(JpegDecoder, DataWarningsDecodeAnywayUnlessStrict) {
                 "Corrupt JPEG data: 3 extraneous bytes before marker 0x%02x", marker);
   EXPECT_EQ(dec.first_warning(), expected);
   EXPECT_EQ(out, clean);
-  EXPECT_EQ(message_of([&] {
+  EXPECT_EQ(testing::value_error_of([&] {
               dec.decode(junk.data(), junk.size(), ColorFormat::kRGB, out.data(), 96 * 3, strict);
             }),
             std::string("invalid JPEG: ") + expected +
@@ -145,7 +138,7 @@ TEST(JpegDecoder, DataWarningsDecodeAnywayUnlessStrict) {
   EXPECT_TRUE(std::equal(out.begin(), out.begin() + 8 * 96 * 3, clean.begin()));  // 1st MCU row
   EXPECT_EQ(out[out.size() - 1], 128);  // the last rows had no data
   EXPECT_NE(out, clean);
-  EXPECT_EQ(message_of([&] {
+  EXPECT_EQ(testing::value_error_of([&] {
               dec.decode(cut.data(), cut.size(), ColorFormat::kRGB, out.data(), 96 * 3, strict);
             }),
             "corrupt JPEG data: Corrupt JPEG data: premature end of data segment (strict=True; "
@@ -153,7 +146,7 @@ TEST(JpegDecoder, DataWarningsDecodeAnywayUnlessStrict) {
   // A file cut short (no EOI) is refused in both modes, as DALI, PIL and torchvision refuse it.
   auto truncated = std::vector<uint8_t>(jpeg.begin(), jpeg.begin() + long(jpeg.size() * 2 / 3));
   for (const auto& limits : {JpegLimits{}, strict}) {
-    EXPECT_EQ(message_of([&] {
+    EXPECT_EQ(testing::value_error_of([&] {
                 dec.decode(truncated.data(), truncated.size(), ColorFormat::kRGB, out.data(),
                            96 * 3, limits);
               }),

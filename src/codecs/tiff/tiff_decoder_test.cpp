@@ -5,12 +5,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "stoker/codecs/pixel_convert.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/testing/errors.hpp"
 #include "stoker/testing/image_reference.hpp"
 #include "stoker/testing/jpeg_encode.hpp"
 
@@ -48,15 +48,6 @@ std::vector<uint8_t> tiff_of(const std::vector<T>& pixels, int h, int w, int row
   auto bytes = testing::read_file(path.string());
   std::filesystem::remove(path);
   return bytes;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "<no ValueError>";
 }
 
 TEST(TiffDecoder, StripsDecodeExactlyInEveryFormat) {
@@ -102,9 +93,9 @@ TEST(TiffDecoder, SixteenBitKeepsItsPrecisionOrRoundsToEight) {
 TEST(TiffDecoder, RefusesLargeImagesBeforeAllocatingAndBadData) {
   const auto src = testing::random_image_u8(40, 50, 3, 9);
   const auto tiff = tiff_of(src, 40, 50, 8);
-  EXPECT_EQ(error_of([&] { read_tiff_header(tiff.data(), tiff.size(), 1999); }),
+  EXPECT_EQ(testing::value_error_of([&] { read_tiff_header(tiff.data(), tiff.size(), 1999); }),
             "TIFF of 50x40 pixels exceeds max_pixels (1999)");
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(testing::value_error_of([&] {
               read_tiff_header(tiff.data(), 7, 1 << 20);
             }).rfind("invalid TIFF header: ", 0),
             0u);
@@ -113,7 +104,7 @@ TEST(TiffDecoder, RefusesLargeImagesBeforeAllocatingAndBadData) {
   // The strips' data cut short (the directory, written last by libtiff, kept whole).
   auto cut = tiff;
   std::memset(cut.data() + 8, 0, cut.size() / 2);
-  const std::string msg = error_of([&] {
+  const std::string msg = testing::value_error_of([&] {
     decode_tiff(cut.data(), cut.size(), info, ColorFormat::kRGB, out.data(), 150, 1 << 20);
   });
   EXPECT_EQ(msg.rfind("invalid TIFF data: ", 0), 0u) << msg;

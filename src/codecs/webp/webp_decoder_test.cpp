@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "stoker/codecs/pixel_convert.hpp"
 #include "stoker/core/error.hpp"
+#include "stoker/testing/errors.hpp"
 #include "stoker/testing/image_reference.hpp"
 
 #ifdef STOKER_HAVE_WEBP
@@ -27,15 +27,6 @@ std::vector<uint8_t> lossless(const std::vector<uint8_t>& pixels, int h, int w, 
   std::vector<uint8_t> bytes(out, out + n);
   WebPFree(out);
   return bytes;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ValueError& e) {
-    return e.what();
-  }
-  return "<no ValueError>";
 }
 
 TEST(WebpDecoder, LosslessDecodesExactlyInEveryFormat) {
@@ -70,19 +61,19 @@ TEST(WebpDecoder, LosslessDecodesExactlyInEveryFormat) {
 TEST(WebpDecoder, RefusesLargeImagesBeforeAllocatingAndBadData) {
   const auto src = testing::random_image_u8(100, 120, 3, 6);
   const auto webp = lossless(src, 100, 120, 3);
-  EXPECT_EQ(error_of([&] { read_webp_header(webp.data(), webp.size(), 11999); }),
+  EXPECT_EQ(testing::value_error_of([&] { read_webp_header(webp.data(), webp.size(), 11999); }),
             "WebP of 120x100 pixels exceeds max_pixels (11999)");
-  EXPECT_EQ(error_of([&] { read_webp_header(webp.data(), 10, 1 << 20); }),
+  EXPECT_EQ(testing::value_error_of([&] { read_webp_header(webp.data(), 10, 1 << 20); }),
             "invalid WebP header: truncated data");
   const WebpInfo info = read_webp_header(webp.data(), webp.size(), 1 << 20);
   std::vector<uint8_t> out(size_t(100 * 120 * 3));
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(testing::value_error_of([&] {
               decode_webp(webp.data(), webp.size() / 2, info, ColorFormat::kRGB, out.data(), 360);
             }),
             "invalid WebP data: truncated data");
   auto corrupt = webp;
   for (size_t i = 30; i < corrupt.size(); i += 3) corrupt[i] ^= 0x5A;
-  const std::string msg = error_of([&] {
+  const std::string msg = testing::value_error_of([&] {
     decode_webp(corrupt.data(), corrupt.size(), info, ColorFormat::kRGB, out.data(), 360);
   });
   EXPECT_EQ(msg.rfind("invalid WebP data: ", 0), 0u) << msg;
