@@ -19,7 +19,8 @@ OUT=${OUT:-$PWD/bench_out}
 BUILD=${BUILD:-build-gpu}
 SECTIONS=${BENCH_SECTIONS:-harness kernels readers decode}
 mkdir -p "$OUT"
-export PYTHONPATH="$PWD/$BUILD/python"
+[[ "$BUILD" == /* ]] || BUILD="$PWD/$BUILD"
+export PYTHONPATH="$BUILD/python"
 has() { [[ " $SECTIONS " == *" $1 "* ]]; }
 GPU=0
 python3 -c "import sys, stoker._stoker as s; sys.exit(0 if s.cuda_available() else 1)" && GPU=1

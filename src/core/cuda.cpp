@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -66,26 +65,6 @@ LiveStreams& live_streams() {
 }
 }  // namespace
 
-namespace {
-// stoker's threads wait for the GPU by blocking in the driver (cudaEventBlockingSync), not by
-// spinning, CUDA's default for a process with fewer CUDA contexts than cores: a spinning wait
-// takes a whole core from the loader's other threads and from the training thread that
-// launches the model's kernels, for every wait on a decoder's slot, a feed stream or a buffer
-// to reuse. STOKER_EXP_SPIN_WAIT=1 spins as before (the benchmarks' control, for now).
-unsigned event_flags(bool timing) {
-  static const bool spin = std::getenv("STOKER_EXP_SPIN_WAIT") != nullptr;
-  return (timing ? cudaEventDefault : cudaEventDisableTiming) |
-         (spin ? 0u : unsigned(cudaEventBlockingSync));
-}
-
-// Waits for the work queued on `stream` so far, blocking as event_flags() says.
-void wait_for_stream(StreamHandle stream) {
-  CudaEvent done;
-  done.record(stream);
-  done.synchronize();
-}
-}  // namespace
-
 CudaStream::CudaStream(int device) : device_(device) {
   DeviceGuard guard(device);
   cudaStream_t s = nullptr;
@@ -132,12 +111,15 @@ std::shared_ptr<CudaEvent> record_if_live(StreamHandle stream) noexcept {
     return nullptr;
   }
 }
-void CudaStream::synchronize() const { wait_for_stream(stream_); }
+void CudaStream::synchronize() const {
+  cuda_check(cudaStreamSynchronize(cudaStream_t(stream_)), "cudaStreamSynchronize");
+}
 
 CudaEvent::CudaEvent(bool timing) : timing_(timing) {
   cuda_check(cudaGetDevice(&device_), "cudaGetDevice");
   cudaEvent_t e = nullptr;
-  cuda_check(cudaEventCreateWithFlags(&e, event_flags(timing)), "creating a CUDA event");
+  cuda_check(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming),
+             "creating a CUDA event");
   event_ = e;
 }
 CudaEvent::~CudaEvent() {
@@ -154,7 +136,8 @@ void CudaEvent::record(StreamHandle stream) {
   DeviceGuard guard(device);
   if (device != device_) {  // an event records only on a stream of the device it was made on
     cudaEvent_t e = nullptr;
-    cuda_check(cudaEventCreateWithFlags(&e, event_flags(timing_)), "creating a CUDA event");
+    cuda_check(cudaEventCreateWithFlags(&e, timing_ ? cudaEventDefault : cudaEventDisableTiming),
+               "creating a CUDA event");
     cudaEventDestroy(cudaEvent_t(event_));
     event_ = e;
     device_ = device;
@@ -208,7 +191,9 @@ void copy_device_rows_async(void* dst, size_t dst_pitch, const void* src, size_t
                                cudaMemcpyDeviceToDevice, cudaStream_t(stream)),
              "copying rows on the device");
 }
-void synchronize_stream(StreamHandle stream) { wait_for_stream(stream); }
+void synchronize_stream(StreamHandle stream) {
+  cuda_check(cudaStreamSynchronize(cudaStream_t(stream)), "cudaStreamSynchronize");
+}
 int last_cuda_error() { return int(cudaGetLastError()); }
 int cuda_device_count() {
   int n = 0;

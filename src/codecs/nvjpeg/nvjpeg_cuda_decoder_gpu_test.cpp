@@ -44,8 +44,9 @@ TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffersAndTimesThePha
         EXPECT_TRUE(dec.decode(job, /*bgr=*/false, 0, &g));
         grew.push_back(g);
       };
-      // The slot's two pinned pages take turns: each grows on its first image and on the
-      // first image larger than any it held.
+      // The slot's two pinned pages take turns (images 0, 2, 4, 6, 8 on one, the others on
+      // the other): each grows on its first image and on the first image larger than any it
+      // held, so the large image 6 fits where image 4 was and image 7 enlarges the other page.
       for (const Image* im :
            {&small, &small, &small, &small, &large, &small, &large, &large, &small})
         decode(*im);
@@ -55,7 +56,7 @@ TEST(NvjpegCudaDecoderGpu, SaysWhichDecodesEnlargedTheSlotsBuffersAndTimesThePha
       EXPECT_GT(phases.seconds[kPhaseHost], 0.0);  // nine images parsed
       EXPECT_GT(phases.seconds[kPhaseDevice], 0.0);
     }  // the decoder's slots finish before `out` is freed
-    EXPECT_EQ(grew, (std::vector<bool>{true, true, false, false, true, false, true, false, false}));
+    EXPECT_EQ(grew, (std::vector<bool>{true, true, false, false, true, false, false, true, false}));
   }
   device->deallocate(out, bytes);
 }
