@@ -15,7 +15,7 @@
 #    Turing, nvJPEG, nvCOMP and NVDEC opened at run time (the driver's or NVIDIA's wheels). All
 #    interpreters build in one folder (build/wheel): after the first, only the Python module
 #    compiles again.
-# 3. auditwheel repair: the codec libraries (libjpeg-turbo, libpng, libwebp, libtiff, zlib,
+# 3. auditwheel repair: the codec libraries (libjpeg-turbo, libpng, libwebp, libtiff, OpenJPEG, zlib,
 #    liblmdb, liblz4 and the minimal FFmpeg) go into the wheel, which is tagged by the newest glibc symbol its
 #    binaries use; auditwheel show prints the result.
 # WHEEL_DIR (default dist) is the output folder; WHEEL_PIP_ARGS extra pip arguments (e.g.
@@ -79,7 +79,7 @@ build_one() {
     "minutes the first time)" >&2
   FFMPEG_PREFIX="$deps/ffmpeg" "$py" -m pip wheel . --no-deps --no-build-isolation -w "$tmp" \
     > "$tmp/build.log" 2>&1 || { tail -40 "$tmp/build.log" >&2; return 1; }
-  grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng|libwebp|libtiff)" "$tmp/build.log" >&2 || true
+  grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng|libwebp|libtiff|OpenJPEG)" "$tmp/build.log" >&2 || true
   # The driver's libraries stay the driver's (auditwheel's policy already leaves libcuda alone;
   # libnvcuvid and libnvidia-opticalflow are opened at run time).
   # The minimal FFmpeg has the sonames of the system's: auditwheel must find it first.

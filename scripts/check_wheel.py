@@ -34,24 +34,26 @@ assert a.as_array().shape == (4, 4, 4, 3) and b.as_array().shape == (4, 3, 4, 4)
 print("cpu pipeline ok:", stoker.__file__)
 """
 
-# The codec libraries inside the wheel at work: a JPEG, a PNG, a WebP and a TIFF (written by
+# The codec libraries inside the wheel at work: a JPEG, a PNG, a WebP, a TIFF and a JPEG 2000 (written by
 # Pillow outside the venv) read by readers.file and decoded on the CPU, against the pixels Pillow wrote.
 DECODE_PIPELINE = r"""
 import sys, numpy as np, stoker
 from stoker import fn
 folder = sys.argv[1]
-p = stoker.Pipeline(batch_size=4, num_threads=2, seed=1)
+p = stoker.Pipeline(batch_size=5, num_threads=2, seed=1)
 with p:
-    data, _ = fn.readers.file(files=[f"{folder}/a.{ext}" for ext in ("png", "jpg", "webp", "tif")])
+    data, _ = fn.readers.file(
+        files=[f"{folder}/a.{ext}" for ext in ("png", "jpg", "webp", "tif", "jp2")])
     p.set_outputs(fn.decoders.image(data))
 (images,) = p.run()
 want = np.load(f"{folder}/a.npy")
-png, jpg, webp, tif = (np.asarray(images.at(i)) for i in range(4))
+png, jpg, webp, tif, jp2 = (np.asarray(images.at(i)) for i in range(5))
 assert np.array_equal(png, want), "PNG decoded differently"
 assert jpg.shape == want.shape and np.abs(jpg.astype(int) - want).mean() < 8, "JPEG"
 assert np.array_equal(webp, want), "WebP (lossless) decoded differently"
 assert np.array_equal(tif, want), "TIFF (LZW) decoded differently"
-print("decoding ok: libpng, libjpeg-turbo, libwebp and libtiff inside the wheel")
+assert np.array_equal(jp2, want), "JPEG 2000 (lossless) decoded differently"
+print("decoding ok: libpng, libjpeg-turbo, libwebp, libtiff and OpenJPEG inside the wheel")
 """
 
 GPU_PIPELINE = r"""
@@ -149,6 +151,7 @@ def write_images(folder):
     Image.fromarray(pixels).save(os.path.join(folder, "a.jpg"), quality=95)
     Image.fromarray(pixels).save(os.path.join(folder, "a.webp"), lossless=True)
     Image.fromarray(pixels).save(os.path.join(folder, "a.tif"), compression="tiff_lzw")
+    Image.fromarray(pixels).save(os.path.join(folder, "a.jp2"), irreversible=False)
     np.save(os.path.join(folder, "a.npy"), pixels)
     return folder
 

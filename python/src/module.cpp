@@ -166,6 +166,7 @@ NB_MODULE(_stoker, m) {
         info["ffmpeg"] = stoker::codecs::ffmpeg_version();
         info["libwebp"] = stoker::codecs::libwebp_version();
         info["libtiff"] = stoker::codecs::libtiff_version();
+        info["openjpeg"] = stoker::codecs::openjpeg_version();
         info["lmdb"] = stoker::readers::lmdb_available();
         info["nvcomp"] = bool(kBuiltWithCuda) ? stoker::kernels::nvcomp_unavailable() : "no CUDA";
         nb::list devices;

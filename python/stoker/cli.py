@@ -54,7 +54,8 @@ def info(as_json=False):
                     "architectures": raw["cuda_architectures"].split()},
            "devices": raw["devices"], "libjpeg_turbo": raw["libjpeg_turbo"],
            "libpng": raw["libpng"], "libwebp": raw["libwebp"] or None,
-           "libtiff": raw["libtiff"] or None, "lmdb": raw["lmdb"],
+           "libtiff": raw["libtiff"] or None, "openjpeg": raw["openjpeg"] or None,
+           "lmdb": raw["lmdb"],
            "ffmpeg": raw["ffmpeg"] or None,
            "nvcomp": raw["nvcomp"] or True}
     if as_json:
@@ -83,6 +84,7 @@ def info(as_json=False):
     lines.append(f"libjpeg-turbo {out['libjpeg_turbo']}; libpng {out['libpng']}; "
                  f"libwebp {out['libwebp'] or 'no (WebP refused)'}; "
                  f"libtiff {out['libtiff'] or 'no (TIFF refused)'}; "
+                 f"OpenJPEG {out['openjpeg'] or 'no (JPEG 2000 refused)'}; "
                  f"liblmdb (readers.caffe, caffe2): {'yes' if out['lmdb'] else 'no'}")
     lines.append(f"FFmpeg (readers.video): {out['ffmpeg'] or 'no (built without it)'}")
     if cuda["built"]:

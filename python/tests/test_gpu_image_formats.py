@@ -1,6 +1,7 @@
-"""device="mixed" decoding of the formats the CPU threads decode for it (WebP, TIFF, 16-bit TIFF
-at dtype UINT16) beside JPEGs: the same pixels as the CPU decoder. Skipped without a CUDA
-device, or where stoker was built without libwebp / libtiff."""
+"""device="mixed" decoding of the formats the CPU threads decode for it (WebP, TIFF, JPEG 2000,
+16-bit TIFF and JPEG 2000 at dtype UINT16) beside JPEGs: the same pixels as the CPU decoder.
+Skipped without a CUDA device; formats stoker was built without (libwebp, libtiff, OpenJPEG)
+are left out."""
 
 import io
 
@@ -23,7 +24,8 @@ def _blobs():
     out = []
     for fmt, kw in (("JPEG", dict(quality=90)), ("PNG", {}),
                     ("WEBP", dict(lossless=True)) if info["libwebp"] else (None, None),
-                    ("TIFF", dict(compression="tiff_lzw")) if info["libtiff"] else (None, None)):
+                    ("TIFF", dict(compression="tiff_lzw")) if info["libtiff"] else (None, None),
+                    ("JPEG2000", dict(irreversible=False)) if info["openjpeg"] else (None, None)):
         if fmt is None:
             continue
         buf = io.BytesIO()
@@ -32,6 +34,10 @@ def _blobs():
     if info["libtiff"]:  # 16-bit gray
         buf = io.BytesIO()
         PIL.fromarray((x * 900 + y * 11).astype(np.uint16)).save(buf, "TIFF")
+        out.append(buf.getvalue())
+    if info["openjpeg"]:  # 16-bit gray
+        buf = io.BytesIO()
+        PIL.fromarray((x * 900 + y * 11).astype(np.uint16)).save(buf, "JPEG2000")
         out.append(buf.getvalue())
     return out
 

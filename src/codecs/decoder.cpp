@@ -6,6 +6,7 @@
 #include "stoker/codecs/bmp/bmp_decoder.hpp"
 #include "stoker/codecs/exif.hpp"
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/codecs/jpeg2000/jpeg2000_decoder.hpp"
 #include "stoker/codecs/png/png_decoder.hpp"
 #include "stoker/codecs/pnm/pnm_decoder.hpp"
 #include "stoker/codecs/tiff/tiff_decoder.hpp"
@@ -77,13 +78,20 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
       out.bit_depth = h.bits;
       return out;
     }
+    case ImageFormat::kJpeg2000: {
+      auto h = read_jpeg2000_header(data, size, limits.max_pixels);
+      out.height = h.height, out.width = h.width, out.channels = jpeg2000_output_channels(fmt, h);
+      out.bit_depth = h.bits;
+      return out;
+    }
     case ImageFormat::kUnknown:
       throw ValueError(detail::concat(
           "not a recognised image format (first bytes: ", leading_bytes_hex(data, size), ")"));
     default:
       throw ValueError(detail::concat(
           format_name(out.format), " images are not supported (supported: JPEG, PNG, BMP, PNM",
-          webp_available() ? ", WebP" : "", tiff_available() ? ", TIFF)" : ")"));
+          webp_available() ? ", WebP" : "", tiff_available() ? ", TIFF" : "",
+          jpeg2000_available() ? ", JPEG 2000)" : ")"));
   }
 }
 
@@ -112,6 +120,10 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
       decode_tiff(data, size, read_tiff_header(data, size, limits.max_pixels), fmt, out, row_stride,
                   limits.max_pixels);
       return;
+    case ImageFormat::kJpeg2000:
+      decode_jpeg2000(data, size, read_jpeg2000_header(data, size, limits.max_pixels), fmt, out,
+                      row_stride, limits.max_pixels);
+      return;
     default:
       STOKER_ASSERT(false, "decode() called for ", format_name(info.format));
   }
@@ -119,10 +131,16 @@ void Decoder::decode(const uint8_t* data, size_t size, ColorFormat fmt, const Im
 
 void Decoder::decode16(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
                        uint16_t* out, int64_t row_stride, const DecodeLimits& limits) {
-  STOKER_ASSERT((info.format == ImageFormat::kPng || info.format == ImageFormat::kTiff) &&
+  STOKER_ASSERT((info.format == ImageFormat::kPng || info.format == ImageFormat::kTiff ||
+                 info.format == ImageFormat::kJpeg2000) &&
                     info.bit_depth == 16,
                 "decode16() called for an 8-bit ", format_name(info.format));
   state_->warning.clear();
+  if (info.format == ImageFormat::kJpeg2000) {
+    decode_jpeg2000(data, size, read_jpeg2000_header(data, size, limits.max_pixels), fmt, out,
+                    row_stride, limits.max_pixels, /*keep_16=*/true);
+    return;
+  }
   if (info.format == ImageFormat::kTiff) {
     decode_tiff(data, size, read_tiff_header(data, size, limits.max_pixels), fmt, out, row_stride,
                 limits.max_pixels, /*keep_16=*/true);
@@ -149,6 +167,12 @@ void Decoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,
   }
   STOKER_ENFORCE(scale == 1, ValueError, "DCT-domain downscaling is for JPEG only, not ",
                  format_name(info.format));
+  if (info.format == ImageFormat::kJpeg2000) {  // OpenJPEG decodes just the window's code-blocks
+    const Jpeg2000Window window{y, x, h, w};
+    decode_jpeg2000(data, size, read_jpeg2000_header(data, size, limits.max_pixels), fmt, out,
+                    row_stride, limits.max_pixels, /*keep_16=*/false, &window);
+    return;
+  }
   const int64_t row = info.width * info.channels;
   auto& whole = state_->whole;
   whole.resize(size_t(row * info.height));

@@ -12,6 +12,9 @@
 #ifdef STOKER_HAVE_TIFF
 #include <tiffio.h>
 #endif
+#ifdef STOKER_HAVE_JPEG2000
+#include <openjpeg.h>
+#endif
 #ifdef STOKER_HAVE_FFMPEG
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -63,6 +66,14 @@ std::string libtiff_version() {
   if (at == std::string::npos) return text.substr(0, text.find('\n'));
   const auto from = at + 8;
   return text.substr(from, text.find_first_of(" \n", from) - from);
+#else
+  return "";
+#endif
+}
+
+std::string openjpeg_version() {
+#ifdef STOKER_HAVE_JPEG2000
+  return opj_version();
 #else
   return "";
 #endif

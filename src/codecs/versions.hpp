@@ -14,5 +14,7 @@ std::string ffmpeg_version();
 std::string libwebp_version();
 // libtiff loaded at run time ("4.5.0"), or "" where stoker was built without it.
 std::string libtiff_version();
+// OpenJPEG loaded at run time ("2.5.0"), or "" where stoker was built without it.
+std::string openjpeg_version();
 
 }  // namespace stoker::codecs

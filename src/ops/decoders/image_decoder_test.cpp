@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "stoker/codecs/jpeg/jpeg_decoder.hpp"
+#include "stoker/codecs/jpeg2000/jpeg2000_decoder.hpp"
 #include "stoker/codecs/tiff/tiff_decoder.hpp"
 #include "stoker/codecs/webp/webp_decoder.hpp"
 #include "stoker/ops/op_test_util.hpp"
@@ -85,7 +86,8 @@ TEST(ImageDecoderOp, BadSamplesNameSampleAndSource) {
             std::string("sample 0 (source 'x.gif'): GIF images are not supported (supported: "
                         "JPEG, PNG, BMP, PNM") +
                 (codecs::webp_available() ? ", WebP" : "") +
-                (codecs::tiff_available() ? ", TIFF)" : ")"));
+                (codecs::tiff_available() ? ", TIFF" : "") +
+                (codecs::jpeg2000_available() ? ", JPEG 2000)" : ")"));
   std::vector<uint8_t> webp{'R', 'I', 'F', 'F', 12,  0,   0,   0,
                             'W', 'E', 'B', 'P', 'V', 'P', '8', ' '};
   EXPECT_EQ(error_of(r, testing::bytes_batch({webp}, {"x.webp"})),
