@@ -9,6 +9,7 @@
 #include "stoker/ops/color/equalize.hpp"
 #include "stoker/ops/conditional/conditional.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
+#include "stoker/ops/distortion/jpeg_compression_distortion.hpp"
 #include "stoker/ops/decoders/inflate.hpp"
 #include "stoker/ops/decoders/numpy_decoder.hpp"
 #include "stoker/ops/decoders/video_decoder.hpp"
@@ -127,6 +128,7 @@ const std::vector<OpSchema>& op_schemas() {
       hue_schema(),                    // hue
       file_read_schema(),              // io.file.read
       jitter_schema(),                 // jitter
+      jpeg_compression_distortion_schema(),  // jpeg_compression_distortion
       beta_schema(),                   // random.beta
       choice_schema(),                 // random.choice
       coin_flip_schema(),              // random.coin_flip
