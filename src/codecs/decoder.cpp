@@ -55,6 +55,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
       auto h = read_png_header(data, size, {limits.max_pixels});
       out.height = h.height, out.width = h.width, out.channels = png_output_channels(fmt, h);
       out.bit_depth = h.bit_depth == 16 ? 16 : 8;
+      out.orientation = png_exif_orientation(data, size);
       return out;
     }
     case ImageFormat::kBmp: {
@@ -70,12 +71,14 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
     case ImageFormat::kWebp: {
       auto h = read_webp_header(data, size, limits.max_pixels);
       out.height = h.height, out.width = h.width, out.channels = webp_output_channels(fmt, h);
+      out.orientation = webp_exif_orientation(data, size);
       return out;
     }
     case ImageFormat::kTiff: {
       auto h = read_tiff_header(data, size, limits.max_pixels);
       out.height = h.height, out.width = h.width, out.channels = tiff_output_channels(fmt, h);
       out.bit_depth = h.bits;
+      out.orientation = tiff_file_orientation(data, size);
       return out;
     }
     case ImageFormat::kJpeg2000: {

@@ -47,7 +47,53 @@ int tiff_orientation(const uint8_t* p, size_t n) {
   return 0;
 }
 
+// 1..8, or 1 for anything else.
+int valid(int o) { return o >= 1 && o <= 8 ? o : 1; }
+
+uint32_t be32(const uint8_t* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+uint32_t le32(const uint8_t* p) {
+  return uint32_t(p[3]) << 24 | uint32_t(p[2]) << 16 | uint32_t(p[1]) << 8 | p[0];
+}
+
 }  // namespace
+
+int png_exif_orientation(const uint8_t* data, size_t size) {
+  if (size < 8 || std::memcmp(data, "\x89PNG\r\n\x1a\n", 8) != 0) return 1;
+  // Chunks: length, type, data, CRC; eXIf may come before or after the image data.
+  for (size_t at = 8; at + 12 <= size;) {
+    const size_t length = be32(data + at);
+    if (length > size - at - 12) return 1;
+    const uint8_t* type = data + at + 4;
+    if (std::memcmp(type, "eXIf", 4) == 0) return valid(tiff_orientation(data + at + 8, length));
+    if (std::memcmp(type, "IEND", 4) == 0) return 1;
+    at += 12 + length;
+  }
+  return 1;
+}
+
+int webp_exif_orientation(const uint8_t* data, size_t size) {
+  if (size < 12 || std::memcmp(data, "RIFF", 4) != 0 || std::memcmp(data + 8, "WEBP", 4) != 0)
+    return 1;
+  // RIFF chunks: fourcc, little-endian size, data padded to an even length.
+  for (size_t at = 12; at + 8 <= size;) {
+    const size_t length = le32(data + at + 4);
+    if (length > size - at - 8) return 1;
+    if (std::memcmp(data + at, "EXIF", 4) == 0) {
+      const uint8_t* p = data + at + 8;
+      const bool prefixed = length >= 6 && std::memcmp(p, "Exif\0\0", 6) == 0;
+      return prefixed ? valid(tiff_orientation(p + 6, length - 6))
+                      : valid(tiff_orientation(p, length));
+    }
+    at += 8 + length + (length & 1);
+  }
+  return 1;
+}
+
+int tiff_file_orientation(const uint8_t* data, size_t size) {
+  return valid(tiff_orientation(data, size));
+}
 
 int jpeg_exif_orientation(const uint8_t* data, size_t size) {
   if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) return 1;

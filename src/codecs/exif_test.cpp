@@ -97,5 +97,66 @@ TEST(Exif, AnythingOddMeansAsStored) {
   EXPECT_EQ(orientation_of(png), 1);
 }
 
+// A PNG signature, an IHDR-like chunk, an eXIf chunk of `payload` (CRCs left 0: not checked),
+// then IEND; `claimed` overrides the eXIf chunk's length field.
+std::vector<uint8_t> png_with(const std::vector<uint8_t>& payload, int64_t claimed = -1) {
+  std::vector<uint8_t> p = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  auto chunk = [&](const char* type, const std::vector<uint8_t>& data, uint32_t length) {
+    for (int k = 3; k >= 0; --k) p.push_back(uint8_t(length >> (8 * k)));
+    p.insert(p.end(), type, type + 4);
+    p.insert(p.end(), data.begin(), data.end());
+    for (int k = 0; k < 4; ++k) p.push_back(0);
+  };
+  chunk("IHDR", std::vector<uint8_t>(13, 1), 13);
+  chunk("eXIf", payload, claimed >= 0 ? uint32_t(claimed) : uint32_t(payload.size()));
+  chunk("IEND", {}, 0);
+  return p;
+}
+
+// RIFF/WEBP with a VP8X chunk and an EXIF chunk of `payload` (odd sizes padded).
+std::vector<uint8_t> webp_with(const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> w = {'R', 'I', 'F', 'F', 0, 0, 0, 0, 'W', 'E', 'B', 'P'};
+  auto chunk = [&](const char* type, const std::vector<uint8_t>& data) {
+    w.insert(w.end(), type, type + 4);
+    for (int k = 0; k < 4; ++k) w.push_back(uint8_t(data.size() >> (8 * k)));
+    w.insert(w.end(), data.begin(), data.end());
+    if (data.size() & 1) w.push_back(0);
+  };
+  chunk("VP8X", std::vector<uint8_t>(10, 0));
+  chunk("EXIF", payload);
+  return w;
+}
+
+TEST(Exif, ReadsPngWebpAndTiffOrientations) {
+  const auto t6 = tiff(true, {{0x0112, 3, 6}});
+  EXPECT_EQ(png_exif_orientation(png_with(t6).data(), png_with(t6).size()), 6);
+  const auto w = webp_with(t6);
+  EXPECT_EQ(webp_exif_orientation(w.data(), w.size()), 6);
+  std::vector<uint8_t> prefixed = {'E', 'x', 'i', 'f', 0, 0};
+  const auto t3 = tiff(false, {{0x0112, 3, 3}});
+  prefixed.insert(prefixed.end(), t3.begin(), t3.end());
+  const auto wp = webp_with(prefixed);
+  EXPECT_EQ(webp_exif_orientation(wp.data(), wp.size()), 3);
+  EXPECT_EQ(tiff_file_orientation(t3.data(), t3.size()), 3);
+}
+
+TEST(Exif, ChunksThatLieOrEndEarlyMeanAsStored) {
+  const auto t6 = tiff(true, {{0x0112, 3, 6}});
+  const auto lying = png_with(t6, 1 << 30);
+  EXPECT_EQ(png_exif_orientation(lying.data(), lying.size()), 1);
+  auto cut = png_with(t6);
+  cut.resize(cut.size() - 20);
+  EXPECT_EQ(png_exif_orientation(cut.data(), cut.size()), 1);
+  const auto w = webp_with(t6);
+  for (size_t n = 0; n < w.size(); ++n) {  // every prefix of the file: no read past it
+    const std::vector<uint8_t> prefix(w.begin(), w.begin() + std::ptrdiff_t(n));  // ASan: exact
+    const int o = webp_exif_orientation(prefix.data(), prefix.size());
+    EXPECT_TRUE(o == 1 || o == 6) << n;
+  }
+  const auto nine = tiff(false, {{0x0112, 3, 9}});
+  EXPECT_EQ(tiff_file_orientation(nine.data(), nine.size()), 1);
+  EXPECT_EQ(png_exif_orientation(t6.data(), t6.size()), 1);  // not a PNG
+}
+
 }  // namespace
 }  // namespace stoker::codecs

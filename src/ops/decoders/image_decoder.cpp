@@ -52,7 +52,9 @@ std::vector<ArgSchema> decoder_args() {
        "units) or 'ANY_DATA'.",
        std::string("RGB")},
       {"adjust_orientation", ArgType::kBool,
-       "Apply the EXIF orientation of JPEGs (the image as a viewer shows it).", true},
+       "Apply the EXIF orientation of JPEG, PNG (eXIf), WebP (EXIF) and TIFF (Orientation) "
+       "images (the image as a viewer shows it).",
+       true},
       {"max_pixels", ArgType::kInt, "Largest image (width * height) accepted.", int64_t{1} << 27},
       {"strict", ArgType::kBool,
        "Raise on JPEGs that libjpeg-turbo decodes only with a warning (corrupt or truncated "
@@ -81,13 +83,15 @@ const char* kDecoderDoc =
     "colours) kept with dtype UINT16/FLOAT, else rounded to 8 bits. JPEG 2000 (JP2 and raw "
     "codestreams) via OpenJPEG: 1-4 components (sYCC converted, subsampled components "
     "repeated), samples of up to 8 bits in 8, of 9-16 bits kept as stored in 16 (as DALI's "
-    "OpenCV reader); windows decode only the code-blocks they cover. GRAY from colour uses L = (19595 R + 38470 G + 7471 B + 32768) >> 16 (PIL's "
+    "OpenCV reader); windows decode only the code-blocks they cover. GRAY from colour uses L = "
+    "(19595 R + 38470 G + 7471 B + 32768) >> 16 (PIL's "
     "weights); ANY_DATA keeps the image's channels (gray 1, gray+alpha 2, colour 3, with alpha "
     "4; JPEG: 1 or 3). Truncated or corrupt data raises an error naming the sample and file "
     "(harmless JPEG warnings such as extraneous bytes before a marker are tolerated). Images "
     "above `max_pixels` are refused before any allocation. Other formats raise an error naming "
-    "the format. With adjust_orientation (default) a JPEG's EXIF orientation is applied, as "
-    "PIL's ImageOps.exif_transpose does (orientations 5-8 swap height and width); windows are "
+    "the format. With adjust_orientation (default) the EXIF orientation of a JPEG, PNG, WebP or "
+    "TIFF is applied, as PIL's ImageOps.exif_transpose does (orientations 5-8 swap height and "
+    "width); windows are "
     "in the oriented image.";
 
 ArgSchema downscale_hint_arg() {
