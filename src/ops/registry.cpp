@@ -40,6 +40,7 @@
 #include "stoker/ops/random/beta.hpp"
 #include "stoker/ops/random/choice.hpp"
 #include "stoker/ops/random/coin_flip.hpp"
+#include "stoker/ops/random/noise.hpp"
 #include "stoker/ops/random/normal.hpp"
 #include "stoker/ops/random/uniform.hpp"
 #include "stoker/ops/readers/caffe2_reader.hpp"
@@ -135,6 +136,9 @@ const std::vector<OpSchema>& op_schemas() {
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
       multi_paste_schema(),            // multi_paste
+      gaussian_noise_schema(),         // noise.gaussian
+      salt_and_pepper_noise_schema(),  // noise.salt_and_pepper
+      shot_noise_schema(),             // noise.shot
       normalize_schema(),              // normalize
       one_hot_schema(),                // one_hot
       ones_schema(),                   // ones
