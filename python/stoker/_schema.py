@@ -232,6 +232,7 @@ def _renamed(old, new):
 # DALI 2.4's deprecated spellings of today's arguments: operator -> {old: new}.
 _RENAMES = {
     "shapes": {"type": "dtype"},
+    "lookup_table": {"output_dtype": "dtype"},
     "optical_flow": {"output_format": "output_grid"},
     "readers.coco": {"save_img_ids": "image_ids"},
 }

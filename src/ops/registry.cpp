@@ -5,8 +5,11 @@
 #include "stoker/ops/boxes/bbox_rotate.hpp"
 #include "stoker/ops/boxes/box_encoder.hpp"
 #include "stoker/ops/boxes/random_bbox_crop.hpp"
+#include "stoker/ops/color/clahe.hpp"
 #include "stoker/ops/color/color_ops.hpp"
+#include "stoker/ops/color/debayer.hpp"
 #include "stoker/ops/color/equalize.hpp"
+#include "stoker/ops/color/lookup_table.hpp"
 #include "stoker/ops/conditional/conditional.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/distortion/jpeg_compression_distortion.hpp"
@@ -96,6 +99,7 @@ const std::vector<OpSchema>& op_schemas() {
       cast_schema(),                   // cast
       cast_like_schema(),              // cast_like
       cat_schema(),                    // cat
+      clahe_schema(),                  // clahe
       color_space_conversion_schema(),  // color_space_conversion
       color_twist_schema(),            // color_twist
       constant_schema(),               // constant
@@ -106,6 +110,7 @@ const std::vector<OpSchema>& op_schemas() {
       copy_to_device_schema(),         // copy_to_device
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
+      debayer_schema(),                // debayer
       image_decoder_schema(),          // decoders.image
       image_crop_decoder_schema(),     // decoders.image_crop
       image_random_crop_decoder_schema(),  // decoders.image_random_crop
@@ -130,6 +135,7 @@ const std::vector<OpSchema>& op_schemas() {
       file_read_schema(),              // io.file.read
       jitter_schema(),                 // jitter
       jpeg_compression_distortion_schema(),  // jpeg_compression_distortion
+      lookup_table_schema(),           // lookup_table
       beta_schema(),                   // random.beta
       choice_schema(),                 // random.choice
       coin_flip_schema(),              // random.coin_flip
