@@ -236,6 +236,21 @@ BY_OP = {
     ("readers.sequence", "sequence_length"): "bounded: refused at build when no sequence fits "
                                              "the files",
     ("bbox_paste", "ratio"): VALUE, ("paste", "ratio"): SIZE,
+    ("laplacian", "smoothing_size"): "bounded: odd, 1 to 31 (as window_size), checked",
+    **{(op, "mask_size"): "bounded: 1 to 255 per axis, checked; a cost per pixel, no scratch"
+       for op in ("experimental.dilate", "experimental.erode")},
+    **{(op, "iterations"): "bounded: 1 to 255, checked; one second buffer whatever the count"
+       for op in ("experimental.dilate", "experimental.erode")},
+    **{("clahe", a): "bounded: at most the image's extent (more tiles refused), tables per tile"
+       for a in ("tiles_x", "tiles_y")},
+    ("clahe", "bins"): "bounded: a power of 2, checked; histograms of 256 bins whatever it says",
+    ("clahe", "clip_limit"): VALUE, ("debayer", "blue_position"): VALUE,
+    ("jpeg_compression_distortion", "quality"): VALUE,
+    ("lookup_table", "keys"): "bounded: 0 to 65535, checked; a table of at most 65,536 entries",
+    ("lookup_table", "default_value"): VALUE,
+    **{("noise.salt_and_pepper", a): VALUE
+       for a in ("pepper_val", "prob", "salt_val", "salt_vs_pepper")},
+    ("noise.shot", "factor"): VALUE,
 }
 NUMERIC = {"int", "float", "list of int", "list of float"}
 

@@ -18,6 +18,8 @@
 #include "stoker/ops/decoders/video_decoder.hpp"
 #include "stoker/ops/filter/filter.hpp"
 #include "stoker/ops/filter/gaussian_blur.hpp"
+#include "stoker/ops/filter/laplacian.hpp"
+#include "stoker/ops/filter/rank_filters.hpp"
 #include "stoker/ops/flow/optical_flow.hpp"
 #include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/coord_transform.hpp"
@@ -123,6 +125,9 @@ const std::vector<OpSchema>& op_schemas() {
       equalize_schema(),               // equalize
       erase_schema(),                  // erase
       expand_dims_schema(),            // expand_dims
+      dilate_schema(),                 // experimental.dilate
+      erode_schema(),                  // experimental.erode
+      median_blur_schema(),            // experimental.median_blur
       external_source_schema(),        // external_source
       filter_schema(),                 // filter
       flip_schema(),                   // flip
@@ -135,6 +140,7 @@ const std::vector<OpSchema>& op_schemas() {
       file_read_schema(),              // io.file.read
       jitter_schema(),                 // jitter
       jpeg_compression_distortion_schema(),  // jpeg_compression_distortion
+      laplacian_schema(),              // laplacian
       lookup_table_schema(),           // lookup_table
       beta_schema(),                   // random.beta
       choice_schema(),                 // random.choice
