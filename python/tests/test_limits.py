@@ -251,6 +251,9 @@ BY_OP = {
     **{("noise.salt_and_pepper", a): VALUE
        for a in ("pepper_val", "prob", "salt_val", "salt_vs_pepper")},
     ("noise.shot", "factor"): VALUE,
+    **{("water", f"{a}_{x}"): VALUE for a in ("ampl", "freq", "phase") for x in "xy"},
+    **{("grid_mask", a): VALUE for a in ("ratio", "shift_x", "shift_y")},
+    ("grid_mask", "tile"): "bounded: positive, checked; a cost per pixel, no scratch",
 }
 NUMERIC = {"int", "float", "list of int", "list of float"}
 
@@ -349,6 +352,8 @@ CASES = [
            f"{call}(IMG(), {extra}size=[{SIDE + 1}, {SIDE + 1}])", rf"{op}: size {WINDOW}")
       for op, call, extra in [("rotate", "fn.rotate", "angle=10, "),
                               ("warp_affine", "fn.warp_affine", "matrix=[1, 0, 0, 0, 1, 0], "),
+                              ("experimental.warp_perspective", "fn.experimental.warp_perspective",
+                               "matrix=[1, 0, 0, 0, 1, 0, 0, 0, 1], "),
                               ("random_resized_crop", "fn.random_resized_crop", "")]],
     Case("paste", ("ratio",), "fn.paste(IMG(), ratio=5792)", "fn.paste(IMG(), ratio=5793)",
          r"paste: ratio and min_canvas_size would make an output of 46344x46344"),

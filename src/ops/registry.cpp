@@ -24,7 +24,9 @@
 #include "stoker/ops/geometry/coord_flip.hpp"
 #include "stoker/ops/geometry/coord_transform.hpp"
 #include "stoker/ops/geometry/crop_flip.hpp"
+#include "stoker/ops/geometry/displacement.hpp"
 #include "stoker/ops/geometry/erase.hpp"
+#include "stoker/ops/geometry/grid_mask.hpp"
 #include "stoker/ops/geometry/jitter_paste.hpp"
 #include "stoker/ops/geometry/multi_paste.hpp"
 #include "stoker/ops/geometry/random_crop_generator.hpp"
@@ -33,6 +35,7 @@
 #include "stoker/ops/geometry/slice.hpp"
 #include "stoker/ops/geometry/transforms.hpp"
 #include "stoker/ops/geometry/warp.hpp"
+#include "stoker/ops/geometry/warp_perspective.hpp"
 #include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/io/dump_image.hpp"
 #include "stoker/ops/io/external_source.hpp"
@@ -128,6 +131,7 @@ const std::vector<OpSchema>& op_schemas() {
       dilate_schema(),                 // experimental.dilate
       erode_schema(),                  // experimental.erode
       median_blur_schema(),            // experimental.median_blur
+      warp_perspective_schema(),       // experimental.warp_perspective
       external_source_schema(),        // external_source
       filter_schema(),                 // filter
       flip_schema(),                   // flip
@@ -135,6 +139,7 @@ const std::vector<OpSchema>& op_schemas() {
       full_like_schema(),              // full_like
       gaussian_blur_schema(),          // gaussian_blur
       get_property_schema(),           // get_property
+      grid_mask_schema(),              // grid_mask
       hsv_schema(),                    // hsv
       hue_schema(),                    // hue
       file_read_schema(),              // io.file.read
@@ -195,6 +200,7 @@ const std::vector<OpSchema>& op_schemas() {
       sequence_rearrange_schema(),     // sequence_rearrange
       shapes_schema(),                 // shapes
       slice_schema(),                  // slice
+      sphere_schema(),                 // sphere
       squeeze_schema(),                // squeeze
       stack_schema(),                  // stack
       combine_transform_schema(),      // transforms.combine
@@ -205,6 +211,7 @@ const std::vector<OpSchema>& op_schemas() {
       translation_transform_schema(),  // transforms.translation
       transpose_schema(),              // transpose
       warp_affine_schema(),            // warp_affine
+      water_schema(),                  // water
       zeros_schema(),                  // zeros
       zeros_like_schema(),             // zeros_like
   };
