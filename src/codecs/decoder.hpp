@@ -21,8 +21,8 @@ struct ImageInfo {
   int64_t height = 0, width = 0;
   int channels = 0;     // of the output for the requested ColorFormat
   int orientation = 1;  // EXIF orientation (JPEG, PNG, WebP, TIFF), 1..8; not applied here
-  int bit_depth = 8;  // 16 for 16-bit PNGs, TIFFs (and TIFF palettes) and JPEG 2000s of 9 to 16
-                      // bits, which decode16() keeps
+  int bit_depth = 8;    // 16 for 16-bit PNGs, TIFFs (and TIFF palettes) and JPEG 2000s of 9 to 16
+                        // bits, which decode16() keeps
   // JPEG only: what hardware decoders care about.
   bool jpeg_baseline_huffman = false;  // sequential (not progressive), Huffman-coded
   bool jpeg_arithmetic = false;        // arithmetic-coded (rare; nvJPEG cannot decode it)
@@ -49,9 +49,9 @@ class Decoder {
                 uint16_t* out, int64_t row_stride, const DecodeLimits& limits);
   // Decodes only the window rows [y, y + h), columns [x, x + w) of the image as stored (no
   // orientation applied). JPEG decodes just the rows and iMCU columns it needs, JPEG 2000 just
-  // the code-blocks; the other formats decode whole and copy the window. Same pixels as the window of decode().
-  // `scale` (JPEG only: 1, 2, 4 or 8) decodes at 1/scale in the DCT domain, the window then
-  // in the downscaled image (see JpegRegion): different pixels from decode + resize.
+  // the code-blocks; the other formats decode whole and copy the window. Same pixels as the window
+  // of decode(). `scale` (JPEG only: 1, 2, 4 or 8) decodes at 1/scale in the DCT domain, the window
+  // then in the downscaled image (see JpegRegion): different pixels from decode + resize.
   void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,
                      int64_t y, int64_t x, int64_t h, int64_t w, uint8_t* out, int64_t row_stride,
                      const DecodeLimits& limits, int scale = 1);
