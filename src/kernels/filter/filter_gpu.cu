@@ -4,24 +4,17 @@
 #include <type_traits>
 
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/common/half_gpu.cuh"
 #include "stoker/kernels/filter/filter_gpu.hpp"
 
 namespace stoker::kernels {
 namespace {
 
-struct Half {  // float16's bits (stoker's float16 is a host type)
-  uint16_t bits;
-};
+using Half = HalfBits;
 
 template <typename T>
 __device__ __forceinline__ float load(const T* p, int64_t i) {
-  if constexpr (std::is_same_v<T, Half>) {
-    __half_raw r;
-    r.x = p[i].bits;
-    return __half2float(__half(r));
-  } else {
-    return float(p[i]);
-  }
+  return load_as_float(p, i);
 }
 
 // filter_store's rule: half to even and saturated for integers (NaN: 0), RNE for float16.

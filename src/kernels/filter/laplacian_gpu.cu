@@ -4,25 +4,18 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "stoker/kernels/common/half_gpu.cuh"
 #include "stoker/kernels/filter/border.hpp"
 #include "stoker/kernels/filter/laplacian_gpu.hpp"
 
 namespace stoker::kernels {
 namespace {
 
-struct Half {  // float16's bits (stoker's float16 is a host type)
-  uint16_t bits;
-};
+using Half = HalfBits;
 
 template <typename T>
 __device__ __forceinline__ float load(const T* p, int64_t i) {
-  if constexpr (std::is_same_v<T, Half>) {
-    __half_raw r;
-    r.x = p[i].bits;
-    return __half2float(__half(r));
-  } else {
-    return float(p[i]);
-  }
+  return load_as_float(p, i);
 }
 
 // convert_sat's rule (core/dtype.hpp): rounded half away from zero, saturated by comparing in
