@@ -70,3 +70,18 @@ def test_webp_orientation_is_pillows_exif_transpose():
         want = np.asarray(ImageOps.exif_transpose(PIL.open(io.BytesIO(blob))).convert("RGB"))
         np.testing.assert_array_equal(got, want, err_msg=f"orientation {o}")
         assert tuple(shape) == want.shape
+
+
+def test_tiffs_read_through_libtiffs_rgba_conversion_turn_once():
+    """CMYK TIFFs go through libtiff's RGBA interface, which must keep the stored rows: the
+    Orientation tag is applied once, by adjust_orientation."""
+    if not stoker._stoker.build_info()["libtiff"]:
+        pytest.skip("stoker was built without libtiff")
+    buf = io.BytesIO()
+    PIL.fromarray(RGB).convert("CMYK").save(buf, "TIFF", tiffinfo={274: 2})  # mirrored
+    blob = buf.getvalue()
+    for adjust, want in ((False, RGB), (True, RGB[:, ::-1])):
+        (got,) = run("stoker", lambda fn, types: fn.decoders.image(
+            fn.external_source(source=lambda: [np.frombuffer(blob, np.uint8)], batch=True),
+            adjust_orientation=adjust), 1)[0][0]
+        np.testing.assert_array_equal(got, want, err_msg=f"adjust_orientation={adjust}")

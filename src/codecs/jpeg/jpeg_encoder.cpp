@@ -93,8 +93,14 @@ void JpegEncoder::encode(const uint8_t* pixels, int64_t height, int64_t width, i
   s.release();
   const bool ok = compress(s.cinfo, s.err, pixels, height, width, channels, row_stride, quality,
                            &s.buffer, &s.size);
-  if (ok) out.assign(s.buffer, s.buffer + s.size);
-  s.release();
+  if (ok) {
+    out.assign(s.buffer, s.buffer + s.size);
+    s.release();
+  } else {
+    // After an error libjpeg may have replaced (and freed) the buffer it was given without
+    // writing the new one back: leaking it is safe, freeing s.buffer might not be.
+    s.buffer = nullptr, s.size = 0;
+  }
   if (!ok) throw ValueError(std::string("JPEG encoding failed: ") + s.err.message);
 }
 

@@ -94,9 +94,14 @@ size_t codestream_at(const uint8_t* data, size_t size) {
 void check_size_segment(const uint8_t* data, size_t size, int64_t max_pixels) {
   const size_t at = codestream_at(data, size);
   // SOC, SIZ marker and length, Rsiz, then the eight 32-bit fields and Csiz.
-  if (at > size || size - at < 4 + 4 + 32 + 2) return;
+  // The SIZ segment must follow SOC (OpenJPEG would skip unknown markers to find it, after
+  // which nothing here would have bounded its allocations): anything else is refused.
+  STOKER_ENFORCE(at < size, ValueError, "invalid JPEG 2000 file: no codestream (jp2c) box");
+  STOKER_ENFORCE(size - at >= 4 + 4 + 32 + 2, ValueError,
+                 "invalid JPEG 2000 header: truncated before the end of its SIZ segment");
   const uint8_t* siz = data + at;
-  if (siz[0] != 0xff || siz[1] != 0x4f || siz[2] != 0xff || siz[3] != 0x51) return;
+  STOKER_ENFORCE(siz[0] == 0xff && siz[1] == 0x4f && siz[2] == 0xff && siz[3] == 0x51, ValueError,
+                 "invalid JPEG 2000 header: the codestream does not start with SOC and SIZ");
   const uint8_t* f = siz + 8;
   const int64_t xsiz = be32(f), ysiz = be32(f + 4), xo = be32(f + 8), yo = be32(f + 12);
   const int64_t tw = be32(f + 16), th = be32(f + 20), txo = be32(f + 24), tyo = be32(f + 28);
@@ -163,8 +168,17 @@ class Reader {
     if (!opj_decode(codec_.get(), stream_.get(), image_.get()) ||
         !opj_end_decompress(codec_.get(), stream_.get()))
       fail("data");
-    for (OPJ_UINT32 c = 0; c < OPJ_UINT32(info_.channels); ++c)
-      if (!image_->comps[c].data) fail("data");
+    // OpenJPEG applies a JP2 palette (pclr) inside opj_decode, replacing the components the
+    // header described: what the header checks said must still hold before anything is read.
+    STOKER_ENFORCE(int(image_->numcomps) == info_.channels, ValueError,
+                   "JPEG 2000 with a palette (its components change in decoding) is not "
+                   "supported");
+    for (OPJ_UINT32 c = 0; c < image_->numcomps; ++c) {
+      const auto& k = image_->comps[c];
+      if (!k.data || k.w == 0 || k.h == 0 || k.dx < 1 || k.dy < 1 || k.sgnd || k.prec < 1 ||
+          k.prec > 16 || (info_.bits == 8 && k.prec > 8))
+        fail("data");
+    }
   }
 
   [[noreturn]] void fail(const char* what) const {

@@ -202,6 +202,11 @@ TEST(Jpeg2000Decoder, RefusesWhatItDoesNotReadAndBombsBeforeDecoding) {
   }
   const auto tiles_of_16 = encode(planes_of(rgb32, 32, 32, 3), 32, 32, 8, OPJ_CLRSPC_SRGB, true, 4);
   EXPECT_EQ(read_jpeg2000_header(tiles_of_16.data(), tiles_of_16.size(), 1 << 20).width, 32);
+  // An unknown marker between SOC and SIZ (OpenJPEG would skip it, past our size checks).
+  auto late_siz = encode({g}, h, w, 8, OPJ_CLRSPC_GRAY);
+  late_siz.insert(late_siz.begin() + 2, {0xff, 0x30});
+  EXPECT_EQ(value_error_of([&] { read_jpeg2000_header(late_siz.data(), late_siz.size(), 64); }),
+            "invalid JPEG 2000 header: the codestream does not start with SOC and SIZ");
   const std::vector<uint8_t> junk{0xff, 0x4f, 0xff, 0x51, 0, 1, 2};
   EXPECT_EQ(value_error_of([&] {
               read_jpeg2000_header(junk.data(), junk.size(), 64);

@@ -270,9 +270,15 @@ inline uint8_t to_8(uint16_t v) { return uint8_t((uint32_t(v) * 255 + 32767) / 6
 void decode_rgba(Tiff& t, const Layout& l, ColorFormat fmt, uint8_t* out, int64_t row_stride) {
   const int64_t w = l.info.width, h = l.info.height, c = l.info.channels;
   std::vector<uint32_t> raster(size_t(w * h));
-  if (!TIFFReadRGBAImageOriented(t.get(), uint32_t(w), uint32_t(h), raster.data(),
-                                 ORIENTATION_TOPLEFT, 0))
-    t.fail("data");
+  // The rows as stored (libtiff asked for the file's own orientation, so it turns nothing):
+  // the Orientation tag is applied once, by the decoder operators (adjust_orientation).
+  TIFFRGBAImage img;
+  char message[1024] = {};
+  if (!TIFFRGBAImageBegin(&img, t.get(), 0, message)) t.fail("data");
+  img.req_orientation = img.orientation;
+  const int ok = TIFFRGBAImageGet(&img, raster.data(), uint32_t(w), uint32_t(h));
+  TIFFRGBAImageEnd(&img);
+  if (!ok) t.fail("data");
   std::vector<uint8_t> row(size_t(w * c));
   for (int64_t r = 0; r < h; ++r) {
     const uint32_t* p = raster.data() + r * w;
