@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "stoker/codecs/image_format.hpp"
 
@@ -41,6 +42,34 @@ inline void convert_row(const T* in, int64_t in_channels, ColorFormat fmt, T* ou
         break;
     }
   }
+}
+
+// A 16-bit sample as 8 bits, rounded as DALI does: round(v * 255 / 65535).
+inline uint8_t narrow_to_8(uint16_t v) { return uint8_t((uint32_t(v) * 255 + 32767) / 65535); }
+
+// One decoded row of `width` pixels of `channels` samples held in 16 bits, at `bits` (8 or 16)
+// of precision, into `out` for `fmt`: 16-bit images converted at full precision, then kept
+// (`keep_16`: uint16 output) or narrowed; 8-bit images converted at 8 bits (GRAY as DALI).
+// `scratch` is the caller's, reused between rows.
+struct RowScratch {
+  std::vector<uint16_t> converted;
+  std::vector<uint8_t> narrow;
+};
+inline void store_row(const uint16_t* in, int64_t channels, int bits, ColorFormat fmt,
+                      int64_t width, int out_channels, bool keep_16, void* out,
+                      RowScratch& scratch) {
+  const size_t n_in = size_t(width * channels), n_out = size_t(width * out_channels);
+  if (bits == 16) {
+    if (keep_16) return convert_row(in, channels, fmt, static_cast<uint16_t*>(out), width);
+    scratch.converted.resize(n_out);
+    convert_row(in, channels, fmt, scratch.converted.data(), width);
+    auto* o = static_cast<uint8_t*>(out);
+    for (size_t k = 0; k < n_out; ++k) o[k] = narrow_to_8(scratch.converted[k]);
+    return;
+  }
+  scratch.narrow.resize(n_in);
+  for (size_t k = 0; k < n_in; ++k) scratch.narrow[k] = uint8_t(in[k]);
+  convert_row(scratch.narrow.data(), channels, fmt, static_cast<uint8_t*>(out), width);
 }
 
 }  // namespace stoker::codecs

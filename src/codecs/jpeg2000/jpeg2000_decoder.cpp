@@ -254,8 +254,6 @@ void sycc_to_rgb(uint16_t* px, int prec) {
   px[2] = uint16_t(std::clamp(b, 0, top));
 }
 
-inline uint8_t to_8(uint16_t v) { return uint8_t((uint32_t(v) * 255 + 32767) / 65535); }
-
 }  // namespace
 
 Jpeg2000Info read_jpeg2000_header(const uint8_t* data, size_t size, int64_t max_pixels) {
@@ -292,8 +290,8 @@ void decode_jpeg2000(const uint8_t* data, size_t size, const Jpeg2000Info& info,
       col[size_t(x)] = std::clamp<int64_t>(at, 0, int64_t(comp.w) - 1);
     }
   }
-  std::vector<uint16_t> in(size_t(w.w * c)), converted(size_t(w.w * oc));
-  std::vector<uint8_t> in8(size_t(w.w * c));
+  std::vector<uint16_t> in(size_t(w.w * c));
+  RowScratch scratch;
   for (int64_t y = 0; y < w.h; ++y) {
     for (int k = 0; k < c; ++k) {
       const auto& comp = im.comps[k];
@@ -306,19 +304,9 @@ void decode_jpeg2000(const uint8_t* data, size_t size, const Jpeg2000Info& info,
     }
     if (sycc)
       for (int64_t x = 0; x < w.w; ++x) sycc_to_rgb(in.data() + x * c, int(im.comps[0].prec));
-    if (info.bits == 16) {
-      convert_row(in.data(), c, fmt, converted.data(), w.w);
-      if (keep_16) {
-        std::memcpy(static_cast<uint16_t*>(out) + y * row_stride, converted.data(),
-                    size_t(w.w * oc) * 2);
-      } else {
-        auto* o = static_cast<uint8_t*>(out) + y * row_stride;
-        for (int64_t k = 0; k < w.w * oc; ++k) o[k] = to_8(converted[size_t(k)]);
-      }
-    } else {
-      std::transform(in.begin(), in.end(), in8.begin(), [](uint16_t v) { return uint8_t(v); });
-      convert_row(in8.data(), c, fmt, static_cast<uint8_t*>(out) + y * row_stride, w.w);
-    }
+    void* row = keep_16 ? static_cast<void*>(static_cast<uint16_t*>(out) + y * row_stride)
+                        : static_cast<uint8_t*>(out) + y * row_stride;
+    store_row(in.data(), c, info.bits, fmt, w.w, oc, keep_16, row, scratch);
   }
 }
 

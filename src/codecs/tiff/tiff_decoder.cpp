@@ -264,8 +264,6 @@ void read_samples(Tiff& t, const Layout& l, std::vector<uint16_t>& img) {
       }
 }
 
-inline uint8_t to_8(uint16_t v) { return uint8_t((uint32_t(v) * 255 + 32767) / 65535); }
-
 // The kinds read through libtiff's RGBA interface (Layout::rgba), 8-bit.
 void decode_rgba(Tiff& t, const Layout& l, ColorFormat fmt, uint8_t* out, int64_t row_stride) {
   const int64_t w = l.info.width, h = l.info.height, c = l.info.channels;
@@ -315,8 +313,8 @@ void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFo
   if (l.palette && !TIFFGetField(t.get(), TIFFTAG_COLORMAP, &red, &green, &blue))
     t.fail("colour map");
   // One row at the file's precision (palettes expanded to their 16-bit colours), converted.
-  std::vector<uint16_t> in(size_t(w * c)), converted(size_t(w * oc));
-  std::vector<uint8_t> in8(size_t(w * c));
+  std::vector<uint16_t> in(size_t(w * c));
+  RowScratch scratch;
   for (int64_t r = 0; r < l.info.height; ++r) {
     const uint16_t* src = img.data() + r * w * l.samples;
     if (l.palette) {
@@ -328,19 +326,9 @@ void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFo
     } else {
       std::copy(src, src + w * c, in.begin());
     }
-    if (l.info.bits == 16) {
-      convert_row(in.data(), c, fmt, converted.data(), w);
-      if (keep_16) {
-        std::memcpy(static_cast<uint16_t*>(out) + r * row_stride, converted.data(),
-                    size_t(w * oc) * 2);
-      } else {
-        auto* o = static_cast<uint8_t*>(out) + r * row_stride;
-        for (int64_t k = 0; k < w * oc; ++k) o[k] = to_8(converted[size_t(k)]);
-      }
-    } else {  // 8-bit: GRAY at 8 bits, as DALI
-      std::transform(in.begin(), in.end(), in8.begin(), [](uint16_t v) { return uint8_t(v); });
-      convert_row(in8.data(), c, fmt, static_cast<uint8_t*>(out) + r * row_stride, w);
-    }
+    void* row = keep_16 ? static_cast<void*>(static_cast<uint16_t*>(out) + r * row_stride)
+                        : static_cast<uint8_t*>(out) + r * row_stride;
+    store_row(in.data(), c, l.info.bits, fmt, w, oc, keep_16, row, scratch);
   }
 }
 

@@ -5,28 +5,12 @@
 #include <algorithm>
 #include <random>
 
+#include "stoker/kernels/filter/border_reference.hpp"
+
 namespace stoker::kernels {
 namespace {
 
-// The border modes as loops over reflections, independent of border.hpp.
-int64_t ref_index(int64_t i, int64_t n, Border b) {
-  switch (b) {
-    case Border::kReflect101:
-      if (n == 1) return 0;
-      while (i < 0 || i >= n) i = i < 0 ? -i : 2 * (n - 1) - i;
-      return i;
-    case Border::kReflect1001:
-      while (i < 0 || i >= n) i = i < 0 ? -i - 1 : 2 * n - 1 - i;
-      return i;
-    case Border::kWrap:
-      while (i < 0) i += n;
-      return i % n;
-    case Border::kClamp:
-      return i < 0 ? 0 : i >= n ? n - 1 : i;
-    default:
-      return i >= 0 && i < n ? i : -1;
-  }
-}
+using reference::ref_index;
 
 // One pass by sorting each window (median) or std::min/max over it.
 template <typename T>
