@@ -120,7 +120,11 @@ def test_a_held_batch_of_a_cut_shard_gives_an_error_not_a_bus_error(tmp_path, fm
         print("WARNINGS", [str(w.message) for w in caught])
         """)
     out = done.stdout
-    assert f"VIEW ERROR '{path}' shrank to 0 bytes since it was mapped" in out, out
+    # The view's check names the file either by its new size or, when a pipeline thread (the
+    # prefetch of the next batch) touched the lost pages first and the SIGBUS handler marked the
+    # mapping damaged, by that damage: which one comes first is timing (ASan builds see both).
+    assert (f"VIEW ERROR '{path}' shrank to 0 bytes since it was mapped" in out
+            or f"VIEW ERROR '{path}' shrank while it was mapped" in out), out
     assert "COPY ERROR" in out and path in out.split("COPY ERROR")[1], out
     assert "EARLY SUM 0" in out, out
     assert "shrank while stoker had it mapped" in out, out
