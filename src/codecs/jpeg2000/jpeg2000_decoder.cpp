@@ -278,6 +278,34 @@ void decode_jpeg2000(const uint8_t* data, size_t size, const Jpeg2000Info& info,
   const opj_image_t& im = reader.image();
   const int c = info.channels, oc = jpeg2000_output_channels(fmt, info);
   const bool sycc = is_sycc(im);
+  // Each component's samples of row y from column `base` on, when no component is subsampled
+  // (the common case): one clamp per sample into 8 bits, converted straight into `out`.
+  const bool direct = info.bits == 8 && !keep_16 && !sycc && [&] {
+    for (int k = 0; k < c; ++k) {
+      const auto& comp = im.comps[k];
+      const int64_t x0 = reader.x0() + w.x - int64_t(comp.x0), y0 = reader.y0() + w.y;
+      if (comp.dx != 1 || comp.dy != 1 || x0 < 0 || x0 + w.w > int64_t(comp.w) ||
+          y0 < int64_t(comp.y0) || y0 + w.h > int64_t(comp.y0) + int64_t(comp.h))
+        return false;
+    }
+    return true;
+  }();
+  if (direct) {
+    std::vector<uint8_t> in(size_t(w.w * c));
+    for (int64_t y = 0; y < w.h; ++y) {
+      for (int k = 0; k < c; ++k) {
+        const auto& comp = im.comps[k];
+        const int64_t row = reader.y0() + w.y + y - int64_t(comp.y0);
+        const OPJ_INT32* src =
+            comp.data + row * int64_t(comp.w) + (reader.x0() + w.x - int64_t(comp.x0));
+        const int top = (1 << comp.prec) - 1;
+        uint8_t* dst = in.data() + k;
+        for (int64_t x = 0; x < w.w; ++x) dst[x * c] = uint8_t(std::clamp(src[x], 0, top));
+      }
+      convert_row(in.data(), c, fmt, static_cast<uint8_t*>(out) + y * row_stride, w.w);
+    }
+    return;
+  }
   // Each output pixel's sample in each component (components may be subsampled: the
   // sample covering the pixel, clamped to what was decoded).
   std::vector<std::vector<int64_t>> columns(static_cast<size_t>(c));

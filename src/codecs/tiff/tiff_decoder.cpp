@@ -290,6 +290,36 @@ void decode_rgba(Tiff& t, const Layout& l, ColorFormat fmt, uint8_t* out, int64_
   }
 }
 
+// 8-bit chunky gray or RGB(A) (the common case): each row or tile row converted from libtiff's
+// buffer straight into `out`, without the image of 16-bit samples the general path keeps.
+void decode_chunky8(Tiff& t, const Layout& l, ColorFormat fmt, uint8_t* out, int64_t row_stride) {
+  TIFF* tif = t.get();
+  const int64_t w = l.info.width, h = l.info.height, c = l.samples;
+  const int64_t oc = tiff_output_channels(fmt, l.info);
+  if (!l.tiled) {
+    std::vector<uint8_t> row(size_t(TIFFScanlineSize64(tif)));
+    STOKER_ENFORCE(int64_t(row.size()) >= w * c, ValueError,
+                   "invalid TIFF header: scanlines shorter than the image's width");
+    for (int64_t r = 0; r < h; ++r) {
+      if (TIFFReadScanline(tif, row.data(), uint32_t(r), 0) < 0) t.fail("data");
+      convert_row(row.data(), c, fmt, out + r * row_stride, w);
+    }
+    return;
+  }
+  std::vector<uint8_t> tile(size_t(TIFFTileSize64(tif)));
+  const int64_t row_bytes = TIFFTileRowSize64(tif);
+  STOKER_ENFORCE(row_bytes >= int64_t(l.tile_w) * c && int64_t(tile.size()) >= row_bytes * l.tile_h,
+                 ValueError, "invalid TIFF header: tiles smaller than their size says");
+  for (int64_t y = 0; y < h; y += l.tile_h)
+    for (int64_t x = 0; x < w; x += l.tile_w) {
+      if (TIFFReadTile(tif, tile.data(), uint32_t(x), uint32_t(y), 0, 0) < 0) t.fail("data");
+      const int64_t rows = std::min<int64_t>(l.tile_h, h - y);
+      const int64_t cols = std::min<int64_t>(l.tile_w, w - x);
+      for (int64_t r = 0; r < rows; ++r)
+        convert_row(tile.data() + r * row_bytes, c, fmt, out + (y + r) * row_stride + x * oc, cols);
+    }
+}
+
 }  // namespace
 
 TiffInfo read_tiff_header(const uint8_t* data, size_t size, int64_t max_pixels) {
@@ -305,6 +335,8 @@ void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFo
                  "TIFF changed between its header and its decoding");
   STOKER_ASSERT(!keep_16 || l.info.bits == 16, "decode16 of an 8-bit TIFF");
   if (l.rgba) return decode_rgba(t, l, fmt, static_cast<uint8_t*>(out), row_stride);
+  if (l.bits == 8 && !l.palette && !l.planar)
+    return decode_chunky8(t, l, fmt, static_cast<uint8_t*>(out), row_stride);
   std::vector<uint16_t> img;
   read_samples(t, l, img);
   const int64_t w = l.info.width, c = l.info.channels;
