@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     // The window of the middle (opj_set_decode_area).
-    const Jpeg2000Window w{info.height / 4, info.width / 3, (info.height + 1) / 2,
-                           (info.width + 1) / 2};
+    const PixelWindow w{info.height / 4, info.width / 3, (info.height + 1) / 2,
+                        (info.width + 1) / 2};
     std::vector<uint8_t> out(size_t(w.h * w.w * 3));
     try {
       decode_jpeg2000(data, size, info, ColorFormat::kRGB, out.data(), w.w * 3, max_pixels, false,

@@ -1,6 +1,6 @@
 // libFuzzer target: the TIFF decoder (libtiff behind read_tiff_header / decode_tiff, strips and
 // tiles, planes, 8/16-bit and palettes) must give an image or a stoker::ValueError for any
-// input, for every output type and both precisions, within a pixel limit.
+// input, for every output type and both precisions, and a window, within a pixel limit.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -24,6 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         } catch (const stoker::ValueError&) {
         }
       }
+    }
+    // A window of the middle (the decoder's own windowed path).
+    const PixelWindow w{info.height / 4, info.width / 3, (info.height + 1) / 2,
+                        (info.width + 1) / 2};
+    std::vector<uint8_t> out(size_t(w.h * w.w * 3));
+    try {
+      decode_tiff(data, size, info, ColorFormat::kRGB, out.data(), w.w * 3, max_pixels, false, &w);
+    } catch (const stoker::ValueError&) {
     }
   } catch (const stoker::ValueError&) {
   }

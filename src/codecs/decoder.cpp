@@ -170,11 +170,19 @@ void Decoder::decode_region(const uint8_t* data, size_t size, ColorFormat fmt,
   }
   STOKER_ENFORCE(scale == 1, ValueError, "DCT-domain downscaling is for JPEG only, not ",
                  format_name(info.format));
-  if (info.format == ImageFormat::kJpeg2000) {  // OpenJPEG decodes just the window's code-blocks
-    const Jpeg2000Window window{y, x, h, w};
-    decode_jpeg2000(data, size, read_jpeg2000_header(data, size, limits.max_pixels), fmt, out,
-                    row_stride, limits.max_pixels, /*keep_16=*/false, &window);
-    return;
+  const PixelWindow window{y, x, h, w};
+  switch (info.format) {          // the formats whose decoders decode a window on their own
+    case ImageFormat::kJpeg2000:  // the code-blocks under it
+      return decode_jpeg2000(data, size, read_jpeg2000_header(data, size, limits.max_pixels), fmt,
+                             out, row_stride, limits.max_pixels, /*keep_16=*/false, &window);
+    case ImageFormat::kTiff:  // the strips or tiles under it
+      return decode_tiff(data, size, read_tiff_header(data, size, limits.max_pixels), fmt, out,
+                         row_stride, limits.max_pixels, /*keep_16=*/false, &window);
+    case ImageFormat::kWebp:  // down to its last macroblock row
+      return decode_webp(data, size, read_webp_header(data, size, limits.max_pixels), fmt, out,
+                         row_stride, &window);
+    default:
+      break;
   }
   const int64_t row = info.width * info.channels;
   auto& whole = state_->whole;

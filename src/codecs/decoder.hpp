@@ -49,7 +49,8 @@ class Decoder {
                 uint16_t* out, int64_t row_stride, const DecodeLimits& limits);
   // Decodes only the window rows [y, y + h), columns [x, x + w) of the image as stored (no
   // orientation applied). JPEG decodes just the rows and iMCU columns it needs, JPEG 2000 just
-  // the code-blocks; the other formats decode whole and copy the window. Same pixels as the window
+  // the code-blocks, TIFF the strips or tiles, WebP down to the window's last macroblock row; the
+  // other formats decode whole and copy the window. Same pixels as the window
   // of decode(). `scale` (JPEG only: 1, 2, 4 or 8) decodes at 1/scale in the DCT domain, the window
   // then in the downscaled image (see JpegRegion): different pixels from decode + resize.
   void decode_region(const uint8_t* data, size_t size, ColorFormat fmt, const ImageInfo& info,

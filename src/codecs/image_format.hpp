@@ -23,4 +23,10 @@ inline int color_channels(ColorFormat f) {
   return f == ColorFormat::kGray ? 1 : f == ColorFormat::kAnyData ? 0 : 3;
 }
 
+// A window of an image, rows [y, y + h) and columns [x, x + w), for the decoders that decode
+// one without decoding the whole image.
+struct PixelWindow {
+  int64_t y = 0, x = 0, h = 0, w = 0;
+};
+
 }  // namespace stoker::codecs

@@ -158,7 +158,7 @@ class Reader {
   const opj_image_t& image() const { return *image_; }
 
   // Decodes the window (in image coordinates) or the whole image.
-  void decode(const Jpeg2000Window* w) {
+  void decode(const PixelWindow* w) {
     if (w) {
       const auto x0 = OPJ_INT32(x0_ + w->x), y0 = OPJ_INT32(y0_ + w->y);
       if (!opj_set_decode_area(codec_.get(), image_.get(), x0, y0, x0 + OPJ_INT32(w->w),
@@ -262,15 +262,15 @@ Jpeg2000Info read_jpeg2000_header(const uint8_t* data, size_t size, int64_t max_
 
 void decode_jpeg2000(const uint8_t* data, size_t size, const Jpeg2000Info& info, ColorFormat fmt,
                      void* out, int64_t row_stride, int64_t max_pixels, bool keep_16,
-                     const Jpeg2000Window* window) {
+                     const PixelWindow* window) {
   Reader reader(data, size, max_pixels);
   const Jpeg2000Info& got = reader.info();
   STOKER_ENFORCE(got.width == info.width && got.height == info.height && got.bits == info.bits &&
                      got.channels == info.channels,
                  ValueError, "JPEG 2000 changed between its header and its decoding");
   STOKER_ASSERT(!keep_16 || info.bits == 16, "decode16 of an 8-bit JPEG 2000");
-  Jpeg2000Window whole{0, 0, info.height, info.width};
-  const Jpeg2000Window& w = window ? *window : whole;
+  PixelWindow whole{0, 0, info.height, info.width};
+  const PixelWindow& w = window ? *window : whole;
   STOKER_ASSERT(w.y >= 0 && w.x >= 0 && w.h > 0 && w.w > 0 && w.y + w.h <= info.height &&
                     w.x + w.w <= info.width,
                 "JPEG 2000 window out of the image");
@@ -345,7 +345,7 @@ Jpeg2000Info read_jpeg2000_header(const uint8_t*, size_t, int64_t) {
   throw ValueError("JPEG 2000 images are not supported: stoker was built without OpenJPEG");
 }
 void decode_jpeg2000(const uint8_t*, size_t, const Jpeg2000Info&, ColorFormat, void*, int64_t,
-                     int64_t, bool, const Jpeg2000Window*) {
+                     int64_t, bool, const PixelWindow*) {
   throw ValueError("JPEG 2000 images are not supported: stoker was built without OpenJPEG");
 }
 

@@ -25,11 +25,6 @@ struct Jpeg2000Info {
   int bits = 8;      // storage: 8, or 16 for precisions above 8
 };
 
-// A window of the image, rows [y, y + h) and columns [x, x + w).
-struct Jpeg2000Window {
-  int64_t y = 0, x = 0, h = 0, w = 0;
-};
-
 // Whether this build decodes JPEG 2000 (OpenJPEG found at configure time).
 bool jpeg2000_available();
 
@@ -43,6 +38,6 @@ int jpeg2000_output_channels(ColorFormat fmt, const Jpeg2000Info& info);
 // Corrupt or truncated data raises ValueError with OpenJPEG's message.
 void decode_jpeg2000(const uint8_t* data, size_t size, const Jpeg2000Info& info, ColorFormat fmt,
                      void* out, int64_t row_stride, int64_t max_pixels, bool keep_16 = false,
-                     const Jpeg2000Window* window = nullptr);
+                     const PixelWindow* window = nullptr);
 
 }  // namespace stoker::codecs

@@ -124,7 +124,7 @@ TEST(Jpeg2000Decoder, AWindowIsTheWindowOfTheWholeImage) {
   const auto rgb = testing::random_image_u8(h, w, 3, 3);
   const auto file = encode(planes_of(rgb, h, w, 3), h, w, 8, OPJ_CLRSPC_SRGB, true, 32);
   const auto info = read_jpeg2000_header(file.data(), file.size(), 1 << 20);
-  const Jpeg2000Window win{13, 29, 40, 37};
+  const PixelWindow win{13, 29, 40, 37};
   std::vector<uint8_t> got(size_t(win.h * win.w * 3));
   decode_jpeg2000(file.data(), file.size(), info, ColorFormat::kRGB, got.data(), win.w * 3, 1 << 20,
                   false, &win);

@@ -291,52 +291,49 @@ void decode_rgba(Tiff& t, const Layout& l, ColorFormat fmt, uint8_t* out, int64_
 }
 
 // 8-bit chunky gray or RGB(A) (the common case): each row or tile row converted from libtiff's
-// buffer straight into `out`, without the image of 16-bit samples the general path keeps.
-void decode_chunky8(Tiff& t, const Layout& l, ColorFormat fmt, uint8_t* out, int64_t row_stride) {
+// buffer straight into `out`, without the image of 16-bit samples the general path keeps; of a
+// window, only the strips and tiles it touches are decoded.
+void decode_chunky8(Tiff& t, const Layout& l, ColorFormat fmt, const PixelWindow& win, uint8_t* out,
+                    int64_t row_stride) {
   TIFF* tif = t.get();
-  const int64_t w = l.info.width, h = l.info.height, c = l.samples;
-  const int64_t oc = tiff_output_channels(fmt, l.info);
+  const int64_t c = l.samples, oc = tiff_output_channels(fmt, l.info);
+  const int64_t y_end = win.y + win.h, x_end = win.x + win.w;
   if (!l.tiled) {
     std::vector<uint8_t> row(size_t(TIFFScanlineSize64(tif)));
-    STOKER_ENFORCE(int64_t(row.size()) >= w * c, ValueError,
+    STOKER_ENFORCE(int64_t(row.size()) >= l.info.width * c, ValueError,
                    "invalid TIFF header: scanlines shorter than the image's width");
-    for (int64_t r = 0; r < h; ++r) {
+    // From the first row of the window's first strip: libtiff reads a compressed strip's rows
+    // in order only.
+    uint32_t rows_per_strip = 0;
+    TIFFGetFieldDefaulted(tif, TIFFTAG_ROWSPERSTRIP, &rows_per_strip);
+    const int64_t rps = std::clamp<int64_t>(rows_per_strip, 1, l.info.height);
+    for (int64_t r = win.y / rps * rps; r < y_end; ++r) {
       if (TIFFReadScanline(tif, row.data(), uint32_t(r), 0) < 0) t.fail("data");
-      convert_row(row.data(), c, fmt, out + r * row_stride, w);
+      if (r >= win.y)
+        convert_row(row.data() + win.x * c, c, fmt, out + (r - win.y) * row_stride, win.w);
     }
     return;
   }
   std::vector<uint8_t> tile(size_t(TIFFTileSize64(tif)));
-  const int64_t row_bytes = TIFFTileRowSize64(tif);
-  STOKER_ENFORCE(row_bytes >= int64_t(l.tile_w) * c && int64_t(tile.size()) >= row_bytes * l.tile_h,
-                 ValueError, "invalid TIFF header: tiles smaller than their size says");
-  for (int64_t y = 0; y < h; y += l.tile_h)
-    for (int64_t x = 0; x < w; x += l.tile_w) {
-      if (TIFFReadTile(tif, tile.data(), uint32_t(x), uint32_t(y), 0, 0) < 0) t.fail("data");
-      const int64_t rows = std::min<int64_t>(l.tile_h, h - y);
-      const int64_t cols = std::min<int64_t>(l.tile_w, w - x);
-      for (int64_t r = 0; r < rows; ++r)
-        convert_row(tile.data() + r * row_bytes, c, fmt, out + (y + r) * row_stride + x * oc, cols);
+  const int64_t row_bytes = TIFFTileRowSize64(tif), th = l.tile_h, tw = l.tile_w;
+  STOKER_ENFORCE(row_bytes >= tw * c && int64_t(tile.size()) >= row_bytes * th, ValueError,
+                 "invalid TIFF header: tiles smaller than their size says");
+  for (int64_t ty = win.y / th * th; ty < y_end; ty += th)
+    for (int64_t tx = win.x / tw * tw; tx < x_end; tx += tw) {
+      if (TIFFReadTile(tif, tile.data(), uint32_t(tx), uint32_t(ty), 0, 0) < 0) t.fail("data");
+      const int64_t y0 = std::max(ty, win.y), y1 = std::min(ty + th, y_end);
+      const int64_t x0 = std::max(tx, win.x), x1 = std::min(tx + tw, x_end);
+      for (int64_t y = y0; y < y1; ++y)
+        convert_row(tile.data() + (y - ty) * row_bytes + (x0 - tx) * c, c, fmt,
+                    out + (y - win.y) * row_stride + (x0 - win.x) * oc, x1 - x0);
     }
 }
 
-}  // namespace
-
-TiffInfo read_tiff_header(const uint8_t* data, size_t size, int64_t max_pixels) {
-  Tiff t(data, size, max_pixels);
-  return layout(t, max_pixels).info;
-}
-
-void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFormat fmt, void* out,
-                 int64_t row_stride, int64_t max_pixels, bool keep_16) {
-  Tiff t(data, size, max_pixels);
-  const Layout l = layout(t, max_pixels);
-  STOKER_ENFORCE(l.info.width == info.width && l.info.height == info.height, ValueError,
-                 "TIFF changed between its header and its decoding");
-  STOKER_ASSERT(!keep_16 || l.info.bits == 16, "decode16 of an 8-bit TIFF");
+// The other kinds, whole: 16-bit, palettes and planar images through one image of 16-bit
+// samples, the rest through libtiff's RGBA conversion.
+void decode_whole(Tiff& t, const Layout& l, ColorFormat fmt, void* out, int64_t row_stride,
+                  bool keep_16) {
   if (l.rgba) return decode_rgba(t, l, fmt, static_cast<uint8_t*>(out), row_stride);
-  if (l.bits == 8 && !l.palette && !l.planar)
-    return decode_chunky8(t, l, fmt, static_cast<uint8_t*>(out), row_stride);
   std::vector<uint16_t> img;
   read_samples(t, l, img);
   const int64_t w = l.info.width, c = l.info.channels;
@@ -364,6 +361,37 @@ void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFo
   }
 }
 
+}  // namespace
+
+TiffInfo read_tiff_header(const uint8_t* data, size_t size, int64_t max_pixels) {
+  Tiff t(data, size, max_pixels);
+  return layout(t, max_pixels).info;
+}
+
+void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFormat fmt, void* out,
+                 int64_t row_stride, int64_t max_pixels, bool keep_16, const PixelWindow* window) {
+  Tiff t(data, size, max_pixels);
+  const Layout l = layout(t, max_pixels);
+  const int64_t h = l.info.height, w = l.info.width;
+  STOKER_ENFORCE(w == info.width && h == info.height, ValueError,
+                 "TIFF changed between its header and its decoding");
+  STOKER_ASSERT(!keep_16 || l.info.bits == 16, "decode16 of an 8-bit TIFF");
+  const PixelWindow win = window ? *window : PixelWindow{0, 0, h, w};
+  STOKER_ASSERT(win.y >= 0 && win.x >= 0 && win.h > 0 && win.w > 0 && win.y + win.h <= h &&
+                    win.x + win.w <= w,
+                "TIFF window out of the image");
+  if (l.bits == 8 && !l.palette && !l.planar && !l.rgba)
+    return decode_chunky8(t, l, fmt, win, static_cast<uint8_t*>(out), row_stride);
+  if (window == nullptr) return decode_whole(t, l, fmt, out, row_stride, keep_16);
+  // A window of the other kinds: the whole image, then its rows.
+  const int64_t oc = tiff_output_channels(fmt, l.info), bytes = keep_16 ? 2 : 1;
+  std::vector<uint8_t> all(size_t(h * w * oc * bytes));
+  decode_whole(t, l, fmt, all.data(), w * oc, keep_16);
+  for (int64_t r = 0; r < win.h; ++r)
+    std::memcpy(static_cast<uint8_t*>(out) + r * row_stride * bytes,
+                all.data() + ((win.y + r) * w + win.x) * oc * bytes, size_t(win.w * oc * bytes));
+}
+
 #else  // built without libtiff
 
 bool tiff_available() { return false; }
@@ -371,7 +399,7 @@ TiffInfo read_tiff_header(const uint8_t*, size_t, int64_t) {
   throw ValueError("TIFF images are not supported: stoker was built without libtiff");
 }
 void decode_tiff(const uint8_t*, size_t, const TiffInfo&, ColorFormat, void*, int64_t, int64_t,
-                 bool) {
+                 bool, const PixelWindow*) {
   throw ValueError("TIFF images are not supported: stoker was built without libtiff");
 }
 

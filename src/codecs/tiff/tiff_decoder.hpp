@@ -33,10 +33,12 @@ bool tiff_available();
 TiffInfo read_tiff_header(const uint8_t* data, size_t size, int64_t max_pixels);
 // 3 for RGB/BGR, 1 for GRAY, info.channels for ANY_DATA.
 int tiff_output_channels(ColorFormat fmt, const TiffInfo& info);
-// Decodes into height rows of width * tiff_output_channels() samples, `row_stride` samples
-// apart: bytes, or with `keep_16` (info.bits == 16) uint16 at full precision. Corrupt or
-// truncated data raises ValueError with libtiff's message.
+// Decodes the image, or `window` of it, into rows of w * tiff_output_channels() samples,
+// `row_stride` samples apart: bytes, or with `keep_16` (info.bits == 16) uint16 at full
+// precision. Of 8-bit chunky images only the strips and tiles under the window are decoded.
+// Corrupt or truncated data raises ValueError with libtiff's message.
 void decode_tiff(const uint8_t* data, size_t size, const TiffInfo& info, ColorFormat fmt, void* out,
-                 int64_t row_stride, int64_t max_pixels, bool keep_16 = false);
+                 int64_t row_stride, int64_t max_pixels, bool keep_16 = false,
+                 const PixelWindow* window = nullptr);
 
 }  // namespace stoker::codecs

@@ -1,5 +1,7 @@
 #include "stoker/codecs/webp/webp_decoder.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -85,33 +87,64 @@ void decode_first_frame(const uint8_t* data, size_t size, const WebpInfo& info, 
 }  // namespace
 
 void decode_webp(const uint8_t* data, size_t size, const WebpInfo& info, ColorFormat fmt,
-                 uint8_t* out, int64_t row_stride) {
-  if (info.animated) return decode_first_frame(data, size, info, fmt, out, row_stride);
+                 uint8_t* out, int64_t row_stride, const PixelWindow* window) {
+  const int64_t H = info.height, W = info.width;
   const int channels = webp_output_channels(fmt, info);
+  if (info.animated) {
+    if (window == nullptr) return decode_first_frame(data, size, info, fmt, out, row_stride);
+    std::vector<uint8_t> all(size_t(H * W * channels));  // the frame, then the window's rows
+    decode_first_frame(data, size, info, fmt, all.data(), W * channels);
+    for (int64_t r = 0; r < window->h; ++r)
+      std::memcpy(out + r * row_stride, all.data() + ((window->y + r) * W + window->x) * channels,
+                  size_t(window->w * channels));
+    return;
+  }
+  const PixelWindow win = window ? *window : PixelWindow{0, 0, H, W};
+  // The part libwebp decodes: it starts a crop at even coordinates, and upsamples a lossy
+  // image's chroma at the crop's edges as at the image's, so two more pixels on each side keep
+  // the window's pixels those of the whole image. Rows below it are not decoded at all.
+  PixelWindow crop = win;
+  if (window) {
+    const int64_t m = info.lossless ? 0 : 2;
+    crop.y = std::max<int64_t>(win.y - m, 0) & ~int64_t(1);
+    crop.x = std::max<int64_t>(win.x - m, 0) & ~int64_t(1);
+    crop.h = std::min(win.y + win.h + m, H) - crop.y;
+    crop.w = std::min(win.x + win.w + m, W) - crop.x;
+  }
+  const bool in_place = fmt != ColorFormat::kGray && crop.y == win.y && crop.x == win.x &&
+                        crop.h == win.h && crop.w == win.w;
   WebPDecoderConfig config;
   STOKER_ENFORCE(WebPInitDecoderConfig(&config), RuntimeError, "libwebp: version mismatch");
-  // GRAY: RGB rows into scratch first, then their luma.
-  std::vector<uint8_t> rgb;
+  if (window) {
+    config.options.use_cropping = 1;
+    config.options.crop_left = int(crop.x), config.options.crop_top = int(crop.y);
+    config.options.crop_width = int(crop.w), config.options.crop_height = int(crop.h);
+  }
+  // GRAY: RGB rows into scratch first, then their luma; a widened crop: its rows, then the
+  // window's part of them.
+  const int scratch_channels = fmt == ColorFormat::kGray ? 3 : channels;
+  std::vector<uint8_t> scratch;
   auto& buf = config.output;
   buf.is_external_memory = 1;
-  if (fmt == ColorFormat::kGray) {
-    rgb.resize(size_t(info.height * info.width * 3));
-    buf.colorspace = MODE_RGB;
-    buf.u.RGBA = {rgb.data(), int(info.width * 3), rgb.size()};
+  buf.colorspace = fmt == ColorFormat::kBGR ? MODE_BGR : channels == 4 ? MODE_RGBA : MODE_RGB;
+  if (in_place) {
+    buf.u.RGBA = {out, int(row_stride), size_t(row_stride * (win.h - 1) + win.w * channels)};
   } else {
-    buf.colorspace = fmt == ColorFormat::kBGR ? MODE_BGR : channels == 4 ? MODE_RGBA : MODE_RGB;
-    buf.u.RGBA = {out, int(row_stride),
-                  size_t(row_stride * (info.height - 1) + info.width * channels)};
+    scratch.resize(size_t(crop.h * crop.w * scratch_channels));
+    buf.u.RGBA = {scratch.data(), int(crop.w * scratch_channels), scratch.size()};
   }
   const VP8StatusCode s = WebPDecode(data, size, &config);
   WebPFreeDecBuffer(&buf);  // frees nothing of external memory; kept for libwebp's contract
   STOKER_ENFORCE(s == VP8_STATUS_OK, ValueError, "invalid WebP data: ", status_text(s));
-  STOKER_ENFORCE(buf.width == info.width && buf.height == info.height, ValueError,
-                 "invalid WebP data: decoded ", buf.width, "x", buf.height, " pixels, header says ",
-                 info.width, "x", info.height);
-  if (fmt == ColorFormat::kGray)
-    for (int64_t y = 0; y < info.height; ++y)
-      convert_row(rgb.data() + y * info.width * 3, 3, fmt, out + y * row_stride, info.width);
+  STOKER_ENFORCE(buf.width == crop.w && buf.height == crop.h, ValueError,
+                 "invalid WebP data: decoded ", buf.width, "x", buf.height, " pixels, expected ",
+                 crop.w, "x", crop.h);
+  if (in_place) return;
+  const ColorFormat row_fmt = fmt == ColorFormat::kGray ? fmt : ColorFormat::kAnyData;
+  for (int64_t r = 0; r < win.h; ++r)
+    convert_row(
+        scratch.data() + ((win.y - crop.y + r) * crop.w + (win.x - crop.x)) * scratch_channels,
+        scratch_channels, row_fmt, out + r * row_stride, win.w);
 }
 
 #else  // built without libwebp
@@ -120,7 +153,8 @@ bool webp_available() { return false; }
 WebpInfo read_webp_header(const uint8_t*, size_t, int64_t) {
   throw ValueError("WebP images are not supported: stoker was built without libwebp");
 }
-void decode_webp(const uint8_t*, size_t, const WebpInfo&, ColorFormat, uint8_t*, int64_t) {
+void decode_webp(const uint8_t*, size_t, const WebpInfo&, ColorFormat, uint8_t*, int64_t,
+                 const PixelWindow*) {
   throw ValueError("WebP images are not supported: stoker was built without libwebp");
 }
 

@@ -29,9 +29,10 @@ bool webp_available();
 WebpInfo read_webp_header(const uint8_t* data, size_t size, int64_t max_pixels);
 // 3 for RGB/BGR, 1 for GRAY; for ANY_DATA, 4 with alpha and 3 without.
 int webp_output_channels(ColorFormat fmt, const WebpInfo& info);
-// Decodes into height rows of width * webp_output_channels() bytes, `row_stride` apart.
+// Decodes the image, or `window` of it (libwebp's cropping: rows below and macroblocks right of
+// it are not decoded), into rows of w * webp_output_channels() bytes, `row_stride` apart.
 // Corrupt or truncated data raises ValueError.
 void decode_webp(const uint8_t* data, size_t size, const WebpInfo& info, ColorFormat fmt,
-                 uint8_t* out, int64_t row_stride);
+                 uint8_t* out, int64_t row_stride, const PixelWindow* window = nullptr);
 
 }  // namespace stoker::codecs
