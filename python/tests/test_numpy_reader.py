@@ -159,3 +159,37 @@ def test_roi_argument_errors(tmp_path):
     ]:
         with pytest.raises(ValueError, match=message):
             _pipe(2, file_root=str(tmp_path), **kwargs).run()
+
+
+def test_file_list_and_o_direct(tmp_path):
+    arrays = [np.arange(k + 2, dtype=np.float32) * k for k in range(4)]
+    (tmp_path / "d").mkdir()
+    for k, a in enumerate(arrays):
+        np.save(tmp_path / "d" / f"x{k}.npy", a)
+    # Relative to the list's folder, or to file_root when given; blank lines and spaces dropped.
+    (tmp_path / "d" / "list.txt").write_text("x2.npy\n\n  x0.npy \r\nx3.npy\n")
+    (tmp_path / "list.txt").write_text("d/x1.npy\n")
+    for kwargs, want in [(dict(file_list=str(tmp_path / "d" / "list.txt")), [2, 0, 3]),
+                         (dict(file_list=str(tmp_path / "list.txt"), file_root=str(tmp_path)),
+                          [1]),
+                         (dict(file_root=str(tmp_path / "d"), use_o_direct=True,
+                               dont_use_mmap=True), [0, 1, 2, 3])]:
+        pipe = _pipe(len(want), **kwargs)
+        assert pipe.epoch_size("R") == len(want)
+        (b,) = pipe.run()
+        for i, k in enumerate(want):
+            np.testing.assert_array_equal(b[i].numpy(), arrays[k])
+
+
+def test_file_list_and_o_direct_errors(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros(2))
+    (tmp_path / "empty.txt").write_text("\n \n")
+    cases = [(dict(file_root=str(tmp_path), use_o_direct=True),
+              "use_o_direct reads with plain file I/O, not a mapping: give dont_use_mmap=True"),
+             (dict(file_list=str(tmp_path / "empty.txt")), "file_list '.*empty.txt' names no files"),
+             (dict(file_list=str(tmp_path / "missing.txt")), "cannot open file_list '.*missing"),
+             (dict(file_list=str(tmp_path / "empty.txt"), files=["x.npy"]),
+              "give `files` or `file_list`, not both")]
+    for kwargs, message in cases:
+        with pytest.raises((ValueError, OSError), match="readers.numpy.*" + message):
+            _pipe(1, **kwargs).build()

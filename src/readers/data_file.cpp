@@ -137,8 +137,9 @@ FileBytes DataFile::read(int64_t offset, int64_t size, MemoryPool& pool, bool to
       STOKER_ENFORCE(offset + size <= int64_t(st.st_size), IOError, "'", path_, "' shrank to ",
                      int64_t(st.st_size), " bytes since it was opened (", size_, "): cannot read ",
                      size, " bytes at offset ", offset);
-      STOKER_ENFORCE(prefault_checked(*mapping_, p, size_t(size)), IOError, "'", path_, "' shrank while ",
-                     size, " bytes at offset ", offset, " were read from its mapping");
+      STOKER_ENFORCE(prefault_checked(*mapping_, p, size_t(size)), IOError, "'", path_,
+                     "' shrank while ", size, " bytes at offset ", offset,
+                     " were read from its mapping");
     }
     return {std::shared_ptr<Buffer>(mapping_, &mapping_->whole), p, size_t(size)};
   }
@@ -191,10 +192,37 @@ FileBytes read_whole_file(const std::string& path, const FileOptions& options, M
                    "' shrank while it was read from its mapping");
     return {std::shared_ptr<Buffer>(m, &m->whole), p, size_t(size)};
   }
+  if (options.mode == IoMode::kDirect) {
+    const size_t padded = (size_t(size) + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    auto buf = pool.acquire(padded + kDirectAlign);
+    auto* p =
+        reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buf->data()) + kDirectAlign - 1) &
+                                   ~uintptr_t(kDirectAlign - 1));
+    if (!read_direct(path, p, size_t(size))) pread_all(*fd, p, 0, size, path);
+    return {std::move(buf), p, size_t(size)};
+  }
   auto buf = pool.acquire(size_t(size));
   pread_all(*fd, buf->data(), 0, size, path);
   const auto* p = static_cast<const uint8_t*>(buf->data());
   return {std::move(buf), p, size_t(size)};
+}
+
+bool read_direct(const std::string& path, uint8_t* out, size_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return false;
+  const auto closer = own_descriptor(fd);
+  const size_t padded = (size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t r = ::pread(fd, out + done, padded - done, off_t(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && errno == EINVAL && done == 0) return false;
+    STOKER_ENFORCE(r >= 0, IOError, "cannot read '", path, "' (O_DIRECT): ", std::strerror(errno));
+    STOKER_ENFORCE(r > 0, IOError, "'", path, "' ended after ", done, " of ", size,
+                   " bytes (it changed while being read)");
+    done += size_t(r);
+  }
+  return true;
 }
 
 }  // namespace stoker::readers

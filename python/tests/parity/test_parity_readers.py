@@ -46,6 +46,8 @@ def data(tmp_path_factory):
     npy.mkdir()
     for i in range(N):
         np.save(npy / f"a{i:02d}.npy", np.arange(i + 1, dtype=np.int16) * i)
+    # A list in another order, names relative to the list's folder (no file_root).
+    (npy / "list.txt").write_text("".join(f"a{i:02d}.npy\n" for i in reversed(range(N))))
     containers = {}
     for fmt, ext in (("tfrecord", "tfrecord"), ("recordio", "rec"), ("webdataset", "tar")):
         paths, start = [], 0
@@ -95,6 +97,11 @@ def _readers(d):
         "files": lambda fn, **kw: fn.readers.file(
             files=sorted(str(p) for p in (root / "files").rglob("*.jpg")), **kw),
         "numpy": lambda fn, **kw: (fn.readers.numpy(file_root=str(root / "npy"), **kw),) * 2,
+        "numpy_list": lambda fn, **kw: (fn.readers.numpy(file_list=str(root / "npy" / "list.txt"),
+                                                         **kw),) * 2,
+        "numpy_o_direct": lambda fn, **kw: (fn.readers.numpy(file_root=str(root / "npy"),
+                                                             use_o_direct=True, dont_use_mmap=True,
+                                                             **kw),) * 2,
         "tfrecord": tfrecord,
         "mxnet": lambda fn, **kw: fn.readers.mxnet(path=c["recordio"],
                                                    index_path=[p + ".idx" for p in c["recordio"]],
@@ -117,8 +124,8 @@ def _stream(lib, reader, samples, batch=1, **kw):
     return pairs[:samples]
 
 
-READERS = ("file", "file_list", "files", "numpy", "tfrecord", "mxnet", "webdataset", "caffe",
-           "caffe2")
+READERS = ("file", "file_list", "files", "numpy", "numpy_list", "numpy_o_direct", "tfrecord",
+           "mxnet", "webdataset", "caffe", "caffe2")
 
 
 @pytest.mark.parametrize("name", READERS)

@@ -13,15 +13,12 @@
 #include <vector>
 
 #include "stoker/ops/operator.hpp"
+#include "stoker/readers/data_file.hpp"
 
 namespace stoker::ops {
 namespace {
 
 constexpr const char* kOp = "io.file.read";
-// O_DIRECT wants buffer, offset and length aligned to the device's logical block; 4 KiB covers
-// the block sizes in use.
-constexpr size_t kDirectAlign = 4096;
-
 std::string sys_error() { return std::strerror(errno); }
 
 // A file descriptor closed with its owner (files stay open between the two passes, as DALI's
@@ -52,26 +49,15 @@ void pread_all(int fd, uint8_t* out, size_t size, const std::string& path) {
   }
 }
 
-// Reads through an O_DIRECT descriptor (bypassing the page cache) into an aligned bounce
-// buffer. Returns false when the file system refuses O_DIRECT reads (tmpfs, some overlays):
-// the caller then reads normally — the flag is a cache hint, not a different result.
+// Through an O_DIRECT descriptor (the page cache bypassed) into an aligned bounce buffer, or
+// false where the file system refuses O_DIRECT.
 bool read_direct(const std::string& path, uint8_t* out, size_t size) {
-  Fd f(::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
-  if (f.fd < 0) return false;
-  const size_t padded = (size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+  const size_t padded =
+      (size + readers::kDirectAlign - 1) / readers::kDirectAlign * readers::kDirectAlign;
   std::unique_ptr<uint8_t, decltype(&std::free)> buf(
-      static_cast<uint8_t*>(std::aligned_alloc(kDirectAlign, padded)), &std::free);
+      static_cast<uint8_t*>(std::aligned_alloc(readers::kDirectAlign, padded)), &std::free);
   STOKER_ENFORCE(buf != nullptr, RuntimeError, kOp, ": out of memory reading '", path, "'");
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t r = ::pread(f.fd, buf.get() + done, padded - done, off_t(done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && errno == EINVAL && done == 0) return false;
-    STOKER_ENFORCE(r >= 0, IOError, kOp, ": reading '", path, "' (O_DIRECT) failed: ", sys_error());
-    STOKER_ENFORCE(r > 0, IOError, kOp, ": '", path, "' ended after ", done, " of ", size,
-                   " bytes (it changed while being read)");
-    done += size_t(r);
-  }
+  if (!readers::read_direct(path, buf.get(), size)) return false;
   std::memcpy(out, buf.get(), size);
   return true;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "stoker/core/file_io.hpp"
@@ -16,11 +17,41 @@
 namespace stoker::ops {
 namespace {
 
+// DALI's rule: O_DIRECT applies to plain reads, so it asks for dont_use_mmap.
+readers::FileOptions numpy_file_options(const OpSpec& spec) {
+  auto o = file_options(spec);
+  if (spec.arg<bool>("use_o_direct")) {
+    STOKER_ENFORCE(spec.arg<bool>("dont_use_mmap"), ValueError,
+                   "readers.numpy: use_o_direct reads with plain file I/O, not a mapping: give "
+                   "dont_use_mmap=True with it");
+    o.mode = readers::IoMode::kDirect;
+  }
+  return o;
+}
+
+// The names in a file list, one per line (surrounding white space dropped, empty lines
+// skipped), relative to `root` when given, else to the list's own folder.
+std::vector<std::string> read_name_list(const std::string& list, const std::string& root) {
+  namespace fs = std::filesystem;
+  std::ifstream in(list);
+  STOKER_ENFORCE(in.good(), IOError, "readers.numpy: cannot open file_list '", list, "'");
+  const fs::path base = root.empty() ? fs::path(list).parent_path() : fs::path(root);
+  std::vector<std::string> names;
+  for (std::string line; std::getline(in, line);) {
+    const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    names.push_back((base / line.substr(b, e - b + 1)).string());
+  }
+  STOKER_ENFORCE(!names.empty(), ValueError, "readers.numpy: file_list '", list,
+                 "' names no files");
+  return names;
+}
+
 class NumpySource final : public ReaderSource {
  public:
   explicit NumpySource(const OpSpec& spec)
       : spec_(spec),
-        file_options_(file_options(spec)),
+        file_options_(numpy_file_options(spec)),
         roi_axes_(spec.arg<std::vector<int64_t>>("roi_axes")),
         policy_(spec.arg<std::string>("out_of_bounds_policy")),
         fill_value_(spec.arg<double>("fill_value")) {
@@ -140,12 +171,18 @@ class NumpySource final : public ReaderSource {
     namespace fs = std::filesystem;
     auto root = spec_.arg<std::string>("file_root");
     auto files = spec_.arg<std::vector<std::string>>("files");
-    if (!files.empty()) {
+    const auto list = spec_.arg<std::string>("file_list");
+    STOKER_ENFORCE(files.empty() || list.empty(), ValueError,
+                   "readers.numpy: give `files` or `file_list`, not both");
+    if (!list.empty()) {
+      files_ = read_name_list(list, root);
+    } else if (!files.empty()) {
       for (auto& f : files)
         files_.push_back(root.empty() || fs::path(f).is_absolute() ? f
                                                                    : (fs::path(root) / f).string());
     } else {
-      STOKER_ENFORCE(!root.empty(), ValueError, "readers.numpy: give `file_root` or `files`");
+      STOKER_ENFORCE(!root.empty(), ValueError,
+                     "readers.numpy: give `file_root`, `files` or `file_list`");
       std::error_code ec;
       STOKER_ENFORCE(fs::is_directory(root, ec), IOError, "file_root '", root,
                      "' is not a folder (or cannot be read)");
@@ -182,16 +219,24 @@ OpSchema numpy_reader_schema() {
           "Reads arrays from NumPy .npy files (format versions 1-3, little-endian bool, "
           "integer and float dtypes; Fortran-ordered arrays are returned in C order). All "
           "files must share the dtype of the first one. Files: `files` (relative to "
-          "`file_root` when given) or every file under `file_root` matching `file_filter`, "
-          "sorted. An optional region of interest (roi_* arguments, constants or per-sample "
+          "`file_root` when given), a `file_list` (one name per line, relative to `file_root` "
+          "when given, else to the list's folder), or every file under `file_root` matching "
+          "`file_filter`, sorted. An optional region of interest (roi_* arguments, constants or "
+          "per-sample "
           "tensors, as DALI's) is cut from each array.",
       .outputs = {"data"},
       .args = {{"file_root", ArgType::kString, "Folder to search, or base of `files`.",
                 std::string()},
                {"files", ArgType::kStringList, "Explicit list of .npy files.",
                 std::vector<std::string>{}},
+               {"file_list", ArgType::kString,
+                "Text file of .npy names, one per line (instead of `files`).", std::string()},
                {"file_filter", ArgType::kString, "Glob of files to take from file_root.",
                 std::string("*.npy")},
+               {"use_o_direct", ArgType::kBool,
+                "Read with O_DIRECT, bypassing the page cache (needs dont_use_mmap=True; where "
+                "the file system refuses O_DIRECT, files are read normally).",
+                false},
                {"roi_start", ArgType::kIntList,
                 "Region of interest: start per ROI axis, in elements (or per-sample tensor).",
                 std::nullopt, true, true},
