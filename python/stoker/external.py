@@ -99,10 +99,13 @@ class ExternalSource:
             raise ValueError(f"{where}: cycle applies to iterables and generator functions, not "
                              f"to a callable source")
         arity = _arity(source) if self.kind in ("sample", "batch") else 0
-        if self.kind == "sample" and arity != 1:
+        # A sample callable: called per sample with a SampleInfo, or (as DALI does for one
+        # taking no argument) with nothing; the workers always pass the SampleInfo.
+        if self.kind == "sample" and not (arity == 1 or (arity == 0 and not parallel)):
             raise TypeError(f"{where}: with batch=False the source is called with one argument "
-                            f"(a SampleInfo); {getattr(source, '__name__', source)!r} takes "
-                            f"{arity}")
+                            f"(a SampleInfo){'' if parallel else ' or none'}; "
+                            f"{getattr(source, '__name__', source)!r} takes {arity}")
+        self.sample_info = arity == 1
         # A batch callable: 0 (no argument), 1 (the iteration number), 2 (a BatchInfo).
         self.batch_info_mode = 0 if arity == 0 else (2 if batch_info else 1)
         if self.parallel:
@@ -149,7 +152,7 @@ class ExternalSource:
         if self.kind == "sample":
             first = self.iteration * self.batch_size
             data = [self.source(SampleInfo(first + i, i, self.iteration, self.epoch))
-                    for i in range(self.batch_size)]
+                    if self.sample_info else self.source() for i in range(self.batch_size)]
             if self.num_outputs is not None:
                 data = self._transpose(data)
         elif self.kind == "batch":

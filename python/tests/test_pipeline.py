@@ -64,6 +64,24 @@ def test_per_sample_source_receives_sample_info():
     assert seen[:3] == [(0, 0, 0), (1, 1, 0), (2, 2, 0)]
 
 
+def test_per_sample_source_without_arguments_is_called_per_sample_as_dalis():
+    count = [0]
+
+    def sample():
+        count[0] += 1
+        return np.array([count[0]], np.int32)
+
+    pipe = stoker.Pipeline(batch_size=3, prefetch_queue_depth=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(sample, batch=False))
+    assert pipe.run()[0].as_array().ravel().tolist() == [1, 2, 3]
+    assert pipe.run()[0].as_array().ravel().tolist() == [4, 5, 6]
+    with pytest.raises(TypeError, match="called with one argument \\(a SampleInfo\\) or none; "
+                                        "'<lambda>' takes 2"):
+        with stoker.Pipeline(batch_size=1):
+            fn.external_source(lambda a, b: a, batch=False)
+
+
 def test_outputs_are_zero_copy_views_and_dlpack():
     pipe = stoker.Pipeline(batch_size=2)
     with pipe:
