@@ -18,7 +18,7 @@ PARITY = {
     "sphere": "exact",
     "grid_mask": "exact",
     "experimental.warp_perspective": (
-        "tolerance: nearest and int16 exact; linear uint8/uint16 1 level, float32 0.5 (values to "
+        "tolerance: nearest and int16 linear exact; linear and cubic uint8/uint16/int16 1 level, float32 0.5 (values to "
         "~330), on pixels where DALI's OpenCV interpolates with other fused multiply-adds"),
 }
 
@@ -126,18 +126,23 @@ def _typed(dtype):
 
 
 @pytest.mark.parametrize("device", ["cpu", "gpu"])
-@pytest.mark.parametrize("interp", ["INTERP_NN", "INTERP_LINEAR"])
+@pytest.mark.parametrize("interp", ["INTERP_NN", "INTERP_LINEAR", "INTERP_CUBIC"])
 @pytest.mark.parametrize("kind", list(_PERSPECTIVE_TYPES))
 def test_warp_perspective_matches_dali(kind, interp, device):
     """Every border mode, both pixel origins, both matrix directions, three matrices. DALI's GPU
-    backend is CV-CUDA's: where it differs, stoker's GPU (its CPU twin) is held to DALI's CPU."""
-    data = _typed(_PERSPECTIVE_TYPES[kind])
-    exact = interp == "INTERP_NN" or kind == "i16"
+    backend is CV-CUDA's: where it differs, stoker's GPU (its CPU twin) is held to DALI's CPU.
+    Cubic sums its 16 taps in float in another order than DALI's OpenCV: a level at most.
+    DALI hangs on a 1x1 image warped cubic with reflect_101 (its OpenCV's border loop): that
+    case leaves the 1x1 image out here (test_warp_perspective.py checks stoker's result)."""
+    typed = _typed(_PERSPECTIVE_TYPES[kind])
+    exact = interp == "INTERP_NN" or (kind == "i16" and interp == "INTERP_LINEAR")
     atol = 0 if exact else (0.5 if kind == "f32" else 1)
     for m in _MATRICES:
         for border in ("constant", "replicate", "reflect", "reflect_101", "wrap"):
+            hangs_dali = interp == "INTERP_CUBIC" and border == "reflect_101"
+            data = [a for a in typed if a.size > 3] if hangs_dali else typed
             for origin, inverse in (("corner", True), ("center", False)):
-                def define(fn, t, m=m, border=border, origin=origin, inverse=inverse):
+                def define(fn, t, m=m, border=border, origin=origin, inverse=inverse, data=data):
                     return fn.experimental.warp_perspective(
                         _feed(fn, data), matrix=m, interp_type=getattr(t, interp),
                         border_mode=border, pixel_origin=origin, inverse_map=inverse,

@@ -3,8 +3,10 @@
 // for bit. Conventions (OpenCV's): pixel centres at integers; output pixel (x, y) reads the input
 // at (X, Y) / W with (X, Y, W) = M (x, y, 1), M mapping output to input, in double. Nearest
 // rounds the point (half to even); linear quantises it to 1/32 pixel and interpolates with
-// OpenCV's tabulated weights (fixed point of 15 bits for uint8, float otherwise). Taps outside
-// the image follow the border mode (OpenCV's borderInterpolate).
+// OpenCV's tabulated weights (fixed point of 15 bits for uint8, float otherwise); cubic takes
+// the point in float and weighs 4x4 pixels with OpenCV's cubic kernel (A = -0.75) of its
+// fraction, in float for every type. Taps outside the image follow the border mode (OpenCV's
+// borderInterpolate).
 #pragma once
 
 #include <cmath>
@@ -17,6 +19,7 @@
 namespace stoker::kernels {
 
 enum class WarpBorder : int32_t { kConstant, kReplicate, kReflect, kReflect101, kWrap };
+enum class PerspectiveInterp : int32_t { kNearest, kLinear, kCubic };
 constexpr int kPerspectiveMaxChannels = 4;
 
 // One HWC image (C <= 4) of a perspective batch.
@@ -183,6 +186,51 @@ STOKER_HOST_DEVICE inline void perspective_pixel_f(const PerspectiveSample& s, i
       const float v1 = fma_f(fx, add_rn(p11, -p10), p10);
       o[c] = store(fma_f(fy, add_rn(v1, -v0), v0));
     }
+  }
+}
+
+// OpenCV's interpolateCubic: the weights of the four taps around a point at fraction x.
+STOKER_HOST_DEVICE inline void cubic_weights(float x, float* w) {
+  const float A = -0.75f, x1 = add_rn(x, 1.f), ix = add_rn(1.f, -x);
+  w[0] =
+      add_rn(mul_rn(add_rn(mul_rn(add_rn(mul_rn(A, x1), -mul_rn(5.f, A)), x1), mul_rn(8.f, A)), x1),
+             -mul_rn(4.f, A));
+  w[1] = add_rn(mul_rn(mul_rn(add_rn(mul_rn(add_rn(A, 2.f), x), -add_rn(A, 3.f)), x), x), 1.f);
+  w[2] = add_rn(mul_rn(mul_rn(add_rn(mul_rn(add_rn(A, 2.f), ix), -add_rn(A, 3.f)), ix), ix), 1.f);
+  w[3] = add_rn(add_rn(add_rn(1.f, -w[0]), -w[1]), -w[2]);
+}
+
+// Cubic (OpenCV 4.11's float path, which DALI's CPU backend takes for every type and channel
+// count): each of the four rows weighed across, then the rows weighed down, in float.
+template <typename T, typename Store>
+STOKER_HOST_DEVICE inline void perspective_pixel_cubic(const PerspectiveSample& s, int64_t C,
+                                                       WarpBorder border, int64_t x, int64_t y,
+                                                       T* o, Store store) {
+  const T* in = static_cast<const T*>(s.in);
+  float m[9];
+  for (int k = 0; k < 9; ++k) m[k] = float(s.m[k]);
+  float sx, sy;
+  perspective_point_f(m, x, y, sx, sy);
+  const int64_t ix = floor_int_f(sx), iy = floor_int_f(sy);
+  float wx[4], wy[4];
+  cubic_weights(add_rn(sx, -float(ix)), wx);
+  cubic_weights(add_rn(sy, -float(iy)), wy);
+  int64_t cols[4], rows[4];
+  for (int k = 0; k < 4; ++k)
+    cols[k] = border_index(ix - 1 + k, s.w, border),
+    rows[k] = border_index(iy - 1 + k, s.h, border);
+  for (int64_t c = 0; c < C; ++c) {
+    float sum = 0;
+    for (int i = 0; i < 4; ++i) {
+      float row = 0;
+      for (int j = 0; j < 4; ++j) {
+        const float v =
+            rows[i] >= 0 && cols[j] >= 0 ? float(in[(rows[i] * s.w + cols[j]) * C + c]) : s.fill[c];
+        row = add_rn(row, mul_rn(v, wx[j]));
+      }
+      sum = add_rn(sum, mul_rn(row, wy[i]));
+    }
+    o[c] = store(sum);
   }
 }
 

@@ -27,15 +27,18 @@ inline T perspective_store_cpu(float v) {
 
 // s.in: h x w x C of T, s.out: oh x ow x C (1 <= C <= 4). Types: uint8, uint16, int16, float.
 template <typename T>
-void warp_perspective_cpu(const PerspectiveSample& s, int64_t C, bool linear, WarpBorder border) {
+void warp_perspective_cpu(const PerspectiveSample& s, int64_t C, PerspectiveInterp interp,
+                          WarpBorder border) {
   T* out = static_cast<T*>(s.out);
   const int64_t bw0 = perspective_block_width(s.oh, s.ow);
   auto store = [](float v) { return perspective_store_cpu<T>(v); };
-  const bool f = perspective_float_path<T>(C);
+  const bool f = perspective_float_path<T>(C), linear = interp == PerspectiveInterp::kLinear;
   for (int64_t y = 0; y < s.oh; ++y)
     for (int64_t x = 0; x < s.ow; ++x) {
       T* o = out + (y * s.ow + x) * C;
-      if (f && linear)
+      if (interp == PerspectiveInterp::kCubic)
+        perspective_pixel_cubic<T>(s, C, border, x, y, o, store);
+      else if (f && linear)
         perspective_pixel_f<T, true>(s, C, border, x, y, o, store);
       else if (f)
         perspective_pixel_f<T, false>(s, C, border, x, y, o, store);

@@ -26,15 +26,19 @@ struct StoreGpu {
 
 // One thread per output pixel; the grid covers a tile of the typical sample and each block
 // walks its sample's tiles (as warp_affine_gpu).
-template <typename T, bool kLinear>
+template <typename T, PerspectiveInterp kInterp>
 __global__ void perspective_kernel(const PerspectiveSample* __restrict__ samples, int channels,
                                    WarpBorder border) {
+  constexpr bool kLinear = kInterp == PerspectiveInterp::kLinear;
   const PerspectiveSample s = samples[blockIdx.z];
   const int64_t bw0 = perspective_block_width(s.oh, s.ow);
   T* out = static_cast<T*>(s.out);
   for (int64_t y = blockIdx.y * blockDim.y + threadIdx.y; y < s.oh; y += gridDim.y * blockDim.y)
     for (int64_t x = blockIdx.x * blockDim.x + threadIdx.x; x < s.ow; x += gridDim.x * blockDim.x)
-      if (perspective_float_path<T>(channels))
+      if constexpr (kInterp == PerspectiveInterp::kCubic)
+        perspective_pixel_cubic<T>(s, channels, border, x, y, out + (y * s.ow + x) * channels,
+                                   StoreGpu<T>{});
+      else if (perspective_float_path<T>(channels))
         perspective_pixel_f<T, kLinear>(s, channels, border, x, y, out + (y * s.ow + x) * channels,
                                         StoreGpu<T>{});
       else
@@ -50,7 +54,7 @@ bool visit_perspective_types(DType type, F&& f) {
 }  // namespace
 
 int warp_perspective_gpu(const PerspectiveSample* samples, int n, int64_t grid_h, int64_t grid_w,
-                         int channels, bool linear, WarpBorder border, DType type,
+                         int channels, PerspectiveInterp interp, WarpBorder border, DType type,
                          StreamHandle stream) {
   if (n == 0 || grid_h <= 0 || grid_w <= 0) return 0;
   if (n > 65535 || channels < 1 || channels > kPerspectiveMaxChannels)
@@ -63,10 +67,15 @@ int warp_perspective_gpu(const PerspectiveSample* samples, int n, int64_t grid_h
   int err = int(cudaErrorInvalidValue);
   visit_perspective_types(type, [&](auto t) {
     using T = decltype(t);
-    if (linear)
-      perspective_kernel<T, true><<<grid, block, 0, s>>>(samples, channels, border);
+    if (interp == PerspectiveInterp::kCubic)
+      perspective_kernel<T, PerspectiveInterp::kCubic>
+          <<<grid, block, 0, s>>>(samples, channels, border);
+    else if (interp == PerspectiveInterp::kLinear)
+      perspective_kernel<T, PerspectiveInterp::kLinear>
+          <<<grid, block, 0, s>>>(samples, channels, border);
     else
-      perspective_kernel<T, false><<<grid, block, 0, s>>>(samples, channels, border);
+      perspective_kernel<T, PerspectiveInterp::kNearest>
+          <<<grid, block, 0, s>>>(samples, channels, border);
     err = int(cudaGetLastError());
   });
   return err;

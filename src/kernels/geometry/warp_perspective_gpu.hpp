@@ -14,7 +14,7 @@ namespace stoker::kernels {
 // the output extent one launch's tile grid covers per sample (e.g. the mean output size); any
 // positive size is correct. Types: u8, u16, i16, f32. Returns a cudaError_t value.
 int warp_perspective_gpu(const PerspectiveSample* samples, int n, int64_t grid_h, int64_t grid_w,
-                         int channels, bool linear, WarpBorder border, DType type,
+                         int channels, PerspectiveInterp interp, WarpBorder border, DType type,
                          StreamHandle stream);
 bool warp_perspective_gpu_supports(DType type);
 

@@ -34,7 +34,8 @@ void check_type(DType type) {
   const double m[9] = {1.2, 0.3, -5, 0.2, 0.8, 4, 0.004, 0.003, 1.1};
   for (auto mode : {WarpBorder::kConstant, WarpBorder::kReplicate, WarpBorder::kReflect,
                     WarpBorder::kReflect101, WarpBorder::kWrap})
-    for (bool linear : {false, true}) {
+    for (auto interp :
+         {PerspectiveInterp::kNearest, PerspectiveInterp::kLinear, PerspectiveInterp::kCubic}) {
       std::vector<PerspectiveSample> gpu(sizes.size());
       std::vector<std::vector<T>> expected;
       size_t at = 0;
@@ -45,7 +46,7 @@ void check_type(DType type) {
         s.h = s.oh = sizes[k].first, s.w = s.ow = sizes[k].second;
         std::copy(m, m + 9, s.m);
         s.fill[0] = 7, s.fill[1] = 8, s.fill[2] = 9;
-        warp_perspective_cpu<T>(s, C, linear, mode);
+        warp_perspective_cpu<T>(s, C, interp, mode);
         gpu[k] = s, gpu[k].in = d_in + at, gpu[k].out = d_out + at;
         cudaMemcpy(d_in + at, in[k].data(), in[k].size() * sizeof(T), cudaMemcpyHostToDevice);
         at += in[k].size();
@@ -53,14 +54,14 @@ void check_type(DType type) {
       cudaMemcpy(desc_buf->data(), gpu.data(), gpu.size() * sizeof(PerspectiveSample),
                  cudaMemcpyHostToDevice);
       ASSERT_EQ(warp_perspective_gpu(static_cast<const PerspectiveSample*>(desc_buf->data()),
-                                     int(gpu.size()), 30, 25, int(C), linear, mode, type, nullptr),
+                                     int(gpu.size()), 30, 25, int(C), interp, mode, type, nullptr),
                 0);
       at = 0;
       for (size_t k = 0; k < sizes.size(); ++k) {
         std::vector<T> got(in[k].size());
         cudaMemcpy(got.data(), d_out + at, got.size() * sizeof(T), cudaMemcpyDeviceToHost);
         EXPECT_EQ(got, expected[k])
-            << "border " << int(mode) << " linear " << linear << " sample " << k;
+            << "border " << int(mode) << " interp " << int(interp) << " sample " << k;
         at += in[k].size();
       }
     }

@@ -33,12 +33,11 @@ WarpBorder parse_border(const std::string& s) {
                    s + "'");
 }
 
-bool parse_linear(const std::string& s) {
-  if (s == "linear") return true;
-  if (s == "nn") return false;
-  throw ValueError(std::string(kName) +
-                   ": interp_type must be 'nn' or 'linear' (cubic is "
-                   "not supported yet), got '" +
+kernels::PerspectiveInterp parse_interp(const std::string& s) {
+  if (s == "linear") return kernels::PerspectiveInterp::kLinear;
+  if (s == "nn") return kernels::PerspectiveInterp::kNearest;
+  if (s == "cubic") return kernels::PerspectiveInterp::kCubic;
+  throw ValueError(std::string(kName) + ": interp_type must be 'nn', 'linear' or 'cubic', got '" +
                    s + "'");
 }
 
@@ -74,7 +73,7 @@ class WarpPerspective : public Operator {
  public:
   explicit WarpPerspective(const OpSpec& spec)
       : Operator(spec),
-        linear_(parse_linear(spec.arg<std::string>("interp_type"))),
+        interp_(parse_interp(spec.arg<std::string>("interp_type"))),
         center_(parse_center(spec.arg<std::string>("pixel_origin"))),
         border_(parse_border(spec.arg<std::string>("border_mode"))),
         fill_(spec.arg<std::vector<double>>("fill_value")) {
@@ -95,16 +94,16 @@ class WarpPerspective : public Operator {
       s.in = in.data(i), s.out = out.data(i);
       switch (in.dtype()) {
         case DType::kU8:
-          kernels::warp_perspective_cpu<uint8_t>(s, C, linear_, border_);
+          kernels::warp_perspective_cpu<uint8_t>(s, C, interp_, border_);
           break;
         case DType::kU16:
-          kernels::warp_perspective_cpu<uint16_t>(s, C, linear_, border_);
+          kernels::warp_perspective_cpu<uint16_t>(s, C, interp_, border_);
           break;
         case DType::kI16:
-          kernels::warp_perspective_cpu<int16_t>(s, C, linear_, border_);
+          kernels::warp_perspective_cpu<int16_t>(s, C, interp_, border_);
           break;
         default:
-          kernels::warp_perspective_cpu<float>(s, C, linear_, border_);
+          kernels::warp_perspective_cpu<float>(s, C, interp_, border_);
           break;
       }
     });
@@ -212,7 +211,8 @@ class WarpPerspective : public Operator {
     m[8] = (S(0, 0) * S(1, 1) - S(0, 1) * S(1, 0)) * r;
   }
 
-  bool linear_, center_;
+  kernels::PerspectiveInterp interp_;
+  bool center_;
   WarpBorder border_;
   std::vector<double> fill_;
 };
@@ -236,7 +236,7 @@ class WarpPerspectiveGpu final : public WarpPerspective {
     auto device = upload(ws, desc);
     cuda_check(kernels::warp_perspective_gpu(
                    static_cast<const PerspectiveSample*>(device->data()), n, (sum_h + n - 1) / n,
-                   (sum_w + n - 1) / n, int(channels(in)), linear_, border_, in.dtype(), ws.stream),
+                   (sum_w + n - 1) / n, int(channels(in)), interp_, border_, in.dtype(), ws.stream),
                std::string(kName) + " (gpu): launching the kernel");
   }
 };
@@ -255,7 +255,8 @@ OpSchema warp_perspective_schema() {
           "centre (OpenCV's convention). The arithmetic is OpenCV's warpPerspective, as "
           "DALI's CPU backend: nearest rounds the source point half to even; linear "
           "quantises it to 1/32 pixel and weighs the four pixels around it (15-bit fixed "
-          "point for uint8, float otherwise, rounded half to even and saturated). Taps "
+          "point for uint8, float otherwise, rounded half to even and saturated); cubic weighs "
+          "the 4x4 pixels around the point with OpenCV's cubic kernel (A = -0.75), in float. Taps "
           "outside the image follow border_mode. Output size: `size` (each extent rounded, "
           "at least 1), else the input's. uint8, uint16, int16 and float32.",
       .inputs = {"input", "matrix_input"},
@@ -272,7 +273,7 @@ OpSchema warp_perspective_schema() {
                {"fill_value", ArgType::kFloatList,
                 "The constant border: one value, or one per channel (default 0).",
                 std::vector<double>{}},
-               {"interp_type", ArgType::kString, "'linear' (bilinear) or 'nn'.",
+               {"interp_type", ArgType::kString, "'linear' (bilinear), 'nn' or 'cubic'.",
                 std::string("linear")},
                {"inverse_map", ArgType::kBool, "The matrix maps output to input points.", true},
                {"pixel_origin", ArgType::kString, "'corner' or 'center'.", std::string("corner")}},
