@@ -22,6 +22,8 @@ all=$(cd "$B/fuzz" && ls ./*.seeds | sed 's|^\./||; s|\.seeds$||' | sort)
 targets=${FUZZ_TARGETS:-$all}
 cmake --build "$B" -j "$(nproc)" --target $(for t in $targets; do echo "${t}_fuzzer"; done) > "$B/fuzz-build.log"
 mkdir -p "$B/findings" "$B/logs"
+# Leaks inside system libraries are not the targets' findings (fuzz/lsan_suppressions.txt).
+export LSAN_OPTIONS="suppressions=$PWD/fuzz/lsan_suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 summary="$B/fuzz-summary.txt"
 printf "%-15s %12s %8s %8s %8s %s\n" target executions cov ft corpus findings | tee "$summary"
 for t in $targets; do

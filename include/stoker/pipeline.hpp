@@ -126,6 +126,10 @@ class Pipeline {
   StreamHandle feed_stream() const;
   // Marks the end of external source `name`'s data: the iteration needing more ends the epoch.
   void feed_end(const std::string& name);
+  // The batches the data fed to `name` so far makes, those already run included (one per
+  // feed_input for external_source; a fed video makes several): run() asking for more waits for
+  // a feed.
+  int64_t fed_batches(const std::string& name) const;
   // After an epoch ended (run() threw EndOfData): drops the end marks still queued at the other
   // external sources (every source of the iteration got one; the first to run ended it), so
   // that the next epoch's batches come first.

@@ -16,6 +16,7 @@
 #include "stoker/kernels/compression/lz4_inflate.hpp"
 #include "stoker/kernels/flow/nvof_engine.hpp"
 #include "stoker/ops/registry.hpp"
+#include "stoker/readers/fits.hpp"
 #include "stoker/readers/lmdb_env.hpp"
 #include "stoker/readers/recordio.hpp"
 #include "stoker/readers/tar.hpp"
@@ -168,6 +169,7 @@ NB_MODULE(_stoker, m) {
         info["libtiff"] = stoker::codecs::libtiff_version();
         info["openjpeg"] = stoker::codecs::openjpeg_version();
         info["lmdb"] = stoker::readers::lmdb_available();
+        info["cfitsio"] = stoker::readers::cfitsio_version();
         info["nvcomp"] = bool(kBuiltWithCuda) ? stoker::kernels::nvcomp_unavailable() : "no CUDA";
         nb::list devices;
         for (int d = 0; d < stoker::cuda_device_count(); ++d) {

@@ -238,6 +238,7 @@ void bind_pipeline(nb::module_& m) {
       .def("feed_stream",
            [](const Pipeline& p) { return reinterpret_cast<intptr_t>(p.feed_stream()); })
       .def("feed_end", &Pipeline::feed_end)
+      .def("fed_batches", &Pipeline::fed_batches)
       .def("discard_ends", &Pipeline::discard_ends)
       .def("checkpoint", &Pipeline::checkpoint)
       .def("take_incidents", &Pipeline::take_incidents)

@@ -79,10 +79,10 @@ DALI_TUNING_ARGS = frozenset({
 # -- GPU backends by copy -------------------------------------------------------------------
 # Operators DALI also runs on the GPU that stoker runs on the CPU only: device="gpu" runs them
 # on the CPU and copies each output to the GPU (one asynchronous copy per batch), so that DALI
-# scripts asking for GPU random numbers, constants or .npy data run unchanged. They take no
+# scripts asking for GPU random numbers, constants, .npy or FITS data run unchanged. They take no
 # GPU data (DALI's take none either, but for shape_like).
 GPU_BY_COPY = frozenset({"constant", "random.uniform", "random.normal", "random.coin_flip",
-                         "readers.numpy"})
+                         "readers.numpy", "experimental.readers.fits"})
 
 
 # -- fn functions written in Python ----------------------------------------------------------
@@ -121,6 +121,9 @@ class Wrapper:
 WRAPPERS = {w.name: w for w in [
     # A Python source (callable, iterable, generator, worker processes) or feed_input.
     Wrapper("external_source", "stoker.wrappers:external_source", "external_source", fed=True),
+    # Videos fed with feed_input, each making several batches (external.FedVideos).
+    Wrapper("experimental.inputs.video", "stoker.wrappers:video_input",
+            "experimental.inputs.video", fed=True),
     # `features` (a dict of tfrecord.Feature) instead of the schema's per-feature lists.
     Wrapper("readers.tfrecord", "stoker.wrappers:tfrecord", "readers.tfrecord",
             filled=("feature_names", "feature_types", "feature_var_len", "feature_shapes",
@@ -137,12 +140,16 @@ WRAPPERS = {w.name: w for w in [
     # DALI's SSDRandomCrop: random_bbox_crop + slice, (images, boxes, labels) in and out.
     Wrapper("ssd_random_crop", "stoker.wrappers:ssd_random_crop",
             deprecated="random_bbox_crop"),
+    # DALI's FastResizeCropMirror: resize_crop_mirror with antialias=False by default.
+    Wrapper("fast_resize_crop_mirror", "stoker.wrappers:fast_resize_crop_mirror",
+            "resize_crop_mirror", deprecated="resize_crop_mirror"),
 ]}
 
 # Operators whose nodes take Python data or run Python code: a pipeline with them cannot be
 # serialized (the reason names what cannot be written down).
 PYTHON_FED = {
     "external_source": "takes its data from a Python source",
+    "experimental.inputs.video": "takes its videos from feed_input",
     "python_function": "runs a Python function",
 }
 

@@ -56,6 +56,7 @@ def info(as_json=False):
            "libpng": raw["libpng"], "libwebp": raw["libwebp"] or None,
            "libtiff": raw["libtiff"] or None, "openjpeg": raw["openjpeg"] or None,
            "lmdb": raw["lmdb"],
+           "cfitsio": raw["cfitsio"] or None,
            "ffmpeg": raw["ffmpeg"] or None,
            "nvcomp": raw["nvcomp"] or True}
     if as_json:
@@ -85,7 +86,8 @@ def info(as_json=False):
                  f"libwebp {out['libwebp'] or 'no (WebP refused)'}; "
                  f"libtiff {out['libtiff'] or 'no (TIFF refused)'}; "
                  f"OpenJPEG {out['openjpeg'] or 'no (JPEG 2000 refused)'}; "
-                 f"liblmdb (readers.caffe, caffe2): {'yes' if out['lmdb'] else 'no'}")
+                 f"liblmdb (readers.caffe, caffe2): {'yes' if out['lmdb'] else 'no'}; "
+                 f"cfitsio (experimental.readers.fits): {out['cfitsio'] or 'no'}")
     lines.append(f"FFmpeg (readers.video): {out['ffmpeg'] or 'no (built without it)'}")
     if cuda["built"]:
         nvcomp = out["nvcomp"]

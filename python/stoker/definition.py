@@ -215,8 +215,7 @@ class Definition:
         if es.source is not None:
             raise ValueError(f"feed_input: external source '{name}' has a source of its own; "
                              f"feed_input feeds those made without one")
-        es.push(self._native, data, layout)
-        es.fed += 1
+        es.feed_input(self._native, data, layout)
 
     def build(self):
         raise NotImplementedError  # stoker.runner.Pipeline

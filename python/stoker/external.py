@@ -195,6 +195,20 @@ class ExternalSource:
                 if name in self.live:
                     self.push(native, batch, node=name)
 
+    def feed_input(self, native, data, layout=None):
+        """pipe.feed_input's batch for this source (one made without a `source`)."""
+        self.push(native, data, layout)
+        self.fed += 1
+
+    def missing(self, runs):
+        """Whether the `runs`-th run() would wait for a batch no feed_input gave."""
+        return self.source is None and self.fed < runs
+
+    def missing_message(self):
+        return (f"external_source '{self.name}' has no batch for this iteration: give one with "
+                f"pipe.feed_input('{self.name}', batch) before run() (in a Pipeline subclass: "
+                f"in iter_setup)")
+
     def push(self, native, data, layout=None, node=None):
         """Hands `data` (one batch) to `native` as node `node`'s next batch (the first)."""
         node = node or self.names[0]
@@ -269,6 +283,29 @@ def _from_cuda_array_interface(x, cai, where, waits):
                              f"protocol forbids (1: legacy default, 2: per-thread default)")
         waits.add(int(stream))
     return (int(cai["data"][0]), shape, dtype.name, x)
+
+
+class FedVideos(ExternalSource):
+    """experimental.inputs.video's node `name`: each video fed makes several batches (the
+    native operator counts them), so run() asks for a feed only when those are used up; with
+    `blocking`, run() waits for a feed from another thread instead."""
+
+    def __init__(self, name, batch_size, device, no_copy, blocking):
+        super().__init__([name], None, True, None, [""], batch_size, device, no_copy)
+        self.blocking = bool(blocking)
+
+    def feed_input(self, native, data, layout=None):
+        self.push(native, data, layout)
+        self.fed = native.fed_batches(self.names[0])
+
+    def missing(self, runs):
+        return not self.blocking and self.fed < runs
+
+    def missing_message(self):
+        return (f"experimental.inputs.video '{self.name}' has no video for this iteration: the "
+                f"videos fed are used up; feed the next with pipe.feed_input('{self.name}', "
+                f"[encoded_video]) before run() (or build it with blocking=True to wait for one "
+                f"fed from another thread)")
 
 
 class ExternalSources:

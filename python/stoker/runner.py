@@ -164,12 +164,9 @@ class Pipeline(Definition, Statistics):
             self._external.feed(self._native, 1)
         self._runs += 1
         for es in self._external.feeders():
-            if es.source is None and es.fed < self._runs:
+            if es.missing(self._runs):
                 self._runs -= 1
-                raise RuntimeError(
-                    f"external_source '{es.name}' has no batch for this iteration: give one "
-                    f"with pipe.feed_input('{es.name}', batch) before run() (in a Pipeline "
-                    f"subclass: in iter_setup)")
+                raise RuntimeError(es.missing_message())
         try:
             outputs = self._native.run()
         except StopIteration:

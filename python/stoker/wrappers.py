@@ -7,7 +7,8 @@ import numpy as np
 
 from stoker import tfrecord as _tfrecord
 from stoker._op import call, pipeline_for, plain
-from stoker.external import ExternalSource
+from stoker._schema import DALI_TUNING_ARGS
+from stoker.external import ExternalSource, FedVideos
 from stoker.node import DataNode
 
 
@@ -185,3 +186,28 @@ def ssd_random_crop(images, boxes, labels, /, *, num_attempts=1, seed=None, devi
     images = call("slice", images, anchor, shape, normalized_anchor=True,
                   normalized_shape=True, name=part("crop"))
     return images, out_boxes, out_labels
+
+
+def fast_resize_crop_mirror(images, /, *, antialias=False, **kwargs):
+    """DALI's deprecated FastResizeCropMirror: resize_crop_mirror (the same arguments and
+    pixels) with antialiasing off unless asked for. Use fn.resize_crop_mirror."""
+    return call("resize_crop_mirror", images, antialias=antialias, **kwargs)
+
+
+def video_input(*, sequence_length, last_sequence_policy="partial", blocking=False,
+                no_copy=False, name=None, device="cpu", **kwargs):
+    """Videos fed with pipe.feed_input(name, [encoded_bytes]) (one video per call), returned
+    as consecutive sequences of `sequence_length` frames, batch_size sequences a run (DALI's
+    experimental.inputs.video); the last batch of a video holds what remains (its last
+    sequence shorter, or zero-padded with last_sequence_policy='pad'), and the next run goes on
+    with the next video fed. run() raises when the videos fed are used up, unless
+    blocking=True (it then waits for a feed from another thread). no_copy=True keeps the fed
+    array instead of a copy (unchanged until its last batch is returned). device: 'cpu'
+    (FFmpeg) or 'mixed' (NVDEC, GPU output)."""
+    pipe = pipeline_for("fn.experimental.inputs.video")
+    name = name or f"experimental.inputs.video_{len(pipe._nodes)}"
+    args = {"sequence_length": sequence_length, "last_sequence_policy": last_sequence_policy,
+            **{k: v for k, v in kwargs.items() if k not in DALI_TUNING_ARGS}}
+    feeder = FedVideos(name, pipe.batch_size, device, no_copy, blocking)
+    return pipe._add_node("experimental.inputs.video", [], {k: plain(v) for k, v in args.items()},
+                          {}, name, device, 1, external=feeder)

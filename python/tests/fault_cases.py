@@ -92,6 +92,18 @@ def _numpy(root, video):
             os.path.join(folder, "002.npy"))
 
 
+def _fits(root, video):
+    from astropy.io import fits
+    folder = os.path.join(root, "fits")
+    os.makedirs(folder)
+    rng = np.random.default_rng(3)
+    for i in range(SAMPLES):
+        hdu = fits.ImageHDU(rng.standard_normal((64, 48)).astype("f4"))
+        fits.HDUList([fits.PrimaryHDU(), hdu]).writeto(os.path.join(folder, f"{i:03d}.fits"))
+    return (lambda **io: [fn.experimental.readers.fits(file_root=folder, **io)],
+            os.path.join(folder, "002.fits"))
+
+
 def _varint(v):
     out = b""
     while True:
@@ -156,7 +168,7 @@ def _video(root, video):
 
 SETUPS = {"file": _file, "tfrecord": _container("tfrecord"), "mxnet": _container("recordio"),
           "webdataset": _container("webdataset"), "numpy": _numpy, "caffe": _lmdb("caffe"),
-          "caffe2": _lmdb("caffe2"), "coco": _coco, "video": _video}
+          "caffe2": _lmdb("caffe2"), "coco": _coco, "video": _video, "fits": _fits}
 
 
 def inject(fault, path):

@@ -18,7 +18,7 @@ from stoker import _stoker
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 READERS = ["file", "tfrecord", "mxnet", "webdataset", "numpy", "caffe", "caffe2", "coco",
-           "video"]
+           "video", "fits"]
 EPOCH = {"video": 9}  # sequences of three videos; the others: 12 samples
 CASES = 5 * 2 * 2 * 2  # faults x mmap x on_error x when
 
@@ -43,6 +43,10 @@ def test_a_damaged_file_gives_a_run_a_skip_or_an_error_naming_it(reader, tmp_pat
         pytest.importorskip("lmdb")
         if not _stoker.lmdb_available():
             pytest.skip("stoker was built without liblmdb")
+    if reader == "fits":
+        pytest.importorskip("astropy")
+        if not _stoker.build_info().get("cfitsio"):
+            pytest.skip("stoker was built without cfitsio")
     if reader == "video":
         if not _stoker.build_info().get("ffmpeg"):
             pytest.skip("stoker was built without FFmpeg")

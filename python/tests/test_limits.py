@@ -167,6 +167,7 @@ BY_NAME = {
     "start": SIZE, "end": SIZE, "rel_start": SIZE, "rel_end": SIZE, "rel_shape": SIZE,
     "roi_start": SIZE, "roi_end": SIZE, "roi_shape": SIZE, "rel_roi_start": SIZE,
     "rel_roi_end": SIZE, "rel_roi_shape": SIZE, "sequence_length": SIZE, "end_frame": SIZE,
+    "sizes": SIZE, "scales": SIZE,
     # bounded elsewhere
     "max_pixels": "bounded: itself the decoders' limit on the data's pixels",
     "max_size": "bounded: a cap on resize's output, never an enlargement",
@@ -206,7 +207,7 @@ BY_NAME = {
     "chunk_sizes": "bounded: sizes within the input",
     # values: coefficients, probabilities, positions, indices, seeds, axes
     **{n: VALUE for n in (
-        "M", "MT", "T", "a", "alpha", "beta", "anchor", "anchors", "angle", "angles",
+        "M", "MT", "T", "a", "alignment", "alpha", "beta", "anchor", "anchors", "angle", "angles",
         "aspect_ratio", "axes", "axis", "background", "bbox_prune_threshold", "brightness",
         "brightness_shift", "center", "center_x", "center_y", "center_z", "class_weights",
         "classes", "contrast", "contrast_center", "crop_pos_x", "crop_pos_y", "criteria", "ddof",
@@ -226,8 +227,9 @@ BY_OP = {
     ("reshape", "rel_shape"): "bounded: reshape keeps the input's elements",
     ("reinterpret", "rel_shape"): "bounded: reshape keeps the input's elements",
     ("bbox_rotate", "size"): "bounded: numbers out (boxes), nothing allocated from it",
-    ("resize", "roi_start"): "bounded: a region of the input",
-    ("resize", "roi_end"): "bounded: a region of the input",
+    **{(op, roi): "bounded: a region of the input"
+       for op in ("resize", "experimental.resize", "resize_crop_mirror", "tensor_resize")
+       for roi in ("roi_start", "roi_end")},
     ("roi_random_crop", "roi_start"): "bounded: numbers out (the window)",
     ("roi_random_crop", "roi_end"): "bounded: numbers out (the window)",
     ("roi_random_crop", "roi_shape"): "bounded: numbers out (the window)",
@@ -235,6 +237,17 @@ BY_OP = {
                                           "files",
     ("readers.sequence", "sequence_length"): "bounded: refused at build when no sequence fits "
                                              "the files",
+    ("experimental.readers.fits", "hdu_indices"): "bounded: positions of HDUs in the files (past "
+                                                  "the last refused), one output per entry given",
+    ("readers.video_resize", "sequence_length"): "bounded: as readers.video's (with "
+                                                 "pad_sequences: sequence_length x the frame "
+                                                 "checked at build)",
+    ("experimental.inputs.video", "sequence_length"): "bounded: 'partial' sequences hold the fed "
+                                                      "video's frames; 'pad' checks "
+                                                      "sequence_length x the frame when a video "
+                                                      "is fed (test_video_readers_extra.py)",
+    **{("readers.video_resize", roi): "bounded: a region of the input"
+       for roi in ("roi_start", "roi_end")},
     ("bbox_paste", "ratio"): VALUE, ("paste", "ratio"): SIZE,
     ("laplacian", "smoothing_size"): "bounded: odd, 1 to 31 (as window_size), checked",
     **{(op, "mask_size"): "bounded: 1 to 255 per axis, checked; a cost per pixel, no scratch"
@@ -340,14 +353,34 @@ CASES = [
          f"fn.decoders.image_crop(JPEG, crop=({SIDE}, {SIDE}))",
          f"fn.decoders.image_crop(JPEG, crop=({SIDE + 1}, {SIDE + 1}))",
          rf"decoders.image_crop: crop \(crop_h, crop_w\) {WINDOW}"),
-    *[Case("resize", args, f"fn.resize(IMG(), {val.format(SIDE)})",
-           f"fn.resize(IMG(), {val.format(SIDE + 1)})",
-           rf"resize: resize_x, resize_y, size, resize_shorter and resize_longer {WINDOW}")
+    *[Case(op, args, f"fn.{op}(IMG(), {val.format(SIDE)})",
+           f"fn.{op}(IMG(), {val.format(SIDE + 1)})",
+           rf"{op}: resize_x, resize_y, size, resize_shorter and resize_longer {WINDOW}")
+      for op in ("resize", "experimental.resize", "resize_crop_mirror")
       for args, val in [(("resize_x", "resize_y"), "resize_x={0}, resize_y={0}"),
                         (("size",), "size=[{0}, {0}]"), (("resize_shorter",), "resize_shorter={0}"),
                         (("resize_longer",), "resize_longer={0}")]],
-    Case("resize", ("resize_x",), "fn.resize(IMG(), resize_x=8)", "fn.resize(IMG(), resize_x=1e30)",
-         r"resize: .* would make an output of 1e\+30x1e\+30"),
+    *[Case(op, ("resize_x",), f"fn.{op}(IMG(), resize_x=8)", f"fn.{op}(IMG(), resize_x=1e30)",
+           rf"{op}: .* would make an output of 1e\+30x1e\+30")
+      for op in ("resize", "experimental.resize", "resize_crop_mirror")],
+    # resize_crop_mirror's window is its output: a window larger than the resized image repeats
+    # its edges.
+    Case("resize_crop_mirror", ("crop",), f"fn.resize_crop_mirror(IMG(), size=8, crop=({SIDE}, {SIDE}))",
+         f"fn.resize_crop_mirror(IMG(), size=8, crop=({SIDE + 1}, {SIDE + 1}))",
+         rf"resize_crop_mirror: crop \(crop_h, crop_w\) {WINDOW}"),
+    Case("resize_crop_mirror", ("crop_h", "crop_w"),
+         f"fn.resize_crop_mirror(IMG(), size=8, crop_h={SIDE}, crop_w={SIDE})",
+         "fn.resize_crop_mirror(IMG(), size=8, crop_h=1e30, crop_w=1e30)",
+         r"resize_crop_mirror: crop \(crop_h, crop_w\) would make an output of 1e\+30x1e\+30"),
+    # tensor_resize counts every element of the sample (the channels too): 26754^2 x 3 fits.
+    *[Case("tensor_resize", (arg,), f"fn.tensor_resize(IMG(), axes=[0, 1], {val.format(26754)})",
+           f"fn.tensor_resize(IMG(), axes=[0, 1], {val.format(26755)})",
+           r"tensor_resize: sizes \(scales\) would make an output of 26755x26755x3 "
+           r"\(2147490075 elements in sample 0\)")
+      for arg, val in [("sizes", "sizes=[{0}, {0}]"), ("scales", "scales=[{0} / 8, {0} / 8]")]],
+    Case("tensor_resize", ("sizes",), "fn.tensor_resize(IMG(), sizes=[8], axes=[0])",
+         "fn.tensor_resize(IMG(), sizes=[1e30], axes=[0])",
+         r"tensor_resize: sizes \(scales\) would make an output of 1\.0\d*e\+30x8x3"),
     *[Case(op, ("size",), f"{call}(IMG(), {extra}size=[{SIDE}, {SIDE}])",
            f"{call}(IMG(), {extra}size=[{SIDE + 1}, {SIDE + 1}])", rf"{op}: size {WINDOW}")
       for op, call, extra in [("rotate", "fn.rotate", "angle=10, "),
@@ -417,6 +450,27 @@ CASES = [
          "fn.random_bbox_crop(fn.constant(fdata=[0.1, 0.1, 0.2, 0.2], shape=[1, 4]), "
          "fn.constant(idata=[1], shape=[1]), total_num_attempts=10**9, thresholds=[0.99], "
          "scaling=[0.9, 1.0])[0]"),
+]
+# The video readers' sizes (the 4-frame 16x16 video): padding makes a clip sequence_length
+# frames whatever the file holds; the resize arguments size each frame.
+CASES += [
+    Case("experimental.readers.video", ("sequence_length",),
+         "fn.experimental.readers.video(filenames=[paths['video']], sequence_length=6, "
+         "pad_mode='constant')",
+         "fn.experimental.readers.video(filenames=[paths['video']], sequence_length=10**8, "
+         "pad_mode='constant')",
+         r"experimental.readers.video: sequence_length would make an output of 1e\+08x16x16x3",
+         needs="video"),
+    *[Case("readers.video_resize", args,
+           f"fn.readers.video_resize(filenames=[paths['video']], sequence_length=2, "
+           f"{val.format(8)})",
+           f"fn.readers.video_resize(filenames=[paths['video']], sequence_length=2, "
+           f"{val.format(SIDE + 1)})",
+           rf"readers.video_resize: resize_x, resize_y, size, resize_shorter and resize_longer "
+           rf"{WINDOW}", needs="video")
+      for args, val in [(("resize_x", "resize_y"), "resize_x={0}, resize_y={0}"),
+                        (("size",), "size=[{0}, {0}]"), (("resize_shorter",), "resize_shorter={0}"),
+                        (("resize_longer",), "resize_longer={0}")]],
 ]
 # The readers' own sizes, on every reader (readers.file stands for the rest: the checks are
 # their shared base's, src/ops/readers/reader_base.cpp).

@@ -34,6 +34,16 @@ def _write_numpy(root):
     return lambda **kw: fn.readers.numpy(file_root=str(root), **kw)
 
 
+def _write_fits(root):
+    fits = pytest.importorskip("astropy.io.fits")
+    if not _stoker.build_info()["cfitsio"]:
+        pytest.skip("stoker was built without cfitsio")
+    for i in range(N):
+        fits.HDUList([fits.PrimaryHDU(), fits.ImageHDU(np.full((2,), i, np.int32))]).writeto(
+            root / f"a{i:02d}.fits")
+    return lambda **kw: fn.experimental.readers.fits(file_root=str(root), **kw)
+
+
 def _container(fmt, ext, make):
     def write(root):
         # Four files of 4, 0, 5 and 2 samples (an empty one holds a place in file orders).
@@ -86,6 +96,7 @@ def _video(root):
 _FORMATS = {
     "file": _write_files,
     "numpy": _write_numpy,
+    "fits": _write_fits,
     "tfrecord": _container("tfrecord", "tfrecord", lambda paths, **kw: fn.readers.tfrecord(
         path=paths, index_path=[p + ".idx" for p in paths],
         features={"image/class/label": tfrecord.FixedLenFeature([1], tfrecord.int64, -1)},

@@ -39,6 +39,12 @@ VIDEOS = {
                    {"w": 320, "h": 240, "rate": 30, "seconds": 1}),
     "mpeg4_smooth": ("mpeg4_smooth.avi", "-vf gblur=sigma=4 -c:v mpeg4 -q:v 3 -g 12",
                      {"w": 320, "h": 240}),
+    # What DALI's CPU video decoding takes (VP8, VP9, MJPEG): MJPEG's chroma is sited between
+    # luma columns, as libswscale (DALI's conversion) assumes, so its frames come out equal.
+    "mjpeg": ("mjpeg.avi", "-c:v mjpeg -q:v 3 -pix_fmt yuvj420p", {}),
+    "mjpeg422": ("mjpeg422.mkv", "-c:v mjpeg -q:v 3 -pix_fmt yuvj422p",
+                 {"w": 64, "h": 48, "rate": 30, "seconds": 1.1}),
+    "vp8": ("vp8.webm", "-c:v libvpx -g 10 -pix_fmt yuv420p", {}),
 }
 
 

@@ -108,6 +108,10 @@ class InputFeed {
   virtual void discard_end() = 0;  // the epoch ended: drops an end mark still at the front
   virtual void cancel() = 0;       // the pipeline is shutting down: run() must return/throw
   virtual size_t queued() const = 0;
+  // The batches the data fed so far makes, those already run included: one per feed for
+  // external_source, several for a fed video (experimental.inputs.video). A consumer that asks
+  // for more would wait for a feed.
+  virtual int64_t batches_fed() const = 0;
 };
 
 class Operator {

@@ -30,9 +30,12 @@
 #include "stoker/ops/geometry/jitter_paste.hpp"
 #include "stoker/ops/geometry/multi_paste.hpp"
 #include "stoker/ops/geometry/random_crop_generator.hpp"
+#include "stoker/ops/geometry/remap.hpp"
 #include "stoker/ops/geometry/resize.hpp"
+#include "stoker/ops/geometry/resize_crop_mirror.hpp"
 #include "stoker/ops/geometry/roi_random_crop.hpp"
 #include "stoker/ops/geometry/slice.hpp"
+#include "stoker/ops/geometry/tensor_resize.hpp"
 #include "stoker/ops/geometry/transforms.hpp"
 #include "stoker/ops/geometry/warp.hpp"
 #include "stoker/ops/geometry/warp_perspective.hpp"
@@ -41,6 +44,7 @@
 #include "stoker/ops/io/external_source.hpp"
 #include "stoker/ops/io/file_read.hpp"
 #include "stoker/ops/io/python_function.hpp"
+#include "stoker/ops/io/video_input.hpp"
 #include "stoker/ops/math/arithmetic.hpp"
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 #include "stoker/ops/normalize/normalize.hpp"
@@ -54,12 +58,15 @@
 #include "stoker/ops/readers/caffe2_reader.hpp"
 #include "stoker/ops/readers/caffe_reader.hpp"
 #include "stoker/ops/readers/coco_reader.hpp"
+#include "stoker/ops/readers/experimental_video_reader.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
+#include "stoker/ops/readers/fits_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/sequence_reader.hpp"
 #include "stoker/ops/readers/tfrecord_reader.hpp"
 #include "stoker/ops/readers/video_reader.hpp"
+#include "stoker/ops/readers/video_resize_reader.hpp"
 #include "stoker/ops/readers/webdataset_reader.hpp"
 #include "stoker/ops/reduce/reductions.hpp"
 #include "stoker/ops/segmentation/random_mask_pixel.hpp"
@@ -130,7 +137,12 @@ const std::vector<OpSchema>& op_schemas() {
       expand_dims_schema(),            // expand_dims
       dilate_schema(),                 // experimental.dilate
       erode_schema(),                  // experimental.erode
+      video_input_schema(),            // experimental.inputs.video
       median_blur_schema(),            // experimental.median_blur
+      fits_reader_schema(),            // experimental.readers.fits
+      experimental_video_reader_schema(),  // experimental.readers.video
+      remap_schema(),                  // experimental.remap
+      experimental_resize_schema(),    // experimental.resize
       warp_perspective_schema(),       // experimental.warp_perspective
       external_source_schema(),        // external_source
       filter_schema(),                 // filter
@@ -179,6 +191,7 @@ const std::vector<OpSchema>& op_schemas() {
       sequence_reader_schema(),        // readers.sequence
       tfrecord_reader_schema(),        // readers.tfrecord
       video_reader_schema(),           // readers.video
+      video_resize_reader_schema(),    // readers.video_resize
       webdataset_reader_schema(),      // readers.webdataset
       reduce_max_schema(),             // reductions.max
       reduce_mean_schema(),            // reductions.mean
@@ -192,6 +205,7 @@ const std::vector<OpSchema>& op_schemas() {
       reshape_schema(),                // reshape
       roi_random_crop_schema(),        // roi_random_crop
       resize_schema(),                 // resize
+      resize_crop_mirror_schema(),     // resize_crop_mirror
       rotate_schema(),                 // rotate
       saturation_schema(),             // saturation
       random_mask_pixel_schema(),      // segmentation.random_mask_pixel
@@ -203,6 +217,7 @@ const std::vector<OpSchema>& op_schemas() {
       sphere_schema(),                 // sphere
       squeeze_schema(),                // squeeze
       stack_schema(),                  // stack
+      tensor_resize_schema(),          // tensor_resize
       combine_transform_schema(),      // transforms.combine
       crop_transform_schema(),         // transforms.crop
       rotation_transform_schema(),     // transforms.rotation

@@ -256,6 +256,10 @@ StreamHandle Pipeline::feed_stream() const { return impl_->exec().feed_stream();
 
 void Pipeline::feed_end(const std::string& name) { impl_->feed(name).feed_end(); }
 
+int64_t Pipeline::fed_batches(const std::string& name) const {
+  return impl_->feed(name).batches_fed();
+}
+
 void Pipeline::discard_ends() {
   for (const auto& name : external_source_names()) impl_->feed(name).discard_end();
 }

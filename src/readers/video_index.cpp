@@ -86,8 +86,8 @@ std::pair<int64_t, int64_t> video_frame_range(const VideoEntry& entry, int64_t f
     if (entry.end <= 0) end += frames;
   }
   STOKER_ENFORCE(first <= end, ValueError, "video '", entry.path, "': the start ", what, " (",
-                 entry.start, " -> frame ", first, ") is after the end (", entry.end,
-                 " -> frame ", end, ")");
+                 entry.start, " -> frame ", first, ") is after the end (", entry.end, " -> frame ",
+                 end, ")");
   STOKER_ENFORCE(first >= 0 && end <= frames, ValueError, "video '", entry.path, "': frames [",
                  first, ", ", end, ") of the file list's range (", entry.start, ", ", entry.end,
                  ") are not all among its ", frames, " frames");
@@ -113,30 +113,122 @@ FramePadding parse_frame_padding(const std::string& name) {
   if (name == "edge" || name == "repeat") return FramePadding::kEdge;
   if (name == "reflect_1001" || name == "symmetric") return FramePadding::kReflect1001;
   if (name == "reflect_101" || name == "reflect") return FramePadding::kReflect101;
-  throw ValueError("pad_mode must be none, constant, edge (repeat), reflect_1001 (symmetric) or "
-                   "reflect_101 (reflect), got '" + name + "'");
+  throw ValueError(
+      "pad_mode must be none, constant, edge (repeat), reflect_1001 (symmetric) or "
+      "reflect_101 (reflect), got '" +
+      name + "'");
 }
 
 namespace {
+int64_t floor_mod(int64_t a, int64_t m) {
+  const int64_t r = a % m;
+  return r < 0 ? r + m : r;
+}
+// DALI's boundary::idx_reflect_1001 and idx_reflect_101 over [lo, hi), in closed form (DALI
+// loops, one reflection a turn).
+int64_t reflect_1001(int64_t i, int64_t lo, int64_t hi) {
+  const int64_t n = hi - lo;
+  if (n < 1) return hi - 1;
+  const int64_t m = floor_mod(i - lo, 2 * n);
+  return lo + (m < n ? m : 2 * n - 1 - m);
+}
+int64_t reflect_101(int64_t i, int64_t lo, int64_t hi) {
+  const int64_t n = hi - lo;
+  if (n < 2) return hi - 1;
+  const int64_t m = floor_mod(i - lo, 2 * n - 2);
+  return lo + (m < n ? m : 2 * n - 2 - m);
+}
 // Frame `i` (>= count) under the padding; -1 for constant.
 int64_t padded(int64_t i, int64_t count, FramePadding pad) {
   switch (pad) {
     case FramePadding::kEdge:
       return count - 1;
-    case FramePadding::kReflect1001: {
-      const int64_t m = i % (2 * count);
-      return m < count ? m : 2 * count - 1 - m;
-    }
-    case FramePadding::kReflect101: {
-      if (count == 1) return 0;
-      const int64_t m = i % (2 * count - 2);
-      return m < count ? m : 2 * count - 2 - m;
-    }
+    case FramePadding::kReflect1001:
+      return reflect_1001(i, 0, count);
+    case FramePadding::kReflect101:
+      return reflect_101(i, 0, count);
     default:
       return -1;
   }
 }
 }  // namespace
+
+int64_t bound_frame(int64_t frame, int64_t lo, int64_t end, FramePadding pad) {
+  if (frame >= lo && frame < end) return frame;
+  switch (pad) {
+    case FramePadding::kEdge:
+      return std::clamp(frame, lo, end - 1);
+    case FramePadding::kConstant:
+      return -1;
+    case FramePadding::kReflect1001:  // about [0, end), whatever lo is (DALI's)
+      return reflect_1001(frame, 0, end);
+    case FramePadding::kReflect101:
+      return reflect_101(frame, 0, end);
+    default:
+      throw ValueError(detail::concat("frame ", frame, " is outside the sample's frames [", lo,
+                                      ", ", end, ") and pad_mode is 'none'"));
+  }
+}
+
+ListRangeOptions parse_list_range_options(const std::string& format, const std::string& rounding,
+                                          bool include_end) {
+  ListRangeOptions o;
+  o.include_end = include_end;
+  STOKER_ENFORCE(format == "frames" || format == "timestamps", ValueError,
+                 "file_list_format must be 'frames' or 'timestamps', got '", format, "'");
+  o.frame_numbers = format == "frames";
+  if (rounding == "start_down_end_up") {
+    o.start_down = true, o.end_down = false;
+  } else if (rounding == "start_up_end_down") {
+    o.start_down = false, o.end_down = true;
+  } else if (rounding == "all_up") {
+    o.start_down = false, o.end_down = false;
+  } else if (rounding == "all_down") {
+    o.start_down = true, o.end_down = true;
+  } else {
+    throw ValueError(
+        "file_list_rounding must be 'start_down_end_up', 'start_up_end_down', "
+        "'all_up' or 'all_down', got '" +
+        rounding + "'");
+  }
+  return o;
+}
+
+namespace {
+// DALI 2.4's FrameIndex::GetFrameIdxByTimestamp: the frame at `t`, else the first after it (or
+// the one before that, rounding down); 0 when every frame is before `t`.
+int64_t frame_at_time(const std::vector<int64_t>& pts, int64_t t, bool down) {
+  for (size_t i = 0; i < pts.size(); ++i) {
+    if (pts[i] == t) return int64_t(i);
+    if (pts[i] > t) return down && i > 0 ? int64_t(i) - 1 : int64_t(i);
+  }
+  return 0;
+}
+}  // namespace
+
+std::pair<int64_t, int64_t> video_list_range(const VideoEntry& entry,
+                                             const std::vector<int64_t>& pts, int64_t tb_num,
+                                             int64_t tb_den, const ListRangeOptions& o) {
+  const auto frames = int64_t(pts.size());
+  if (entry.start == 0 && entry.end == 0) return {0, frames};
+  int64_t first = 0, end = 0;
+  if (o.frame_numbers) {
+    // In single precision, as DALI adds the count to the float it read.
+    const float s = entry.start < 0 ? float(frames) + entry.start : entry.start;
+    const float e = entry.end < 0 ? float(frames) + entry.end : entry.end;
+    first = int64_t(o.start_down ? std::floor(double(s)) : std::ceil(double(s)));
+    end = int64_t(o.end_down ? std::floor(double(e)) : std::ceil(double(e)));
+  } else {
+    // DALI's SecondsToTimestamp: truncated towards zero.
+    const auto to_pts = [&](float seconds) {
+      return int64_t(double(seconds) * double(tb_den) / double(tb_num));
+    };
+    first = frame_at_time(pts, to_pts(entry.start), o.start_down);
+    end = frame_at_time(pts, to_pts(entry.end), o.end_down);
+  }
+  if (o.include_end) end = std::min(end, frames);
+  return {first, end};
+}
 
 std::vector<int64_t> select_frames(const FrameSelection& s, int64_t count) {
   std::vector<int64_t> out;
@@ -152,9 +244,10 @@ std::vector<int64_t> select_frames(const FrameSelection& s, int64_t count) {
   STOKER_ENFORCE(s.stride >= 1, ValueError, "stride must be >= 1, got ", s.stride);
   STOKER_ENFORCE(s.start >= 0 && s.start < count, ValueError, "start_frame ", s.start,
                  " is not among the video's ", count, " frames");
-  const int64_t n = s.length >= 0 ? s.length
-                                  : std::max<int64_t>(0, ((s.end >= 0 ? s.end : count) - s.start +
-                                                          s.stride - 1) / s.stride);
+  const int64_t n =
+      s.length >= 0 ? s.length
+                    : std::max<int64_t>(
+                          0, ((s.end >= 0 ? s.end : count) - s.start + s.stride - 1) / s.stride);
   STOKER_ENFORCE(n <= (int64_t(1) << 24), ValueError, "asks for ", n, " frames");
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = s.start + k * s.stride;

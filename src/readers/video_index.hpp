@@ -56,6 +56,28 @@ struct SequenceOptions {
 void cut_sequences(int32_t file, int64_t first, int64_t end, const SequenceOptions& options,
                    std::vector<VideoSequence>& out);
 
+// experimental.readers.video's file_list ranges (DALI 2.4's new reader): start and end are
+// timestamps in seconds (found among the frames' timestamps, rounded to a frame as `start_down`
+// and `end_down` say) or frame numbers (negative ones from the end, rounded alike); the end is
+// exclusive, and with include_end clamped to the file's frames. Both 0: the whole file.
+struct ListRangeOptions {
+  bool frame_numbers = false;  // file_list_format='frames'
+  bool start_down = true;      // file_list_rounding: start rounded down (else up)
+  bool end_down = false;       // ... end rounded down (else up)
+  bool include_end = true;     // file_list_include_end
+};
+// From the arguments' names; throws ValueError naming a value it does not know.
+ListRangeOptions parse_list_range_options(const std::string& format, const std::string& rounding,
+                                          bool include_end);
+// The frames [first, end) of `entry` in a file whose frames have timestamps `pts` (display
+// order, time base num/den), computed as DALI 2.4 does, quirks included: a time past the last
+// frame's becomes frame 0, and negative times are not counted from the end. The range may be
+// empty (the reader skips the entry, as DALI does) or reach outside the file (frames there
+// follow the padding, or fail with pad_mode 'none').
+std::pair<int64_t, int64_t> video_list_range(const VideoEntry& entry,
+                                             const std::vector<int64_t>& pts, int64_t tb_num,
+                                             int64_t tb_den, const ListRangeOptions& options);
+
 // decoders.video's choice of frames (DALI's): a list, or start/end or start/length with a
 // stride; frames past the end are padded as pad_mode says.
 enum class FramePadding { kNone, kConstant, kEdge, kReflect1001, kReflect101 };
@@ -78,5 +100,11 @@ struct FrameSelection {
 // (1001: ...n-2, n-1 | n-1, n-2...; 101: ...n-2, n-1 | n-2...). Throws ValueError for negative
 // frames, a start past the end, a stride below 1.
 std::vector<int64_t> select_frames(const FrameSelection& selection, int64_t count);
+
+// experimental.readers.video's frame for position `frame` of a sample whose frames are
+// [lo, end) (DALI's HandleBoundary): the frame itself inside; else 'edge' clamps to [lo, end),
+// the reflections mirror about [0, end) (DALI's), 'constant' gives -1 and 'none' throws
+// ValueError. Call with end > lo.
+int64_t bound_frame(int64_t frame, int64_t lo, int64_t end, FramePadding pad);
 
 }  // namespace stoker::readers

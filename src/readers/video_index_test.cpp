@@ -15,8 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string write_list(const std::string& text) {
-  const auto path = fs::temp_directory_path() / ("stoker_video_list_" +
-                                                 std::to_string(::getpid()) + ".txt");
+  const auto path =
+      fs::temp_directory_path() / ("stoker_video_list_" + std::to_string(::getpid()) + ".txt");
   std::ofstream(path) << text;
   return path.string();
 }
@@ -93,8 +93,9 @@ TEST(VideoFrameRange, TimesAndFrameNumbersAsDaliComputesThem) {
   EXPECT_EQ(range(-0.4, 0, preceding), R(89, 100));
   EXPECT_EQ(range(-0.4, 0, times), R(90, 100));
   EXPECT_NE(error_of([&] { range(3.0, 2.0, times); }).find("is after the end"), std::string::npos);
-  EXPECT_NE(error_of([&] { range(1.0, 5.0, times); })
-                .find("frames [25, 125) of the file list's range (1, 5) are not all among its 100"),
+  EXPECT_NE(error_of([&] {
+              range(1.0, 5.0, times);
+            }).find("frames [25, 125) of the file list's range (1, 5) are not all among its 100"),
             std::string::npos)
       << error_of([&] { range(1.0, 5.0, times); });
   EXPECT_NE(error_of([&] { range(-200, 0, numbers); }).find("not all among"), std::string::npos);
@@ -115,7 +116,7 @@ TEST(VideoSequences, StartsStepStrideAndPadding) {
   // Default step: length * stride (DALI's loader; its docs say sequence_length).
   EXPECT_EQ(cut(0, 10, {3, -1, 1, false}), (V{{0, 3}, {3, 3}, {6, 3}}));
   EXPECT_EQ(cut(0, 10, {3, -1, 2, false}), (V{{0, 3}}));  // spans 5 frames; the next starts at 6
-  EXPECT_EQ(cut(0, 10, {3, 1, 1, false}).size(), 8u);  // 0..7
+  EXPECT_EQ(cut(0, 10, {3, 1, 1, false}).size(), 8u);     // 0..7
   EXPECT_EQ(cut(2, 9, {3, 2, 1, false}), (V{{2, 3}, {4, 3}, {6, 3}}));
   // Padding: later starts keep the frames that remain.
   EXPECT_EQ(cut(0, 10, {3, -1, 1, true}), (V{{0, 3}, {3, 3}, {6, 3}, {9, 1}}));
@@ -123,7 +124,9 @@ TEST(VideoSequences, StartsStepStrideAndPadding) {
   EXPECT_TRUE(cut(0, 2, {3, -1, 1, false}).empty());  // too short for one sequence
   EXPECT_EQ(cut(0, 2, {3, -1, 1, true}), (V{{0, 2}}));
   EXPECT_NE(error_of([&] { cut(0, 10, {3, 0, 1, false}); }).find("step != 0"), std::string::npos);
-  EXPECT_NE(error_of([&] { cut(0, 10, {3, 1, 0, false}); }).find("stride must be >= 1"),
+  EXPECT_NE(error_of([&] {
+              cut(0, 10, {3, 1, 0, false});
+            }).find("stride must be >= 1"),
             std::string::npos);
 }
 
@@ -159,17 +162,83 @@ TEST(VideoFrameSelection, RangesListsAndPaddingAsDaliDecodes) {
   EXPECT_EQ(select_frames(far, 3), (V{1, 0, 1, 2, 1}));
   far.pad = FramePadding::kReflect1001;
   EXPECT_EQ(select_frames(far, 3), (V{2, 1, 0, 0, 1}));
+  EXPECT_NE(
+      error_of([&] {
+        sel([](auto& s) { s.listed = true, s.frames = {3, 31}, s.pad = FramePadding::kNone; });
+      }).find("frame 31 is past the video's 30 frames (pad_mode is 'none')"),
+      std::string::npos);
   EXPECT_NE(error_of([&] {
-              sel([](auto& s) { s.listed = true, s.frames = {3, 31}, s.pad = FramePadding::kNone; });
-            }).find("frame 31 is past the video's 30 frames (pad_mode is 'none')"),
-            std::string::npos);
-  EXPECT_NE(error_of([&] { sel([](auto& s) { s.start = 40, s.length = 2; }); })
-                .find("start_frame 40 is not among the video's 30 frames"),
+              sel([](auto& s) { s.start = 40, s.length = 2; });
+            }).find("start_frame 40 is not among the video's 30 frames"),
             std::string::npos);
   EXPECT_NE(error_of([&] { parse_frame_padding("wrap"); }).find("pad_mode must be"),
             std::string::npos);
   EXPECT_EQ(parse_frame_padding("symmetric"), FramePadding::kReflect1001);
   EXPECT_EQ(parse_frame_padding("repeat"), FramePadding::kEdge);
+}
+
+// experimental.readers.video's file_list ranges, as DALI 2.4 gave them for a 30-frame VP9 file
+// at 30 fps in a millisecond time base (pts 0, 33, 67, 100, ...), measured case by case.
+TEST(VideoListRange, TimestampsAndFrameNumbersAsDali) {
+  std::vector<int64_t> pts;
+  for (int k = 0; k < 30; ++k) pts.push_back((k * 1000 + 15) / 30);  // 0, 33, 67, 100, ...
+  ASSERT_EQ(pts[3], 100);
+  ASSERT_EQ(pts[16], 533);
+  using P = std::pair<int64_t, int64_t>;
+  auto range = [&](float start, float end, const std::string& format,
+                   const std::string& rounding = "start_down_end_up", bool include_end = true) {
+    VideoEntry e{"v.webm", 0, start, end};
+    return video_list_range(e, pts, 1, 1000,
+                            parse_list_range_options(format, rounding, include_end));
+  };
+  EXPECT_EQ(range(0, 0, "timestamps"), (P{0, 30}));        // the whole file
+  EXPECT_EQ(range(0.1f, 0.5f, "timestamps"), (P{3, 15}));  // on frames: 100 and 500 ms
+  // 0.134 s and 0.533 s (532 ms in single precision): between frames 4/5 and 15/16.
+  EXPECT_EQ(range(0.134f, 0.533f, "timestamps"), (P{4, 16}));
+  EXPECT_EQ(range(0.134f, 0.533f, "timestamps", "start_up_end_down"), (P{5, 15}));
+  EXPECT_EQ(range(0.134f, 0.533f, "timestamps", "all_up"), (P{5, 16}));
+  EXPECT_EQ(range(0.134f, 0.533f, "timestamps", "all_down"), (P{4, 15}));
+  // DALI's quirks: a time past the last frame's is frame 0; negative times are not counted
+  // from the end.
+  EXPECT_EQ(range(0.5f, 2.0f, "timestamps"), (P{15, 0}));
+  EXPECT_EQ(range(-0.5f, -0.1f, "timestamps"), (P{0, 0}));
+  EXPECT_EQ(range(4.5f, 10.5f, "frames"), (P{4, 11}));
+  EXPECT_EQ(range(4.5f, 10.5f, "frames", "start_up_end_down"), (P{5, 10}));
+  EXPECT_EQ(range(-6, -1, "frames"), (P{24, 29}));
+  EXPECT_EQ(range(-6.5f, -1.5f, "frames"), (P{23, 29}));
+  EXPECT_EQ(range(-6.5f, -1.5f, "frames", "all_up"), (P{24, 29}));
+  EXPECT_EQ(range(25, 40, "frames"), (P{25, 30}));  // include_end clamps
+  EXPECT_EQ(range(25, 40, "frames", "all_down", false), (P{25, 40}));
+  EXPECT_EQ(range(-3, 0, "frames"), (P{27, 0}));  // no end: empty
+  EXPECT_NE(error_of([] {
+              parse_list_range_options("seconds", "all_up", true);
+            }).find("file_list_format must be 'frames' or 'timestamps', got 'seconds'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_list_range_options("frames", "nearest", true);
+            }).find("file_list_rounding must be"),
+            std::string::npos);
+}
+
+TEST(VideoListRange, BoundFrameIsDalisHandleBoundary) {
+  EXPECT_EQ(bound_frame(12, 10, 20, FramePadding::kNone), 12);
+  EXPECT_EQ(bound_frame(23, 10, 20, FramePadding::kEdge), 19);
+  EXPECT_EQ(bound_frame(4, 10, 20, FramePadding::kEdge), 10);  // clamped into [lo, end)
+  EXPECT_EQ(bound_frame(23, 10, 20, FramePadding::kConstant), -1);
+  // Reflections about [0, end) whatever lo is: 20 -> 19 (1001) or 18 (101).
+  EXPECT_EQ(bound_frame(20, 10, 20, FramePadding::kReflect1001), 19);
+  EXPECT_EQ(bound_frame(20, 10, 20, FramePadding::kReflect101), 18);
+  EXPECT_EQ(bound_frame(4, 10, 20, FramePadding::kReflect1001), 4);
+  // Negative frames (a frame-number range starting before the file) mirror at 0.
+  EXPECT_EQ(bound_frame(-1, -5, 30, FramePadding::kReflect1001), -1);  // inside its range
+  EXPECT_EQ(bound_frame(-1, 0, 30, FramePadding::kReflect1001), 0);
+  EXPECT_EQ(bound_frame(-1, 0, 30, FramePadding::kReflect101), 1);
+  EXPECT_EQ(bound_frame(-4, 0, 3, FramePadding::kReflect1001), 2);  // DALI's loop: 3, then 2
+  EXPECT_EQ(bound_frame(5, 0, 1, FramePadding::kReflect101), 0);    // one frame: itself
+  EXPECT_NE(error_of([] {
+              bound_frame(30, 0, 30, FramePadding::kNone);
+            }).find("frame 30 is outside the sample's frames [0, 30) and pad_mode is 'none'"),
+            std::string::npos);
 }
 
 }  // namespace

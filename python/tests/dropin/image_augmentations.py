@@ -1,7 +1,7 @@
 # Examples of DALI's newer image operators (filters, noise, colour, warps), each with fixed
 # arguments on the same photos, cropped so that every input is exact in both libraries.
 # Written for nvidia.dali; the data folder and device come from the environment.
-# median_blur, dilate and erode exist only on DALI's GPU: they run where a device is given.
+# median_blur, dilate, erode and remap exist only on DALI's GPU: they run where a device is given.
 import os
 
 import numpy as np
@@ -41,7 +41,23 @@ def operators(images):
         outs["median_blur"] = fn.experimental.median_blur(gpu, window_size=5)
         outs["dilate"] = fn.experimental.dilate(gpu, mask_size=[3, 3])
         outs["erode"] = fn.experimental.erode(gpu, mask_size=[3, 3])
+        mapx, mapy = fn.external_source(source=lambda info: barrel_maps(96, 128), batch=False,
+                                        num_outputs=2, layout="HW")
+        outs["remap"] = fn.experimental.remap(gpu, mapx.gpu(), mapy.gpu(),
+                                              interp=types.INTERP_NN, pixel_origin="center")
     return outs
+
+
+def barrel_maps(height, width, strength=0.3):
+    """Source coordinates of a barrel distortion, whole pixels plus a quarter (each output
+    pixel copies one input pixel)."""
+    y, x = np.mgrid[0:height, 0:width].astype(np.float32)
+    cy, cx = (height - 1) / 2, (width - 1) / 2
+    r2 = ((x - cx) / cx) ** 2 + ((y - cy) / cy) ** 2
+    scale = 1 + strength * r2
+    mapx = np.clip(np.floor(cx + (x - cx) * scale), 0, width - 1) + 0.25
+    mapy = np.clip(np.floor(cy + (y - cy) * scale), 0, height - 1) + 0.25
+    return mapx.astype(np.float32), mapy.astype(np.float32)
 
 
 NAMES = []

@@ -8,7 +8,10 @@
 # - "Video Reader Simple Example", "Video Reader Label Example" and "Video file list outputs"
 #   (readers.video, GPU only in DALI 2.4), with decoders.video on "mixed";
 # - "Optical Flow" (fn.optical_flow, GPU only) on the reader's sequences, and on a clip panned
-#   across a photo.
+#   across a photo;
+# - the new reader fn.experimental.readers.video and fn.experimental.inputs.video (videos fed
+#   with feed_input, streamed as sequences) on the CPU (MJPEG: DALI's frames exactly), and
+#   fn.readers.video_resize (GPU only in DALI) in the GPU branch.
 # DALI 2.4 decodes video on the CPU (decoders.video, experimental.decoders.video) for VP8,
 # VP9 and MJPEG only: the CPU part reads the VP9 videos; readers.video and optical_flow have
 # only GPU backends in DALI, so they run in the GPU branch (DROPIN_DEVICE_ID).
@@ -95,6 +98,45 @@ RESULTS["cpu_picked_frames"] = [
     for v in ("vp9_smooth", "vp9")]
 
 
+# -- experimental.readers.video and experimental.inputs.video on the CPU: MJPEG ---------------
+
+mjpeg_videos = [os.path.join(video_dir, f) for f in ("mjpeg.avi", "mjpeg422.mkv")]
+
+
+@pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=12)
+def new_reader_pipeline():
+    video, labels, frame_num, timestamps = fn.experimental.readers.video(
+        filenames=mjpeg_videos, labels=[3, 5], sequence_length=6, stride=2, step=4,
+        pad_mode="edge", enable_frame_num="sequence", enable_timestamps=True,
+        random_shuffle=True, initial_fill=1, name="NewReader")
+    uniform, uniform_frames = fn.experimental.readers.video(
+        filenames=mjpeg_videos, sequence_length=5, uniform_sample=True, enable_frame_num=True)
+    flipped = fn.flip(video, horizontal=1)
+    return video, labels, frame_num, timestamps, uniform, uniform_frames, flipped
+
+
+pipe = new_reader_pipeline()
+pipe.build()
+for _ in range(3):
+    collect("new_reader_", ["video", "label", "frame_num", "timestamps", "uniform",
+                            "uniform_frame_num", "flipped"], pipe.run())
+RESULTS["new_reader_epoch_size"] = pipe.epoch_size("NewReader")
+
+
+@pipeline_def(batch_size=3, num_threads=2, device_id=None)
+def video_input_pipeline():
+    return fn.experimental.inputs.video(name="video_input", sequence_length=4,
+                                        last_sequence_policy="pad")
+
+
+pipe = video_input_pipeline()
+pipe.build()
+for path in mjpeg_videos:
+    pipe.feed_input("video_input", [np.fromfile(path, dtype=np.uint8)])
+for _ in range(6):
+    collect("video_input_", ["sequences"], pipe.run())
+
+
 # -- GPU: readers.video, decoders.video on "mixed", optical_flow -------------------------------
 
 if device_id is not None:
@@ -158,6 +200,24 @@ if device_id is not None:
     pipe = mixed_decoder_pipeline()
     pipe.build()
     collect("mixed_", ["video_range", "video_frames"], pipe.run())
+
+    # readers.video_resize: the reader's sequences resized on the GPU, per-sample sizes too.
+    @pipeline_def(batch_size=2, num_threads=2, device_id=device_id, seed=5)
+    def video_resize_pipe():
+        videos, labels = fn.readers.video_resize(
+            device="gpu", filenames=gpu_videos, labels=[0, 1], sequence_length=4, step=6,
+            size=[96, 128], interp_type=types.INTERP_LINEAR, name="Reader")
+        shorter = fn.readers.video_resize(device="gpu", filenames=gpu_videos,
+                                          sequence_length=2, resize_shorter=60,
+                                          random_shuffle=False)
+        return videos, labels, shorter
+
+    pipe = video_resize_pipe()
+    pipe.build()
+    for _ in range(2):
+        collect("video_resize_", ["video", "label", "shorter"], pipe.run())
+    # The reader's frames (above) through each library's resampling.
+    COMPARE["video_resize_video"] = COMPARE["video_resize_shorter"] = ("mean_abs", 3.0)
     # NVDEC in both, each converting to RGB its own way (as readers.video above).
     COMPARE["mixed_video_range"] = COMPARE["mixed_video_frames"] = ("mean_abs", 1.5)
 

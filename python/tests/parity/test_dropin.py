@@ -32,7 +32,8 @@ if dali is None:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = sorted(glob.glob(os.path.join(HERE, "..", "dropin", "*.py")))
-FRAMEWORKS = ("torch", "jax", "paddle", "tensorflow")  # scripts' own imports, maybe absent
+FRAMEWORKS = ("torch", "jax", "paddle", "tensorflow", "astropy")  # scripts' own imports
+# (maybe absent)
 RUNNER = ("import pickle, runpy, sys\n"
           "ns = runpy.run_path(sys.argv[1], run_name='__main__')\n"
           "pickle.dump((ns['RESULTS'], ns.get('COMPARE', {})), open(sys.argv[2], 'wb'))\n")

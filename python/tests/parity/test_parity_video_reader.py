@@ -17,6 +17,9 @@ from video_fixtures import videos_or_skip
 PARITY = {
     "readers.video": "tolerance: frames within the RGB conversions' difference; sequences, labels, "
                      "frame numbers and timestamps exact (DALI decodes on NVDEC: GPU machine)",
+    "readers.video_resize": "tolerance: readers.video's sequences resized, frames within the "
+                            "conversions' and resamplings' difference; the rest exact (GPU "
+                            "machine)",
 }
 
 
@@ -31,8 +34,8 @@ def videos(tmp_path_factory):
     return videos_or_skip(tmp_path_factory.mktemp("videos"))
 
 
-def run(lib, batch, iterations, **kw):
-    """[iteration] -> {output name: [samples]} of readers.video."""
+def run(lib, batch, iterations, op="readers.video", **kw):
+    """[iteration] -> {output name: [samples]} of readers.video (or `op`, which reads as it)."""
     if lib == "stoker":
         pipe = stoker.Pipeline(batch_size=batch, num_threads=2, seed=3)
         fn = stoker.fn
@@ -46,13 +49,18 @@ def run(lib, batch, iterations, **kw):
             kw["dtype"] = {"float32": dali.types.FLOAT, "uint8": dali.types.UINT8}[kw["dtype"]]
         if "image_type" in kw:
             kw["image_type"] = {"RGB": dali.types.RGB, "YCbCr": dali.types.YCbCr}[kw["image_type"]]
+        if "interp_type" in kw:
+            kw["interp_type"] = getattr(dali.types, f"INTERP_{kw['interp_type'].upper()}")
     names = ["video", "labels"]
     if kw.get("enable_frame_num"):
         names.append("frame_num")
     if kw.get("enable_timestamps"):
         names.append("timestamps")
     with pipe:
-        out = fn.readers.video(**extra, **kw)
+        f = fn
+        for part in op.split("."):
+            f = getattr(f, part)
+        out = f(**extra, **kw)
         out = out if isinstance(out, (list, tuple)) else [out]
         pipe.set_outputs(*out)
     pipe.build()
@@ -163,3 +171,14 @@ def test_float_outputs(videos):
             normalized=True, mean_limit=2.5 / 255, p99_limit=16 / 255)
     compare(2, filenames=[path], labels=[0], sequence_length=3, dtype="float32",
             mean_limit=2.5, p99_limit=16)
+
+
+def test_video_resize(videos):
+    # The sequences above through each library's GPU resize (both sample the frames the same
+    # way, DALI's resize: test_parity_resize_family.py and test_parity_image_ops.py).
+    path = videos["h264_smooth"]
+    compare(2, op="readers.video_resize", filenames=[path], labels=[0], sequence_length=3,
+            stride=2, step=5, size=[120, 150], enable_frame_num=True, enable_timestamps=True)
+    compare(2, op="readers.video_resize", filenames=[path], labels=[1], sequence_length=2,
+            resize_shorter=100, interp_type="cubic", dtype="float32", mean_limit=2.5,
+            p99_limit=16)

@@ -49,8 +49,12 @@ void resize_cpu(ImageView<Out> out, ImageView<const In> in, ResizeFilters filter
   const int64_t C = in.channels;
   const Filter fx = filter.for_axis(std::abs(roi.x1 - roi.x0), out.width);
   const Filter fy = filter.for_axis(std::abs(roi.y1 - roi.y0), out.height);
-  auto wx = resample_weights(in.width, out.width, fx, antialias, roi.x0, roi.x1);
-  auto wy = resample_weights(in.height, out.height, fy, antialias, roi.y0, roi.y1, true);
+  auto [sy, sx] = fx == Filter::kNearest && fy == Filter::kNearest
+                      ? nn_origin_shift(in.height, in.width, out.height, out.width, roi.y0, roi.y1,
+                                        roi.x0, roi.x1)
+                      : std::pair<int64_t, int64_t>{0, 0};
+  auto wx = resample_weights(in.width, out.width, fx, antialias, roi.x0, roi.x1, false, sx);
+  auto wy = resample_weights(in.height, out.height, fy, antialias, roi.y0, roi.y1, true, sy);
   // Only the source rows some output row reads go through the horizontal pass.
   int64_t row_lo = in.height, row_hi = 0;
   for (int64_t y = 0; y < out.height; ++y) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "stoker/testing/image_reference.hpp"
@@ -97,8 +98,6 @@ double ref_filter(Filter f, double x) {
                      : 0;
     case Filter::kLanczos3:
       return x < 3 ? sinc(x) * sinc(x / 3) : 0;
-    case Filter::kGaussian:
-      return x < 1.5 ? std::exp(-2 * x * x) : 0;
     default:
       return x < 1 ? 1 - x : 0;
   }
@@ -122,7 +121,7 @@ std::vector<std::vector<double>> ref_weights(int64_t in, int64_t out, Filter f, 
 }
 
 TEST(ResizeFilters, EveryFilterMatchesTheFormula) {
-  for (Filter f : {Filter::kLinear, Filter::kCubic, Filter::kLanczos3, Filter::kGaussian}) {
+  for (Filter f : {Filter::kLinear, Filter::kCubic, Filter::kLanczos3}) {
     for (auto [ih, iw, oh, ow, aa] : {std::tuple{17, 23, 7, 31, true},
                                       {17, 23, 7, 31, false},
                                       {5, 40, 12, 9, true},
@@ -188,6 +187,63 @@ TEST(ResizeFilters, RegionOfInterestMatchesTheFormula) {
     EXPECT_EQ(w.weights[size_t(i) * size_t(w.support)], 1.f);
   }
   EXPECT_THROW(resample_weights(10, 4, Filter::kLinear, true, 3.0, 3.0), ValueError);
+}
+
+// DALI's Gaussian, written from its description: exp(-x^2) over x in [-2, 2] spread over 2R
+// source pixels (sigma = R / (2 sqrt 2); R = the scale antialiased, else 1), which DALI's table
+// ends with a ramp to 0 over 1/16 more; ceil(2R) taps from the first pixel at or after the
+// window's start, taps past the image on the edge pixel. stoker reads DALI's table of 65
+// values, which interpolation makes at most ~1e-3 off the curve.
+TEST(ResizeFilters, GaussianIsDalisFilter) {
+  for (auto [in, out, aa, lo, hi] : {std::tuple{20, 47, true, 0.0, 20.0},
+                                     {47, 20, true, 0.0, 47.0},
+                                     {47, 20, false, 0.0, 47.0},
+                                     {30, 7, true, 2.5, 27.25},
+                                     {30, 11, true, 25.0, 3.0}}) {  // flipped
+    SCOPED_TRACE(::testing::Message()
+                 << in << "->" << out << " aa " << aa << " [" << lo << ", " << hi << ")");
+    const double step = (hi - lo) / out, r = aa && std::fabs(step) > 1 ? std::fabs(step) : 1.0;
+    const int64_t taps = int64_t(std::ceil(2 * r));
+    auto w = resample_weights(in, out, Filter::kGaussian, aa, lo, hi);
+    ASSERT_EQ(w.support, std::min<int64_t>(taps, in));
+    for (int64_t i = 0; i < out; ++i) {
+      const double c = lo + (i + 0.5) * step;  // the window is [c - r, c + r)
+      const auto first = int64_t(std::ceil(c - r - 0.5));
+      std::vector<double> ref(size_t(in), 0.0);
+      double sum = 0;
+      for (int64_t k = 0; k < taps; ++k) {
+        const double x = std::fabs(double(first + k) + 0.5 - c) * 2 / r;
+        const double f =
+            x <= 2 ? std::exp(-x * x) : std::max(0.0, 1 - (x - 2) * 16) * std::exp(-4.0);
+        ref[size_t(std::clamp<int64_t>(first + k, 0, in - 1))] += f;
+        sum += f;
+      }
+      double got_sum = 0;
+      for (int64_t j = 0; j < in; ++j) {
+        const int64_t k = j - w.first[size_t(i)];
+        const double got =
+            k >= 0 && k < w.count[size_t(i)] ? w.weights[size_t(i * w.support + k)] : 0.0;
+        got_sum += got;
+        EXPECT_NEAR(got, ref[size_t(j)] / sum, 2e-3) << "output " << i << " pixel " << j;
+      }
+      EXPECT_NEAR(got_sum, 1.0, 1e-5) << "output " << i;
+    }
+  }
+}
+
+// Where the window starts on a whole pixel (an axis kept at its size), DALI's float arithmetic
+// decides: its width 2R comes out 1.9999999, so the start lies a hair past the pixel, then
+// rounds onto it from output pixel 3 on. Measured with DALI 2.4 (test_parity_image_ops.py): the
+// first three pixels lean right, the others left.
+TEST(ResizeFilters, GaussianKeepsDalisFloatRounding) {
+  auto w = resample_weights(9, 9, Filter::kGaussian, true);
+  for (int64_t i = 0; i < 9; ++i) {
+    SCOPED_TRACE(::testing::Message() << "output " << i);
+    const bool right = i < 3;
+    ASSERT_EQ(w.count[size_t(i)], 2);
+    EXPECT_EQ(w.first[size_t(i)], right ? i : i - 1);
+    EXPECT_NEAR(w.weights[size_t(i) * size_t(w.support)], right ? 0.98201 : 0.01799, 1e-5);
+  }
 }
 
 TEST(ResizeFilters, NearestPicksFloorOfTheCentreAndNamesParse) {

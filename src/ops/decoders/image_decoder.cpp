@@ -166,7 +166,7 @@ OpSchema image_crop_decoder_schema() {
   auto s = decoder_schema(
       "decoders.image_crop",
       "Decodes a window of each image to HWC uint8: `crop` ([h, w]) or crop_h/crop_w, placed "
-      "by crop_pos_x/crop_pos_y as fn.crop does (anchor floor(pos * (extent - crop) + 0.5)). "
+      "by crop_pos_x/crop_pos_y and rounding as fn.crop reads them. "
       "JPEGs decode only the rows and iMCU columns the window needs; the pixels equal the "
       "window of a full decode.",
       Window::kCrop,

@@ -215,8 +215,7 @@ class ImageDecoder : public Operator {
       case Window::kFull:
         return {0, 0, h, w};
       case Window::kCrop: {
-        auto win = crop_window_arg(*this, ws, i, h, w);
-        CropWindow out = win ? *win : CropWindow{0, 0, h, w};
+        const CropWindow out = crop_window_arg(*this, ws, i, h, w);
         check_window_inside(out, h, w, spec_.schema->name);
         return out;
       }

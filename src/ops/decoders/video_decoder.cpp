@@ -15,27 +15,6 @@
 namespace stoker::ops {
 namespace {
 
-// The distinct frames of a selection, ascending, as runs first + k * stride (decoders take
-// runs, and a run decodes without seeking back).
-struct Run {
-  int64_t first, count, stride;
-};
-std::vector<Run> runs_of(std::vector<int64_t> frames) {
-  frames.erase(std::remove(frames.begin(), frames.end(), int64_t{-1}), frames.end());
-  std::sort(frames.begin(), frames.end());
-  frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
-  std::vector<Run> runs;
-  for (size_t i = 0; i < frames.size();) {
-    Run r{frames[i], 1, 1};
-    if (i + 1 < frames.size()) r.stride = frames[i + 1] - frames[i];
-    size_t j = i + 1;
-    while (j < frames.size() && frames[j] - frames[j - 1] == r.stride) ++j, ++r.count;
-    runs.push_back(r);
-    i = j;
-  }
-  return runs;
-}
-
 class VideoDecoder : public Operator {
  public:
   explicit VideoDecoder(const OpSpec& spec)
@@ -77,8 +56,9 @@ class VideoDecoder : public Operator {
       const auto* bytes = static_cast<const uint8_t*>(in.data(i));
       const std::string& source = in.source_info(i);
       auto& s = samples[size_t(i)];
-      s.video.emplace(codecs::VideoFile::open(
-          {bytes, size_t(in.shape(i)[0])}, source.empty() ? "sample " + std::to_string(i) : source));
+      s.video.emplace(
+          codecs::VideoFile::open({bytes, size_t(in.shape(i)[0])},
+                                  source.empty() ? "sample " + std::to_string(i) : source));
       readers::FrameSelection sel;
       sel.pad = pad_;
       if (spec_.given("frames")) {
@@ -152,7 +132,7 @@ class VideoDecoderCpu final : public VideoDecoder {
       auto* dst = static_cast<uint8_t*>(out.data(i));
       // Each distinct frame decoded once, into its first place; repeats copied from there.
       const auto place = first_places(s);
-      for (const Run& r : runs_of(s.frames)) {
+      for (const FrameRun& r : frame_runs(s.frames)) {
         s.video->decode(r.first, r.count, r.stride, [&](int64_t k, const codecs::VideoPlanes& p) {
           const int64_t at = place[size_t(r.first + k * r.stride)];
           kernels::yuv_to_rgb_cpu(yuv_planes(p), true, false, dst + at * frame);
@@ -196,7 +176,7 @@ class VideoDecoderMixed final : public VideoDecoder {
       auto* dst = static_cast<uint8_t*>(out.data(i));
       const auto place = first_places(s);
       codecs::NvdecVideo nvdec(std::move(*s.video), ws.device_id);
-      for (const Run& r : runs_of(s.frames)) {
+      for (const FrameRun& r : frame_runs(s.frames)) {
         nvdec.decode(r.first, r.count, r.stride, stream.get(),
                      [&](int64_t k, const codecs::VideoPlanes& p) {
                        const int64_t at = place[size_t(r.first + k * r.stride)];

@@ -1,6 +1,10 @@
-// A decoded video frame's planes (codecs::VideoPlanes) as the conversion kernel takes them;
-// shared by readers.video and decoders.video.
+// What the video decoders and readers share: a decoded frame's planes (codecs::VideoPlanes) as
+// the conversion kernel takes them, and the runs in which a set of frames is decoded.
 #pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
 
 #include "stoker/codecs/video/video_file.hpp"
 #include "stoker/kernels/color/yuv_to_rgb.hpp"
@@ -16,6 +20,28 @@ inline kernels::YuvPlanes yuv_planes(const codecs::VideoPlanes& p) {
   y.matrix = p.bt709 ? kernels::YuvMatrix::kBt709 : kernels::YuvMatrix::kBt601;
   y.width = p.width, y.height = p.height;
   return y;
+}
+
+// Frames first, first + stride, ... (count of them): what one decode call takes.
+struct FrameRun {
+  int64_t first, count, stride;
+};
+// The distinct frames of `frames` (-1s dropped), ascending, as runs: decoders take runs, and a
+// run decodes without seeking back.
+inline std::vector<FrameRun> frame_runs(std::vector<int64_t> frames) {
+  frames.erase(std::remove(frames.begin(), frames.end(), int64_t{-1}), frames.end());
+  std::sort(frames.begin(), frames.end());
+  frames.erase(std::unique(frames.begin(), frames.end()), frames.end());
+  std::vector<FrameRun> runs;
+  for (size_t i = 0; i < frames.size();) {
+    FrameRun r{frames[i], 1, 1};
+    if (i + 1 < frames.size()) r.stride = frames[i + 1] - frames[i];
+    size_t j = i + 1;
+    while (j < frames.size() && frames[j] - frames[j - 1] == r.stride) ++j, ++r.count;
+    runs.push_back(r);
+    i = j;
+  }
+  return runs;
 }
 
 }  // namespace stoker::ops

@@ -65,20 +65,17 @@ class Crop : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       auto s = frame_of(in, i);
       auto w = crop_window_arg(*this, ws, i, s.height, s.width);
-      STOKER_ENFORCE(w.has_value(), ValueError,
-                     "crop: no window given (use `crop` or "
-                     "`crop_h`/`crop_w`)");
-      if (policy_ == "error") check_window_inside(*w, s.height, s.width, "crop");
+      if (policy_ == "error") check_window_inside(w, s.height, s.width, "crop");
       if (policy_ == "trim") {
-        int64_t y1 = std::min(w->y + w->height, s.height), x1 = std::min(w->x + w->width, s.width);
-        w->y = std::max<int64_t>(w->y, 0), w->x = std::max<int64_t>(w->x, 0);
-        w->height = std::max<int64_t>(0, y1 - w->y), w->width = std::max<int64_t>(0, x1 - w->x);
+        int64_t y1 = std::min(w.y + w.height, s.height), x1 = std::min(w.x + w.width, s.width);
+        w.y = std::max<int64_t>(w.y, 0), w.x = std::max<int64_t>(w.x, 0);
+        w.height = std::max<int64_t>(0, y1 - w.y), w.width = std::max<int64_t>(0, x1 - w.x);
       }
       STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
                      "crop: fill_values needs 1 or ", s.channels, " values, got ", fill_.size());
-      windows[size_t(i)] = *w;
-      shapes[size_t(i)] = planar ? TensorShape{s.channels, w->height, w->width}
-                                 : TensorShape{w->height, w->width, s.channels};
+      windows[size_t(i)] = w;
+      shapes[size_t(i)] = planar ? TensorShape{s.channels, w.height, w.width}
+                                 : TensorShape{w.height, w.width, s.channels};
     });
     return windows;
   }
@@ -308,7 +305,8 @@ OpSchema crop_schema() {
   OpSchema s{
       .name = "crop",
       .doc =
-          "Cuts a window out of HWC or CHW images. Window placement: see crop_pos_x/y. "
+          "Cuts a window out of HWC or CHW images (none given: the whole image, as DALI's). Window "
+          "placement: see crop_pos_x/y and rounding. "
           "out_of_bounds_policy: 'error' (default) rejects windows leaving the image, 'pad' "
           "fills outside pixels with `fill_values`, 'trim' shrinks the window to the image.",
       .inputs = {"images"},

@@ -15,10 +15,11 @@ struct AxisTable {
   int32_t support = 1;
 };
 
-AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int64_t out_size) {
+AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int64_t out_size,
+                     int64_t nn_shift) {
   AxisTable t;
-  if (p.copy) {  // an integer window: one tap, none outside the input (fill)
-    const int64_t start = vertical ? p.copy_y : p.copy_x;
+  if (p.copy || (p.rows_only && !vertical)) {  // an integer window: one tap, none outside
+    const int64_t start = !p.copy ? 0 : vertical ? p.copy_y : p.copy_x;  // the input (fill)
     for (int64_t i = 0; i < out_size; ++i) {
       const int64_t src = start + i;
       const bool inside = src >= 0 && src < in_size;
@@ -36,7 +37,7 @@ AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int6
       (vertical ? p.full_h : p.full_w) > 0 ? (vertical ? p.offset_y : p.offset_x) : 0;
   STOKER_ASSERT(off >= 0 && off + out_size <= full, "fused window outside the resampled image");
   const kernels::Filter f = p.filter.for_axis(std::abs(hi - lo), full);
-  auto w = kernels::resample_weights(in_size, full, f, p.antialias, lo, hi, vertical);
+  auto w = kernels::resample_weights(in_size, full, f, p.antialias, lo, hi, vertical, nn_shift);
   t.support = w.support;
   t.first.assign(w.first.begin() + off, w.first.begin() + off + out_size);
   t.count.assign(w.count.begin() + off, w.count.begin() + off + out_size);
@@ -47,7 +48,30 @@ AxisTable axis_table(const ResamplePlan& p, bool vertical, int64_t in_size, int6
 
 size_t align(size_t v) { return (v + 255) / 256 * 256; }
 
+// The kernel clamps the channel index of its per-channel constants to the last entry: past
+// kResampleMaxChannels channels the constants must be alike.
+bool uniform_constants(const kernels::ResampleGpuParams& p) {
+  for (int c = 1; c < kernels::kResampleMaxChannels; ++c)
+    if (p.mean[c] != p.mean[0] || p.inv_std[c] != p.inv_std[0] || p.fill[c] != p.fill[0])
+      return false;
+  return true;
+}
+
 }  // namespace
+
+kernels::ResampleGpuParams identity_resample_params(const Batch& in) {
+  kernels::ResampleGpuParams p;
+  p.channels = p.out_channels = in.size() ? int32_t(in.shape(0)[2]) : 0;
+  for (int c = 0; c < kernels::kResampleMaxChannels; ++c) p.inv_std[c] = 1.f;
+  return p;
+}
+
+void check_uniform_channels(const Batch& in, const std::string& op) {
+  for (int i = 1; i < in.size(); ++i)
+    STOKER_ENFORCE(in.shape(i)[2] == in.shape(0)[2], ValueError, op,
+                   " (gpu): every sample needs the same channel count; sample 0 has ",
+                   in.shape(0)[2], ", sample ", i, " has ", in.shape(i)[2]);
+}
 
 void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch& out,
                       const std::vector<ResamplePlan>& plans, kernels::ResampleGpuParams params) {
@@ -55,9 +79,9 @@ void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch&
   const std::string& name = op.spec().schema->name;
   STOKER_ENFORCE(in.memory() == MemoryKind::kDevice, InternalError, name,
                  ": the gpu backend got a CPU batch");
-  STOKER_ENFORCE(params.channels <= kernels::kResampleMaxChannels, ValueError, name,
-                 " on the GPU supports up to ", kernels::kResampleMaxChannels, " channels, got ",
-                 params.channels);
+  STOKER_ENFORCE(params.channels <= kernels::kResampleMaxChannels || uniform_constants(params),
+                 ValueError, name, " on the GPU takes per-channel values for up to ",
+                 kernels::kResampleMaxChannels, " channels, got ", params.channels, " channels");
   if (n == 0) return;
   // Tables of every sample, built in parallel (the gpu stage's own threads), then packed.
   std::vector<AxisTable> xs(static_cast<size_t>(n)), ys(static_cast<size_t>(n));
@@ -76,8 +100,18 @@ void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch&
     const auto& p = plans[size_t(i)];
     const CropWindow v = p.view ? *p.view : CropWindow{0, 0, is[0], is[1]};
     STOKER_ASSERT(v.y >= 0 && v.x >= 0 && v.y + v.height <= is[0] && v.x + v.width <= is[1]);
-    ys[size_t(i)] = axis_table(p, true, v.height, oh);
-    xs[size_t(i)] = axis_table(p, false, v.width, ow);
+    // Nearest neighbour on both axes: DALI's origins (resize_cpu does the same).
+    const int64_t fh = p.full_h > 0 ? p.full_h : oh, fw = p.full_w > 0 ? p.full_w : ow;
+    const auto nn = [&](double lo, double hi, int64_t out) {
+      return p.filter.for_axis(std::abs(hi - lo), out) == kernels::Filter::kNearest;
+    };
+    const auto [sy, sx] =
+        !p.copy && !p.rows_only && nn(p.roi.y0, p.roi.y1, fh) && nn(p.roi.x0, p.roi.x1, fw)
+            ? kernels::nn_origin_shift(v.height, v.width, fh, fw, p.roi.y0, p.roi.y1, p.roi.x0,
+                                       p.roi.x1)
+            : std::pair<int64_t, int64_t>{0, 0};
+    ys[size_t(i)] = axis_table(p, true, v.height, oh, sy);
+    xs[size_t(i)] = axis_table(p, false, v.width, ow, sx);
     auto& d = desc[size_t(i)];
     d.in = static_cast<const uint8_t*>(in.data(i)) +
            (v.y * is[1] + v.x) * is[2] * int64_t(dtype_size(in.dtype()));

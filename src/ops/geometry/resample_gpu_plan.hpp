@@ -24,6 +24,9 @@ struct ResamplePlan {
   bool copy = false;
   int64_t copy_y = 0, copy_x = 0;
   bool mirror_x = false, mirror_y = false;
+  // Only the rows are resampled (roi.y0..y1 through `filter`): output column x is input
+  // column x (the depth pass of a volume, whose rows are whole slices).
+  bool rows_only = false;
   // The kernel sees only this window of the input, as if it were the whole image (crop-then-
   // resize: filter taps never reach outside it). Empty: the whole input.
   std::optional<CropWindow> view;
@@ -60,6 +63,13 @@ std::unique_ptr<Operator> make_fused_resampling(const OpSpec& spec);
 // out_channels, dtypes, normalisation and fill must be set. Errors name `op`.
 void run_resample_gpu(const Operator& op, Workspace& ws, const Batch& in, Batch& out,
                       const std::vector<ResamplePlan>& plans, kernels::ResampleGpuParams params);
+
+// Parameters that leave the resampled values as they are (no normalisation), for `in`'s
+// channel count.
+kernels::ResampleGpuParams identity_resample_params(const Batch& in);
+
+// Every HWC sample of `in` has sample 0's channel count (one launch takes one); errors name `op`.
+void check_uniform_channels(const Batch& in, const std::string& op);
 
 // The factory of a gpu backend class, which exists only in CUDA builds (an empty factory, i.e.
 // no such backend, otherwise).

@@ -1,11 +1,11 @@
-// resize and random_resized_crop (CPU).
+// resize, experimental.resize and random_resized_crop (CPU; the GPU backends share the
+// resampling kernel of resample_gpu_plan).
+#include "stoker/ops/geometry/resize.hpp"
+
 #include <cmath>
-#include <mutex>
-#include <optional>
 
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/ops/arg_limits.hpp"
-#include "stoker/ops/geometry/resize.hpp"
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
@@ -14,49 +14,10 @@
 namespace stoker::ops {
 namespace {
 
-// The filters of interp_type, min_filter and mag_filter (DALI's: the last two, when given,
-// replace interp_type's filter for the axes that shrink and for the others); `antialias` comes
-// in from the argument (triangular is linear).
-kernels::ResizeFilters parse_interp(const OpSpec& spec, bool& antialias) {
-  antialias = spec.arg<bool>("antialias");
-  auto parse = [&](const char* arg) {
-    try {
-      return kernels::parse_filter(spec.arg<std::string>(arg));
-    } catch (const ValueError& e) {
-      throw ValueError(spec.schema->name + ": " + arg + " " + e.what());
-    }
-  };
-  const kernels::Filter all = parse("interp_type");
-  return {spec.has_arg("min_filter") ? parse("min_filter") : all,
-          spec.has_arg("mag_filter") ? parse("mag_filter") : all};
-}
-
-// Per-thread float scratch for the separable passes, grown to the high-water mark.
-class ScratchSet {
- public:
-  std::vector<float>& get(int thread) { return scratch_[size_t(thread)]; }
-  void ensure(int threads) {
-    if (int(scratch_.size()) < threads) scratch_.resize(size_t(threads));
-  }
-
- private:
-  std::vector<std::vector<float>> scratch_;
-};
-
-DType output_dtype(const OpSpec& spec, DType input) {
-  return spec.has_arg("dtype") ? dtype_from_name(spec.arg<std::string>("dtype")) : input;
-}
-
 class Resize : public Operator {
  public:
-  explicit Resize(const OpSpec& spec) : Operator(spec) {
+  explicit Resize(const OpSpec& spec) : Operator(spec), args_(spec) {
     filter_ = parse_interp(spec, antialias_);
-    mode_ = spec.arg<std::string>("mode");
-    subpixel_scale_ = spec.arg<bool>("subpixel_scale");
-    STOKER_ENFORCE(
-        mode_ == "default" || mode_ == "stretch" || mode_ == "not_larger" || mode_ == "not_smaller",
-        ValueError, "resize: unknown mode '", mode_,
-        "'; expected default, stretch, not_larger or not_smaller");
   }
 
   void run(Workspace& ws) override {
@@ -64,7 +25,7 @@ class Resize : public Operator {
     const int n = in.size();
     std::vector<TensorShape> shapes;
     auto rois = plan(ws, in, shapes);
-    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+    Batch& out = add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
       const auto& s = in.shape(i);
@@ -82,49 +43,9 @@ class Resize : public Operator {
     shapes.assign(size_t(n), TensorShape{});
     std::vector<std::optional<kernels::ResizeRoi>> rois(static_cast<size_t>(n));
     for_each_sample(ws, n, [&](int i, int) {
-      auto s = image_shape(in, i, "resize");
-      auto& roi = rois[size_t(i)];
-      roi = region_of_interest(ws, i, s.height, s.width);
-      ResizeRequest r;
-      r.mode = mode_;
-      r.resize_x = scalar_arg(ws, "resize_x", i);
-      r.resize_y = scalar_arg(ws, "resize_y", i);
-      r.shorter = scalar_arg(ws, "resize_shorter", i);
-      r.longer = scalar_arg(ws, "resize_longer", i);
-      auto size = list_arg(ws, "size", i);
-      STOKER_ENFORCE(size.size() <= 2, ValueError,
-                     "resize: size must be [height, width] (or one value for both), got ",
-                     size.size(), " values");
-      if (size.size() == 1) r.resize_y = r.resize_x = size[0];
-      if (size.size() == 2) r.resize_y = size[0], r.resize_x = size[1];
-      auto max_size = list_arg(ws, "max_size", i);
-      if (max_size.size() == 1) r.max_h = r.max_w = max_size[0];
-      if (max_size.size() == 2) r.max_h = max_size[0], r.max_w = max_size[1];
-      const double in_h = roi ? std::fabs(roi->y1 - roi->y0) : double(s.height);
-      const double in_w = roi ? std::fabs(roi->x1 - roi->x0) : double(s.width);
-      // Bounded before the sizes are rounded to integers (arg_limits.hpp).
-      const auto [want_h, want_w] = resize_exact_size(in_h, in_w, r);
-      check_arg_elements("resize", "resize_x, resize_y, size, resize_shorter and resize_longer",
-                         std::vector<double>{want_h, want_w}, i,
-                         double(s.height) * double(s.width));
-      auto [h, w] = resize_output_size(in_h, in_w, r);
-      shapes[size_t(i)] = TensorShape{h, w, s.channels};
-      if (subpixel_scale_) {
-        // DALI's subpixel_scale: a fractional size (46.5) keeps its scale factor; the rounded
-        // output (47) samples a slightly larger region about the same centre.
-        auto [eh, ew] = resize_exact_size(in_h, in_w, r);
-        if (double(h) != eh || double(w) != ew) {
-          kernels::ResizeRoi full{0, double(s.height), 0, double(s.width)};
-          auto& g = roi ? *roi : full;
-          const auto widen = [](double& lo, double& hi, double k) {
-            const double c = (lo + hi) / 2, half = (hi - lo) / 2 * k;
-            lo = c - half, hi = c + half;
-          };
-          widen(g.y0, g.y1, double(h) / eh);
-          widen(g.x0, g.x1, double(w) / ew);
-          roi = g;
-        }
-      }
+      auto p = args_.plan(*this, ws, in, i);
+      shapes[size_t(i)] = std::move(p.shape);
+      rois[size_t(i)] = p.roi;
     });
     return rois;
   }
@@ -133,27 +54,8 @@ class Resize : public Operator {
   bool antialias_ = true;
 
  private:
-  // roi_start/roi_end ([y, x], pixels or with roi_relative fractions of the extents), or none.
-  std::optional<kernels::ResizeRoi> region_of_interest(const Workspace& ws, int i, int64_t h,
-                                                       int64_t w) const {
-    auto start = list_arg(ws, "roi_start", i), end = list_arg(ws, "roi_end", i);
-    if (start.empty() && end.empty()) return std::nullopt;
-    STOKER_ENFORCE(start.size() == 2 && end.size() == 2, ValueError,
-                   "resize: roi_start and roi_end need 2 values each ([y, x]), got ", start.size(),
-                   " and ", end.size());
-    if (spec_.arg<bool>("roi_relative")) {
-      start[0] *= double(h), end[0] *= double(h);
-      start[1] *= double(w), end[1] *= double(w);
-    }
-    STOKER_ENFORCE(start[0] != end[0] && start[1] != end[1], ValueError,
-                   "resize: the region of interest of sample ", i, " is empty (roi_start [",
-                   start[0], ", ", start[1], "], roi_end [", end[0], ", ", end[1], "])");
-    return kernels::ResizeRoi{start[0], end[0], start[1], end[1]};
-  }
-
-  std::string mode_;
-  bool subpixel_scale_ = true;
-  ScratchSet scratch_;
+  ImageResizeArgs args_;
+  ResizeScratch scratch_;
 };
 
 class RandomResizedCrop : public Operator {
@@ -186,7 +88,7 @@ class RandomResizedCrop : public Operator {
     for (int i = 0; i < n; ++i)
       shapes[size_t(i)] =
           TensorShape{out_h_, out_w_, image_shape(in, i, "random_resized_crop").channels};
-    Batch& out = add_output(ws, output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+    Batch& out = add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
     scratch_.ensure(ws.pool->num_threads());
     for_each_sample(ws, n, [&](int i, int thread) {
       auto win = window(ws, in, i);
@@ -210,24 +112,10 @@ class RandomResizedCrop : public Operator {
   int64_t out_h_ = 0, out_w_ = 0;
   std::vector<double> area_, aspect_;
   int attempts_ = 10;
-  ScratchSet scratch_;
+  ResizeScratch scratch_;
 };
 
 #ifdef STOKER_HAVE_CUDA
-kernels::ResampleGpuParams identity_params(const Batch& in) {
-  kernels::ResampleGpuParams p;
-  p.channels = p.out_channels = in.size() ? int32_t(in.shape(0)[2]) : 0;
-  for (int c = 0; c < kernels::kResampleMaxChannels; ++c) p.inv_std[c] = 1.f;
-  return p;
-}
-
-void check_channels(const Batch& in, const std::string& op) {
-  for (int i = 1; i < in.size(); ++i)
-    STOKER_ENFORCE(in.shape(i)[2] == in.shape(0)[2], ValueError, op,
-                   " (gpu): every sample needs the same channel count; sample 0 has ",
-                   in.shape(0)[2], ", sample ", i, " has ", in.shape(i)[2]);
-}
-
 class ResizeGpu final : public Resize, public ResamplingStep {
  public:
   using Resize::Resize;
@@ -235,7 +123,7 @@ class ResizeGpu final : public Resize, public ResamplingStep {
   Output plan_step(Workspace& ws, const Batch& in) override {
     Output o;
     auto rois = plan(ws, in, o.shapes);
-    check_channels(in, "resize");
+    check_uniform_channels(in, spec_.schema->name);
     o.plans.resize(rois.size());
     for (size_t i = 0; i < rois.size(); ++i) {
       const auto& s = in.shape(int(i));
@@ -243,9 +131,9 @@ class ResizeGpu final : public Resize, public ResamplingStep {
       o.plans[i].filter = filter_;
       o.plans[i].antialias = antialias_;
     }
-    o.dtype = output_dtype(spec_, in.dtype());
+    o.dtype = resize_output_dtype(spec_, in.dtype());
     o.layout = "HWC";
-    o.params = identity_params(in);
+    o.params = identity_resample_params(in);
     return o;
   }
 };
@@ -268,92 +156,53 @@ class RandomResizedCropGpu final : public RandomResizedCrop, public ResamplingSt
       p.filter = filter_;
       p.antialias = antialias_;
     }
-    check_channels(in, "random_resized_crop");
-    o.dtype = output_dtype(spec_, in.dtype());
+    check_uniform_channels(in, "random_resized_crop");
+    o.dtype = resize_output_dtype(spec_, in.dtype());
     o.layout = "HWC";
-    o.params = identity_params(in);
+    o.params = identity_resample_params(in);
     return o;
   }
 };
 #endif
 
-std::vector<ArgSchema> interp_args() {
-  return {{"interp_type", ArgType::kString,
-           "Filter: 'nn' (nearest: the pixel under the sample position), 'linear' (triangle, "
-           "radius 1), 'triangular' (linear, as in DALI), 'cubic' (Keys, a = -0.5, as "
-           "PIL's BICUBIC), 'lanczos3' (as PIL's LANCZOS) or 'gaussian' (sigma 0.5, radius "
-           "1.5); DALI's INTERP_* names too.",
-           std::string("linear")},
-          optional_arg("min_filter", ArgType::kString,
-                       "The filter of an axis that shrinks (fewer output pixels than the input "
-                       "extent; interp_type's names), replacing interp_type's there (DALI's).",
-                       false),
-          optional_arg("mag_filter", ArgType::kString,
-                       "The filter of an axis that grows or keeps its size, replacing "
-                       "interp_type's there (DALI's).",
-                       false),
-          {"antialias", ArgType::kBool,
-           "When downscaling, widen the filter to the scale factor (PIL/torchvision "
-           "antialias=True); otherwise sample with the plain filter.",
-           true},
-          {"dtype", ArgType::kDType, "Output dtype (uint8, uint16, int16 or float32; default: the input's).",
-           std::nullopt, false, true}};
-}
+const char* kResizeDoc =
+    "Resizes HWC images (uint8, uint16, int16 or float32). Pixel centres are at +0.5; output "
+    "pixel i samples the input at (i + 0.5) * in / out with the interp_type filter (widened to "
+    "the scale factor when downscaling with antialias, as PIL does); taps outside the "
+    "image are dropped and weights renormalised. The intermediate pass stays in float "
+    "(PIL clips it to 8 bits, so for uint8 cubic/lanczos upscales PIL differs where the "
+    "lobes overshoot). Results are rounded half away from zero and saturated for uint8. "
+    "Output size: `size` = [h, w] or resize_y/resize_x "
+    "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
+    "and `max_size` as in DALI; extents are rounded half up.";
 
 }  // namespace
 
 OpSchema resize_schema() {
   OpSchema s{
       .name = "resize",
-      .doc =
-          "Resizes HWC images (uint8, uint16, int16 or float32). Pixel centres are at +0.5; output pixel i "
-          "samples the input at (i + 0.5) * in / out with the interp_type filter (widened to "
-          "the scale factor when downscaling with antialias, as PIL does); taps outside the "
-          "image are dropped and weights renormalised. The intermediate pass stays in float "
-          "(PIL clips it to 8 bits, so for uint8 cubic/lanczos upscales PIL differs where the "
-          "lobes overshoot). Results are rounded half away from zero and saturated for uint8. "
-          "Output size: `size` = [h, w] or resize_y/resize_x "
-          "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
-          "and `max_size` as in DALI; extents are rounded half up.",
+      .doc = kResizeDoc,
       .inputs = {"images"},
       .outputs = {"resized"},
-      .args = {{"resize_x", ArgType::kFloat, "Output width (0: derived).", 0.0, true},
-               {"resize_y", ArgType::kFloat, "Output height (0: derived).", 0.0, true},
-               {"size", ArgType::kFloatList,
-                "[height, width] (one value: both); 0 entries are derived.", std::vector<double>{},
-                true},
-               {"resize_shorter", ArgType::kFloat, "Length of the shorter side.", 0.0, true},
-               {"resize_longer", ArgType::kFloat, "Length of the longer side.", 0.0, true},
-               {"max_size", ArgType::kFloatList,
-                "Upper limit of [height, width] (or one value "
-                "for both).",
-                std::vector<double>{}, true},
-               {"mode", ArgType::kString, "default | stretch | not_larger | not_smaller.",
-                std::string("default")},
-               {"subpixel_scale", ArgType::kBool,
-                "When the computed size is fractional (a 31-pixel side scaled by 1.5), keep the "
-                "scale factor exactly: the rounded output samples a region slightly larger or "
-                "smaller about the same centre (DALI's default). False: the source maps to the "
-                "rounded output.",
-                true},
-               {"roi_start", ArgType::kFloatList,
-                "Start [y, x] of the region of interest (with roi_end): the region is "
-                "resampled to the output, its extent |end - start| standing for the input's "
-                "in the size rules; fractional coordinates allowed, start > end flips that "
-                "axis; the filter may read pixels around the region (it is a sampling grid, "
-                "not a crop).",
-                std::vector<double>{}, true},
-               {"roi_end", ArgType::kFloatList, "End [y, x] of the region of interest.",
-                std::vector<double>{}, true},
-               {"roi_relative", ArgType::kBool,
-                "roi_start/roi_end as fractions of the extents instead of pixels.", false}},
+      .args = resize_size_args(),
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
       .make_gpu = STOKER_GPU_FACTORY(ResizeGpu),
       .sequences = true,
       .example = OpExample{.args = {{"size", std::vector<double>{4, 4}}}},
   };
-  for (auto& a : interp_args()) s.args.push_back(a);
+  for (auto& a : resize_interp_args()) s.args.push_back(a);
   s.fusion.chain = FusionTraits::Chain::kStart;  // its window and filter feed a chain
+  return s;
+}
+
+OpSchema experimental_resize_schema() {
+  OpSchema s = resize_schema();
+  s.name = "experimental.resize";
+  s.doc = std::string(
+              "DALI's second implementation of resize (its GPU backend runs CV-CUDA's HQResize, "
+              "and it has no CPU backend); the same arguments and results: stoker runs its "
+              "resize, on the CPU too. ") +
+          kResizeDoc;
   return s;
 }
 
@@ -379,7 +228,7 @@ OpSchema random_resized_crop_schema() {
       .sequences = true,
       .example = OpExample{.args = {{"size", std::vector<int64_t>{4, 4}}}},
   };
-  for (auto& a : interp_args()) s.args.push_back(a);
+  for (auto& a : resize_interp_args()) s.args.push_back(a);
   s.fusion.chain = FusionTraits::Chain::kStart;  // its window and filter feed a chain
   return s;
 }

@@ -1,8 +1,10 @@
-// Shared by resize and random_resized_crop: output-size rules and the per-sample call of the
-// linear resize kernel with per-thread scratch.
+// Shared by the resize family (resize, experimental.resize, random_resized_crop,
+// resize_crop_mirror, tensor_resize): output-size rules, the resize arguments and their
+// schemas, and the per-sample call of the resize kernel with per-thread scratch.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +12,7 @@
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/kernels/resize/resize_cpu.hpp"
 #include "stoker/ops/op_spec.hpp"
+#include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 
@@ -35,6 +38,51 @@ std::pair<double, double> resize_exact_size(double in_h, double in_w, const Resi
 void resize_sample(const Batch& in, int i, int64_t y0, int64_t x0, int64_t h, int64_t w, Batch& out,
                    kernels::ResizeFilters filter, bool antialias, std::vector<float>& scratch,
                    const kernels::ResizeRoi* roi = nullptr);
+
+// The filters of interp_type, min_filter and mag_filter (DALI's: the last two, when given,
+// replace interp_type's filter for the axes that shrink and for the others); `antialias` comes
+// from the argument (triangular is linear). Errors name the operator and the argument.
+kernels::ResizeFilters parse_interp(const OpSpec& spec, bool& antialias);
+
+// The output dtype: `dtype` when given, else the input's.
+DType resize_output_dtype(const OpSpec& spec, DType input);
+
+// Per-thread float scratch for the separable passes, grown to the high-water mark.
+class ResizeScratch {
+ public:
+  std::vector<float>& get(int thread) { return scratch_[size_t(thread)]; }
+  void ensure(int threads) {
+    if (int(scratch_.size()) < threads) scratch_.resize(size_t(threads));
+  }
+
+ private:
+  std::vector<std::vector<float>> scratch_;
+};
+
+// The arguments of the filters (interp_type, min_filter, mag_filter, antialias, dtype).
+std::vector<ArgSchema> resize_interp_args();
+// DALI's ResizeAttr for images: resize_x, resize_y, size, resize_shorter, resize_longer,
+// max_size, mode, subpixel_scale, roi_start, roi_end, roi_relative.
+std::vector<ArgSchema> resize_size_args();
+
+// What DALI's ResizeAttr makes of those arguments for HWC sample i: the output's shape and the
+// region of the input resampled to it (none: the whole image).
+struct ImageResizePlan {
+  TensorShape shape;
+  std::optional<kernels::ResizeRoi> roi;
+};
+class ImageResizeArgs {
+ public:
+  explicit ImageResizeArgs(const OpSpec& spec);  // checks mode
+  // Thread-safe (per sample); errors name the operator and sample i.
+  ImageResizePlan plan(const Operator& op, const Workspace& ws, const Batch& in, int i) const;
+
+ private:
+  std::optional<kernels::ResizeRoi> region_of_interest(const Operator& op, const Workspace& ws,
+                                                       int i, int64_t h, int64_t w) const;
+  std::string name_, mode_;
+  bool subpixel_scale_ = true, roi_relative_ = false;
+};
 
 // The interp_type of operators that offer only nearest neighbour and bilinear (warp_affine,
 // rotate, jitter): true for linear; any other filter throws ValueError naming the operator.

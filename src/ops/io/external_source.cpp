@@ -49,6 +49,8 @@ class ExternalSource final : public Operator, public InputFeed {
     check(batch);
     if (!layout_.empty()) batch.set_layout(layout_);
     push(Item{std::move(batch), false});
+    std::lock_guard lock(mutex_);
+    ++fed_;
   }
   void feed_end() override { push(Item{{}, true}); }
   void discard_end() override {
@@ -63,6 +65,10 @@ class ExternalSource final : public Operator, public InputFeed {
   size_t queued() const override {
     std::lock_guard lock(mutex_);
     return queue_.size();
+  }
+  int64_t batches_fed() const override {
+    std::lock_guard lock(mutex_);
+    return fed_;
   }
 
   void run(Workspace& ws) override {
@@ -108,6 +114,7 @@ class ExternalSource final : public Operator, public InputFeed {
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<Item> queue_;
+  int64_t fed_ = 0;
   bool cancelled_ = false;
 };
 

@@ -65,8 +65,7 @@ class CropMirrorNormalize : public Operator {
     shapes.assign(size_t(n), TensorShape{});
     for_each_sample(ws, n, [&](int i, int) {
       auto s = image_shape(in, i, "crop_mirror_normalize");
-      auto w = crop_window_arg(*this, ws, i, s.height, s.width);
-      CropWindow win = w ? *w : CropWindow{0, 0, s.height, s.width};
+      const CropWindow win = crop_window_arg(*this, ws, i, s.height, s.width);
       check_window_inside(win, s.height, s.width, "crop_mirror_normalize");
       for (auto* v : {&mean_, &std_})
         STOKER_ENFORCE(v->size() == 1 || int64_t(v->size()) == s.channels, ValueError,

@@ -1,16 +1,13 @@
 #include "stoker/ops/readers/numpy_reader.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "stoker/core/file_io.hpp"
 #include "stoker/kernels/geometry/slice_cpu.hpp"
 #include "stoker/ops/arg_limits.hpp"
+#include "stoker/ops/readers/file_list.hpp"
 #include "stoker/ops/readers/reader_base.hpp"
 #include "stoker/readers/npy.hpp"
 
@@ -27,24 +24,6 @@ readers::FileOptions numpy_file_options(const OpSpec& spec) {
     o.mode = readers::IoMode::kDirect;
   }
   return o;
-}
-
-// The names in a file list, one per line (surrounding white space dropped, empty lines
-// skipped), relative to `root` when given, else to the list's own folder.
-std::vector<std::string> read_name_list(const std::string& list, const std::string& root) {
-  namespace fs = std::filesystem;
-  std::ifstream in(list);
-  STOKER_ENFORCE(in.good(), IOError, "readers.numpy: cannot open file_list '", list, "'");
-  const fs::path base = root.empty() ? fs::path(list).parent_path() : fs::path(root);
-  std::vector<std::string> names;
-  for (std::string line; std::getline(in, line);) {
-    const auto b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    names.push_back((base / line.substr(b, e - b + 1)).string());
-  }
-  STOKER_ENFORCE(!names.empty(), ValueError, "readers.numpy: file_list '", list,
-                 "' names no files");
-  return names;
 }
 
 class NumpySource final : public ReaderSource {
@@ -168,33 +147,7 @@ class NumpySource final : public ReaderSource {
   bool preshuffles() const override { return true; }  // as DALI's file lists
 
   int64_t build_index() override {
-    namespace fs = std::filesystem;
-    auto root = spec_.arg<std::string>("file_root");
-    auto files = spec_.arg<std::vector<std::string>>("files");
-    const auto list = spec_.arg<std::string>("file_list");
-    STOKER_ENFORCE(files.empty() || list.empty(), ValueError,
-                   "readers.numpy: give `files` or `file_list`, not both");
-    if (!list.empty()) {
-      files_ = read_name_list(list, root);
-    } else if (!files.empty()) {
-      for (auto& f : files)
-        files_.push_back(root.empty() || fs::path(f).is_absolute() ? f
-                                                                   : (fs::path(root) / f).string());
-    } else {
-      STOKER_ENFORCE(!root.empty(), ValueError,
-                     "readers.numpy: give `file_root`, `files` or `file_list`");
-      std::error_code ec;
-      STOKER_ENFORCE(fs::is_directory(root, ec), IOError, "file_root '", root,
-                     "' is not a folder (or cannot be read)");
-      auto filter = spec_.arg<std::string>("file_filter");
-      for (auto& e : fs::recursive_directory_iterator(root))
-        if (e.is_regular_file() &&
-            fnmatch(filter.c_str(), e.path().filename().c_str(), FNM_CASEFOLD) == 0)
-          files_.push_back(e.path().string());
-      std::sort(files_.begin(), files_.end());
-      STOKER_ENFORCE(!files_.empty(), ValueError, "file_root '", root,
-                     "' holds no files matching '", filter, "'");
-    }
+    files_ = list_reader_files(spec_);
     // The batch dtype comes from the first file's header.
     auto first = read_file_bytes(files_[0]);
     dtype_ = readers::parse_npy_header(first, files_[0]).dtype;

@@ -17,9 +17,10 @@ std::vector<ArgSchema> loader_arg_schemas() {
       {"random_shuffle", ArgType::kBool,
        "Shuffle through a buffer of `initial_fill` samples (DALI's shuffle; same as "
        "shuffle='buffer'). Each output is drawn among the buffered samples of the current "
-       "epoch: every epoch delivers each sample of its shard exactly once. readers.file and "
-       "readers.numpy also permute their file list once, as DALI does (a fixed permutation, "
-       "the same on every shard), so that shards are random subsets of the dataset.",
+       "epoch: every epoch delivers each sample of its shard exactly once. readers.file, "
+       "readers.numpy and experimental.readers.fits also permute their file list once, as DALI "
+       "does (a fixed permutation, the same on every shard), so that shards are random subsets "
+       "of the dataset.",
        false},
       {"initial_fill", ArgType::kInt, "Size of the shuffling buffer.", int64_t{1024}},
       seed_arg(),

@@ -1,0 +1,181 @@
+"""tensor_resize, resize_crop_mirror (with DALI's deprecated fast_resize_crop_mirror and
+experimental.tensor_resize) and experimental.resize against DALI 2.4, on the CPU and, where
+DALI has them, the GPU backends: one table of cases, the same call in both libraries, compared
+within the stated tolerance (resize's: DALI samples its filters from tables, and repeats edge
+pixels where stoker reweights, docs/dali_differences.md). DALI's experimental.resize has only a
+GPU backend (CV-CUDA): on the CPU stoker's is compared with DALI's resize, whose arguments and
+results it shares; on the GPU with DALI's own."""
+
+import numpy as np
+import pytest
+
+from parity_util import SKIP_REASON, assert_like_dali, dali
+
+if dali is None:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+import stoker  # noqa: E402
+
+PARITY = {
+    "tensor_resize": "tolerance: resize's (1 level on all but ~1% of values); NN exact",
+    "resize_crop_mirror": "tolerance: resize's (1 level on all but ~1% of values); NN exact",
+    "experimental.resize": "tolerance: resize's, against DALI's resize on the CPU (DALI's "
+                           "experimental.resize is GPU-only)",
+}
+
+
+def _images():
+    rng = np.random.default_rng(21)
+    out = []
+    for h, w in ((37, 53), (64, 48), (20, 31), (50, 50)):
+        y, x = np.mgrid[0:h, 0:w]
+        smooth = np.stack([(x * 255 // w), (y * 255 // h), ((x + y) * 255 // (w + h))], -1)
+        noise = rng.integers(-20, 21, (h, w, 3))
+        out.append(np.clip(smooth + noise, 0, 255).astype(np.uint8))
+    return out
+
+
+IMAGES = _images()
+_ON_GPU = [False]
+
+
+def _feed(fn, layout="HWC", data=None):
+    data = IMAGES if data is None else data
+    x = fn.external_source(source=lambda: [a.copy() for a in data], batch=True, layout=layout)
+    return x.gpu() if _ON_GPU[0] else x
+
+
+def _volumes():
+    rng = np.random.default_rng(8)
+    return [(rng.random((d, h, w)) * 200).astype(np.float32)
+            for d, h, w in ((9, 17, 21), (12, 10, 15))]
+
+
+VOLUMES = _volumes()
+CLIPS = [np.random.default_rng(9).integers(0, 256, (3, 24, 30, 2)).astype(np.uint8)]
+
+
+def _experimental_resize(fn, x, **kw):
+    # DALI's experimental.resize exists on the GPU only; on the CPU its twin is resize.
+    if fn is stoker.fn or _ON_GPU[0]:
+        return fn.experimental.resize(x, **kw)
+    return fn.resize(x, **kw)
+
+
+def _sizes(fn):
+    return fn.external_source(source=lambda: [np.float32(v) for v in
+                                              ([20, 30], [40, 33], [11, 60], [50, 25])],
+                              batch=True)
+
+
+# (id, definition(fn, types) -> node, atol, share of elements allowed beyond atol)
+_CASES = [
+    # tensor_resize: the image axes (channels untouched), every filter and size rule
+    ("tensor_resize_hw", lambda fn, t: fn.tensor_resize(_feed(fn), sizes=[30, 40], axes=[0, 1]),
+     1, 0.01),
+    ("tensor_resize_scales_noaa", lambda fn, t: fn.tensor_resize(
+        _feed(fn), scales=[0.7, 1.3], axes=[0, 1], antialias=False), 1, 0),
+    ("tensor_resize_axis_names", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[70], axis_names="W"), 1, 0),
+    ("tensor_resize_per_sample", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=_sizes(fn), axes=[0, 1]), 1, 0.02),
+    ("tensor_resize_roi_flip", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[15, 20], axes=[0, 1], roi_start=[3, 30], roi_end=[15, 5]), 1, 0),
+    ("tensor_resize_roi_relative", lambda fn, t: fn.tensor_resize(
+        _feed(fn), scales=[1.37], axes=[1], roi_start=[0.1], roi_end=[0.8], roi_relative=True),
+     1, 0),
+    ("tensor_resize_alignment", lambda fn, t: fn.tensor_resize(
+        _feed(fn), scales=[1.37, 0.55], axes=[0, 1], alignment=[0, 1]), 1, 0.015),
+    ("tensor_resize_truncate", lambda fn, t: fn.tensor_resize(
+        _feed(fn), scales=[1.37, 0.55], axes=[0, 1], size_rounding="truncate"), 1, 0.01),
+    ("tensor_resize_ceil_no_subpixel", lambda fn, t: fn.tensor_resize(
+        _feed(fn), scales=[1.37, 0.55], axes=[0, 1], size_rounding="ceil",
+        subpixel_scale=False), 1, 0.01),
+    ("tensor_resize_derived_extent", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[30, 0], axes=[0, 1]), 1, 0.01),
+    ("tensor_resize_max_size", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[100, 0], axes=[0, 1], max_size=[80, 60]), 1, 0),
+    ("tensor_resize_negative_size_flips", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[-30, 40], axes=[0, 1]), 1, 0.01),
+    ("tensor_resize_nn", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[-30, 41], axes=[0, 1], interp_type=t.INTERP_NN), 0, 0),
+    ("tensor_resize_nn_roi", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[20, 24], axes=[0, 1], roi_start=[5.3, 17.1], roi_end=[15.1, 2.7],
+        interp_type=t.INTERP_NN), 0, 0),
+    ("tensor_resize_lanczos", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[30, 70], axes=[0, 1], interp_type=t.INTERP_LANCZOS3), 1, 0.02),
+    # Gaussian: DALI's filter and edge rule (resample_weights.cpp), also on the channel axis.
+    ("tensor_resize_gaussian_channels", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[30, 70, 5], axes=[0, 1, 2], interp_type=t.INTERP_GAUSSIAN), 1, 0.005),
+    ("tensor_resize_float_cubic", lambda fn, t: fn.tensor_resize(
+        fn.cast(_feed(fn), dtype=t.FLOAT), sizes=[50, 29], axes=[0, 1],
+        interp_type=t.INTERP_CUBIC, antialias=False), 1, 0.01),
+    ("tensor_resize_dtype_float", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[30, 40], axes=[0, 1], dtype=t.FLOAT), 1, 0.02),
+    # three axes: the channels upsampled linearly (at the ends nothing is reweighted)
+    ("tensor_resize_hwc", lambda fn, t: fn.tensor_resize(_feed(fn), sizes=[20, 25, 6]), 1, 0.01),
+    ("tensor_resize_hwc_nn", lambda fn, t: fn.tensor_resize(
+        _feed(fn), sizes=[30, 40, 5], interp_type=t.INTERP_NN), 0, 0),
+    # volumes: depth first (the depth shrinks) and planes first (without antialiasing: on noise
+    # its edge rule, docs/dali_differences.md, would decide most values of these small planes)
+    ("tensor_resize_volume_depth_first", lambda fn, t: fn.tensor_resize(
+        _feed(fn, "DHW", VOLUMES), sizes=[5, 30, 30], antialias=False), 0.01, 0),
+    ("tensor_resize_volume_planes_first", lambda fn, t: fn.tensor_resize(
+        _feed(fn, "DHW", VOLUMES), sizes=[20, 8, 9], antialias=False), 0.01, 0),
+    # frames before the resized axes, channels after
+    ("tensor_resize_frames", lambda fn, t: fn.tensor_resize(
+        _feed(fn, "FHWC", CLIPS), sizes=[12, 45], axes=[1, 2], antialias=False), 1, 0),
+    ("tensor_resize_1d", lambda fn, t: fn.tensor_resize(
+        _feed(fn, "", [np.arange(20, dtype=np.float32) ** 2]), sizes=[7], antialias=False),
+     0.01, 0),
+    ("experimental_tensor_resize", lambda fn, t: fn.experimental.tensor_resize(
+        _feed(fn), sizes=[30, 40], axes=[0, 1]), 1, 0.01),
+    # resize_crop_mirror: the window's region resampled, flipped by the mirror bits
+    ("resize_crop_mirror", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), size=[30, 40], crop=[20, 24], mirror=1), 1, 0.01),
+    ("resize_crop_mirror_noaa_vertical", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), size=[30, 40], crop=[20, 24], mirror=2, antialias=False), 1, 0.01),
+    ("resize_crop_mirror_shorter_pos", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), resize_shorter=25, crop=[20, 20], crop_pos_x=0.2, crop_pos_y=0.9, mirror=3),
+     1, 0.02),
+    ("resize_crop_mirror_whole", lambda fn, t: fn.resize_crop_mirror(_feed(fn), size=[30, 40]),
+     1, 0.01),
+    ("resize_crop_mirror_larger_window", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), size=[30, 40], crop=[40, 50]), 1, 0.01),
+    ("resize_crop_mirror_truncate", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), size=[30, 41], crop_h=20, crop_w=24, crop_pos_x=0.3, rounding="truncate"),
+     1, 0.01),
+    # Nearest neighbour: DALI's float32 positions, from its origins (positions on pixel
+    # boundaries included)
+    ("resize_crop_mirror_nn", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), size=[30, 40], crop=[20, 24], interp_type=t.INTERP_NN, mirror=1), 0, 0),
+    ("resize_crop_mirror_nn_vertical", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn), size=[33, 47], crop=[20, 24], crop_pos_x=0.1, interp_type=t.INTERP_NN,
+        mirror=2), 0, 0),
+    # sequences, frame by frame (without mirror: DALI counts its bits from the frame axis
+    # there, docs/dali_differences.md)
+    ("resize_crop_mirror_frames", lambda fn, t: fn.resize_crop_mirror(
+        _feed(fn, "FHWC", CLIPS), size=[12, 20], crop=[8, 8], antialias=False), 1, 0),
+    ("fast_resize_crop_mirror", lambda fn, t: fn.fast_resize_crop_mirror(
+        _feed(fn), size=[30, 40], crop=[20, 24], mirror=1), 1, 0.01),
+    # experimental.resize (DALI's resize on the CPU)
+    ("experimental_resize", lambda fn, t: _experimental_resize(fn, _feed(fn), size=[24, 40]),
+     1, 0.01),
+    ("experimental_resize_cubic_shorter", lambda fn, t: _experimental_resize(
+        fn, _feed(fn), resize_shorter=30, interp_type=t.INTERP_CUBIC), 1, 0.01),
+    ("experimental_resize_nn", lambda fn, t: _experimental_resize(
+        fn, _feed(fn), size=[24, 40], interp_type=t.INTERP_NN), 0, 0),
+]
+
+
+def _place(on_gpu):
+    _ON_GPU[0] = on_gpu
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
+def test_operator_matches_dali(case, device):
+    what, define, atol, share = case
+    batch = (len(VOLUMES) if "volume" in what else len(CLIPS) if "frames" in what
+             else 1 if what.endswith("_1d") else len(IMAGES))
+    assert_like_dali(define, batch, device, atol, share, what, _place)

@@ -1,0 +1,191 @@
+// resize_crop_mirror: resize, then crop, then flip, done as DALI does it: the crop window is
+// mapped back through the resize to a region of the input, and only that region is resampled
+// (flipped by swapping its ends). The pixels are those of a resize whose sampling grid is the
+// window's: not resize + crop + flip bit for bit (DALI's neither), within a level of it.
+#include "stoker/ops/geometry/resize_crop_mirror.hpp"
+
+#include <array>
+#include <cmath>
+#include <utility>
+
+#include "stoker/ops/arg_limits.hpp"
+#include "stoker/ops/geometry/resample_gpu_plan.hpp"
+#include "stoker/ops/geometry/resize_common.hpp"
+#include "stoker/ops/operator.hpp"
+
+namespace stoker::ops {
+namespace {
+
+class ResizeCropMirror : public Operator {
+ public:
+  explicit ResizeCropMirror(const OpSpec& spec) : Operator(spec), args_(spec) {
+    filter_ = parse_interp(spec, antialias_);
+    const auto rounding = spec.arg<std::string>("rounding");
+    STOKER_ENFORCE(rounding == "round" || rounding == "truncate", ValueError, name(),
+                   ": rounding must be 'round' or 'truncate', got '", rounding, "'");
+    truncate_ = rounding == "truncate";
+    const bool has_h = spec.given("crop_h"), has_w = spec.given("crop_w");
+    STOKER_ENFORCE(has_h == has_w, ValueError, name(),
+                   ": crop_w and crop_h must be given together");
+    STOKER_ENFORCE(!spec.given("crop") || !has_h, ValueError, name(),
+                   ": crop cannot be given with crop_h and crop_w");
+  }
+
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    std::vector<kernels::ResizeRoi> rois(static_cast<size_t>(n));
+    for_each_sample(ws, n,
+                    [&](int i, int) { rois[size_t(i)] = plan(ws, in, i, shapes[size_t(i)]); });
+    Batch& out = add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+    scratch_.ensure(ws.pool->num_threads());
+    for_each_sample(ws, n, [&](int i, int thread) {
+      const auto& s = in.shape(i);
+      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
+                    &rois[size_t(i)]);
+    });
+  }
+
+ protected:
+  const std::string& name() const { return spec_.schema->name; }
+
+  // Sample i's output shape and the region of the input it resamples (DALI's
+  // ResizeCropMirrorAttr: the resize's region, narrowed to the crop window and flipped).
+  kernels::ResizeRoi plan(const Workspace& ws, const Batch& in, int i, TensorShape& shape) const {
+    const auto& s = in.shape(i);
+    auto resized = args_.plan(*this, ws, in, i);
+    const kernels::ResizeRoi r =
+        resized.roi ? *resized.roi : kernels::ResizeRoi{0, double(s[0]), 0, double(s[1])};
+    const int64_t rh = resized.shape[0], rw = resized.shape[1];
+    auto [ch, cw] = crop_extents(ws, i, double(s[0]) * double(s[1]));
+    if (ch <= 0) ch = rh;  // an extent not given (or not positive) keeps the resized one
+    if (cw <= 0) cw = rw;
+    const float py = float(scalar_arg(ws, "crop_pos_y", i));
+    const float px = float(scalar_arg(ws, "crop_pos_x", i));
+    STOKER_ENFORCE(py >= 0 && py <= 1 && px >= 0 && px <= 1, ValueError, name(),
+                   ": crop_pos_x and crop_pos_y must be in [0, 1], got ", px, " and ", py,
+                   " (sample ", i, ")");
+    // DALI's anchor: the float32 position times (extent - crop), in double, rounded half away
+    // from zero (or truncated): 0.9 of 5 is 4.4999999 and rounds to 4. A window larger than
+    // the image starts before it.
+    const auto anchor = [&](float pos, int64_t extent, int64_t crop) {
+      const double a = double(pos) * double(extent - crop);
+      return truncate_ ? std::trunc(a) : std::round(a);
+    };
+    const int64_t mirror = int64_t(scalar_arg(ws, "mirror", i));
+    // Output pixel k of the window is resized pixel anchor + k, which samples the input at
+    // lo + (anchor + k + 0.5) * (hi - lo) / extent: the window's region of the input. Its ends
+    // are float32, as DALI keeps them (nearest-neighbour sampling lands where DALI's does when
+    // a centre falls on a pixel boundary), through an array (GCC 12's SLP vectorizer drops a
+    // double -> float -> double round trip of paired values).
+    const auto narrow = [](double lo, double hi, int64_t extent, double a, int64_t crop,
+                           bool flip) {
+      const double ratio = (hi - lo) / double(extent);
+      std::array<float, 2> ends{float(a * ratio + lo), float((a + double(crop)) * ratio + lo)};
+      if (flip) std::swap(ends[0], ends[1]);
+      return ends;
+    };
+    const auto y = narrow(r.y0, r.y1, rh, anchor(py, rh, ch), ch, (mirror & 2) != 0);
+    const auto x = narrow(r.x0, r.x1, rw, anchor(px, rw, cw), cw, (mirror & 1) != 0);
+    const kernels::ResizeRoi w{y[0], y[1], x[0], x[1]};
+    shape = TensorShape{ch, cw, s[2]};
+    return w;
+  }
+
+  kernels::ResizeFilters filter_;
+  bool antialias_ = true;
+
+ private:
+  // The window's [height, width] from crop or crop_h/crop_w, their float32 values truncated to
+  // whole pixels as DALI's (10.99999999 is 11 in float32); 0 where not given.
+  std::pair<int64_t, int64_t> crop_extents(const Workspace& ws, int i, double in_elements) const {
+    double ch = scalar_arg(ws, "crop_h", i), cw = scalar_arg(ws, "crop_w", i);
+    if (auto crop = list_arg(ws, "crop", i); !crop.empty()) {
+      STOKER_ENFORCE(crop.size() == 2, ValueError, name(),
+                     ": crop must be [height, width] (a volume's [depth, height, width] is not "
+                     "supported), got ",
+                     crop.size(), " values (sample ", i, ")");
+      ch = crop[0], cw = crop[1];
+    }
+    // Bounded before they are made integers: the window is the output (arg_limits.hpp).
+    check_arg_elements(name(), "crop (crop_h, crop_w)",
+                       std::vector<double>{std::max(ch, 1.0), std::max(cw, 1.0)}, i, in_elements);
+    return {int64_t(float(ch)), int64_t(float(cw))};
+  }
+
+  ImageResizeArgs args_;
+  bool truncate_ = false;
+  ResizeScratch scratch_;
+};
+
+#ifdef STOKER_HAVE_CUDA
+class ResizeCropMirrorGpu final : public ResizeCropMirror, public ResamplingStep {
+ public:
+  using ResizeCropMirror::ResizeCropMirror;
+  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  Output plan_step(Workspace& ws, const Batch& in) override {
+    const int n = in.size();
+    Output o;
+    o.shapes.resize(size_t(n));
+    o.plans.resize(size_t(n));
+    for (int i = 0; i < n; ++i) {
+      auto& p = o.plans[size_t(i)];
+      p.roi = plan(ws, in, i, o.shapes[size_t(i)]);
+      p.filter = filter_;
+      p.antialias = antialias_;
+    }
+    check_uniform_channels(in, name());
+    o.dtype = resize_output_dtype(spec_, in.dtype());
+    o.layout = "HWC";
+    o.params = identity_resample_params(in);
+    return o;
+  }
+};
+#endif
+
+}  // namespace
+
+OpSchema resize_crop_mirror_schema() {
+  OpSchema s{
+      .name = "resize_crop_mirror",
+      .doc =
+          "Resizes HWC images as `resize` does (same size arguments, modes, region of "
+          "interest and filters), crops a window of the result as `crop` does (`crop` or "
+          "crop_h/crop_w, truncated to whole pixels; crop_pos_x/crop_pos_y; `rounding` of the "
+          "anchor) and flips it (`mirror`: 1 horizontal, 2 vertical, 3 both), in one pass as "
+          "DALI does: the window is mapped back to a region of the input and only that region "
+          "is resampled. Not given, the window is the whole resized image; a window larger "
+          "than it repeats the edge pixels.",
+      .inputs = {"images"},
+      .outputs = {"images"},
+      .args = resize_size_args(),
+      .make_cpu = [](const OpSpec& s) { return std::make_unique<ResizeCropMirror>(s); },
+      .make_gpu = STOKER_GPU_FACTORY(ResizeCropMirrorGpu),
+      .sequences = true,
+      .example = OpExample{.args = {{"size", std::vector<double>{4, 4}},
+                                    {"crop", std::vector<double>{2, 2}}}},
+  };
+  for (auto& a : resize_interp_args()) s.args.push_back(a);
+  s.args.push_back({"crop", ArgType::kFloatList,
+                    "Window [height, width] of the resized image (not given: all of it).",
+                    std::vector<double>{}, true});
+  s.args.push_back(
+      {"crop_h", ArgType::kFloat, "Window height (with crop_w; 0: all of it).", 0.0, true});
+  s.args.push_back(
+      {"crop_w", ArgType::kFloat, "Window width (with crop_h; 0: all of it).", 0.0, true});
+  s.args.push_back({"crop_pos_x", ArgType::kFloat,
+                    "Horizontal position in [0, 1]: x = round(pos * (W - crop_w)).", 0.5, true});
+  s.args.push_back({"crop_pos_y", ArgType::kFloat,
+                    "Vertical position in [0, 1]: y = round(pos * (H - crop_h)).", 0.5, true});
+  s.args.push_back({"rounding", ArgType::kString,
+                    "How the window's anchor becomes whole pixels: 'round' (half away from "
+                    "zero) or 'truncate'.",
+                    std::string("round")});
+  s.args.push_back({"mirror", ArgType::kInt,
+                    "Flips, a bit mask: 1 horizontal, 2 vertical (0: none).", int64_t{0}, true});
+  s.fusion.chain = FusionTraits::Chain::kStart;  // its region and filter feed a chain
+  return s;
+}
+
+}  // namespace stoker::ops
