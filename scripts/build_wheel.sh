@@ -77,6 +77,8 @@ build_one() {
   tmp=$(mktemp -d -p "$raw")
   echo "wheel: building with $("$py" --version) (GPU kernels for every architecture: several" \
     "minutes the first time)" >&2
+  # FITS stays out of the wheel: Debian's cfitsio links libcurl-gnutls and its ~25 libraries.
+  SKBUILD_CMAKE_ARGS="-DSTOKER_WITH_CFITSIO=OFF" \
   FFMPEG_PREFIX="$deps/ffmpeg" "$py" -m pip wheel . --no-deps --no-build-isolation -w "$tmp" \
     > "$tmp/build.log" 2>&1 || { tail -40 "$tmp/build.log" >&2; return 1; }
   grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng|libwebp|libtiff|OpenJPEG)" "$tmp/build.log" >&2 || true
