@@ -42,9 +42,13 @@ void Operator::warn_sample(Workspace& ws, int i, const std::string& message,
 void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                                const Batch* sources) const {
   if (!sources && !ws.inputs.empty()) sources = ws.inputs[0];
+  std::atomic<bool> skipped{false};
   auto body = [&](int64_t i, int thread) {
-    if (ws.failures && ws.failures->contains(int(i))) return;  // failed in an earlier pass
-    if (ws.stopping && ws.stopping->load(std::memory_order_relaxed)) return;  // closing
+    if (ws.failures && ws.failures->contains(int(i))) return;           // failed in an earlier pass
+    if (ws.stopping && ws.stopping->load(std::memory_order_relaxed)) {  // closing
+      skipped.store(true, std::memory_order_relaxed);
+      return;
+    }
     try {
       fn(int(i), thread);
     } catch (...) {
@@ -120,6 +124,9 @@ void Operator::for_each_sample(Workspace& ws, int n, const std::function<void(in
       site_work_.push_back({site, seconds});
   }
   if (error) std::rethrow_exception(error);
+  // Samples were left undone: the caller must not go on with their half-filled results (an
+  // operator that plans per sample and then reads the plans would read empty ones).
+  if (skipped.load()) throw RuntimeError("the pipeline is stopping");
 }
 
 Batch& Operator::add_output(Workspace& ws, DType dtype, std::vector<TensorShape> shapes,

@@ -76,7 +76,8 @@ struct Workspace {
   // Warnings about samples the operator processed anyway (a JPEG decoded past corrupt data):
   // counted and listed by the pipeline's error_stats(). Null: not collected.
   SampleFailures* warnings = nullptr;
-  // Set when the pipeline is closing: for_each_sample skips the samples it has not started.
+  // Set when the pipeline is closing: for_each_sample skips the samples it has not started,
+  // then throws (the operator's run ends there).
   const std::atomic<bool>* stopping = nullptr;
   // Set in every stage: the pipeline is closing (for operators that wait on something outside
   // it, e.g. a Python call; unlike `stopping`, samples are not skipped).
@@ -145,7 +146,8 @@ class Operator {
   // source; the lowest failing sample is reported. Work too small to share (under
   // kInlineWorkSeconds for the batch at this call site last time, e.g. a random draw per
   // sample) runs on the calling thread instead: waking the pool and waiting behind other
-  // stages' work on it cost more than the work.
+  // stages' work on it cost more than the work. When the pipeline closes (ws.stopping), the
+  // samples not yet started are skipped and RuntimeError("the pipeline is stopping") follows.
   void for_each_sample(Workspace& ws, int n, const std::function<void(int, int)>& fn,
                        const Batch* sources = nullptr) const;
   // Records a warning about sample i (used anyway) in ws.warnings, as "sample i (source

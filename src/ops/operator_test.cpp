@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
@@ -151,6 +152,35 @@ TEST(ForEachSample, LargestSamplesRunFirstAndTheLowestFailingSampleIsReported) {
   op.fail.clear(), op.order.clear();
   op.run(ws);
   EXPECT_EQ(op.order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+// Closing mid-batch: the samples not started are skipped and the operator's run ends with an
+// error, so that it never goes on with per-sample results left unfilled (tensor_resize read
+// an empty plan and crashed when a pipeline was deleted while it ran).
+TEST(ForEachSample, ClosingSkipsTheRestAndEndsTheRun) {
+  OpSpec spec = ProbeRun::make_spec();
+  OrderProbe op(spec);
+  ThreadPool pool(1);
+  auto in = Batch::with_samples(6, DType::kU8);
+  std::vector<uint8_t> bytes(8);
+  for (int i = 0; i < 6; ++i) in.set_sample(i, nullptr, bytes.data(), TensorShape{8});
+  std::atomic<bool> stopping{false};
+  Workspace ws;
+  ws.pool = &pool;
+  ws.batch_size = in.size();
+  ws.inputs.push_back(&in);
+  ws.stopping = &stopping;
+  op.run(ws);  // not closing: every sample, no error
+  EXPECT_EQ(op.order.size(), 6u);
+  stopping = true;
+  op.order.clear();
+  try {
+    op.run(ws);
+    FAIL() << "no error";
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()), "the pipeline is stopping");
+  }
+  EXPECT_TRUE(op.order.empty());
 }
 
 }  // namespace
