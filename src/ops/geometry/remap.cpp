@@ -10,6 +10,7 @@
 
 #include "stoker/kernels/geometry/remap_cpu.hpp"
 #include "stoker/kernels/geometry/remap_gpu.hpp"
+#include "stoker/ops/geometry/warp_args.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -25,22 +26,13 @@ RemapInterp parse_interp(const std::string& s) {
   std::string n;
   for (char ch : s) n += char(std::tolower(static_cast<unsigned char>(ch)));
   if (n.rfind("interp_", 0) == 0) n = n.substr(7);
-  if (n == "nn") return RemapInterp::kNearest;
-  if (n == "linear") return RemapInterp::kLinear;
-  if (n == "cubic") return RemapInterp::kCubic;
-  throw ValueError(std::string(kName) +
-                   ": interp must be INTERP_NN, INTERP_LINEAR or INTERP_CUBIC (the "
-                   "interpolations of NPP's remap, which DALI calls), got '" +
-                   s + "'");
-}
-
-// The shift added to the map values: DALI moves 'corner' maps by half a pixel to NPP's
-// convention (pixel centres at integers), which is 'center'.
-float parse_shift(const std::string& s) {
-  if (s == "corner") return -0.5f;
-  if (s == "center") return 0.f;
-  throw ValueError(std::string(kName) + ": pixel_origin must be 'corner' or 'center', got '" + s +
-                   "'");
+  return parse_choice<RemapInterp>(
+      kName, "interp", s, n,
+      {{"nn", RemapInterp::kNearest},
+       {"linear", RemapInterp::kLinear},
+       {"cubic", RemapInterp::kCubic}},
+      "INTERP_NN, INTERP_LINEAR or INTERP_CUBIC (the interpolations of NPP's remap, which DALI "
+      "calls)");
 }
 
 class Remap : public Operator {
@@ -48,7 +40,9 @@ class Remap : public Operator {
   explicit Remap(const OpSpec& spec)
       : Operator(spec),
         interp_(parse_interp(spec.arg<std::string>("interp"))),
-        shift_(parse_shift(spec.arg<std::string>("pixel_origin"))) {}
+        // Added to the map values: DALI moves 'corner' maps by half a pixel to NPP's convention.
+        shift_(parse_pixel_origin_center(kName, spec.arg<std::string>("pixel_origin")) ? 0.f
+                                                                                       : -0.5f) {}
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);

@@ -11,6 +11,7 @@
 #include "stoker/kernels/geometry/warp_perspective_cpu.hpp"
 #include "stoker/kernels/geometry/warp_perspective_gpu.hpp"
 #include "stoker/ops/arg_limits.hpp"
+#include "stoker/ops/geometry/warp_args.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -22,30 +23,22 @@ using kernels::WarpBorder;
 constexpr const char* kName = "experimental.warp_perspective";
 
 WarpBorder parse_border(const std::string& s) {
-  if (s == "constant") return WarpBorder::kConstant;
-  if (s == "replicate") return WarpBorder::kReplicate;
-  if (s == "reflect") return WarpBorder::kReflect;
-  if (s == "reflect_101") return WarpBorder::kReflect101;
-  if (s == "wrap") return WarpBorder::kWrap;
-  throw ValueError(std::string(kName) +
-                   ": border_mode must be 'constant', 'replicate', "
-                   "'reflect', 'reflect_101' or 'wrap', got '" +
-                   s + "'");
+  return parse_choice<WarpBorder>(kName, "border_mode", s, s,
+                                  {{"constant", WarpBorder::kConstant},
+                                   {"replicate", WarpBorder::kReplicate},
+                                   {"reflect", WarpBorder::kReflect},
+                                   {"reflect_101", WarpBorder::kReflect101},
+                                   {"wrap", WarpBorder::kWrap}},
+                                  "'constant', 'replicate', 'reflect', 'reflect_101' or 'wrap'");
 }
 
 kernels::PerspectiveInterp parse_interp(const std::string& s) {
-  if (s == "linear") return kernels::PerspectiveInterp::kLinear;
-  if (s == "nn") return kernels::PerspectiveInterp::kNearest;
-  if (s == "cubic") return kernels::PerspectiveInterp::kCubic;
-  throw ValueError(std::string(kName) + ": interp_type must be 'nn', 'linear' or 'cubic', got '" +
-                   s + "'");
-}
-
-bool parse_center(const std::string& s) {
-  if (s == "center") return true;
-  if (s == "corner") return false;
-  throw ValueError(std::string(kName) + ": pixel_origin must be 'corner' or 'center', got '" + s +
-                   "'");
+  using kernels::PerspectiveInterp;
+  return parse_choice<PerspectiveInterp>(kName, "interp_type", s, s,
+                                         {{"linear", PerspectiveInterp::kLinear},
+                                          {"nn", PerspectiveInterp::kNearest},
+                                          {"cubic", PerspectiveInterp::kCubic}},
+                                         "'nn', 'linear' or 'cubic'");
 }
 
 // cv::Matx33f's product a * b: float sums of float products, k in order.
@@ -74,7 +67,7 @@ class WarpPerspective : public Operator {
   explicit WarpPerspective(const OpSpec& spec)
       : Operator(spec),
         interp_(parse_interp(spec.arg<std::string>("interp_type"))),
-        center_(parse_center(spec.arg<std::string>("pixel_origin"))),
+        center_(parse_pixel_origin_center(kName, spec.arg<std::string>("pixel_origin"))),
         border_(parse_border(spec.arg<std::string>("border_mode"))),
         fill_(spec.arg<std::vector<double>>("fill_value")) {
     const bool input = spec.inputs.size() > 1, arg = spec.given("matrix");

@@ -1,9 +1,5 @@
 #include "stoker/ops/io/external_source.hpp"
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
-
 #include "stoker/ops/io/copy_to_device.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -48,40 +44,21 @@ class ExternalSource final : public Operator, public InputFeed {
   void feed(Batch batch) override {
     check(batch);
     if (!layout_.empty()) batch.set_layout(layout_);
-    push(Item{std::move(batch), false});
-    std::lock_guard lock(mutex_);
-    ++fed_;
+    queue_.push(Item{std::move(batch), false}, 1);
   }
-  void feed_end() override { push(Item{{}, true}); }
+  // An end mark, in order with the batches: batches fed after it start the next epoch.
+  void feed_end() override { queue_.push(Item{{}, true}, 0); }
   void discard_end() override {
-    std::lock_guard lock(mutex_);
-    while (!queue_.empty() && queue_.front().end) queue_.pop_front();
+    queue_.drop_front_while([](const Item& item) { return item.end; });
   }
-  void cancel() override {
-    std::lock_guard lock(mutex_);
-    cancelled_ = true;
-    ready_.notify_all();
-  }
-  size_t queued() const override {
-    std::lock_guard lock(mutex_);
-    return queue_.size();
-  }
-  int64_t batches_fed() const override {
-    std::lock_guard lock(mutex_);
-    return fed_;
-  }
+  void cancel() override { queue_.cancel(); }
+  size_t queued() const override { return queue_.size(); }
+  int64_t batches_fed() const override { return queue_.batches(); }
 
   void run(Workspace& ws) override {
-    Item item;
-    {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return cancelled_ || !queue_.empty(); });
-      if (cancelled_) throw EndOfData();
-      item = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    if (item.end) throw EndOfData();
-    Batch& in = item.batch;
+    auto item = queue_.take();
+    if (!item || item->end) throw EndOfData();
+    Batch& in = item->batch;
     if (spec_.backend != Backend::kGpu) {
       ws.outputs.push_back(std::move(in));
     } else if (in.memory() == MemoryKind::kDevice) {
@@ -102,20 +79,11 @@ class ExternalSource final : public Operator, public InputFeed {
     Batch batch;
     bool end = false;
   };
-  void push(Item item) {
-    std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(item));
-    ready_.notify_all();
-  }
 
   std::optional<DType> dtype_;
   std::string layout_;
   int ndim_ = -1;  // -1: any
-  mutable std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<Item> queue_;
-  int64_t fed_ = 0;
-  bool cancelled_ = false;
+  FeedQueue<Item> queue_;
 };
 
 }  // namespace

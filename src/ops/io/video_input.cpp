@@ -1,8 +1,5 @@
 #include "stoker/ops/io/video_input.hpp"
 
-#include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <optional>
 
 #include "stoker/codecs/video/nvdec_video.hpp"
@@ -11,6 +8,7 @@
 #include "stoker/kernels/memory/fill_gpu.hpp"
 #include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/decoders/video_frames.hpp"
+#include "stoker/ops/io/external_source.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -75,42 +73,21 @@ class VideoInput : public Operator, public InputFeed {
           std::vector<double>{double(length_), double(info.height), double(info.width), 3.0});
     const int64_t sequences = (info.frames + length_ - 1) / length_;
     v.batches = (sequences + spec_.batch_size - 1) / spec_.batch_size;
-    std::lock_guard lock(mutex_);
+    const int64_t batches = v.batches;
+    queue_.push(std::move(v), batches);
     ++fed_videos_;
-    batches_fed_ += v.batches;
-    queue_.push_back(std::move(v));
-    ready_.notify_all();
   }
-  void feed_end() override {
-    std::lock_guard lock(mutex_);
-    end_ = true;
-    ready_.notify_all();
-  }
-  void discard_end() override {
-    std::lock_guard lock(mutex_);
-    end_ = false;
-  }
-  void cancel() override {
-    std::lock_guard lock(mutex_);
-    cancelled_ = true;
-    ready_.notify_all();
-  }
-  size_t queued() const override {
-    std::lock_guard lock(mutex_);
-    return queue_.size();
-  }
-  int64_t batches_fed() const override {
-    std::lock_guard lock(mutex_);
-    return batches_fed_;
-  }
+  // The epoch ends where the videos fed run out, those fed after feed_end() included.
+  void feed_end() override { queue_.finish(); }
+  void discard_end() override { queue_.resume(); }
+  void cancel() override { queue_.cancel(); }
+  size_t queued() const override { return queue_.size(); }
+  int64_t batches_fed() const override { return queue_.batches(); }
 
   void run(Workspace& ws) override {
     if (!current_) {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return cancelled_ || end_ || !queue_.empty(); });
-      if (cancelled_ || queue_.empty()) throw EndOfData();
-      current_ = std::move(queue_.front());
-      queue_.pop_front();
+      current_ = queue_.take();
+      if (!current_) throw EndOfData();
     }
     const auto& info = current_->info;
     // This batch's sequences: full ones, then the last, shorter or padded.
@@ -145,11 +122,8 @@ class VideoInput : public Operator, public InputFeed {
  private:
   int64_t length_;
   bool pad_ = false;
-  mutable std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<FedVideo> queue_;
-  int64_t fed_videos_ = 0, batches_fed_ = 0;
-  bool end_ = false, cancelled_ = false;
+  FeedQueue<FedVideo> queue_;
+  int64_t fed_videos_ = 0;  // feed()'s only: numbers the videos in errors
 };
 
 class VideoInputCpu final : public VideoInput {

@@ -154,6 +154,51 @@ std::vector<std::string> output_names(const OpSpec& spec) {
                             spec.arg<bool>("enable_timestamps"));
 }
 
+// The reader's arguments (add_video_loader_args adds the loader's).
+std::vector<ArgSchema> reader_args() {
+  auto args = video_file_args(
+      "Labels of `filenames`, one per file; left out, no labels output.",
+      "A text file of '<path> <label> [<start> [<end>]]' lines (paths as given: relative to the "
+      "current folder, as in DALI).");
+  args.insert(args.end(),
+              {{"file_list_format", ArgType::kString,
+                "'timestamps' (start and end in seconds, found among the frames' timestamps; a "
+                "time past the last frame's reads as frame 0, as in DALI) or 'frames' (frame "
+                "numbers, negative ones from the end).",
+                std::string("timestamps")},
+               {"file_list_rounding", ArgType::kString,
+                "Between frames: 'start_down_end_up', 'start_up_end_down', 'all_up' or "
+                "'all_down'.",
+                std::string("start_down_end_up")},
+               {"file_list_include_end", ArgType::kBool,
+                "Clamp the end to the file's frames (DALI's meaning; the end frame stays "
+                "excluded). False: an end past the file reads padding, or fails with pad_mode "
+                "'none'.",
+                true},
+               {"sequence_length", ArgType::kInt, "Frames per clip.", std::nullopt},
+               {"step", ArgType::kInt,
+                "Frames between the starts of consecutive clips; <= 0: stride x "
+                "sequence_length.",
+                int64_t{-1}},
+               {"stride", ArgType::kInt, "Frames between the frames of a clip.", int64_t{1}},
+               {"uniform_sample", ArgType::kBool,
+                "One clip per file: frames round(linspace(start, end - 1, sequence_length)) "
+                "(halves away from zero), repeated where the file is shorter; stride, step and "
+                "pad_mode do not apply.",
+                false},
+               {"pad_mode", ArgType::kString,
+                "Frames past the range: 'none' (no clip reaches them), 'constant' (fill_value), "
+                "'edge'/'repeat' (the last frame), 'reflect_1001'/'symmetric' or "
+                "'reflect_101'/'reflect' (mirrored at the end).",
+                std::string("none")},
+               {"fill_value", ArgType::kIntList,
+                "The constant padding: one value, or one per channel, in [0, 255].",
+                std::vector<int64_t>{0}}});
+  for (auto& a : video_metadata_args()) args.push_back(a);
+  args.push_back({"image_type", ArgType::kString, "RGB or YCbCr.", std::string("RGB")});
+  return args;
+}
+
 }  // namespace
 
 OpSchema experimental_video_reader_schema() {
@@ -175,62 +220,7 @@ OpSchema experimental_video_reader_schema() {
           "are skipped, as DALI skips them.",
       .outputs = {"video"},
       .output_names = output_names,
-      .args =
-          {
-              {"filenames", ArgType::kStringList, "Video files to read.",
-               std::vector<std::string>{}},
-              optional_arg("labels", ArgType::kIntList,
-                           "Labels of `filenames`, one per file; left out, no labels output.",
-                           false),
-              {"file_root", ArgType::kString,
-               "A folder of class sub-folders of videos (classes sorted by name, labelled 0, "
-               "1, ...; files sorted).",
-               std::string()},
-              {"file_list", ArgType::kString,
-               "A text file of '<path> <label> [<start> [<end>]]' lines (paths as given: "
-               "relative to the current folder, as in DALI).",
-               std::string()},
-              {"file_list_format", ArgType::kString,
-               "'timestamps' (start and end in seconds, found among the frames' timestamps; a "
-               "time past the last frame's reads as frame 0, as in DALI) or 'frames' (frame "
-               "numbers, negative ones from the end).",
-               std::string("timestamps")},
-              {"file_list_rounding", ArgType::kString,
-               "Between frames: 'start_down_end_up', 'start_up_end_down', 'all_up' or "
-               "'all_down'.",
-               std::string("start_down_end_up")},
-              {"file_list_include_end", ArgType::kBool,
-               "Clamp the end to the file's frames (DALI's meaning; the end frame stays "
-               "excluded). False: an end past the file reads padding, or fails with pad_mode "
-               "'none'.",
-               true},
-              {"sequence_length", ArgType::kInt, "Frames per clip.", std::nullopt},
-              {"step", ArgType::kInt,
-               "Frames between the starts of consecutive clips; <= 0: stride x "
-               "sequence_length.",
-               int64_t{-1}},
-              {"stride", ArgType::kInt, "Frames between the frames of a clip.", int64_t{1}},
-              {"uniform_sample", ArgType::kBool,
-               "One clip per file: frames round(linspace(start, end - 1, sequence_length)) "
-               "(halves away from zero), repeated where the file is shorter; stride, step and "
-               "pad_mode do not apply.",
-               false},
-              {"pad_mode", ArgType::kString,
-               "Frames past the range: 'none' (no clip reaches them), 'constant' (fill_value), "
-               "'edge'/'repeat' (the last frame), 'reflect_1001'/'symmetric' or "
-               "'reflect_101'/'reflect' (mirrored at the end).",
-               std::string("none")},
-              {"fill_value", ArgType::kIntList,
-               "The constant padding: one value, or one per channel, in [0, 255].",
-               std::vector<int64_t>{0}},
-              {"enable_frame_num", ArgType::kString,
-               "'none' (or False), 'scalar' (or True: the first frame's number, shape (1,)) or "
-               "'sequence' (every frame's number, shape (F,)).",
-               std::string("none"), false, false, false, /*bool_as_string=*/true},
-              {"enable_timestamps", ArgType::kBool, "Output each frame's timestamp in seconds.",
-               false},
-              {"image_type", ArgType::kString, "RGB or YCbCr.", std::string("RGB")},
-          },
+      .args = reader_args(),
       .make_cpu = [](const OpSpec& s) { return make_reader<NewVideoSource>(s); },
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return make_reader<NewVideoSource>(s); },

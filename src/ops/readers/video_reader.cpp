@@ -127,58 +127,47 @@ std::unique_ptr<ReaderSource> make_video_reader_source(const OpSpec& spec) {
 }
 
 std::vector<ArgSchema> video_reader_args() {
-  return {
-      {"filenames", ArgType::kStringList, "Video files to read.", std::vector<std::string>{}},
-      optional_arg("labels", ArgType::kIntList,
-                   "Labels of `filenames`, one per file; [] numbers the files 0, 1, ...; "
-                   "left out, no labels output.",
-                   false),
-      {"file_root", ArgType::kString,
-       "A folder of class sub-folders of videos (classes sorted by name, labelled 0, "
-       "1, ...; files sorted).",
-       std::string()},
-      {"file_list", ArgType::kString,
-       "A text file of '<path> <label> [<start> [<end>]]' lines: start and end in "
-       "seconds (or frame numbers, file_list_frame_num), negative ones from the end; "
-       "paths as given (relative to the current folder, as in DALI).",
-       std::string()},
-      {"sequence_length", ArgType::kInt, "Frames per sequence.", std::nullopt},
-      {"step", ArgType::kInt,
-       "Frames between the starts of consecutive sequences; < 0: sequence_length x "
-       "stride (DALI's loader: sequences do not overlap).",
-       int64_t{-1}},
-      {"stride", ArgType::kInt, "Frames between the frames of a sequence.", int64_t{1}},
-      {"pad_sequences", ArgType::kBool,
-       "Also cut sequences that run past the end of a file: their missing frames are "
-       "zero, their frame numbers and timestamps -1.",
-       false},
-      {"skip_vfr_check", ArgType::kBool,
-       "Read files with a variable frame rate too (DALI refuses them; stoker reads their "
-       "frames in display order, and their timestamps are the real ones).",
-       false},
-      {"enable_frame_num", ArgType::kString,
-       "'none' (or False), 'scalar' (or True: the first frame's number, shape (1,)) or "
-       "'sequence' (every frame's number, shape (F,)).",
-       std::string("none"), false, false, false, /*bool_as_string=*/true},
-      {"enable_timestamps", ArgType::kBool, "Output each frame's timestamp in seconds.", false},
-      {"file_list_frame_num", ArgType::kBool,
-       "file_list's start and end are frame numbers (fractions truncated, as DALI "
-       "does), not seconds.",
-       false},
-      {"file_list_include_preceding_frame", ArgType::kBool,
-       "file_list's times become frames floor(start x fps) and ceil(end x fps) instead "
-       "of ceil and floor.",
-       false},
-      {"image_type", ArgType::kString, "RGB or YCbCr.", std::string("RGB")},
-      {"dtype", ArgType::kDType,
-       "uint8 (0-255, rounded and saturated) or float32 (not clamped: colours outside "
-       "the RGB cube keep values below 0 or above 255, as in DALI).",
-       std::string("uint8")},
-      {"normalized", ArgType::kBool, "float32 outputs in 0-1 instead of 0-255.", false},
-      {"channels", ArgType::kInt, "Channels of the output (3).", int64_t{3}},
-      {"additional_decode_surfaces", ArgType::kInt,
-       "DALI's NVDEC setting; accepted, no effect on the CPU decoder.", int64_t{2}},
-  };
+  auto args = video_file_args(
+      "Labels of `filenames`, one per file; [] numbers the files 0, 1, ...; left out, no labels "
+      "output.",
+      "A text file of '<path> <label> [<start> [<end>]]' lines: start and end in seconds (or "
+      "frame numbers, file_list_frame_num), negative ones from the end; paths as given "
+      "(relative to the current folder, as in DALI).");
+  args.insert(args.end(),
+              {{"sequence_length", ArgType::kInt, "Frames per sequence.", std::nullopt},
+               {"step", ArgType::kInt,
+                "Frames between the starts of consecutive sequences; < 0: sequence_length x "
+                "stride (DALI's loader: sequences do not overlap).",
+                int64_t{-1}},
+               {"stride", ArgType::kInt, "Frames between the frames of a sequence.", int64_t{1}},
+               {"pad_sequences", ArgType::kBool,
+                "Also cut sequences that run past the end of a file: their missing frames are "
+                "zero, their frame numbers and timestamps -1.",
+                false},
+               {"skip_vfr_check", ArgType::kBool,
+                "Read files with a variable frame rate too (DALI refuses them; stoker reads their "
+                "frames in display order, and their timestamps are the real ones).",
+                false}});
+  for (auto& a : video_metadata_args()) args.push_back(a);
+  args.insert(args.end(),
+              {{"file_list_frame_num", ArgType::kBool,
+                "file_list's start and end are frame numbers (fractions truncated, as DALI "
+                "does), not seconds.",
+                false},
+               {"file_list_include_preceding_frame", ArgType::kBool,
+                "file_list's times become frames floor(start x fps) and ceil(end x fps) instead "
+                "of ceil and floor.",
+                false},
+               {"image_type", ArgType::kString, "RGB or YCbCr.", std::string("RGB")},
+               {"dtype", ArgType::kDType,
+                "uint8 (0-255, rounded and saturated) or float32 (not clamped: colours outside "
+                "the RGB cube keep values below 0 or above 255, as in DALI).",
+                std::string("uint8")},
+               {"normalized", ArgType::kBool, "float32 outputs in 0-1 instead of 0-255.", false},
+               {"channels", ArgType::kInt, "Channels of the output (3).", int64_t{3}},
+               {"additional_decode_surfaces", ArgType::kInt,
+                "DALI's NVDEC setting; accepted, no effect on the CPU decoder.", int64_t{2}}});
+  return args;
 }
 
 OpSchema video_reader_schema() {

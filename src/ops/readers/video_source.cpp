@@ -36,6 +36,28 @@ bool parse_video_image_type(const std::string& op, const std::string& value) {
   return upper == "RGB";
 }
 
+std::vector<ArgSchema> video_file_args(std::string labels_doc, std::string file_list_doc) {
+  return {
+      {"filenames", ArgType::kStringList, "Video files to read.", std::vector<std::string>{}},
+      optional_arg("labels", ArgType::kIntList, std::move(labels_doc), false),
+      {"file_root", ArgType::kString,
+       "A folder of class sub-folders of videos (classes sorted by name, labelled 0, "
+       "1, ...; files sorted).",
+       std::string()},
+      {"file_list", ArgType::kString, std::move(file_list_doc), std::string()},
+  };
+}
+
+std::vector<ArgSchema> video_metadata_args() {
+  return {
+      {"enable_frame_num", ArgType::kString,
+       "'none' (or False), 'scalar' (or True: the first frame's number, shape (1,)) or "
+       "'sequence' (every frame's number, shape (F,)).",
+       std::string("none"), false, false, false, /*bool_as_string=*/true},
+      {"enable_timestamps", ArgType::kBool, "Output each frame's timestamp in seconds.", false},
+  };
+}
+
 void add_video_loader_args(OpSchema& schema) {
   for (auto& a : loader_arg_schemas()) {
     // Decoding runs on the I/O threads: more of them than the file readers need.

@@ -129,6 +129,14 @@ class VideoSource : public ReaderSource {
   mutable std::list<std::unique_ptr<OpenVideo>> idle_;  // most recently used first
 };
 
+// The arguments naming the files a video reader reads, the first of its schema: filenames,
+// labels, file_root, file_list (the docs of labels and file_list are the reader's: what [] and
+// a line's start and end mean differ).
+std::vector<ArgSchema> video_file_args(std::string labels_doc, std::string file_list_doc);
+
+// enable_frame_num (parse_frame_numbers reads it) and enable_timestamps.
+std::vector<ArgSchema> video_metadata_args();
+
 // Appends the loader's arguments to a video reader's schema (num_io_threads defaulting to 4:
 // decoding runs on those threads).
 void add_video_loader_args(OpSchema& schema);
