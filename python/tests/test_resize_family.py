@@ -148,11 +148,11 @@ def test_resize_crop_mirror_errors_name_the_operator():
             crop_h=2)
     _expect(op, r"resize_crop_mirror: crop cannot be given with crop_h and crop_w", size=[4, 4],
             crop=[2, 2], crop_h=2, crop_w=2)
-    _expect(op, r"resize_crop_mirror: crop must be \[height, width\] \(a volume's \[depth, "
-                r"height, width\] is not supported\), got 3 values \(sample 0\)",
+    _expect(op, r"resize_crop_mirror: crop must be \[height, width\] for an image \(\[depth, "
+                r"height, width\] for a volume\), got 3 values \(sample 0\)",
             size=[4, 4], crop=[2, 2, 2])
-    _expect(op, r"resize_crop_mirror: crop_pos_x and crop_pos_y must be in \[0, 1\], got 1.5 "
-                r"and 0.5 \(sample 0\)", size=[4, 4], crop=[2, 2], crop_pos_x=1.5)
+    _expect(op, r"resize_crop_mirror: crop_pos_x must be in \[0, 1\], got 1.5 \(sample 0\)",
+            size=[4, 4], crop=[2, 2], crop_pos_x=1.5)
     _expect(op, r"resize_crop_mirror: unknown mode 'fit'", size=[4, 4], mode="fit")
     _expect(op, r"resize_crop_mirror: size must be \[height, width\]", size=[4, 4, 4])
     _expect(op, r"resize_crop_mirror: expected images in HWC layout, got layout 'CHW'",

@@ -227,6 +227,8 @@ RESIZES = [
     dict(resize_x=120, mode="not_larger", max_size=[60, 100], antialias=False),
     dict(size=[31, 17], dtype="float32", normalized=True, interp_type="lanczos3"),
     dict(roi_start=[0.1, 0.2], roi_end=[0.9, 0.7], roi_relative=True, size=[20, 20]),
+    dict(resize_z=8, size=[40, 50]),  # the frames are 2-D: resize_z ignored, as DALI's
+    dict(resize_z=8),
 ]
 
 

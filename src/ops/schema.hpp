@@ -143,6 +143,10 @@ struct OpSchema {
   // frame by frame, the frames of a sample sharing its arguments and random draws unless an
   // argument is given per frame (per_frame).
   bool sequences = false;
+  // With `sequences`: the outputs (by index) that describe a whole sample rather than a frame
+  // (resize's save_attrs: the input's extents, alike in every frame). A sequence gets its
+  // first frame's, without a frame axis.
+  std::vector<int> per_sequence_outputs;
   // None only for sources that choose their own batch size (readers, external_source).
   std::optional<OpExample> example;
   // The older names DALI still accepts for this operator, with a DeprecationWarning naming

@@ -1,5 +1,6 @@
 #include "stoker/ops/sequence_operator.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 
@@ -137,7 +138,12 @@ class SequenceOperator final : public Operator {
       ws.failures->add(map.sequence[size_t(k)], message);
     for (const auto& [k, message] : warnings.by_sample())
       ws.warnings->add(map.sequence[size_t(k)], message);
-    for (auto& out : fw.outputs) ws.outputs.push_back(fold(ws, out, frames, seq));
+    const auto& whole = spec_.schema->per_sequence_outputs;
+    for (size_t k = 0; k < fw.outputs.size(); ++k) {
+      const bool per_sequence = std::find(whole.begin(), whole.end(), int(k)) != whole.end();
+      ws.outputs.push_back(per_sequence ? first_frames(fw.outputs[k], frames, seq)
+                                        : fold(ws, fw.outputs[k], frames, seq));
+    }
   }
 
   std::optional<ReaderMeta> reader_meta() const override { return op_->reader_meta(); }
@@ -181,6 +187,18 @@ class SequenceOperator final : public Operator {
       j += int(given[i]);
     }
     return out;
+  }
+
+  // An output that describes whole sequences: each sequence's first frame's sample (a view).
+  static Batch first_frames(const Batch& out, const std::vector<int64_t>& frames,
+                            const Batch& seq) {
+    const int n = int(frames.size());
+    Batch folded = Batch::with_samples(n, out.dtype(), out.layout(), out.memory());
+    for (int i = 0, k = 0; i < n; k += int(frames[size_t(i)]), ++i)
+      folded.set_sample(i, out.owner(k), out.data(k), out.shape(k));
+    folded.set_ready_event(out.ready_event());
+    folded.copy_source_info(seq);
+    return folded;
   }
 
   // The frames of each sequence back into one sample, the frame axis where output_layout puts

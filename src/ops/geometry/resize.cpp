@@ -9,6 +9,8 @@
 #include "stoker/ops/geometry/random_crop_window.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
+#include "stoker/ops/geometry/tensor_resample.hpp"
+#include "stoker/ops/host_values.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -16,23 +18,34 @@ namespace {
 
 class Resize : public Operator {
  public:
-  explicit Resize(const OpSpec& spec) : Operator(spec), args_(spec) {
+  explicit Resize(const OpSpec& spec)
+      : Operator(spec), args_(spec), save_attrs_(spec.arg<bool>("save_attrs")), resampler_(spec) {
     filter_ = parse_interp(spec, antialias_);
   }
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    std::vector<TensorShape> shapes;
-    auto rois = plan(ws, in, shapes);
-    Batch& out = add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
-    scratch_.ensure(ws.pool->num_threads());
-    for_each_sample(ws, n, [&](int i, int thread) {
-      const auto& s = in.shape(i);
-      const auto& roi = rois[size_t(i)];
-      resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
-                    roi ? &*roi : nullptr);
-    });
+    if (auto axes = volume_axes(in.layout())) {
+      auto plan = volume_plan(ws, in, *axes);
+      Batch& out =
+          add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
+      resampler_.ensure(ws.pool->num_threads());
+      for_each_sample(ws, n,
+                      [&](int i, int thread) { resampler_.run_sample(plan, in, out, i, thread); });
+    } else {
+      std::vector<TensorShape> shapes;
+      auto rois = plan(ws, in, shapes);
+      Batch& out = add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), "HWC");
+      scratch_.ensure(ws.pool->num_threads());
+      for_each_sample(ws, n, [&](int i, int thread) {
+        const auto& s = in.shape(i);
+        const auto& roi = rois[size_t(i)];
+        resize_sample(in, i, 0, 0, s[0], s[1], out, filter_, antialias_, scratch_.get(thread),
+                      roi ? &*roi : nullptr);
+      });
+    }
+    add_attrs(ws, in);
   }
 
  protected:
@@ -50,11 +63,43 @@ class Resize : public Operator {
     return rois;
   }
 
+  // A batch of volumes (spatial axes `axes`): every axis's extent and region, per sample.
+  TensorPlan volume_plan(Workspace& ws, const Batch& in, SpatialAxes axes) const {
+    const int n = in.size();
+    resampled_dtype(spec_, in.dtype());  // checked before anything is planned
+    TensorPlan p;
+    p.block = {axes.first, axes.count};
+    p.in_shapes.resize(size_t(n));
+    p.axes.resize(size_t(n));
+    for_each_sample(ws, n, [&](int i, int) {
+      p.axes[size_t(i)] = args_.volume_plan(*this, ws, in, i, axes);
+      p.in_shapes[size_t(i)] = in.shape(i).dims();
+    });
+    return p;
+  }
+
+  // save_attrs: the second output, each sample's spatial extents (int32 [height, width] or
+  // [depth, height, width]) before the resize, as DALI's.
+  void add_attrs(Workspace& ws, const Batch& in) const {
+    if (!save_attrs_) return;
+    const auto axes = volume_axes(in.layout()).value_or(SpatialAxes{0, 2});
+    std::vector<int32_t> values;
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < in.size(); ++i) {
+      for (int d = 0; d < axes.count; ++d) values.push_back(int32_t(in.shape(i)[axes.first + d]));
+      shapes.push_back(TensorShape{axes.count});
+    }
+    Batch& attrs = add_output(ws, DType::kI32, std::move(shapes), "");
+    copy_host_values(ws, attrs, values.data(), values.size() * sizeof(int32_t));
+  }
+
   kernels::ResizeFilters filter_;
   bool antialias_ = true;
+  ImageResizeArgs args_;
+  bool save_attrs_ = false;
+  TensorResampler resampler_;
 
  private:
-  ImageResizeArgs args_;
   ResizeScratch scratch_;
 };
 
@@ -119,7 +164,18 @@ class RandomResizedCrop : public Operator {
 class ResizeGpu final : public Resize, public ResamplingStep {
  public:
   using Resize::Resize;
-  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    if (auto axes = volume_axes(in.layout())) {
+      auto plan = volume_plan(ws, in, *axes);
+      Batch& out =
+          add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
+      resampler_.run_gpu(*this, ws, in, out, plan);
+    } else {
+      run_step(*this, *this, ws);
+    }
+    add_attrs(ws, in);
+  }
   Output plan_step(Workspace& ws, const Batch& in) override {
     Output o;
     auto rois = plan(ws, in, o.shapes);
@@ -174,7 +230,10 @@ const char* kResizeDoc =
     "lobes overshoot). Results are rounded half away from zero and saturated for uint8. "
     "Output size: `size` = [h, w] or resize_y/resize_x "
     "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
-    "and `max_size` as in DALI; extents are rounded half up.";
+    "and `max_size` as in DALI; extents are rounded half up. Volumes (DHWC, CDHW; FDHWC "
+    "and FCDHW clips) are resized in depth too: `size` = [d, h, w] or "
+    "resize_z/resize_y/resize_x, with the same rules (DALI's, in float32) and filters, "
+    "each axis separably.";
 
 }  // namespace
 
@@ -184,14 +243,27 @@ OpSchema resize_schema() {
       .doc = kResizeDoc,
       .inputs = {"images"},
       .outputs = {"resized"},
+      .output_names =
+          [](const OpSpec& spec) {
+            return spec.arg<bool>("save_attrs") ? std::vector<std::string>{"resized", "attrs"}
+                                                : std::vector<std::string>{"resized"};
+          },
       .args = resize_size_args(),
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Resize>(s); },
       .make_gpu = STOKER_GPU_FACTORY(ResizeGpu),
       .sequences = true,
+      .per_sequence_outputs = {1},
       .example = OpExample{.args = {{"size", std::vector<double>{4, 4}}}},
   };
   for (auto& a : resize_interp_args()) s.args.push_back(a);
+  s.args.push_back({"save_attrs", ArgType::kBool,
+                    "Adds a second output: each sample's spatial extents before the resize "
+                    "(int32 [height, width], or [depth, height, width] for volumes; one per "
+                    "sequence), on the operator's device, as DALI's.",
+                    false});
   s.fusion.chain = FusionTraits::Chain::kStart;  // its window and filter feed a chain
+  // A fused chain has one output: the extents would be lost.
+  s.fusion.fusable = [](const OpSpec& spec) { return !spec.arg<bool>("save_attrs"); };
   return s;
 }
 

@@ -126,12 +126,19 @@ std::vector<ArgSchema> resize_interp_args() {
 std::vector<ArgSchema> resize_size_args() {
   return {{"resize_x", ArgType::kFloat, "Output width (0: derived).", 0.0, true},
           {"resize_y", ArgType::kFloat, "Output height (0: derived).", 0.0, true},
-          {"size", ArgType::kFloatList, "[height, width] (one value: both); 0 entries are derived.",
+          {"resize_z", ArgType::kFloat,
+           "Output depth of a volume (DHWC, CDHW; 0: derived). Images ignore it, as DALI's do.",
+           0.0, true},
+          {"size", ArgType::kFloatList,
+           "[height, width], for volumes [depth, height, width] (one value: all); 0 entries are "
+           "derived.",
            std::vector<double>{}, true},
-          {"resize_shorter", ArgType::kFloat, "Length of the shorter side.", 0.0, true},
-          {"resize_longer", ArgType::kFloat, "Length of the longer side.", 0.0, true},
+          {"resize_shorter", ArgType::kFloat, "Length of the shorter side (or extent).", 0.0, true},
+          {"resize_longer", ArgType::kFloat, "Length of the longer side (or extent).", 0.0, true},
           {"max_size", ArgType::kFloatList,
-           "Upper limit of [height, width] (or one value for both).", std::vector<double>{}, true},
+           "Upper limit of [height, width], for volumes [depth, height, width] (or one value for "
+           "all).",
+           std::vector<double>{}, true},
           {"mode", ArgType::kString, "default | stretch | not_larger | not_smaller.",
            std::string("default")},
           {"subpixel_scale", ArgType::kBool,
@@ -141,16 +148,24 @@ std::vector<ArgSchema> resize_size_args() {
            "rounded output.",
            true},
           {"roi_start", ArgType::kFloatList,
-           "Start [y, x] of the region of interest (with roi_end): the region is "
+           "Start [y, x] (volumes: [z, y, x], or one value for all) of the region of interest "
+           "(with roi_end): the region is "
            "resampled to the output, its extent |end - start| standing for the input's "
            "in the size rules; fractional coordinates allowed, start > end flips that "
            "axis; the filter may read pixels around the region (it is a sampling grid, "
            "not a crop).",
            std::vector<double>{}, true},
-          {"roi_end", ArgType::kFloatList, "End [y, x] of the region of interest.",
+          {"roi_end", ArgType::kFloatList,
+           "End [y, x] (volumes: [z, y, x], or one value for all) of the region of interest.",
            std::vector<double>{}, true},
           {"roi_relative", ArgType::kBool,
            "roi_start/roi_end as fractions of the extents instead of pixels.", false}};
+}
+
+std::optional<SpatialAxes> volume_axes(const TensorLayout& layout) {
+  if (layout.str() == "DHWC") return SpatialAxes{0, 3};
+  if (layout.str() == "CDHW") return SpatialAxes{1, 3};
+  return std::nullopt;
 }
 
 ImageResizeArgs::ImageResizeArgs(const OpSpec& spec)
@@ -212,6 +227,66 @@ ImageResizePlan ImageResizeArgs::plan(const Operator& op, const Workspace& ws, c
     const std::array<float, 4> f{float(roi->y0), float(roi->y1), float(roi->x0), float(roi->x1)};
     roi = kernels::ResizeRoi{f[0], f[1], f[2], f[3]};
   }
+  return out;
+}
+
+std::vector<double> ImageResizeArgs::per_axis(const Operator& op, const Workspace& ws,
+                                              const char* arg, int i, int count) const {
+  auto v = op.list_arg(ws, arg, i);
+  if (v.size() == 1) v.assign(size_t(count), v[0]);
+  STOKER_ENFORCE(v.empty() || int(v.size()) == count, ValueError, name_, ": ", arg,
+                 " needs one value per axis of a volume (depth, height, width) or one for all, "
+                 "got ",
+                 v.size(), " values");
+  return v;
+}
+
+std::vector<AxisResize> ImageResizeArgs::volume_plan(const Operator& op, const Workspace& ws,
+                                                     const Batch& in, int i,
+                                                     SpatialAxes axes) const {
+  const auto& s = in.shape(i);
+  STOKER_ENFORCE(s.ndim() == int(in.layout().str().size()), ValueError, name_, ": sample ", i,
+                 " has shape ", s.to_string(), ", which layout '", in.layout().str(),
+                 "' does not describe");
+  const int n = axes.count;
+  // The requested extents, outermost first, as DALI's ResizeAttr: resize_shorter (the mode
+  // not_smaller) or resize_longer (not_larger) for every axis, else size, else resize_z,
+  // resize_y, resize_x. 0: derived by the mode.
+  ResizeMode mode = parse_resize_mode(name_, mode_);
+  std::vector<double> want;
+  const double shorter = op.scalar_arg(ws, "resize_shorter", i);
+  const double longer = op.scalar_arg(ws, "resize_longer", i);
+  if (shorter > 0 || longer > 0) {
+    want.assign(size_t(n), shorter > 0 ? shorter : longer);
+    mode = shorter > 0 ? ResizeMode::kNotSmaller : ResizeMode::kNotLarger;
+  } else {
+    want = per_axis(op, ws, "size", i, n);
+    if (want.empty())
+      want = {op.scalar_arg(ws, "resize_z", i), op.scalar_arg(ws, "resize_y", i),
+              op.scalar_arg(ws, "resize_x", i)};
+  }
+  const auto max_size = per_axis(op, ws, "max_size", i, n);
+  const auto start = per_axis(op, ws, "roi_start", i, n), end = per_axis(op, ws, "roi_end", i, n);
+  STOKER_ENFORCE(start.empty() == end.empty(), ValueError, name_,
+                 ": roi_start and roi_end must be given together");
+  std::vector<AxisRequest> req(static_cast<size_t>(n));
+  double spatial = 1;
+  for (int d = 0; d < n; ++d) {
+    const int64_t extent = s[axes.first + d];
+    spatial *= double(extent);
+    auto& r = req[size_t(d)];
+    r.size = float(want[size_t(d)]);
+    if (!max_size.empty()) r.max_size = float(max_size[size_t(d)]);
+    axis_region(r, extent, !start.empty(), start.empty() ? 0 : start[size_t(d)],
+                end.empty() ? 0 : end[size_t(d)], roi_relative_);
+  }
+  const auto spatial_axes = resize_axes(
+      name_, i, std::move(req), s.volume() == 0, subpixel_scale_, mode, SizeRounding::kRound,
+      spatial, "resize_x, resize_y, resize_z, size, resize_shorter and resize_longer");
+  std::vector<AxisResize> out;
+  for (int d = 0; d < s.ndim(); ++d)
+    out.push_back(d >= axes.first && d < axes.first + n ? spatial_axes[size_t(d - axes.first)]
+                                                        : kept_axis(s[d]));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "stoker/core/batch.hpp"
 #include "stoker/kernels/resize/resample_weights.hpp"
 #include "stoker/kernels/resize/resize_cpu.hpp"
+#include "stoker/ops/geometry/tensor_resize_plan.hpp"
 #include "stoker/ops/op_spec.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -61,9 +62,16 @@ class ResizeScratch {
 
 // The arguments of the filters (interp_type, min_filter, mag_filter, antialias, dtype).
 std::vector<ArgSchema> resize_interp_args();
-// DALI's ResizeAttr for images: resize_x, resize_y, size, resize_shorter, resize_longer,
+// DALI's ResizeAttr: resize_x, resize_y, resize_z, size, resize_shorter, resize_longer,
 // max_size, mode, subpixel_scale, roi_start, roi_end, roi_relative.
 std::vector<ArgSchema> resize_size_args();
+
+// The spatial axes of the layouts the resize family takes besides HWC images: volumes, DHWC
+// (axes 0-2) and CDHW (axes 1-3). None: another layout (HWC images have their own path).
+struct SpatialAxes {
+  int first = 0, count = 0;
+};
+std::optional<SpatialAxes> volume_axes(const TensorLayout& layout);
 
 // What DALI's ResizeAttr makes of those arguments for HWC sample i: the output's shape and the
 // region of the input resampled to it (none: the whole image).
@@ -76,10 +84,18 @@ class ImageResizeArgs {
   explicit ImageResizeArgs(const OpSpec& spec);  // checks mode
   // Thread-safe (per sample); errors name the operator and sample i.
   ImageResizePlan plan(const Operator& op, const Workspace& ws, const Batch& in, int i) const;
+  // The same for volume sample i (its spatial axes `axes`), as DALI computes it for volumes (in
+  // float32, tensor_resize_plan's resize_axes): every axis's extent and region, the axes
+  // outside `axes` kept.
+  std::vector<AxisResize> volume_plan(const Operator& op, const Workspace& ws, const Batch& in,
+                                      int i, SpatialAxes axes) const;
 
  private:
   std::optional<kernels::ResizeRoi> region_of_interest(const Operator& op, const Workspace& ws,
                                                        int i, int64_t h, int64_t w) const;
+  // A per-axis list argument of sample i for `count` axes: one value for all, or one per axis.
+  std::vector<double> per_axis(const Operator& op, const Workspace& ws, const char* arg, int i,
+                               int count) const;
   std::string name_, mode_;
   bool subpixel_scale_ = true, roi_relative_ = false;
 };

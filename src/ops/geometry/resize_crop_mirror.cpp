@@ -11,6 +11,7 @@
 #include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
+#include "stoker/ops/geometry/tensor_resample.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -18,7 +19,7 @@ namespace {
 
 class ResizeCropMirror : public Operator {
  public:
-  explicit ResizeCropMirror(const OpSpec& spec) : Operator(spec), args_(spec) {
+  explicit ResizeCropMirror(const OpSpec& spec) : Operator(spec), resampler_(spec), args_(spec) {
     filter_ = parse_interp(spec, antialias_);
     const auto rounding = spec.arg<std::string>("rounding");
     STOKER_ENFORCE(rounding == "round" || rounding == "truncate", ValueError, name(),
@@ -27,6 +28,8 @@ class ResizeCropMirror : public Operator {
     const bool has_h = spec.given("crop_h"), has_w = spec.given("crop_w");
     STOKER_ENFORCE(has_h == has_w, ValueError, name(),
                    ": crop_w and crop_h must be given together");
+    STOKER_ENFORCE(!spec.given("crop_d") || has_h, ValueError, name(),
+                   ": crop_d must be given with crop_h and crop_w");
     STOKER_ENFORCE(!spec.given("crop") || !has_h, ValueError, name(),
                    ": crop cannot be given with crop_h and crop_w");
   }
@@ -34,6 +37,15 @@ class ResizeCropMirror : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
+    if (auto axes = volume_axes(in.layout())) {
+      auto plan = volume_plan(ws, in, *axes);
+      Batch& out =
+          add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
+      resampler_.ensure(ws.pool->num_threads());
+      for_each_sample(ws, n,
+                      [&](int i, int thread) { resampler_.run_sample(plan, in, out, i, thread); });
+      return;
+    }
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
     std::vector<kernels::ResizeRoi> rois(static_cast<size_t>(n));
     for_each_sample(ws, n,
@@ -61,31 +73,8 @@ class ResizeCropMirror : public Operator {
     auto [ch, cw] = crop_extents(ws, i, double(s[0]) * double(s[1]));
     if (ch <= 0) ch = rh;  // an extent not given (or not positive) keeps the resized one
     if (cw <= 0) cw = rw;
-    const float py = float(scalar_arg(ws, "crop_pos_y", i));
-    const float px = float(scalar_arg(ws, "crop_pos_x", i));
-    STOKER_ENFORCE(py >= 0 && py <= 1 && px >= 0 && px <= 1, ValueError, name(),
-                   ": crop_pos_x and crop_pos_y must be in [0, 1], got ", px, " and ", py,
-                   " (sample ", i, ")");
-    // DALI's anchor: the float32 position times (extent - crop), in double, rounded half away
-    // from zero (or truncated): 0.9 of 5 is 4.4999999 and rounds to 4. A window larger than
-    // the image starts before it.
-    const auto anchor = [&](float pos, int64_t extent, int64_t crop) {
-      const double a = double(pos) * double(extent - crop);
-      return truncate_ ? std::trunc(a) : std::round(a);
-    };
+    const float py = crop_pos(ws, "crop_pos_y", i), px = crop_pos(ws, "crop_pos_x", i);
     const int64_t mirror = int64_t(scalar_arg(ws, "mirror", i));
-    // Output pixel k of the window is resized pixel anchor + k, which samples the input at
-    // lo + (anchor + k + 0.5) * (hi - lo) / extent: the window's region of the input. Its ends
-    // are float32, as DALI keeps them (nearest-neighbour sampling lands where DALI's does when
-    // a centre falls on a pixel boundary), through an array (GCC 12's SLP vectorizer drops a
-    // double -> float -> double round trip of paired values).
-    const auto narrow = [](double lo, double hi, int64_t extent, double a, int64_t crop,
-                           bool flip) {
-      const double ratio = (hi - lo) / double(extent);
-      std::array<float, 2> ends{float(a * ratio + lo), float((a + double(crop)) * ratio + lo)};
-      if (flip) std::swap(ends[0], ends[1]);
-      return ends;
-    };
     const auto y = narrow(r.y0, r.y1, rh, anchor(py, rh, ch), ch, (mirror & 2) != 0);
     const auto x = narrow(r.x0, r.x1, rw, anchor(px, rw, cw), cw, (mirror & 1) != 0);
     const kernels::ResizeRoi w{y[0], y[1], x[0], x[1]};
@@ -93,18 +82,80 @@ class ResizeCropMirror : public Operator {
     return w;
   }
 
+  // A batch of volumes (spatial axes `axes`): the resize's extents and regions, each spatial
+  // axis narrowed to the crop window (crop = [d, h, w], or [h, w] keeping the depth; crop_d,
+  // crop_h, crop_w) and flipped by its mirror bit (4 depth, 2 vertical, 1 horizontal), as
+  // DALI's ResizeCropMirrorAttr does on DHWC volumes.
+  TensorPlan volume_plan(Workspace& ws, const Batch& in, SpatialAxes axes) const {
+    const int n = in.size();
+    resampled_dtype(spec_, in.dtype());  // checked before anything is planned
+    TensorPlan p;
+    p.block = {axes.first, axes.count};
+    p.in_shapes.resize(size_t(n));
+    p.axes.resize(size_t(n));
+    for_each_sample(ws, n, [&](int i, int) {
+      auto a = args_.volume_plan(*this, ws, in, i, axes);
+      const auto& s = in.shape(i);
+      const auto crop = volume_crop(
+          ws, i, double(s[axes.first]) * double(s[axes.first + 1]) * double(s[axes.first + 2]));
+      const std::array<float, 3> pos{crop_pos(ws, "crop_pos_z", i), crop_pos(ws, "crop_pos_y", i),
+                                     crop_pos(ws, "crop_pos_x", i)};
+      const int64_t mirror = int64_t(scalar_arg(ws, "mirror", i));
+      for (int k = 0; k < 3; ++k) {
+        auto& r = a[size_t(axes.first + k)];
+        const int64_t c = crop[size_t(k)] > 0 ? crop[size_t(k)] : r.out;
+        const auto ends = narrow(r.lo, r.hi, r.out, anchor(pos[size_t(k)], r.out, c), c,
+                                 (mirror & (int64_t(1) << (2 - k))) != 0);
+        r = {c, ends[0], ends[1]};
+      }
+      p.axes[size_t(i)] = std::move(a);
+      p.in_shapes[size_t(i)] = s.dims();
+    });
+    return p;
+  }
+
   kernels::ResizeFilters filter_;
   bool antialias_ = true;
+  TensorResampler resampler_;
 
  private:
+  // A window position (crop_pos_x, _y or _z) of sample i, a float32 in [0, 1].
+  float crop_pos(const Workspace& ws, const char* arg, int i) const {
+    const float pos = float(scalar_arg(ws, arg, i));
+    STOKER_ENFORCE(pos >= 0 && pos <= 1, ValueError, name(), ": ", arg, " must be in [0, 1], got ",
+                   pos, " (sample ", i, ")");
+    return pos;
+  }
+
+  // DALI's anchor: the float32 position times (extent - crop), in double, rounded half away
+  // from zero (or truncated): 0.9 of 5 is 4.4999999 and rounds to 4. A window larger than the
+  // image starts before it.
+  double anchor(float pos, int64_t extent, int64_t crop) const {
+    const double a = double(pos) * double(extent - crop);
+    return truncate_ ? std::trunc(a) : std::round(a);
+  }
+
+  // Output pixel k of the window is resized pixel anchor + k, which samples the input at
+  // lo + (anchor + k + 0.5) * (hi - lo) / extent: the window's region of the input. Its ends
+  // are float32, as DALI keeps them (nearest-neighbour sampling lands where DALI's does when a
+  // centre falls on a pixel boundary), through an array (GCC 12's SLP vectorizer drops a double
+  // -> float -> double round trip of paired values).
+  static std::array<float, 2> narrow(double lo, double hi, int64_t extent, double a, int64_t crop,
+                                     bool flip) {
+    const double ratio = (hi - lo) / double(extent);
+    std::array<float, 2> ends{float(a * ratio + lo), float((a + double(crop)) * ratio + lo)};
+    if (flip) std::swap(ends[0], ends[1]);
+    return ends;
+  }
+
   // The window's [height, width] from crop or crop_h/crop_w, their float32 values truncated to
   // whole pixels as DALI's (10.99999999 is 11 in float32); 0 where not given.
   std::pair<int64_t, int64_t> crop_extents(const Workspace& ws, int i, double in_elements) const {
     double ch = scalar_arg(ws, "crop_h", i), cw = scalar_arg(ws, "crop_w", i);
     if (auto crop = list_arg(ws, "crop", i); !crop.empty()) {
       STOKER_ENFORCE(crop.size() == 2, ValueError, name(),
-                     ": crop must be [height, width] (a volume's [depth, height, width] is not "
-                     "supported), got ",
+                     ": crop must be [height, width] for an image ([depth, height, width] for a "
+                     "volume), got ",
                      crop.size(), " values (sample ", i, ")");
       ch = crop[0], cw = crop[1];
     }
@@ -112,6 +163,25 @@ class ResizeCropMirror : public Operator {
     check_arg_elements(name(), "crop (crop_h, crop_w)",
                        std::vector<double>{std::max(ch, 1.0), std::max(cw, 1.0)}, i, in_elements);
     return {int64_t(float(ch)), int64_t(float(cw))};
+  }
+
+  // The same for a volume: [depth, height, width] from crop (2 values: [height, width], the
+  // depth kept, as DALI's) or crop_d/crop_h/crop_w.
+  std::array<int64_t, 3> volume_crop(const Workspace& ws, int i, double in_elements) const {
+    std::array<double, 3> c{scalar_arg(ws, "crop_d", i), scalar_arg(ws, "crop_h", i),
+                            scalar_arg(ws, "crop_w", i)};
+    if (auto crop = list_arg(ws, "crop", i); !crop.empty()) {
+      STOKER_ENFORCE(crop.size() == 2 || crop.size() == 3, ValueError, name(),
+                     ": crop must be [depth, height, width] or [height, width] for a volume, got ",
+                     crop.size(), " values (sample ", i, ")");
+      c = crop.size() == 3 ? std::array<double, 3>{crop[0], crop[1], crop[2]}
+                           : std::array<double, 3>{0, crop[0], crop[1]};
+    }
+    check_arg_elements(
+        name(), "crop (crop_d, crop_h, crop_w)",
+        std::vector<double>{std::max(c[0], 1.0), std::max(c[1], 1.0), std::max(c[2], 1.0)}, i,
+        in_elements);
+    return {int64_t(float(c[0])), int64_t(float(c[1])), int64_t(float(c[2]))};
   }
 
   ImageResizeArgs args_;
@@ -123,7 +193,17 @@ class ResizeCropMirror : public Operator {
 class ResizeCropMirrorGpu final : public ResizeCropMirror, public ResamplingStep {
  public:
   using ResizeCropMirror::ResizeCropMirror;
-  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    if (auto axes = volume_axes(in.layout())) {
+      auto plan = volume_plan(ws, in, *axes);
+      Batch& out =
+          add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
+      resampler_.run_gpu(*this, ws, in, out, plan);
+      return;
+    }
+    run_step(*this, *this, ws);
+  }
   Output plan_step(Workspace& ws, const Batch& in) override {
     const int n = in.size();
     Output o;
@@ -156,7 +236,10 @@ OpSchema resize_crop_mirror_schema() {
           "anchor) and flips it (`mirror`: 1 horizontal, 2 vertical, 3 both), in one pass as "
           "DALI does: the window is mapped back to a region of the input and only that region "
           "is resampled. Not given, the window is the whole resized image; a window larger "
-          "than it repeats the edge pixels.",
+          "than it repeats the edge pixels. Volumes (DHWC, CDHW; FDHWC and FCDHW clips) as "
+          "DALI's: resized as `resize` resizes them, the window [d, h, w] (`crop`, or "
+          "crop_d/crop_h/crop_w; a `crop` of [h, w] keeps the depth) at crop_pos_z/_y/_x, "
+          "mirror bit 4 flipping the depth.",
       .inputs = {"images"},
       .outputs = {"images"},
       .args = resize_size_args(),
@@ -168,8 +251,13 @@ OpSchema resize_crop_mirror_schema() {
   };
   for (auto& a : resize_interp_args()) s.args.push_back(a);
   s.args.push_back({"crop", ArgType::kFloatList,
-                    "Window [height, width] of the resized image (not given: all of it).",
+                    "Window [height, width] of the resized image, for volumes [depth, height, "
+                    "width] (not given: all of it).",
                     std::vector<double>{}, true});
+  s.args.push_back({"crop_d", ArgType::kFloat,
+                    "Window depth of a volume (with crop_h and crop_w; 0: all of it). Images "
+                    "ignore it, as DALI's do.",
+                    0.0, true});
   s.args.push_back(
       {"crop_h", ArgType::kFloat, "Window height (with crop_w; 0: all of it).", 0.0, true});
   s.args.push_back(
@@ -178,12 +266,18 @@ OpSchema resize_crop_mirror_schema() {
                     "Horizontal position in [0, 1]: x = round(pos * (W - crop_w)).", 0.5, true});
   s.args.push_back({"crop_pos_y", ArgType::kFloat,
                     "Vertical position in [0, 1]: y = round(pos * (H - crop_h)).", 0.5, true});
+  s.args.push_back({"crop_pos_z", ArgType::kFloat,
+                    "Depth position of a volume's window in [0, 1]: z = round(pos * (D - crop_d))."
+                    " Images ignore it.",
+                    0.5, true});
   s.args.push_back({"rounding", ArgType::kString,
                     "How the window's anchor becomes whole pixels: 'round' (half away from "
                     "zero) or 'truncate'.",
                     std::string("round")});
   s.args.push_back({"mirror", ArgType::kInt,
-                    "Flips, a bit mask: 1 horizontal, 2 vertical (0: none).", int64_t{0}, true});
+                    "Flips, a bit mask: 1 horizontal, 2 vertical, 4 depthwise (volumes; 0: "
+                    "none).",
+                    int64_t{0}, true});
   s.fusion.chain = FusionTraits::Chain::kStart;  // its region and filter feed a chain
   return s;
 }

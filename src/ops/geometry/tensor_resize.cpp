@@ -1,49 +1,27 @@
 // tensor_resize: DALI's TensorResize. Any axes of a tensor are resized (sizes or scales, with
 // DALI's modes, regions of interest and rounding: tensor_resize_plan); the resampled axes are
-// at most 3 adjacent ones, the axes before them frames and those after them channels. Two
-// axes run through resize's kernel (resize_cpu, the GPU's resample kernel), three through a
-// plane pass and a depth pass (resize_volume_cpu; on the GPU the same two passes, the second
-// with the slices as rows).
+// at most 3 adjacent ones, the axes before them frames and those after them channels
+// (tensor_resample).
 #include "stoker/ops/geometry/tensor_resize.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <set>
-#include <tuple>
 #include <utility>
 
-#include "stoker/kernels/resize/resize_volume_cpu.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #include "stoker/ops/geometry/resize_common.hpp"
+#include "stoker/ops/geometry/tensor_resample.hpp"
 #include "stoker/ops/geometry/tensor_resize_plan.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
 namespace {
 
-// The batch's plan: per sample, the (at least 2-D) input shape and each axis's resize; the
-// block of axes resampled.
-struct TensorPlan {
-  int added = 0;  // leading axes of extent 1 added to a 1-D input
-  std::vector<std::vector<int64_t>> in_shapes;
-  std::vector<std::vector<AxisResize>> axes;
-  ResizeBlock block;
-};
-
-// Sample i's tensor as frames x block x channels.
-struct Frames {
-  bool volume = false;  // a 3-D block
-  int64_t count = 1, channels = 1;
-  kernels::VolumeShape in, out;  // depth 1 for a 2-D block
-  kernels::VolumeRoi roi{0, 1, {0, 0, 0, 0}};
-};
-
 class TensorResize : public Operator {
  public:
-  explicit TensorResize(const OpSpec& spec) : Operator(spec) {
-    filter_ = parse_interp(spec, antialias_);
+  explicit TensorResize(const OpSpec& spec) : Operator(spec), resampler_(spec) {
     STOKER_ENFORCE(spec.given("sizes") != spec.given("scales"), ValueError,
                    "tensor_resize: give one of sizes and scales");
     STOKER_ENFORCE(spec.given("roi_start") == spec.given("roi_end"), ValueError,
@@ -60,28 +38,11 @@ class TensorResize : public Operator {
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    const int n = in.size();
     auto plan = make_plan(ws, in);
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) shapes[size_t(i)] = output_shape(plan, i);
-    Batch& out =
-        add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), in.layout());
-    scratch_.ensure(ws.pool->num_threads());
-    slices_.ensure(ws.pool->num_threads());
-    for_each_sample(ws, n, [&](int i, int thread) {
-      if (out.shape(i).volume() == 0) return;
-      const Frames f = frames(plan, i);
-      visit_dtype<DType::kU8, DType::kU16, DType::kI16, DType::kF32>(
-          in.dtype(), "tensor_resize input", [&](auto in_tag) {
-            using In = typename decltype(in_tag)::type;
-            visit_dtype<DType::kU8, DType::kU16, DType::kI16, DType::kF32>(
-                out.dtype(), "tensor_resize output", [&](auto out_tag) {
-                  using Out = typename decltype(out_tag)::type;
-                  resize_frames<Out, In>(f, static_cast<const In*>(in.data(i)),
-                                         static_cast<Out*>(out.data(i)), thread);
-                });
-          });
-    });
+    Batch& out = add_planned_output(ws, in, plan);
+    resampler_.ensure(ws.pool->num_threads());
+    for_each_sample(ws, in.size(),
+                    [&](int i, int thread) { resampler_.run_sample(plan, in, out, i, thread); });
   }
 
  protected:
@@ -89,13 +50,7 @@ class TensorResize : public Operator {
     const int n = in.size();
     TensorPlan p;
     if (n == 0) return p;
-    const auto supported = [](DType t) {
-      return t == DType::kU8 || t == DType::kU16 || t == DType::kI16 || t == DType::kF32;
-    };
-    const DType out_type = resize_output_dtype(spec_, in.dtype());
-    STOKER_ENFORCE(supported(in.dtype()) && supported(out_type), ValueError,
-                   "tensor_resize: takes and gives uint8, uint16, int16 or float32 data, got ",
-                   dtype_name(in.dtype()), " to ", dtype_name(out_type));
+    resampled_dtype(spec_, in.dtype());  // checked before anything is planned
     const int ndim = in.sample_ndim();
     STOKER_ENFORCE(ndim >= 1, ValueError, "tensor_resize: the input must have at least 1 axis");
     p.added = std::max(0, 2 - ndim);
@@ -120,42 +75,13 @@ class TensorResize : public Operator {
     return p;
   }
 
-  static TensorShape output_shape(const TensorPlan& p, int i) {
-    std::vector<int64_t> dims;
-    for (size_t d = size_t(p.added); d < p.axes[size_t(i)].size(); ++d)
-      dims.push_back(p.axes[size_t(i)][d].out);
-    return TensorShape(std::move(dims));
+  // The output: the shapes `plan` gives, the dtype the arguments ask for.
+  Batch& add_planned_output(Workspace& ws, const Batch& in, const TensorPlan& plan) {
+    return add_output(ws, resize_output_dtype(spec_, in.dtype()), planned_shapes(plan),
+                      in.layout());
   }
 
-  // An axis's region for the kernels, which take double: one float32 could not widen (its
-  // ends equal) samples its point through a region of a thousandth of an element.
-  static std::pair<double, double> region(const AxisResize& a) {
-    return {a.lo, a.lo == a.hi ? double(a.hi) + 1e-3 : double(a.hi)};
-  }
-
-  static Frames frames(const TensorPlan& p, int i) {
-    const auto& s = p.in_shapes[size_t(i)];
-    const auto& a = p.axes[size_t(i)];
-    const int first = p.block.first, end = first + p.block.count;
-    Frames f;
-    for (int d = 0; d < first; ++d) f.count *= s[size_t(d)];
-    for (int d = end; d < int(s.size()); ++d) f.channels *= s[size_t(d)];
-    const int y = end - 2, x = end - 1;  // the plane's axes; a 3-D block adds the depth first
-    f.in = {1, s[size_t(y)], s[size_t(x)], f.channels};
-    f.out = {1, a[size_t(y)].out, a[size_t(x)].out, f.channels};
-    const auto [y0, y1] = region(a[size_t(y)]);
-    const auto [x0, x1] = region(a[size_t(x)]);
-    f.roi.plane = {y0, y1, x0, x1};
-    if (p.block.count == 3) {
-      f.volume = true;
-      f.in.depth = s[size_t(first)], f.out.depth = a[size_t(first)].out;
-      std::tie(f.roi.z0, f.roi.z1) = region(a[size_t(first)]);
-    }
-    return f;
-  }
-
-  kernels::ResizeFilters filter_;
-  bool antialias_ = true;
+  TensorResampler resampler_;
 
  private:
   // The axes sizes, scales, max_size, alignment and the region refer to, in the input's
@@ -228,146 +154,24 @@ class TensorResize : public Operator {
       axis_region(req[size_t(d)], shape[size_t(d)], !start.empty(), roi_lo[size_t(d)],
                   roi_hi[size_t(d)], relative);
     return resize_axes("tensor_resize", i, std::move(req), elements == 0,
-                       spec_.arg<bool>("subpixel_scale"), mode_, rounding_, elements);
-  }
-
-  template <typename Out, typename In>
-  void resize_frames(const Frames& f, const In* in, Out* out, int thread) {
-    const int64_t in_len = f.in.depth * f.in.plane(), out_len = f.out.depth * f.out.plane();
-    for (int64_t k = 0; k < f.count; ++k) {
-      if (!f.volume)
-        kernels::resize_cpu<Out, In>(
-            kernels::dense_image(out + k * out_len, f.out.height, f.out.width, f.channels),
-            kernels::dense_image(in + k * in_len, f.in.height, f.in.width, f.channels), filter_,
-            antialias_, scratch_.get(thread), f.roi.plane);
-      else
-        kernels::resize_volume_cpu<Out, In>(out + k * out_len, f.out, in + k * in_len, f.in,
-                                            filter_, antialias_, f.roi, slices_.get(thread),
-                                            scratch_.get(thread));
-    }
+                       spec_.arg<bool>("subpixel_scale"), mode_, rounding_, elements,
+                       "sizes (scales)");
   }
 
   ResizeMode mode_ = ResizeMode::kDefault;
   SizeRounding rounding_ = SizeRounding::kRound;
-  ResizeScratch scratch_, slices_;
 };
 
 #ifdef STOKER_HAVE_CUDA
-// One resampling of a 2-D image (a frame, a slice, or a volume seen as slices x plane) on the
-// device.
-struct GpuImage {
-  const void* in;
-  TensorShape in_shape;  // HWC
-  void* out;
-  TensorShape out_shape;
-  ResamplePlan plan;
-};
-
 class TensorResizeGpu final : public TensorResize {
  public:
   using TensorResize::TensorResize;
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    const int n = in.size();
     auto plan = make_plan(ws, in);
-    std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) shapes[size_t(i)] = output_shape(plan, i);
-    Batch& out =
-        add_output(ws, resize_output_dtype(spec_, in.dtype()), std::move(shapes), in.layout());
-    const size_t in_size = dtype_size(in.dtype()), out_size = dtype_size(out.dtype());
-    // Volumes go through a float intermediate, planes first or depth first as on the CPU.
-    std::vector<GpuImage> direct, first, second;
-    std::vector<std::pair<Frames, int>> volumes;
-    int64_t temp = 0;
-    for (int i = 0; i < n; ++i) {
-      if (out.shape(i).volume() == 0) continue;
-      const Frames f = frames(plan, i);
-      if (f.volume) {
-        volumes.emplace_back(f, i);
-        const bool planes = kernels::planes_first(f.out, f.in);
-        temp += f.count * (planes ? f.in.depth * f.out.plane() : f.out.depth * f.in.plane());
-        continue;
-      }
-      for (int64_t k = 0; k < f.count; ++k)
-        direct.push_back(
-            {static_cast<const uint8_t*>(in.data(i)) + k * f.in.plane() * int64_t(in_size),
-             TensorShape{f.in.height, f.in.width, f.channels},
-             static_cast<uint8_t*>(out.data(i)) + k * f.out.plane() * int64_t(out_size),
-             TensorShape{f.out.height, f.out.width, f.channels}, plane_plan(f)});
-    }
-    launch(ws, direct, in.dtype(), out.dtype());
-    if (volumes.empty()) return;
-    auto buffer = ws.device_pool->acquire_on(size_t(temp) * sizeof(float), ws.stream);
-    float* t = static_cast<float*>(buffer->data());
-    for (const auto& [f, i] : volumes) {
-      const bool planes = kernels::planes_first(f.out, f.in);
-      for (int64_t k = 0; k < f.count; ++k) {
-        const auto* src = static_cast<const uint8_t*>(in.data(i)) +
-                          k * f.in.depth * f.in.plane() * int64_t(in_size);
-        auto* dst = static_cast<uint8_t*>(out.data(i)) +
-                    k * f.out.depth * f.out.plane() * int64_t(out_size);
-        // The volume as rows of slices: depth x (plane / channels) x channels.
-        const auto rows = [&](const kernels::VolumeShape& v) {
-          return TensorShape{v.depth, v.height * v.width, v.channels};
-        };
-        ResamplePlan depth;
-        depth.rows_only = true;
-        depth.roi = {f.roi.z0, f.roi.z1, 0, 0};
-        depth.filter = filter_, depth.antialias = antialias_;
-        if (planes) {
-          const kernels::VolumeShape mid{f.in.depth, f.out.height, f.out.width, f.channels};
-          for (int64_t z = 0; z < f.in.depth; ++z)
-            first.push_back({src + z * f.in.plane() * int64_t(in_size),
-                             TensorShape{f.in.height, f.in.width, f.channels}, t + z * mid.plane(),
-                             TensorShape{f.out.height, f.out.width, f.channels}, plane_plan(f)});
-          second.push_back({t, rows(mid), dst, rows(f.out), depth});
-          t += mid.depth * mid.plane();
-        } else {
-          const kernels::VolumeShape mid{f.out.depth, f.in.height, f.in.width, f.channels};
-          first.push_back({src, rows(f.in), t, rows(mid), depth});
-          for (int64_t z = 0; z < f.out.depth; ++z)
-            second.push_back({t + z * mid.plane(), TensorShape{f.in.height, f.in.width, f.channels},
-                              dst + z * f.out.plane() * int64_t(out_size),
-                              TensorShape{f.out.height, f.out.width, f.channels}, plane_plan(f)});
-          t += mid.depth * mid.plane();
-        }
-      }
-    }
-    launch(ws, first, in.dtype(), DType::kF32);
-    launch(ws, second, DType::kF32, out.dtype());
-  }
-
- private:
-  ResamplePlan plane_plan(const Frames& f) const {
-    ResamplePlan p;
-    p.roi = f.roi.plane;
-    p.filter = filter_, p.antialias = antialias_;
-    return p;
-  }
-
-  // Runs the images on the resampling kernel: one launch per channel count (a launch takes
-  // one) and per 32768 images (the grid's limit is 65535 samples).
-  void launch(Workspace& ws, const std::vector<GpuImage>& images, DType in_type,
-              DType out_type) const {
-    std::map<int64_t, std::vector<const GpuImage*>> by_channels;
-    for (const auto& g : images) by_channels[g.in_shape[2]].push_back(&g);
-    constexpr size_t kChunk = 32768;
-    for (const auto& [channels, all] : by_channels) {
-      for (size_t at = 0; at < all.size(); at += kChunk) {
-        const int m = int(std::min(kChunk, all.size() - at));
-        Batch src = Batch::with_samples(m, in_type, "HWC", MemoryKind::kDevice);
-        Batch dst = Batch::with_samples(m, out_type, "HWC", MemoryKind::kDevice);
-        std::vector<ResamplePlan> plans;
-        for (int k = 0; k < m; ++k) {
-          const GpuImage& g = *all[at + size_t(k)];
-          src.set_sample(k, nullptr, const_cast<void*>(g.in), g.in_shape);
-          dst.set_sample(k, nullptr, g.out, g.out_shape);
-          plans.push_back(g.plan);
-        }
-        run_resample_gpu(*this, ws, src, dst, plans, identity_resample_params(src));
-      }
-    }
+    Batch& out = add_planned_output(ws, in, plan);
+    resampler_.run_gpu(*this, ws, in, out, plan);
   }
 };
 #endif

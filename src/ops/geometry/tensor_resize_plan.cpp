@@ -121,7 +121,8 @@ int64_t round_size(float v, SizeRounding r) {
 
 std::vector<AxisResize> resize_axes(const std::string& op, int sample,
                                     std::vector<AxisRequest> axes, bool empty, bool subpixel_scale,
-                                    ResizeMode mode, SizeRounding rounding, double in_elements) {
+                                    ResizeMode mode, SizeRounding rounding, double in_elements,
+                                    std::string_view size_args) {
   const size_t n = axes.size();
   std::vector<float> size(n), in(n);
   for (size_t d = 0; d < n; ++d) {
@@ -144,7 +145,7 @@ std::vector<AxisResize> resize_axes(const std::string& op, int sample,
     extents[d] = std::max(1.0, double(std::fabs(size[d])));
   }
   // Bounded before the sizes become integers (arg_limits.hpp).
-  check_arg_elements(op, "sizes (scales)", extents, sample, in_elements);
+  check_arg_elements(op, size_args, extents, sample, in_elements);
   std::vector<AxisResize> out(n);
   for (size_t d = 0; d < n; ++d) {
     auto& o = out[d];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stoker::ops {
@@ -24,6 +25,8 @@ struct AxisResize {
   int64_t out = 0;
   float lo = 0, hi = 0;
 };
+// An axis left as it is: its extent, the whole axis.
+inline AxisResize kept_axis(int64_t extent) { return {extent, 0.f, float(extent)}; }
 
 // What the arguments ask of one sample, per axis of its (at least 2-D) shape.
 struct AxisRequest {
@@ -42,10 +45,12 @@ void axis_region(AxisRequest& a, int64_t extent, bool has_roi, double start, dou
 // elements (extents may then be 0). A region float32 cannot widen (roi_start = roi_end = 1e9)
 // stays empty: it samples that point. Throws ValueError naming `op` and `sample` where a size,
 // region or alignment is not a finite number, or the output would hold more than the argument
-// limit allows (arg_limits.hpp) beyond `in_elements`.
+// limit allows (arg_limits.hpp) beyond `in_elements` (naming `size_args`, the arguments that
+// set the sizes).
 std::vector<AxisResize> resize_axes(const std::string& op, int sample,
                                     std::vector<AxisRequest> axes, bool empty, bool subpixel_scale,
-                                    ResizeMode mode, SizeRounding rounding, double in_elements);
+                                    ResizeMode mode, SizeRounding rounding, double in_elements,
+                                    std::string_view size_args);
 
 // The axes the batch resamples: [first, first + count), at least 2 (DALI's resampling is 2-D or
 // 3-D); leading and trailing axes that no sample changes (extent kept, region the whole axis)

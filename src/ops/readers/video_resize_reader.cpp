@@ -12,8 +12,9 @@ namespace {
 constexpr const char* kOp = "readers.video_resize";
 
 // resize's arguments that readers.video_resize takes: all but `dtype`, which is the reader's (the
-// resized frames keep the decoded dtype, as in DALI).
-bool is_resize_arg(const ArgSchema& a) { return a.name != "dtype"; }
+// resized frames keep the decoded dtype, as in DALI), and `save_attrs` (DALI's has no such
+// output). `resize_z` is taken and, the frames being 2-D, ignored, as DALI does.
+bool is_resize_arg(const ArgSchema& a) { return a.name != "dtype" && a.name != "save_attrs"; }
 
 // resize's schema under this operator's name: its errors then name readers.video_resize.
 const OpSchema& inner_resize_schema() {
