@@ -168,6 +168,7 @@ NB_MODULE(_stoker, m) {
         info["libwebp"] = stoker::codecs::libwebp_version();
         info["libtiff"] = stoker::codecs::libtiff_version();
         info["openjpeg"] = stoker::codecs::openjpeg_version();
+        info["libsndfile"] = stoker::codecs::libsndfile_version();
         info["lmdb"] = stoker::readers::lmdb_available();
         info["cfitsio"] = stoker::readers::cfitsio_version();
         info["nvcomp"] = bool(kBuiltWithCuda) ? stoker::kernels::nvcomp_unavailable() : "no CUDA";

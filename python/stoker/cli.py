@@ -55,6 +55,7 @@ def info(as_json=False):
            "devices": raw["devices"], "libjpeg_turbo": raw["libjpeg_turbo"],
            "libpng": raw["libpng"], "libwebp": raw["libwebp"] or None,
            "libtiff": raw["libtiff"] or None, "openjpeg": raw["openjpeg"] or None,
+           "libsndfile": raw["libsndfile"] or None,
            "lmdb": raw["lmdb"],
            "cfitsio": raw["cfitsio"] or None,
            "ffmpeg": raw["ffmpeg"] or None,
@@ -89,6 +90,7 @@ def info(as_json=False):
                  f"liblmdb (readers.caffe, caffe2): {'yes' if out['lmdb'] else 'no'}; "
                  f"cfitsio (experimental.readers.fits): {out['cfitsio'] or 'no'}")
     lines.append(f"FFmpeg (readers.video): {out['ffmpeg'] or 'no (built without it)'}")
+    lines.append(f"libsndfile (decoders.audio): {out['libsndfile'] or 'no (built without it)'}")
     if cuda["built"]:
         nvcomp = out["nvcomp"]
         lines.append("nvCOMP (decoders.inflate on the GPU): " +

@@ -15,6 +15,9 @@
 #ifdef STOKER_HAVE_JPEG2000
 #include <openjpeg.h>
 #endif
+#ifdef STOKER_HAVE_SNDFILE
+#include <sndfile.h>
+#endif
 #ifdef STOKER_HAVE_FFMPEG
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -74,6 +77,17 @@ std::string libtiff_version() {
 std::string openjpeg_version() {
 #ifdef STOKER_HAVE_JPEG2000
   return opj_version();
+#else
+  return "";
+#endif
+}
+
+std::string libsndfile_version() {
+#ifdef STOKER_HAVE_SNDFILE
+  // "libsndfile-1.2.0": the number.
+  const std::string text = sf_version_string();
+  const auto at = text.find('-');
+  return at == std::string::npos ? text : text.substr(at + 1);
 #else
   return "";
 #endif

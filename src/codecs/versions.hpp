@@ -16,5 +16,7 @@ std::string libwebp_version();
 std::string libtiff_version();
 // OpenJPEG loaded at run time ("2.5.0"), or "" where stoker was built without it.
 std::string openjpeg_version();
+// libsndfile loaded at run time ("1.2.0"), or "" where stoker was built without it (no audio).
+std::string libsndfile_version();
 
 }  // namespace stoker::codecs

@@ -11,6 +11,7 @@
 #include "stoker/ops/color/equalize.hpp"
 #include "stoker/ops/color/lookup_table.hpp"
 #include "stoker/ops/conditional/conditional.hpp"
+#include "stoker/ops/decoders/audio_decoder.hpp"
 #include "stoker/ops/decoders/image_decoder.hpp"
 #include "stoker/ops/decoders/inflate.hpp"
 #include "stoker/ops/decoders/numpy_decoder.hpp"
@@ -72,6 +73,14 @@
 #include "stoker/ops/segmentation/random_mask_pixel.hpp"
 #include "stoker/ops/segmentation/random_object_bbox.hpp"
 #include "stoker/ops/segmentation/select_masks.hpp"
+#include "stoker/ops/signal/audio_resample.hpp"
+#include "stoker/ops/signal/mel_filter_bank.hpp"
+#include "stoker/ops/signal/mfcc.hpp"
+#include "stoker/ops/signal/nonsilent_region.hpp"
+#include "stoker/ops/signal/power_spectrum.hpp"
+#include "stoker/ops/signal/preemphasis_filter.hpp"
+#include "stoker/ops/signal/spectrogram.hpp"
+#include "stoker/ops/signal/to_decibels.hpp"
 #include "stoker/ops/tensor/cast.hpp"
 #include "stoker/ops/tensor/constant.hpp"
 #include "stoker/ops/tensor/fill_ops.hpp"
@@ -101,6 +110,7 @@ const std::vector<OpSchema>& op_schemas() {
       subscript_dim_check_schema(),    // _subscript_dim_check
       tensor_subscript_schema(),       // _tensor_subscript
       arithmetic_schema(),             // arithmetic
+      audio_resample_schema(),         // audio_resample
       batch_permutation_schema(),      // batch_permutation
       bb_flip_schema(),                // bb_flip
       bbox_paste_schema(),             // bbox_paste
@@ -123,6 +133,7 @@ const std::vector<OpSchema>& op_schemas() {
       crop_schema(),                   // crop
       crop_mirror_normalize_schema(),  // crop_mirror_normalize
       debayer_schema(),                // debayer
+      audio_decoder_schema(),          // decoders.audio
       image_decoder_schema(),          // decoders.image
       image_crop_decoder_schema(),     // decoders.image_crop
       image_random_crop_decoder_schema(),  // decoders.image_random_crop
@@ -164,10 +175,13 @@ const std::vector<OpSchema>& op_schemas() {
       coin_flip_schema(),              // random.coin_flip
       normal_schema(),                 // random.normal
       uniform_schema(),                // random.uniform
+      mel_filter_bank_schema(),        // mel_filter_bank
+      mfcc_schema(),                   // mfcc
       multi_paste_schema(),            // multi_paste
       gaussian_noise_schema(),         // noise.gaussian
       salt_and_pepper_noise_schema(),  // noise.salt_and_pepper
       shot_noise_schema(),             // noise.shot
+      nonsilent_region_schema(),       // nonsilent_region
       normalize_schema(),              // normalize
       one_hot_schema(),                // one_hot
       ones_schema(),                   // ones
@@ -178,6 +192,8 @@ const std::vector<OpSchema>& op_schemas() {
       peek_image_shape_schema(),       // peek_image_shape
       per_frame_schema(),              // per_frame
       permute_batch_schema(),          // permute_batch
+      power_spectrum_schema(),         // power_spectrum
+      preemphasis_filter_schema(),     // preemphasis_filter
       python_function_schema(),        // python_function
       random_bbox_crop_schema(),       // random_bbox_crop
       random_crop_generator_schema(),  // random_crop_generator
@@ -214,10 +230,12 @@ const std::vector<OpSchema>& op_schemas() {
       sequence_rearrange_schema(),     // sequence_rearrange
       shapes_schema(),                 // shapes
       slice_schema(),                  // slice
+      spectrogram_schema(),            // spectrogram
       sphere_schema(),                 // sphere
       squeeze_schema(),                // squeeze
       stack_schema(),                  // stack
       tensor_resize_schema(),          // tensor_resize
+      to_decibels_schema(),            // to_decibels
       combine_transform_schema(),      // transforms.combine
       crop_transform_schema(),         // transforms.crop
       rotation_transform_schema(),     // transforms.rotation

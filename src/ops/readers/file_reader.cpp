@@ -50,6 +50,13 @@ class FileSource final : public ReaderSource {
   std::vector<readers::FileEntry> index_;  // built once, then read-only
 };
 
+// DALI's default: the image extensions and the audio ones decoders.audio reads.
+std::vector<std::string> default_file_filters() {
+  std::vector<std::string> filters = readers::default_image_filters();
+  for (const char* audio : {"*.flac", "*.ogg", "*.wav"}) filters.emplace_back(audio);
+  return filters;
+}
+
 }  // namespace
 
 OpSchema file_reader_schema() {
@@ -81,7 +88,7 @@ OpSchema file_reader_schema() {
               {"file_filters", ArgType::kStringList,
                "Glob patterns of files to take from "
                "`file_root` (case-insensitive).",
-               std::vector<std::string>(readers::default_image_filters())},
+               default_file_filters()},
           },
       .make_cpu = [](const OpSpec& s) { return make_reader<FileSource>(s); },
       .deprecated_names = {"file_reader"},

@@ -1,0 +1,80 @@
+// nonsilent_region (as DALI 2.4's CPU kernel). The short-term power p[i] is the mean square of
+// the `window` samples ending at i (fewer at the start, still divided by `window`); the
+// region runs from the first to the last i where p[i] >= reference * 10^(cutoff_db / 10), the
+// reference being max(p) unless given. A region that does not start at 0 is moved back by
+// window - 1 samples (at most to 0), as its first loud sample may be anywhere in that window;
+// its end is not moved. No loud sample: (0, 0).
+//
+// The running sum is DALI's: exact in int64 for 8- and 16-bit integers; in float otherwise,
+// recomputed from scratch at every multiple of `reset_interval` (-1: never), so that the
+// float drift after loud passages (which decides where a region ends) is the same.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+namespace stoker::kernels {
+
+template <typename T>
+inline constexpr bool kExactMeanSquare = std::is_integral_v<T> && sizeof(T) <= 2;
+
+// p[0, n) of `in` (window >= 1).
+template <typename T>
+void moving_mean_square(const T* in, int64_t n, int64_t window, int64_t reset_interval,
+                        float* out) {
+  using Acc = std::conditional_t<kExactMeanSquare<T>, int64_t, float>;
+  const auto square = [](T v) {
+    const Acc a = Acc(v);
+    return a * a;
+  };
+  const float mean_factor = 1.f / float(window);
+  const int64_t block = kExactMeanSquare<T> || reset_interval < 0 ? n : reset_interval;
+  for (int64_t start = 0; start < n; start += block) {
+    Acc sum = 0;
+    for (int64_t i = std::max<int64_t>(start - window + 1, 0); i <= start; ++i)
+      sum += square(in[i]);
+    out[start] = float(sum) * mean_factor;
+    const int64_t end = std::min(n, start + block);
+    for (int64_t i = start + 1; i < end; ++i) {
+      // The sample leaving the window first, then the one entering (DALI 2.4's order, which
+      // decides the float drift's sign after a loud passage).
+      if (i >= window) sum -= square(in[i - window]);
+      sum += square(in[i]);
+      out[i] = float(sum) * mean_factor;
+    }
+  }
+}
+
+// (begin, length) of the region of p[0, n) at or above `threshold`, moved back by window - 1.
+inline std::pair<int64_t, int64_t> nonsilent_bounds(const float* power, int64_t n, float threshold,
+                                                    int64_t window) {
+  int64_t begin = 0;
+  while (begin < n && !(power[begin] >= threshold)) ++begin;
+  if (begin == n) return {0, 0};
+  int64_t last = n - 1;
+  while (!(power[last] >= threshold)) --last;
+  int64_t length = last - begin + 1;
+  if (begin != 0) {
+    const int64_t moved = std::max<int64_t>(begin - (window - 1), 0);
+    length += begin - moved;
+    begin = moved;
+  }
+  return {begin, length};
+}
+
+// The threshold for a cut-off in dB against `reference` (DALI's float steps).
+inline float nonsilent_threshold(float reference, float cutoff_db) {
+  return reference * std::pow(10.f, cutoff_db * (1.f / 10.f));
+}
+
+// max(p) (DALI's: the first value, then larger ones).
+inline float power_max(const float* p, int64_t n) {
+  float m = p[0];
+  for (int64_t i = 1; i < n; ++i) m = std::max(m, p[i]);
+  return m;
+}
+
+}  // namespace stoker::kernels

@@ -1,0 +1,118 @@
+// to_decibels, preemphasis_filter and nonsilent_region's kernels against their formulas: the
+// decibel formula in double, the filter's recurrence by hand for every border and the types'
+// conversions, and the moving mean square summed window by window.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "stoker/kernels/signal/decibels.hpp"
+#include "stoker/kernels/signal/nonsilent_region.hpp"
+#include "stoker/kernels/signal/preemphasis.hpp"
+
+namespace stoker::kernels {
+namespace {
+
+TEST(ToDecibels, EqualsTheFormula) {
+  const std::vector<float> x = {4.f, 1.f, 0.25f, 1e-12f, 0.f};
+  std::vector<float> out(x.size());
+  to_decibels_cpu(x.data(), 5, {10.f, 0.f, -80.f}, out.data());  // reference: the maximum, 4
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = 10 * std::log10(std::max(1e-8, double(x[i]) / 4));
+    EXPECT_NEAR(out[i], want, 1e-4) << i;
+  }
+  to_decibels_cpu(x.data(), 5, {20.f, 0.5f, -200.f}, out.data());
+  EXPECT_NEAR(out[0], 20 * std::log10(8.0), 1e-4);
+  EXPECT_NEAR(out[3], -200.0, 1e-3);  // 2e-12 is below the cut-off ratio 10^-10
+  EXPECT_NEAR(out[4], -200.0, 1e-3);
+}
+
+TEST(ToDecibels, SilenceIsAtTheCutOff) {
+  const std::vector<float> zeros(3, 0.f);
+  std::vector<float> out(3);
+  to_decibels_cpu(zeros.data(), 3, {10.f, 0.f, -60.f}, out.data());
+  for (float v : out) EXPECT_NEAR(v, -60.f, 1e-4);
+}
+
+template <typename Out, typename In>
+std::vector<Out> preemph(const std::vector<In>& x, float coeff, PreemphasisBorder border) {
+  std::vector<Out> out(x.size());
+  preemphasis_cpu(x.data(), int64_t(x.size()), coeff, border, out.data());
+  return out;
+}
+
+TEST(Preemphasis, EveryBorder) {
+  const std::vector<float> x = {3.f, 200.f, 7.f};
+  const float c = 0.5f;
+  EXPECT_EQ((preemph<float>(x, c, PreemphasisBorder::kClamp)),
+            (std::vector<float>{3 - c * 3, 200 - c * 3, 7 - c * 200}));
+  EXPECT_EQ((preemph<float>(x, c, PreemphasisBorder::kReflect)),
+            (std::vector<float>{3 - c * 200, 200 - c * 3, 7 - c * 200}));
+  EXPECT_EQ((preemph<float>(x, c, PreemphasisBorder::kZero)),
+            (std::vector<float>{3, 200 - c * 3, 7 - c * 200}));
+  // One sample: reflect mirrors it onto itself.
+  EXPECT_EQ((preemph<float>(std::vector<float>{4.f}, c, PreemphasisBorder::kReflect)),
+            (std::vector<float>{2.f}));
+  EXPECT_TRUE((preemph<float>(std::vector<float>{}, c, PreemphasisBorder::kReflect)).empty());
+}
+
+TEST(Preemphasis, ConvertsAsDali) {
+  // Halves round away from zero, results saturate, integer inputs are computed in float.
+  EXPECT_EQ((preemph<int32_t>(std::vector<int32_t>{1, 3, -1, -4}, 0.5f, PreemphasisBorder::kClamp)),
+            (std::vector<int32_t>{1, 3, -3, -4}));
+  EXPECT_EQ((preemph<uint8_t>(std::vector<int16_t>{-100, 400}, 0.5f, PreemphasisBorder::kZero)),
+            (std::vector<uint8_t>{0, 255}));
+  EXPECT_EQ(
+      (preemph<double>(std::vector<int32_t>{16777217, 16777217}, 0.5f, PreemphasisBorder::kClamp)),
+      (std::vector<double>{8388608.0, 8388608.0}));
+  // float64 in double.
+  const double big = 1e10 + 1;
+  EXPECT_EQ((preemph<double>(std::vector<double>{big, 3.3}, 0.97f, PreemphasisBorder::kZero))[1],
+            3.3 - double(0.97f) * big);
+  // coeff 0 converts as it is (saturating).
+  EXPECT_EQ(
+      (preemph<int32_t>(std::vector<int64_t>{int64_t(1) << 40, 5}, 0.f, PreemphasisBorder::kClamp)),
+      (std::vector<int32_t>{2147483647, 5}));
+}
+
+template <typename T>
+void expect_mean_square(const std::vector<T>& x, int64_t window, int64_t reset, double tol) {
+  std::vector<float> out(x.size());
+  moving_mean_square(x.data(), int64_t(x.size()), window, reset, out.data());
+  for (int64_t i = 0; i < int64_t(x.size()); ++i) {
+    double sum = 0;
+    for (int64_t j = std::max<int64_t>(0, i - window + 1); j <= i; ++j)
+      sum += double(x[size_t(j)]) * double(x[size_t(j)]);
+    EXPECT_NEAR(out[size_t(i)], sum / double(window), tol * (1 + sum / double(window))) << i;
+  }
+}
+
+TEST(NonsilentRegion, MovingMeanSquareIsTheWindowedMean) {
+  std::mt19937 rng(2);
+  std::normal_distribution<float> d;
+  std::vector<float> f(3000);
+  for (auto& v : f) v = d(rng);
+  expect_mean_square(f, 64, 256, 1e-5);
+  expect_mean_square(f, 64, -1, 1e-4);
+  expect_mean_square(f, 5000, 8192, 1e-5);  // a window longer than the signal
+  std::vector<int16_t> s(3000);
+  for (auto& v : s) v = int16_t(d(rng) * 8000);
+  expect_mean_square(s, 100, 8192, 2.5e-7);  // exact in int64, then one float product
+}
+
+TEST(NonsilentRegion, BoundsAsDali) {
+  const std::vector<float> p = {0, 0, 0, 0, 50, 50, 0, 0};
+  EXPECT_EQ(nonsilent_bounds(p.data(), 8, 20.f, 1), (std::pair<int64_t, int64_t>{4, 2}));
+  // Moved back by window - 1, not before 0; the end stays.
+  EXPECT_EQ(nonsilent_bounds(p.data(), 8, 20.f, 3), (std::pair<int64_t, int64_t>{2, 4}));
+  EXPECT_EQ(nonsilent_bounds(p.data(), 8, 20.f, 10), (std::pair<int64_t, int64_t>{0, 6}));
+  EXPECT_EQ(nonsilent_bounds(p.data(), 8, 60.f, 3), (std::pair<int64_t, int64_t>{0, 0}));
+  const std::vector<float> loud_start = {50, 0, 0};
+  EXPECT_EQ(nonsilent_bounds(loud_start.data(), 3, 20.f, 3), (std::pair<int64_t, int64_t>{0, 1}));
+  EXPECT_NEAR(nonsilent_threshold(2.f, -30.f), 2e-3, 1e-9);
+}
+
+}  // namespace
+}  // namespace stoker::kernels
