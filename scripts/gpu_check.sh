@@ -32,17 +32,33 @@ status=0
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
 
 { nvidia-smi; nvcc --version; } > "$OUT/machine.txt" 2>&1
+# What the machine lacks, when carried (docs/dev/gpu_machine.md): FFmpeg's source (built once per
+# machine, outside the repo copy), the codec libraries, liblmdb and the test videos.
+EXTRA=()
+if [[ -d .carry/ffmpeg && -z "${FFMPEG_PREFIX:-}" ]]; then
+  [[ -d /root/ffmpeg/lib ]] || { log "FFmpeg (from .carry/ffmpeg)"
+    bash scripts/gpu_ffmpeg.sh build .carry/ffmpeg /root/ffmpeg > "$OUT/ffmpeg.log" 2>&1 \
+      || log "FFmpeg build FAILED"; }
+  export FFMPEG_PREFIX=/root/ffmpeg
+fi
+if [[ -d .carry/codecs ]]; then  # copied out: the next call replaces the repo copy
+  mkdir -p /root/codecs && cp -r .carry/codecs/. /root/codecs/
+  eval "$(bash scripts/gpu_codecs.sh env /root/codecs)"
+fi
+[[ -e .carry/lmdb/lib/liblmdb.so ]] && mkdir -p /root/lmdb && cp -rP .carry/lmdb/. /root/lmdb/ \
+  && EXTRA+=(-DSTOKER_LMDB_INCLUDE=/root/lmdb/include -DSTOKER_LMDB_LIBRARY=/root/lmdb/lib/liblmdb.so)
+[[ -d .carry/videos ]] && export STOKER_TEST_VIDEOS=$PWD/.carry/videos
 log "configure"
 # STOKER_TESTS=ON explicitly: a build folder configured without tests (a benchmark's) keeps
 # that setting in its cache otherwise.
 if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON -DSTOKER_CUDA_ARCHITECTURES=native \
-     -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1; then
+     -DPython_EXECUTABLE="$(command -v python3)" "${EXTRA[@]}" > "$OUT/configure.log" 2>&1; then
   # Ninja may be missing there; fall back to Makefiles.
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON -DSTOKER_TESTS=ON -DSTOKER_CUDA_ARCHITECTURES=native \
-     -DPython_EXECUTABLE="$(command -v python3)" > "$OUT/configure.log" 2>&1 || {
+     -DPython_EXECUTABLE="$(command -v python3)" "${EXTRA[@]}" > "$OUT/configure.log" 2>&1 || {
     log "configure FAILED"; tail -30 "$OUT/configure.log"; exit 1; }
 fi
-grep -A12 "stoker .* configuration" "$OUT/configure.log" | tee -a "$OUT/summary.txt"
+grep -A22 "stoker .* configuration" "$OUT/configure.log" | tee -a "$OUT/summary.txt"
 log "build"
 if ! cmake --build "$BUILD" -j "$JOBS" > "$OUT/build.log" 2>&1; then
   log "build FAILED"; grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1
