@@ -301,8 +301,11 @@ BY_OP = {
     # sets the output's length
     **{("audio_resample", a): SIZE for a in ("in_rate", "out_rate", "scale", "out_length")},
     ("decoders.audio", "sample_rate"): SIZE,
+    ("readers.nemo_asr", "sample_rate"): SIZE,
+    **{("readers.nemo_asr", a): "value: utterances outside the limits are left out"
+       for a in ("min_duration", "max_duration")},
     **{(op, "quality"): "bounded: 0 to 100, checked; a window table of at most 64 x 64 + 1 "
-                        "values" for op in ("audio_resample", "decoders.audio")},
+                        "values" for op in ("audio_resample", "decoders.audio", "readers.nemo_asr")},
 }
 NUMERIC = {"int", "float", "list of int", "list of float"}
 

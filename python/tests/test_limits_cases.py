@@ -253,6 +253,10 @@ CASES += [
          f"fn.decoders.audio({WAV}, sample_rate=8000 * 2**20)[0]",
          f"fn.decoders.audio({WAV}, sample_rate=2**44)[0]",
          r"decoders.audio: sample_rate would make an output of 17592186045x1 "),
+    Case("readers.nemo_asr", ("sample_rate",),
+         "fn.readers.nemo_asr(manifest_filepaths=[paths['nemo']], sample_rate=8000 * 2**20)[0]",
+         "fn.readers.nemo_asr(manifest_filepaths=[paths['nemo']], sample_rate=2**44)[0]",
+         r"readers.nemo_asr: sample_rate would make an output of 17592186045x1 "),
 ]
 # The video readers' sizes (the 4-frame 16x16 video): padding makes a clip sequence_length
 # frames whatever the file holds; the resize arguments size each frame.
@@ -310,7 +314,8 @@ def test_every_size_argument_has_a_case():
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    """The files the cases read: a JPEG, a folder of files, a .npy and (with PyAV) a video."""
+    """The files the cases read: a JPEG, a folder of files, a .npy, a NeMo manifest of a WAV and
+    (with PyAV) a video."""
     import numpy as np
     from PIL import Image
 
@@ -324,6 +329,12 @@ def data(tmp_path_factory):
     npy.mkdir()
     np.save(npy / "a.npy", np.zeros((4, 4), np.float32))
     paths["npy"] = str(npy)
+    # An utterance of 8 frames at 8 kHz (WAV's bytes above) and its NeMo manifest.
+    (root / "a.wav").write_bytes(b"RIFF4\0\0\0WAVEfmt \x10\0\0\0\x01\0\x01\0@\x1f\0\0\x80>\0\0"
+                                 b"\x02\0\x10\0data\x10\0\0\0" + bytes(16))
+    (root / "m.json").write_text('{"audio_filepath": "%s", "duration": 0.001}\n'
+                                 % (root / "a.wav"))
+    paths["nemo"] = str(root / "m.json")
     try:
         from stoker.datasets import make_video_folder
         paths["video"] = make_video_folder(str(root / "video"), num_videos=1, num_classes=1,

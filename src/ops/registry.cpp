@@ -62,6 +62,7 @@
 #include "stoker/ops/readers/experimental_video_reader.hpp"
 #include "stoker/ops/readers/file_reader.hpp"
 #include "stoker/ops/readers/fits_reader.hpp"
+#include "stoker/ops/readers/nemo_asr_reader.hpp"
 #include "stoker/ops/readers/mxnet_reader.hpp"
 #include "stoker/ops/readers/numpy_reader.hpp"
 #include "stoker/ops/readers/sequence_reader.hpp"
@@ -203,6 +204,7 @@ const std::vector<OpSchema>& op_schemas() {
       coco_reader_schema(),            // readers.coco
       file_reader_schema(),            // readers.file
       mxnet_reader_schema(),           // readers.mxnet
+      nemo_asr_reader_schema(),        // readers.nemo_asr
       numpy_reader_schema(),           // readers.numpy
       sequence_reader_schema(),        // readers.sequence
       tfrecord_reader_schema(),        // readers.tfrecord

@@ -111,6 +111,8 @@ int64_t AudioFile::read(float* out, int64_t frames) {
   return sf_readf_float(state_->file, out, frames);
 }
 
+bool AudioFile::seek(int64_t frame) { return sf_seek(state_->file, frame, SEEK_SET) == frame; }
+
 int64_t AudioFile::count_frames(int64_t limit) {
   constexpr int64_t kChunk = 4096;
   std::vector<float> buffer(size_t(kChunk * state_->info.channels));
@@ -141,6 +143,7 @@ AudioFile::AudioFile(const uint8_t*, size_t) {
 int64_t AudioFile::read(int16_t*, int64_t) { return 0; }
 int64_t AudioFile::read(int32_t*, int64_t) { return 0; }
 int64_t AudioFile::read(float*, int64_t) { return 0; }
+bool AudioFile::seek(int64_t) { return false; }
 int64_t AudioFile::count_frames(int64_t) { return 0; }
 
 #endif

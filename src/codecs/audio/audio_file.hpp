@@ -43,6 +43,8 @@ class AudioFile {
   int64_t read(int16_t* out, int64_t frames);
   int64_t read(int32_t* out, int64_t frames);
   int64_t read(float* out, int64_t frames);
+  // Moves to frame `frame` (0 <= frame <= info().frames); false when the data cannot get there.
+  bool seek(int64_t frame);
   // The frames the data really holds, up to `limit`: decodes them from the current position into
   // a small buffer (memory independent of the header's claim), then reopens the data at its
   // start. For headers whose frame count has not been checked against the data's size.
