@@ -1,6 +1,6 @@
 // libFuzzer target: a NeMo manifest must give entries or a stoker::ValueError; every entry kept
-// has a path, finite non-negative offset and duration within the limits the first byte picks,
-// and indices that count the kept entries (else the target traps).
+// has a path, a finite non-negative offset and duration (-1: none given) within the limits the
+// first byte picks, and indices that count the kept entries (else the target traps).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const NemoEntry& e = entries[i];
     if (e.audio_filepath.empty() || e.index != int64_t(i)) __builtin_trap();
-    if (!std::isfinite(e.offset) || e.offset < 0 || !std::isfinite(e.duration) || e.duration < 0)
+    if (!std::isfinite(e.offset) || e.offset < 0 || !std::isfinite(e.duration) ||
+        (e.duration < 0 && e.duration != -1))
       __builtin_trap();
     if ((o.min_duration > 0 && e.duration < o.min_duration) ||
         (o.max_duration > 0 && e.duration > o.max_duration))

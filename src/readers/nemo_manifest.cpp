@@ -15,7 +15,7 @@ enum class Field { kOther, kPath, kDuration, kOffset, kText };
 class LineEvents final : public JsonEvents {
  public:
   explicit LineEvents(NemoEntry& entry) : entry_(entry) {}
-  bool object = false, has_path = false;
+  bool object = false, has_path = false, has_duration = false;
   std::string error;  // the first key of the wrong type
 
   void key(std::string_view k) override {
@@ -55,9 +55,10 @@ class LineEvents final : public JsonEvents {
         break;
       case Field::kDuration:
       case Field::kOffset:
-        if (v.is_number())
+        if (v.is_number()) {
           (field_ == Field::kDuration ? entry_.duration : entry_.offset) = v.d;
-        else
+          has_duration |= field_ == Field::kDuration;
+        } else
           wrong_type("a number");
         break;
       case Field::kOther:
@@ -110,7 +111,8 @@ int64_t parse_nemo_manifest(std::string_view text, const std::string& path,
     STOKER_ENFORCE(events.error.empty(), ValueError, where, ": ", events.error);
     STOKER_ENFORCE(events.has_path && !entry.audio_filepath.empty(), ValueError, where,
                    ": the entry has no \"audio_filepath\"");
-    STOKER_ENFORCE(std::isfinite(entry.duration) && entry.duration >= 0, ValueError, where,
+    STOKER_ENFORCE(std::isfinite(entry.duration) && (entry.duration >= 0 || !events.has_duration),
+                   ValueError, where,
                    ": \"duration\" must be a non-negative number of seconds, got ", entry.duration);
     STOKER_ENFORCE(std::isfinite(entry.offset) && entry.offset >= 0, ValueError, where,
                    ": \"offset\" must be a non-negative number of seconds, got ", entry.offset);

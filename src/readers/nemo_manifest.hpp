@@ -14,9 +14,9 @@ namespace stoker::readers {
 struct NemoEntry {
   std::string audio_filepath;  // as the manifest gives it
   std::string text;
-  double duration = 0;  // seconds; 0 when the line has none
-  double offset = 0;    // seconds from the file's start
-  int64_t index = 0;    // among its manifest's entries kept by the filters (DALI's idx)
+  double duration = -1;  // seconds; -1 when the line has none (DALI's: the whole file)
+  double offset = 0;     // seconds from the file's start
+  int64_t index = 0;     // among its manifest's entries kept by the filters (DALI's idx)
 };
 
 struct NemoManifestOptions {

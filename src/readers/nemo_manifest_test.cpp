@@ -36,6 +36,7 @@ TEST(NemoManifest, ReadsEveryKeyOfEachLine) {
   EXPECT_EQ(e[0].text, "h\xc3\xa9llo");
   EXPECT_EQ(e[0].duration, 1.5);
   EXPECT_EQ(e[0].offset, 0);
+  EXPECT_EQ(e[2].duration, 0);  // given: an empty window
   EXPECT_EQ(e[1].audio_filepath, "/abs/2.flac");
   EXPECT_EQ(e[1].offset, 0.25);
   EXPECT_EQ(e[1].duration, 2);  // the nested "duration" is not the entry's

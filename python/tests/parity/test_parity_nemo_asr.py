@@ -146,3 +146,13 @@ def test_paths_relative_to_the_manifest_work_where_dali_finds_no_file(tmp_path, 
         fn.readers.nemo_asr(manifest_filepaths=absolute)), 5)[0]
     for k in range(3):
         assert_same(got[k], want[k], what=f"output {k}")
+
+
+def test_a_duration_of_zero_is_empty_and_none_is_the_whole_file(tmp_path):
+    entries = _write(tmp_path)[:2]
+    entries[0]["duration"] = 0
+    entries[1].pop("duration")
+    manifest = _manifest(tmp_path / "m.json", entries)
+    out = _compare(lambda fn, types: tuple(fn.readers.nemo_asr(manifest_filepaths=[manifest])), 2)
+    a = out["stoker"][0][0]
+    assert a[0].shape == (0,) and a[1].shape == (30001 - 5512,)  # from the offset on

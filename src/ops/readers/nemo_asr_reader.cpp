@@ -43,6 +43,7 @@ class NemoAsrSource final : public ReaderSource {
   std::string source_info(int64_t index) const override {
     return entries_[size_t(index)].audio_filepath;
   }
+  bool preshuffles() const override { return true; }  // DALI's NemoAsrLoader, as its FileLoader
 
   int64_t build_index() override {
     STOKER_ENFORCE(codecs::audio_available(), RuntimeError, kName,
@@ -119,10 +120,10 @@ class NemoAsrSource final : public ReaderSource {
   // The manifest's offset and duration in frames of the file's rate, rounded down (as DALI).
   static FrameWindow window(const readers::FileBytes& bytes, const readers::NemoEntry& e) {
     FrameWindow w;
-    if (e.offset <= 0 && e.duration <= 0) return w;
+    if (e.offset <= 0 && e.duration < 0) return w;
     const double rate = codecs::AudioFile(bytes.data, bytes.size).info().sample_rate;
     w.first = int64_t(e.offset * rate);
-    if (e.duration > 0) w.count = int64_t(e.duration * rate);
+    if (e.duration >= 0) w.count = int64_t(e.duration * rate);  // 0: nothing, as DALI
     return w;
   }
 
