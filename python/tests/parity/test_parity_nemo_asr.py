@@ -107,12 +107,17 @@ def test_resampled_audio_matches_and_the_rate_is_the_target(manifests, quality):
     assert [float(r) for r in out["dali"][0][1]] == [16000, 22050, 8000, 44100, 11025]
 
 
-def test_shards_and_padding_over_epochs(manifests):
+@pytest.mark.parametrize("kwargs", [
+    {"pad_last_batch": True},
+    {"shuffle_after_epoch": True},
+    {"stick_to_shard": True},
+])
+def test_shards_and_orders_over_epochs(manifests, kwargs):
     def define(fn, types):
         return tuple(fn.readers.nemo_asr(manifest_filepaths=manifests, shard_id=1, num_shards=2,
-                                         pad_last_batch=True, read_idxs=True))
+                                         read_idxs=True, **kwargs))
 
-    _compare(define, 2, iterations=4)
+    _compare(define, 2, iterations=6)
 
 
 def test_relative_paths_open_from_the_working_directory(tmp_path, monkeypatch):
