@@ -24,11 +24,21 @@ inline float positive_max(const float* x, int64_t n) {
   return m;
 }
 
+// The smallest ratio to the reference, 10^(cutoff_db / multiplier) (never 0).
+inline float decibels_min_ratio(const Decibels& d) {
+  const float min_ratio = std::pow(10.f, d.cutoff_db / d.multiplier);
+  return min_ratio == 0.f ? std::numeric_limits<float>::denorm_min() : min_ratio;
+}
+
+// multiplier * log10(x) is decibels_mul_log2(d) * log2(x).
+inline float decibels_mul_log2(const Decibels& d) {
+  return d.multiplier * 0.3010299956639812f;  // log10(2)
+}
+
 inline void to_decibels_cpu(const float* in, int64_t n, const Decibels& d, float* out) {
   const float reference = d.reference != 0.f ? d.reference : positive_max(in, n);
-  float min_ratio = std::pow(10.f, d.cutoff_db / d.multiplier);
-  if (min_ratio == 0.f) min_ratio = std::numeric_limits<float>::denorm_min();
-  const float mul_log2 = d.multiplier * 0.3010299956639812f;  // log10(2)
+  const float min_ratio = decibels_min_ratio(d);
+  const float mul_log2 = decibels_mul_log2(d);
   // A zero maximum gives x * inf: NaN or inf, and NaN loses to min_ratio in std::max (DALI's
   // all-zero sample is at the cut-off).
   const float inv_reference = reference == 1.f ? 1.f : 1.f / reference;

@@ -93,6 +93,16 @@ class MelFilterBank {
     }
   }
 
+  // The tables, for the GPU twin (signal_gpu.cu), which applies them in the same order.
+  const MelFilterBankArgs& args() const { return args_; }
+  int64_t bins() const { return bins_; }
+  int64_t bin_start() const { return bin_start_; }
+  int64_t bin_end() const { return bin_end_; }
+  const std::vector<float>& weight_down() const { return weight_down_; }  // per bin
+  const std::vector<float>& norm() const { return norm_; }                // per filter
+  const std::vector<int>& interval() const { return interval_; }          // per bin
+  const std::vector<int64_t>& ends() const { return ends_; }              // nfilter + 2
+
  private:
   template <typename Scale>
   void build() {

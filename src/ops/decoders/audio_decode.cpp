@@ -1,6 +1,7 @@
 #include "stoker/ops/decoders/audio_decode.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "stoker/ops/arg_limits.hpp"
@@ -43,7 +44,7 @@ std::vector<ArgSchema> audio_decode_arg_schemas(bool downmix_default) {
 }
 
 AudioDecoding::AudioDecoding(const uint8_t* data, size_t size, const AudioDecodeArgs& args,
-                             float target_rate, const char* op, int sample, FrameWindow window)
+                             float target_rate, const char* op, int sample, AudioWindow window)
     : args_(args), op_(op), file_([&] {
         try {
           return codecs::AudioFile(data, size);
@@ -63,15 +64,14 @@ AudioDecoding::AudioDecoding(const uint8_t* data, size_t size, const AudioDecode
     STOKER_ENFORCE(held == info.frames, ValueError, op, ": the header claims ", info.frames,
                    " frames but the data holds ", held, " (truncated or corrupt)");
   }
-  STOKER_ENFORCE(window.first >= 0 && window.first <= info.frames, ValueError, op, ": offset of ",
-                 window.first, " frames is outside the file's ", info.frames, " frames");
-  first_ = window.first;
+  // In double until known to fit: a manifest may say anything.
+  const double first = std::floor(window.offset * info.sample_rate);
+  STOKER_ENFORCE(first >= 0 && first <= double(info.frames), ValueError, op, ": offset of ", first,
+                 " frames is outside the file's ", info.frames, " frames");
+  first_ = int64_t(first);
   frames_ = info.frames - first_;
-  if (window.count) {
-    STOKER_ENFORCE(*window.count >= 0, ValueError, op, ": a negative duration (", *window.count,
-                   " frames)");
-    frames_ = std::min(frames_, *window.count);
-  }
+  if (window.duration >= 0)
+    frames_ = int64_t(std::min(double(frames_), std::floor(window.duration * info.sample_rate)));
   out_frames_ = frames_;
   if (resamples()) {
     const double frames = kernels::resampled_frames(frames_, info.sample_rate, target_rate_);

@@ -28,10 +28,12 @@ struct AudioDecodeArgs {
 // argument of the decoder, a plain one of the reader), each operator declares its own.
 std::vector<ArgSchema> audio_decode_arg_schemas(bool downmix_default);
 
-// A window of an audio file's frames: `first` and, when given, `count` frames from there.
-struct FrameWindow {
-  int64_t first = 0;
-  std::optional<int64_t> count;
+// A window of an audio file, in seconds (a NeMo manifest's offset and duration): converted to
+// frames of the file's rate rounded down, as DALI's NemoAsrLoader; a negative duration reads to
+// the end.
+struct AudioWindow {
+  double offset = 0;
+  double duration = -1;
 };
 
 class AudioDecoding {
@@ -41,7 +43,7 @@ class AudioDecoding {
   // ValueError starting with `op` for data that is not audio, a header claiming more frames than
   // the data can hold, a window outside the file, or an output too large.
   AudioDecoding(const uint8_t* data, size_t size, const AudioDecodeArgs& args, float target_rate,
-                const char* op, int sample, FrameWindow window = {});
+                const char* op, int sample, AudioWindow window = {});
 
   TensorShape shape() const;
   // The output's rate (Hz): target_rate when resampling was asked for, else the file's.

@@ -70,7 +70,8 @@ class NemoAsrSource final : public ReaderSource {
   void load(readers::LoadedSample& s, MemoryPool& pool) const override {
     const readers::NemoEntry& e = entries_[size_t(s.index)];
     const auto bytes = readers::read_whole_file(e.audio_filepath, file_options_, pool);
-    AudioDecoding audio(bytes.data, bytes.size, args_, sample_rate_, kName, -1, window(bytes, e));
+    AudioDecoding audio(bytes.data, bytes.size, args_, sample_rate_, kName, -1,
+                        {e.offset, e.duration});
     const TensorShape shape = audio.shape();
     auto buf = pool.acquire(size_t(shape.volume()) * dtype_size(args_.dtype));
     audio.decode(buf->data());
@@ -115,16 +116,6 @@ class NemoAsrSource final : public ReaderSource {
       }
       if (from_folder) p = folder + p;
     }
-  }
-
-  // The manifest's offset and duration in frames of the file's rate, rounded down (as DALI).
-  static FrameWindow window(const readers::FileBytes& bytes, const readers::NemoEntry& e) {
-    FrameWindow w;
-    if (e.offset <= 0 && e.duration < 0) return w;
-    const double rate = codecs::AudioFile(bytes.data, bytes.size).info().sample_rate;
-    w.first = int64_t(e.offset * rate);
-    if (e.duration >= 0) w.count = int64_t(e.duration * rate);  // 0: nothing, as DALI
-    return w;
   }
 
   OpSpec spec_;
