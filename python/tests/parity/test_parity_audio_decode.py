@@ -13,7 +13,7 @@ import io
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, run_both
+from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run, run_both
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -27,7 +27,9 @@ if not stoker._stoker.build_info()["libsndfile"]:
 PARITY = {
     "decoders.audio": "exact: WAV, FLAC, AIFF in int16/int32/float32, downmixed and resampled; "
                       "tolerance: Ogg Vorbis/Opus (2e-6 of full scale, 1 step of int16)",
-    "audio_resample": "exact: every input and output type, rates, scale, out_length, channels",
+    "audio_resample": "exact: every input and output type, rates, scale, out_length, channels "
+                      "(gpu backend too, against DALI's cpu one; DALI's gpu one within 1e-3 of "
+                      "full scale on smooth signals)",
 }
 
 FORMATS = [("WAV", "PCM_16"), ("WAV", "PCM_U8"), ("WAV", "PCM_24"), ("WAV", "PCM_32"),
@@ -169,3 +171,52 @@ def test_audio_resample_per_sample_arguments_and_out_length():
     out = run_both(define, 3)
     for k in range(3):
         assert_same(out["stoker"][0][k], out["dali"][0][k], what=f"output {k}")
+
+
+# -- audio_resample's gpu backend -------------------------------------------------------------------
+# It computes as the cpu backend (test_signal_gpu.py), so it is held to DALI's cpu backend bit for
+# bit. DALI's gpu kernel steps the output positions in float otherwise (from each thread's
+# offset, not output by output) and sums with fused multiply-adds: its outputs move from its cpu
+# ones by up to ~1e-3 of a sample's position, ~2e-3 of full scale on broadband noise. Against
+# it, smooth signals (low tones) and 1e-3 of full scale.
+
+def _smooth(n, c, dtype, rng):
+    t = np.arange(n)[:, None] if c else np.arange(n)
+    f = 0.01 * (1 + np.arange(c)) if c else 0.01
+    x = 0.4 * np.sin(2 * np.pi * f * t) + 0.3 * np.sin(2 * np.pi * 0.023 * t + 1)
+    x = x + 0.01 * rng.standard_normal(x.shape)
+    if dtype == np.float32:
+        return x.astype(np.float32)
+    info = np.iinfo(dtype)
+    if info.min == 0:
+        return ((x + 1) / 2 * info.max).astype(dtype)
+    return (x * info.max).astype(dtype)
+
+
+@pytest.mark.parametrize("in_type", [np.float32, np.int16, np.uint8], ids=lambda t: t.__name__)
+def test_audio_resample_gpu_equals_dali(in_type):
+    if not has_gpu():
+        pytest.skip("no CUDA device: the GPU backends are compared on the GPU machine")
+    rng = np.random.default_rng(8)
+    mono = [_smooth(n, 0, in_type, rng) for n in (1000, 777, 10, 3000)]
+    multi = [_smooth(n, c, in_type, rng) for n, c in ((1000, 2), (777, 3), (600, 2))]
+    out_types = (None, "FLOAT", "INT16", "UINT8")
+    for batch, layout in ((mono, "t"), (multi, "tc")):
+        for case in RESAMPLE_CASES:
+            def define(fn, types, gpu, case=case, batch=batch, layout=layout):
+                x = fn.external_source(source=lambda: batch, batch=True, layout=layout)
+                x = x.gpu() if gpu else x
+                return tuple(fn.audio_resample(x, **case, **(
+                    {"dtype": getattr(types, t)} if t else {})) for t in out_types)
+
+            out = run_both(lambda fn, types: define(fn, types, True), len(batch), device_id=0)
+            cpu = run("dali", lambda fn, types: define(fn, types, False), len(batch))[0]
+            for k, t in enumerate(out_types):
+                what = f"{in_type.__name__} {layout} {case} -> {t} (gpu)"
+                ours, theirs = out["stoker"][0][k], out["dali"][0][k]
+                assert_same(ours, cpu[k], what=what + " vs DALI's cpu")
+                kind = ours[0].dtype
+                full = 1.0 if kind == np.float32 else float(np.iinfo(kind).max)
+                # 1e-3 of full scale, and an integer's rounding step.
+                atol = 1e-3 * full + (0 if kind == np.float32 else 1)
+                assert_same(ours, theirs, atol=atol, what=what)

@@ -99,6 +99,24 @@ float to_norm_float(In v) {
   }
 }
 
+// A sample value as audio_resample filters it: to_norm_float, then moved to 0..1 when the
+// output type is unsigned and v's type signed (floats too), to -1..1 when the output is signed
+// and v's type unsigned (so that 0 maps to the middle of the unsigned range). resample_gpu.cu
+// repeats these float steps.
+template <typename In>
+float resample_input(In v, bool out_unsigned) {
+  const float f = to_norm_float(v);
+  if (out_unsigned && std::is_signed_v<In>) {
+    const float shifted = f + 1.0f;
+    return shifted * 0.5f;
+  }
+  if (!out_unsigned && std::is_unsigned_v<In>) {
+    const float doubled = f * 2.0f;
+    return doubled - 1.0f;
+  }
+  return f;
+}
+
 namespace resample_detail {
 
 #ifdef __SSE2__

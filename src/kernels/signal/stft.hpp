@@ -13,6 +13,7 @@
 #include <complex>
 #include <cstdint>
 
+#include "stoker/core/cuda.hpp"
 #include "stoker/kernels/signal/fft.hpp"
 
 namespace stoker::kernels {
@@ -39,8 +40,8 @@ inline int64_t stft_windows(const Stft& s, int64_t length) {
 }
 
 // Index i of a signal of n samples mirrored about its ends (..., 2, 1, 0, 1, 2, ..., n-1, n-2,
-// ...); a one-sample signal repeats.
-inline int64_t reflect_101(int64_t i, int64_t n) {
+// ...); a one-sample signal repeats. Also the GPU kernel's (stft_gpu.cu).
+STOKER_HOST_DEVICE inline int64_t reflect_101(int64_t i, int64_t n) {
   if (n <= 1) return 0;
   const int64_t period = 2 * n - 2;
   i %= period;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stoker/kernels/signal/mel_filter_bank.hpp"
+#include "stoker/kernels/signal/signal_gpu.hpp"
 #include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -43,6 +44,44 @@ class MelFilterBankOp : public Operator {
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    const int n = in.size();
+    Plan plan = make_plan(in);
+    const int axis = plan.axis;
+    Batch& out = add_output(ws, DType::kF32, std::move(plan.shapes), in.layout());
+    for_each_sample(ws, n, [&](int i, int) {
+      const TensorShape& s = in.shape(i);
+      const int64_t bins = s[axis], nfilter = args_.nfilter;
+      int64_t outer = 1, inner = 1;
+      for (int d = 0; d < axis; ++d) outer *= s[d];
+      for (int d = axis + 1; d < s.ndim(); ++d) inner *= s[d];
+      const float* src = in.data_as<const float>(i);
+      float* dst = out.data_as<float>(i);
+      if (bins < 2) {  // no frequencies to filter (DALI's result: zeros)
+        std::fill_n(dst, outer * nfilter * inner, 0.f);
+        return;
+      }
+      const auto& bank = plan.banks.at(bins);
+      for (int64_t o = 0; o < outer; ++o) {
+        if (inner == 1) {
+          bank.apply_time_major(src + o * bins, dst + o * nfilter);
+        } else {
+          bank.apply_freq_major(src + o * bins * inner, inner, inner, dst + o * nfilter * inner,
+                                inner);
+        }
+      }
+    });
+  }
+
+ protected:
+  // The checks, the output shapes, and one bank per spectrum size in the batch (usually one),
+  // shared by the samples.
+  struct Plan {
+    int axis = -1;
+    std::vector<TensorShape> shapes;
+    std::map<int64_t, kernels::MelFilterBank> banks;
+  };
+
+  Plan make_plan(const Batch& in) const {
     STOKER_ENFORCE(in.dtype() == DType::kF32, TypeError, kOp,
                    ": the spectrogram must be float32, got ", dtype_name(in.dtype()));
     const int n = in.size();
@@ -66,40 +105,63 @@ class MelFilterBankOp : public Operator {
       check_arg_elements(kOp, "nfilter", s.dims(), i, double(in.shape(i).volume()));
       shapes.push_back(std::move(s));
     }
-    Batch& out = add_output(ws, DType::kF32, std::move(shapes), in.layout());
-    // One bank per spectrum size in the batch (usually one), shared by the samples.
-    std::map<int64_t, kernels::MelFilterBank> banks;
+    Plan plan{axis, std::move(shapes), {}};
     for (int i = 0; i < n; ++i) {
       const int64_t bins = in.shape(i)[axis];
-      if (bins >= 2 && !banks.count(bins)) banks.emplace(bins, kernels::MelFilterBank(args_, bins));
+      if (bins >= 2 && !plan.banks.count(bins)) {
+        plan.banks.emplace(bins, kernels::MelFilterBank(args_, bins));
+      }
     }
-    for_each_sample(ws, n, [&](int i, int) {
-      const TensorShape& s = in.shape(i);
-      const int64_t bins = s[axis], nfilter = args_.nfilter;
-      int64_t outer = 1, inner = 1;
-      for (int d = 0; d < axis; ++d) outer *= s[d];
-      for (int d = axis + 1; d < s.ndim(); ++d) inner *= s[d];
-      const float* src = in.data_as<const float>(i);
-      float* dst = out.data_as<float>(i);
-      if (bins < 2) {  // no frequencies to filter (DALI's result: zeros)
-        std::fill_n(dst, outer * nfilter * inner, 0.f);
-        return;
-      }
-      const auto& bank = banks.at(bins);
-      for (int64_t o = 0; o < outer; ++o) {
-        if (inner == 1) {
-          bank.apply_time_major(src + o * bins, dst + o * nfilter);
-        } else {
-          bank.apply_freq_major(src + o * bins * inner, inner, inner, dst + o * nfilter * inner,
-                                inner);
-        }
-      }
-    });
+    return plan;
   }
 
- private:
   kernels::MelFilterBankArgs args_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: the banks' tables (built on the host as for the cpu backend) in one upload,
+// one launch for the batch.
+class MelFilterBankGpu final : public MelFilterBankOp {
+ public:
+  using MelFilterBankOp::MelFilterBankOp;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    Plan plan = make_plan(in);
+    const int axis = plan.axis;
+    Batch& out = add_output(ws, DType::kF32, std::move(plan.shapes), in.layout());
+    kernels::MelBankPack pack;
+    std::map<int64_t, int> bank_of;  // bins -> the bank's number in the pack
+    for (const auto& [bins, bank] : plan.banks) bank_of[bins] = pack.add(bank);
+    std::vector<kernels::MelGpuSample> desc;
+    std::vector<int> bank_index;
+    int64_t most = 0;
+    for (int i = 0; i < in.size(); ++i) {
+      const TensorShape& s = in.shape(i);
+      kernels::MelGpuSample d{in.data_as<const float>(i), out.data_as<float>(i), 1, s[axis], 1};
+      for (int a = 0; a < axis; ++a) d.outer *= s[a];
+      for (int a = axis + 1; a < s.ndim(); ++a) d.inner *= s[a];
+      const int64_t outputs = d.outer * args_.nfilter * d.inner;
+      if (outputs == 0) continue;
+      desc.push_back(d);
+      bank_index.push_back(d.bins >= 2 ? bank_of.at(d.bins) : -1);
+      most = std::max(most, outputs);
+    }
+    if (desc.empty()) return;
+    std::shared_ptr<Buffer> tables;
+    if (!pack.bytes().empty()) {
+      tables = upload(ws, pack.bytes());
+      for (size_t k = 0; k < desc.size(); ++k) {
+        if (bank_index[k] >= 0) desc[k].bank = pack.on_device(bank_index[k], tables->data());
+      }
+    }
+    auto device = upload(ws, desc);
+    cuda_check(
+        kernels::mel_filter_bank_gpu(static_cast<const kernels::MelGpuSample*>(device->data()),
+                                     int(desc.size()), most, args_.nfilter, ws.stream),
+        "mel_filter_bank (gpu): launching the kernel");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -113,7 +175,8 @@ OpSchema mel_filter_bank_schema() {
           "('slaney': librosa's default, linear below 1 kHz; 'htk': 2595 log10(1 + f / 700)) "
           "from freq_low to freq_high (0: sample_rate / 2), bin k at k * sample_rate / nfft "
           "with nfft = 2 (bins - 1). normalize scales each filter to unit area (else unit "
-          "peak). float32; the other extents and the layout are the input's.",
+          "peak). float32; the other extents and the layout are the input's. The gpu backend "
+          "gives the cpu backend's values bit for bit.",
       .inputs = {"spectrogram"},
       .outputs = {"mel_spectrogram"},
       .args = {{"nfilter", ArgType::kInt, "The number of filters.", int64_t{128}},
@@ -124,6 +187,9 @@ OpSchema mel_filter_bank_schema() {
                {"normalize", ArgType::kBool, "Unit-area filters (False: unit peak).", true},
                {"mel_formula", ArgType::kString, "'slaney' or 'htk'.", std::string("slaney")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<MelFilterBankOp>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<MelFilterBankGpu>(s); },
+#endif
       .example = OpExample{.args = {{"nfilter", int64_t{4}}}, .dtype = "float32", .layout = ""},
   };
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stoker/kernels/signal/dct.hpp"
+#include "stoker/kernels/signal/signal_gpu.hpp"
 #include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
 
@@ -32,6 +33,39 @@ class Mfcc : public Operator {
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    Plan plan = make_plan(in);
+    Batch& out = add_output(ws, DType::kF32, std::move(plan.shapes), in.layout());
+    for_each_sample(ws, in.size(), [&](int i, int) {
+      const Line line = line_of(in.shape(i));
+      kernels::dct_cpu(in.data_as<const float>(i), line.outer, line.n, line.inner,
+                       plan.tables.at(line.n).data(), std::min(n_mfcc_, line.n),
+                       plan.lifter.empty() ? nullptr : plan.lifter.data(), out.data_as<float>(i));
+    });
+  }
+
+ protected:
+  // The checks, the output shapes, the DCT tables (one per length of the axis) and the
+  // liftering weights (none without lifter).
+  struct Plan {
+    std::vector<TensorShape> shapes;
+    std::map<int64_t, std::vector<float>> tables;
+    std::vector<float> lifter;
+  };
+
+  // A sample as (outer, n, inner), transformed along n.
+  struct Line {
+    int64_t outer = 1, n = 0, inner = 1;
+  };
+  Line line_of(const TensorShape& s) const {
+    Line l;
+    const int axis = int(axis_);
+    for (int d = 0; d < axis; ++d) l.outer *= s[d];
+    for (int d = axis + 1; d < s.ndim(); ++d) l.inner *= s[d];
+    l.n = s[axis];
+    return l;
+  }
+
+  Plan make_plan(const Batch& in) const {
     STOKER_ENFORCE(in.dtype() == DType::kF32, TypeError, kOp,
                    ": the mel spectrogram must be float32, got ", dtype_name(in.dtype()));
     const int n = in.size();
@@ -70,27 +104,57 @@ class Mfcc : public Operator {
       lifter.resize(static_cast<size_t>(most));
       kernels::lifter_coefficients(lifter.data(), most, lifter_);
     }
-    Batch& out = add_output(ws, DType::kF32, std::move(shapes), in.layout());
-    for_each_sample(ws, n, [&](int i, int) {
-      const TensorShape& s = in.shape(i);
-      const int axis = int(axis_);
-      int64_t outer = 1, inner = 1;
-      for (int d = 0; d < axis; ++d) outer *= s[d];
-      for (int d = axis + 1; d < s.ndim(); ++d) inner *= s[d];
-      const int64_t len = s[axis];
-      kernels::dct_cpu(in.data_as<const float>(i), outer, len, inner, tables.at(len).data(),
-                       std::min(n_mfcc_, len), lifter.empty() ? nullptr : lifter.data(),
-                       out.data_as<float>(i));
-    });
+    return {std::move(shapes), std::move(tables), std::move(lifter)};
   }
 
- private:
   int64_t n_mfcc_;
   int type_;
   bool normalize_;
   int64_t axis_;
   float lifter_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: the tables (built on the host as for the cpu backend) and the liftering
+// weights in one upload, one launch for the batch.
+class MfccGpu final : public Mfcc {
+ public:
+  using Mfcc::Mfcc;
+  void run(Workspace& ws) override {
+    const Batch& in = ws.input(0);
+    Plan plan = make_plan(in);
+    Batch& out = add_output(ws, DType::kF32, std::move(plan.shapes), in.layout());
+    // One float array: the lifter's weights, then each table.
+    std::vector<float> floats(plan.lifter);
+    std::map<int64_t, size_t> table_at;
+    for (const auto& [len, table] : plan.tables) {
+      table_at[len] = floats.size();
+      floats.insert(floats.end(), table.begin(), table.end());
+    }
+    std::vector<kernels::DctGpuSample> desc;
+    std::vector<size_t> offsets;
+    int64_t most = 0;
+    for (int i = 0; i < in.size(); ++i) {
+      const Line l = line_of(in.shape(i));
+      const int64_t ndct = std::min(n_mfcc_, l.n);
+      if (l.outer * ndct * l.inner == 0) continue;
+      desc.push_back({in.data_as<const float>(i), out.data_as<float>(i), l.outer, l.n, l.inner,
+                      ndct, nullptr});
+      offsets.push_back(table_at.at(l.n));
+      most = std::max(most, l.outer * ndct * l.inner);
+    }
+    if (desc.empty()) return;
+    auto tables = upload(ws, floats);
+    const float* base = static_cast<const float*>(tables->data());
+    for (size_t k = 0; k < desc.size(); ++k) desc[k].table = base + offsets[k];
+    auto device = upload(ws, desc);
+    cuda_check(
+        kernels::dct_gpu(static_cast<const kernels::DctGpuSample*>(device->data()),
+                         int(desc.size()), most, plan.lifter.empty() ? nullptr : base, ws.stream),
+        "mfcc (gpu): launching the kernel");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -102,7 +166,8 @@ OpSchema mfcc_schema() {
           "`dct_type` (1 to 4, Wikipedia's definitions, unscaled; normalize: orthonormal, "
           "types 2 to 4) along `axis`, its first n_mfcc coefficients (at most the axis' "
           "length), then with lifter > 0 coefficient i times 1 + (lifter / 2) sin(pi (i + 1) / "
-          "lifter). float32 samples of 2 to 4 dimensions; the layout is the input's.",
+          "lifter). float32 samples of 2 to 4 dimensions; the layout is the input's. The gpu "
+          "backend gives the cpu backend's values bit for bit.",
       .inputs = {"mel_spectrogram"},
       .outputs = {"mfcc"},
       .args = {{"n_mfcc", ArgType::kInt, "The number of coefficients.", int64_t{20}},
@@ -111,6 +176,9 @@ OpSchema mfcc_schema() {
                {"axis", ArgType::kInt, "The axis transformed (the mel axis).", int64_t{0}},
                {"lifter", ArgType::kFloat, "The liftering coefficient (0: none).", 0.0}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Mfcc>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<MfccGpu>(s); },
+#endif
       .example = OpExample{.args = {}, .dtype = "float32", .layout = ""},
   };
 }

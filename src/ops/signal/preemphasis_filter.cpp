@@ -1,8 +1,11 @@
 #include "stoker/ops/signal/preemphasis_filter.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "stoker/kernels/signal/preemphasis.hpp"
+#include "stoker/kernels/signal/signal_gpu.hpp"
 #include "stoker/ops/operator.hpp"
 
 namespace stoker::ops {
@@ -35,8 +38,7 @@ class PreemphasisFilter : public Operator {
   }
 
   void run(Workspace& ws) override {
-    const Batch& in = ws.input(0);
-    visit_signal_type(in.dtype(), "preemphasis_filter input", [](auto) {});
+    const Batch& in = checked_input(ws);
     Batch& out = add_output(ws, dtype_, in.shapes(), in.layout());
     for_each_sample(ws, in.size(), [&](int i, int) {
       const float coeff = float(scalar_arg(ws, "preemph_coeff", i));
@@ -51,10 +53,42 @@ class PreemphasisFilter : public Operator {
     });
   }
 
- private:
+ protected:
+  static const Batch& checked_input(const Workspace& ws) {
+    const Batch& in = ws.input(0);
+    visit_signal_type(in.dtype(), "preemphasis_filter input", [](auto) {});
+    return in;
+  }
+
   kernels::PreemphasisBorder border_;
   DType dtype_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: one launch for the batch, each sample's coefficient in its descriptor.
+class PreemphasisFilterGpu final : public PreemphasisFilter {
+ public:
+  using PreemphasisFilter::PreemphasisFilter;
+  void run(Workspace& ws) override {
+    const Batch& in = checked_input(ws);
+    Batch& out = add_output(ws, dtype_, in.shapes(), in.layout());
+    std::vector<kernels::PreemphasisGpuSample> desc;
+    int64_t most = 0;
+    for (int i = 0; i < in.size(); ++i) {
+      const int64_t n = in.shape(i).volume();
+      if (n == 0) continue;
+      desc.push_back({in.data(i), out.data(i), n, float(scalar_arg(ws, "preemph_coeff", i))});
+      most = std::max(most, n);
+    }
+    if (desc.empty()) return;
+    auto device = upload(ws, desc);
+    cuda_check(
+        kernels::preemphasis_gpu(static_cast<const kernels::PreemphasisGpuSample*>(device->data()),
+                                 int(desc.size()), most, in.dtype(), dtype_, border_, ws.stream),
+        "preemphasis_filter (gpu): launching the kernel");
+  }
+};
+#endif
 
 }  // namespace
 
@@ -66,7 +100,8 @@ OpSchema preemphasis_filter_schema() {
           "the sample's elements in order, x[-1] being 0 (border 'zero'), x[0] ('clamp') or "
           "x[1] ('reflect'). The arithmetic is in float (float64 inputs: double); integer "
           "outputs round half away from zero and saturate. Any integer type, float32 or "
-          "float64, in and out; the shape and layout are the input's.",
+          "float64, in and out; the shape and layout are the input's. The gpu backend gives the "
+          "cpu backend's values bit for bit.",
       .inputs = {"input"},
       .outputs = {"output"},
       .args = {{"preemph_coeff", ArgType::kFloat, "The coefficient (0: a plain conversion).", 0.97,
@@ -75,6 +110,9 @@ OpSchema preemphasis_filter_schema() {
                 std::string("clamp")},
                {"dtype", ArgType::kDType, "The output's type.", std::string("float32")}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<PreemphasisFilter>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<PreemphasisFilterGpu>(s); },
+#endif
       .example = OpExample{.args = {}, .dtype = "float32", .layout = ""},
   };
 }
