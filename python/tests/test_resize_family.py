@@ -346,3 +346,19 @@ def test_no_warnings_from_the_current_names():
         _run(lambda x: (fn.tensor_resize(x, sizes=[5], axes=[0]),
                         fn.resize_crop_mirror(x, size=[8, 8]),
                         fn.experimental.resize(x, size=[8, 8])), _images())
+
+
+@needs_gpu
+def test_channel_first_images_into_a_fused_chain_are_refused_by_its_end():
+    # resize takes CHW; crop_mirror_normalize, the chain's end, HWC only (fused or not).
+    @stoker.pipeline_def(batch_size=1, num_threads=1, device_id=0)
+    def p():
+        x = fn.external_source(source=lambda: [np.zeros((3, 10, 12), np.uint8)], batch=True,
+                               layout="CHW")
+        return fn.crop_mirror_normalize(fn.resize(x.gpu(), size=[8, 8]), crop=[4, 4])
+
+    pipe = p()
+    pipe.build()
+    with pytest.raises(ValueError, match=r"crop_mirror_normalize: expected images in HWC "
+                                         r"layout, got layout 'CHW'"):
+        pipe.run()

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "stoker/ops/geometry/resize_common.hpp"
+
 #ifdef STOKER_HAVE_CUDA  // the kernel exists only in CUDA builds
 
 namespace stoker::ops {
@@ -192,6 +194,11 @@ class FusedResampling final : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
+    // Channel-first images and volumes resize through the tensor resampler, which has no fused
+    // form; the chain's end (crop_mirror_normalize) takes HWC images only: say it as unfused.
+    STOKER_ENFORCE(!tensor_axes(in.layout()), ValueError, spec_.schema->name,
+                   ": expected images in HWC layout, got layout '", in.layout().str(), "' (from ",
+                   spec_.fused_first->schema->name, ")");
     // Each step sees its own per-sample arguments (the fused steps', then this operator's) and
     // plans over the previous one's shapes.
     std::vector<ResamplingStep::Output> outs;

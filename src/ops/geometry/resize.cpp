@@ -26,7 +26,7 @@ class Resize : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    if (auto axes = volume_axes(in.layout())) {
+    if (auto axes = tensor_axes(in.layout())) {
       auto plan = volume_plan(ws, in, *axes);
       Batch& out =
           add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
@@ -63,7 +63,8 @@ class Resize : public Operator {
     return rois;
   }
 
-  // A batch of volumes (spatial axes `axes`): every axis's extent and region, per sample.
+  // A batch of volumes or channel-first images (spatial axes `axes`): every axis's extent and
+  // region, per sample.
   TensorPlan volume_plan(Workspace& ws, const Batch& in, SpatialAxes axes) const {
     const int n = in.size();
     resampled_dtype(spec_, in.dtype());  // checked before anything is planned
@@ -82,7 +83,7 @@ class Resize : public Operator {
   // [depth, height, width]) before the resize, as DALI's.
   void add_attrs(Workspace& ws, const Batch& in) const {
     if (!save_attrs_) return;
-    const auto axes = volume_axes(in.layout()).value_or(SpatialAxes{0, 2});
+    const auto axes = tensor_axes(in.layout()).value_or(SpatialAxes{0, 2});
     std::vector<int32_t> values;
     std::vector<TensorShape> shapes;
     for (int i = 0; i < in.size(); ++i) {
@@ -166,7 +167,7 @@ class ResizeGpu final : public Resize, public ResamplingStep {
   using Resize::Resize;
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    if (auto axes = volume_axes(in.layout())) {
+    if (auto axes = tensor_axes(in.layout())) {
       auto plan = volume_plan(ws, in, *axes);
       Batch& out =
           add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
@@ -230,7 +231,8 @@ const char* kResizeDoc =
     "lobes overshoot). Results are rounded half away from zero and saturated for uint8. "
     "Output size: `size` = [h, w] or resize_y/resize_x "
     "(a single one keeps the aspect ratio), or resize_shorter/resize_longer; `mode` "
-    "and `max_size` as in DALI; extents are rounded half up. Volumes (DHWC, CDHW; FDHWC "
+    "and `max_size` as in DALI; extents are rounded half up. Channel-first images (CHW; "
+    "FCHW and CFHW clips) are resized plane by plane. Volumes (DHWC, CDHW; FDHWC "
     "and FCDHW clips) are resized in depth too: `size` = [d, h, w] or "
     "resize_z/resize_y/resize_x, with the same rules (DALI's, in float32) and filters, "
     "each axis separably.";

@@ -168,6 +168,12 @@ std::optional<SpatialAxes> volume_axes(const TensorLayout& layout) {
   return std::nullopt;
 }
 
+std::optional<SpatialAxes> tensor_axes(const TensorLayout& layout) {
+  if (layout.str() == "CHW") return SpatialAxes{1, 2};
+  if (layout.str() == "CFHW") return SpatialAxes{2, 2};
+  return volume_axes(layout);
+}
+
 ImageResizeArgs::ImageResizeArgs(const OpSpec& spec)
     : name_(spec.schema->name),
       mode_(spec.arg<std::string>("mode")),
@@ -261,9 +267,11 @@ std::vector<AxisResize> ImageResizeArgs::volume_plan(const Operator& op, const W
     mode = shorter > 0 ? ResizeMode::kNotSmaller : ResizeMode::kNotLarger;
   } else {
     want = per_axis(op, ws, "size", i, n);
-    if (want.empty())
+    if (want.empty() && n == 3)
       want = {op.scalar_arg(ws, "resize_z", i), op.scalar_arg(ws, "resize_y", i),
               op.scalar_arg(ws, "resize_x", i)};
+    else if (want.empty())
+      want = {op.scalar_arg(ws, "resize_y", i), op.scalar_arg(ws, "resize_x", i)};
   }
   const auto max_size = per_axis(op, ws, "max_size", i, n);
   const auto start = per_axis(op, ws, "roi_start", i, n), end = per_axis(op, ws, "roi_end", i, n);

@@ -72,6 +72,10 @@ struct SpatialAxes {
   int first = 0, count = 0;
 };
 std::optional<SpatialAxes> volume_axes(const TensorLayout& layout);
+// The layouts resize and experimental.resize take through the tensor resampler: volumes, and
+// channel-first images — CHW (axes 1-2) and CFHW clips (axes 2-3: channels and frames lead).
+// None: HWC images (FHWC and FCHW clips reach the operator frame by frame).
+std::optional<SpatialAxes> tensor_axes(const TensorLayout& layout);
 
 // What DALI's ResizeAttr makes of those arguments for HWC sample i: the output's shape and the
 // region of the input resampled to it (none: the whole image).
