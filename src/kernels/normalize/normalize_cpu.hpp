@@ -41,30 +41,55 @@ struct NormalizeReducer {
   }
 };
 
+// Calls f(first, g, n, step) for each innermost row of the sample, in order: its n elements
+// from flat index `first` belong to groups g, g + step, ... (step 0: the last axis is reduced,
+// the whole row is one group). The group is worked out once per row, not per element: the
+// reductions visit every element of every group in the same order as a flat loop would.
+template <typename F>
+void for_each_normalize_row(int64_t count, const NormalizeReducer& r, F&& f) {
+  if (count == 0) return;
+  const int64_t n = r.shape.empty() ? 1 : r.shape.back();
+  const int64_t step = r.shape.empty() || r.reduced.back() ? 0 : 1;
+  for (int64_t first = 0; first < count; first += n) f(first, r.group(first), n, step);
+}
+
 // sum[g] += x over each group's elements (`sum`: r.groups values).
 inline void normalize_sums_cpu(const double* x, int64_t count, const NormalizeReducer& r,
                                double* sum) {
-  for (int64_t k = 0; k < count; ++k) sum[r.group(k)] += x[k];
+  for_each_normalize_row(count, r, [&](int64_t first, int64_t g, int64_t n, int64_t step) {
+    const double* row = x + first;
+    if (step == 0) {
+      double acc = sum[g];
+      for (int64_t j = 0; j < n; ++j) acc += row[j];
+      sum[g] = acc;
+    } else {
+      for (int64_t j = 0; j < n; ++j) sum[g + j] += row[j];
+    }
+  });
 }
 
 // sq[g] += (x - mean[g])^2 over each group's elements.
 inline void normalize_squares_cpu(const double* x, int64_t count, const NormalizeReducer& r,
                                   const double* mean, double* sq) {
-  for (int64_t k = 0; k < count; ++k) {
-    const int64_t g = r.group(k);
-    const double d = x[k] - mean[g];
-    sq[g] += d * d;
-  }
+  for_each_normalize_row(count, r, [&](int64_t first, int64_t g, int64_t n, int64_t step) {
+    const double* row = x + first;
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = row[j] - mean[g + j * step];
+      sq[g + j * step] += d * d;
+    }
+  });
 }
 
 // out = (x - mean[g]) * inv[g] * scale + shift, as Out.
 template <typename Out>
 void normalize_cpu(const double* x, int64_t count, const NormalizeReducer& r, const double* mean,
                    const double* inv, double scale, double shift, Out* out) {
-  for (int64_t k = 0; k < count; ++k) {
-    const int64_t g = r.group(k);
-    out[k] = cast_value<Out>((x[k] - mean[g]) * inv[g] * scale + shift);
-  }
+  for_each_normalize_row(count, r, [&](int64_t first, int64_t g, int64_t n, int64_t step) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t k = first + j, gj = g + j * step;
+      out[k] = cast_value<Out>((x[k] - mean[gj]) * inv[gj] * scale + shift);
+    }
+  });
 }
 
 }  // namespace stoker::kernels
