@@ -54,6 +54,10 @@ inline void stft_frame(const Stft& s, const float* signal, int64_t n, const floa
                        int64_t w, float* frame) {
   const int64_t centre = s.padding == StftPadding::kNone ? 0 : s.window_length / 2;
   const int64_t start = w * s.window_step - centre;
+  if (start >= 0 && start + s.window_length <= n) {  // inside the signal: most windows
+    for (int64_t t = 0; t < s.window_length; ++t) frame[t] = window[t] * signal[start + t];
+    return;
+  }
   for (int64_t t = 0; t < s.window_length; ++t) {
     int64_t i = start + t;
     if (s.padding == StftPadding::kReflect) i = reflect_101(i, n);
