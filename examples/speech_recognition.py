@@ -43,11 +43,10 @@ SILENCE_DB = -60
 DITHER = 1e-5
 PAD_ALIGN = 16
 
-# Whether stoker runs the audio operators (preemphasis_filter to pad) on the GPU: it does not yet
-# (CPU backends only), so a GPU run computes the features on the CPU and copies them to the GPU
-# at the end. When those backends come, this is the one switch: the audio then moves to the GPU
-# after the silence is cut, as in Jasper's GPU pipeline.
-AUDIO_OPS_ON_GPU = False
+# Whether a GPU run computes the features on the GPU (random.normal to pad): the audio moves
+# there after the silence is cut, as in Jasper's GPU pipeline. False: computed on the CPU, then
+# copied to the GPU at the end.
+AUDIO_OPS_ON_GPU = True
 
 
 def speech_pipeline(fn, types, file_root, *, shuffle=True, dither=DITHER, gpu=False,

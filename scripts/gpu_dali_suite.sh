@@ -60,6 +60,17 @@ fi
 OUT=${OUT:-$PWD/gpu_dali_out}; mkdir -p "$OUT"
 STATE=${DALI_STATE:-/root/dali}; DATA=${DATA:-/root/suite-data}; BUILD=${BUILD:-/root/build-gpu}
 log() { echo "== $*" | tee -a "$OUT/summary.txt"; }
+# What a command needs to import stoker's module and DALI as the suites do.
+suite_env() {
+  [[ -d "$STATE/codecs/lib" ]] && bash scripts/gpu_codecs.sh env "$STATE/codecs"
+  [[ -d "$STATE/ffmpeg/lib" ]] && echo "export FFMPEG_PREFIX=$STATE/ffmpeg"
+  local nvcomp; nvcomp=$(ls "$STATE"/site/nvidia/libnvcomp/lib*/libnvcomp.so* 2>/dev/null | head -1)
+  echo "export PYTHONPATH=$BUILD/python:$STATE/site:$STATE/pylib"
+  echo "export LD_LIBRARY_PATH=/usr/local/cuda/lib64:\${LD_LIBRARY_PATH:-}"
+  echo "export STOKER_SHARED_DATA=$DATA STOKER_TEST_VIDEOS=$DATA/videos STOKER_NVCOMP_LIBRARY=$nvcomp"
+}
+# `eval "$(bash scripts/gpu_dali_suite.sh --env)"` in a later call: a benchmark against DALI.
+[[ "${1:-}" == "--env" ]] && { suite_env; exit 0; }
 
 for part in .carry/dali/d*; do
   [[ -d "$part" ]] && bash "$part/unpack.sh" "$part" "$STATE" | tee -a "$OUT/summary.txt"
@@ -70,38 +81,54 @@ done
   && cp -r .carry/nvcomp-inc/include "$STATE/nvcomp-inc/"
 [[ -d .carry/pylib/site ]] && mkdir -p "$STATE/pylib" && cp -r .carry/pylib/site/. "$STATE/pylib/"
 [[ -d .carry/lmdb/lib ]] && mkdir -p "$STATE/lmdb" && cp -rP .carry/lmdb/. "$STATE/lmdb/"
+# The codec libraries (scripts/gpu_codecs.sh): decoders.audio, WebP, TIFF, JPEG 2000.
+[[ -d .carry/codecs/lib ]] && mkdir -p "$STATE/codecs" && cp -r .carry/codecs/. "$STATE/codecs/"
 if [[ -d .carry/ffmpeg && ! -d "$STATE/ffmpeg/lib" ]]; then
   log "FFmpeg (from .carry/ffmpeg)"
   bash scripts/gpu_ffmpeg.sh build .carry/ffmpeg "$STATE/ffmpeg" | tee -a "$OUT/summary.txt"
 fi
+
+# The module builds in a session of its own as soon as its headers are there, so the calls that
+# carry DALI's other parts overlap it; the call that runs the suites waits for it. The build uses
+# a copy of the tree: the repo copy is laid anew at each call.
+build_module() {
+  eval "$(suite_env)"
+  local extra=()
+  for l in /usr/lib/x86_64-linux-gnu/liblz4.so{,.1}; do [[ -e $l ]] && extra=(-DSTOKER_LZ4_LIBRARY="$l"); done
+  [[ -e "$STATE/lmdb/lib/liblmdb.so" ]] && extra+=(-DSTOKER_LMDB_INCLUDE="$STATE/lmdb/include" \
+    -DSTOKER_LMDB_LIBRARY="$STATE/lmdb/lib/liblmdb.so")
+  cmake -S "$STATE/src" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
+    -DSTOKER_CUDA_ARCHITECTURES=native -DSTOKER_TESTS=OFF -DPython_EXECUTABLE="$(command -v python3)" \
+    -DSTOKER_NVCOMP_INCLUDE="$STATE/nvcomp-inc/include" "${extra[@]}" \
+    && cmake --build "$BUILD" -j "$(nproc)" --target _stoker
+}
+if [[ -d "$STATE/nvcomp-inc/include" && ! -e "$STATE/build.started" ]]; then
+  log "build (module only, in the background)"
+  rm -rf "$STATE/src"; mkdir -p "$STATE/src"
+  tar --exclude=./.carry --exclude=./.git -cf - . | tar -C "$STATE/src" -xf -
+  touch "$STATE/build.started"
+  export -f build_module suite_env; export STATE BUILD DATA
+  setsid bash -c "cd '$STATE/src'; build_module > '$STATE/build.log' 2>&1; echo \$? > '$STATE/build.rc'" \
+    < /dev/null > /dev/null 2>&1 &
+fi
 if [[ ! -d "$STATE/site/nvidia/dali" ]]; then
   log "DALI not complete yet: carry the next part"; exit 0
 fi
-if [[ ! -d "$STATE/nvcomp-inc/include" || ! -d "$DATA/videos" ]]; then
+if [[ ! -e "$STATE/build.started" || ! -d "$DATA/videos" ]]; then
   log "carry .carry/nvcomp-inc and .carry/videos before the run"; exit 0
 fi
-
-log "build (module only)"
-lz4=(); for l in /usr/lib/x86_64-linux-gnu/liblz4.so{,.1}; do [[ -e $l ]] && lz4=(-DSTOKER_LZ4_LIBRARY="$l"); done
-[[ -d .carry/lz4/include ]] && lz4+=(-DSTOKER_LZ4_INCLUDE="$PWD/.carry/lz4/include")
-[[ -e "$STATE/lmdb/lib/liblmdb.so" ]] && lz4+=(-DSTOKER_LMDB_INCLUDE="$STATE/lmdb/include" \
-  -DSTOKER_LMDB_LIBRARY="$STATE/lmdb/lib/liblmdb.so")
-[[ -d "$STATE/ffmpeg/lib" ]] && export FFMPEG_PREFIX="$STATE/ffmpeg"
-if ! { cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTOKER_CUDA=ON \
-         -DSTOKER_CUDA_ARCHITECTURES=native -DSTOKER_TESTS=OFF -DPython_EXECUTABLE="$(command -v python3)" \
-         -DSTOKER_NVCOMP_INCLUDE="$STATE/nvcomp-inc/include" "${lz4[@]}" \
-       && cmake --build "$BUILD" -j "$(nproc)" --target _stoker; } > "$OUT/build.log" 2>&1; then
+while [[ ! -e "$STATE/build.rc" ]]; do sleep 5; done
+cp "$STATE/build.log" "$OUT/build.log"
+if [[ "$(cat "$STATE/build.rc")" != 0 ]]; then
   log "build FAILED"; grep -E "error" -A3 "$OUT/build.log" | head -40; exit 1
 fi
-grep -E "liblz4|nvCOMP|liblmdb|FFmpeg" "$OUT/build.log" | tee -a "$OUT/summary.txt"
+grep -E "liblz4|nvCOMP|liblmdb|FFmpeg|sndfile|KissFFT|cuFFT" "$OUT/build.log" | tee -a "$OUT/summary.txt"
 
-log "suites against DALI $(PYTHONPATH=$STATE/site python3 -c 'import nvidia.dali as d; print(d.__version__)' 2>/dev/null)"
-nvcomp=$(ls "$STATE"/site/nvidia/libnvcomp/lib*/libnvcomp.so* 2>/dev/null | head -1)
+eval "$(suite_env)"
+log "suites against DALI $(python3 -c 'import nvidia.dali as d; print(d.__version__)' 2>/dev/null)"
 (( $# )) || set -- python/tests/parity/test_dropin.py $(grep -l "gpu" \
   python/tests/parity/test_parity_*.py)
-PYTHONPATH="$BUILD/python:$STATE/site:$STATE/pylib" LD_LIBRARY_PATH=/usr/local/cuda/lib64 \
-  STOKER_SHARED_DATA="$DATA" STOKER_TEST_VIDEOS="$DATA/videos" STOKER_NVCOMP_LIBRARY="$nvcomp" \
-  timeout "${SUITE_BUDGET:-540}" python3 -m pytest "$@" -q -rfs -p no:cacheprovider \
+timeout "${SUITE_BUDGET:-540}" python3 -m pytest "$@" -q -rfs -p no:cacheprovider \
   > "$OUT/pytest.log" 2>&1
 rc=$?
 tail -40 "$OUT/pytest.log" | tee -a "$OUT/summary.txt"

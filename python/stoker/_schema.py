@@ -81,7 +81,7 @@ DALI_TUNING_ARGS = frozenset({
 # on the CPU and copies each output to the GPU (one asynchronous copy per batch), so that DALI
 # scripts asking for GPU random numbers, constants, .npy or FITS data run unchanged. They take no
 # GPU data (DALI's take none either, but for shape_like).
-GPU_BY_COPY = frozenset({"constant", "random.uniform", "random.normal", "random.coin_flip",
+GPU_BY_COPY = frozenset({"constant", "random.uniform", "random.coin_flip",
                          "readers.numpy", "experimental.readers.fits"})
 
 

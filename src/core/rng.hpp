@@ -39,6 +39,10 @@ class RandomStream {
   // Standard normal (Box–Muller on two uniform draws).
   float normal();
   bool bernoulli(float p) { return uniform() < p; }
+  // The key, and the counter of the next block drawn (block k of a fresh stream has the counter
+  // {k, counter()[1], counter()[2], counter()[3]}): for kernels that draw block k directly.
+  const PhiloxKey& key() const { return key_; }
+  const PhiloxCounter& counter() const { return counter_; }
 
  private:
   PhiloxKey key_;

@@ -1,6 +1,10 @@
 #include "stoker/ops/random/normal.hpp"
 
-#include <cmath>
+#include <algorithm>
+#include <vector>
+
+#include "stoker/kernels/random/normal_draws.hpp"
+#include "stoker/kernels/random/normal_gpu.hpp"
 
 #include "stoker/ops/operator.hpp"
 #include "stoker/ops/random/dtype_arg.hpp"
@@ -9,38 +13,71 @@
 namespace stoker::ops {
 namespace {
 
-class Normal final : public Operator {
+// Draws come from kernels/random/normal_draws.hpp: element e from block e / 4 (float) or e / 2
+// (double) of the sample's stream, so the cpu and gpu backends compute the same values.
+class Normal : public Operator {
  public:
   explicit Normal(const OpSpec& spec)
       : Operator(spec), shape_(shape_arg(spec)), dtype_(random_dtype(spec)) {}
   void run(Workspace& ws) override {
-    const int n = ws.num_samples();
-    const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
-    Batch& out = add_output(ws, dtype_, shapes, {});
+    const auto desc = describe(ws);
     const bool wide = draws_in_double(dtype_);
-    visit_numeric(dtype_, "random.normal output", [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      for_each_sample(ws, n, [&](int i, int) {
-        const double mean = scalar_arg(ws, "mean", i), stddev = scalar_arg(ws, "stddev", i);
-        STOKER_ENFORCE(stddev >= 0, ValueError, "stddev must be >= 0, got ", stddev);
-        auto rng = sample_rng(ws, i);
-        T* o = out.data_as<T>(i);
-        for (int64_t k = 0; k < shapes[size_t(i)].volume(); ++k)
-          o[k] = wide ? cast_value<T>(double(float(mean)) + double(float(stddev)) * normal53(rng))
-                      : cast_value<T>(float(mean + stddev * rng.normal()));
-      });
+    for_each_sample(ws, ws.num_samples(), [&](int i, int) {
+      kernels::normal_cpu(desc[size_t(i)], dtype_, wide);
     });
   }
 
- private:
-  // Box-Muller on two 53-bit uniforms, for the double draws.
-  static double normal53(RandomStream& rng) {
-    const double u1 = 1.0 - uniform53(rng), u2 = uniform53(rng);  // u1 in (0, 1]: a finite log
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+ protected:
+  // The output and every sample's descriptor: its arguments checked, its stream's key and
+  // counter.
+  std::vector<kernels::NormalSample> describe(Workspace& ws) const {
+    const int n = ws.num_samples();
+    const std::vector<TensorShape> shapes = sample_shapes(spec_, ws, shape_);
+    Batch& out = add_output(ws, dtype_, shapes, {});
+    std::vector<kernels::NormalSample> desc(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const double mean = scalar_arg(ws, "mean", i), stddev = scalar_arg(ws, "stddev", i);
+      STOKER_ENFORCE(stddev >= 0, ValueError, "stddev must be >= 0, got ", stddev);
+      const RandomStream rng = sample_rng(ws, i);
+      kernels::NormalSample& s = desc[size_t(i)];
+      s.out = out.data(i), s.count = shapes[size_t(i)].volume();
+      s.key0 = rng.key()[0], s.key1 = rng.key()[1];
+      s.ctr1 = rng.counter()[1], s.ctr2 = rng.counter()[2], s.ctr3 = rng.counter()[3];
+      s.mean = float(mean), s.stddev = float(stddev);
+      s.mean_wide = double(s.mean), s.stddev_wide = double(s.stddev);
+    }
+    return desc;
   }
   TensorShape shape_;
   DType dtype_;
 };
+
+#ifdef STOKER_HAVE_CUDA
+// The gpu backend: the descriptors go up in one copy, one launch covers the batch.
+class NormalGpu final : public Normal {
+ public:
+  using Normal::Normal;
+  void run(Workspace& ws) override {
+    std::vector<kernels::NormalSample> desc;
+    int64_t most = 0;
+    for (const auto& s : describe(ws)) {
+      if (s.count == 0) continue;
+      desc.push_back(s);
+      most = std::max(most, s.count);
+    }
+    const bool wide = draws_in_double(dtype_);
+    for (size_t first = 0; first < desc.size(); first += 65535) {  // the grid's y limit
+      std::vector<kernels::NormalSample> part(
+          desc.begin() + ptrdiff_t(first),
+          desc.begin() + ptrdiff_t(std::min(desc.size(), first + 65535)));
+      auto device = upload(ws, part);
+      cuda_check(kernels::normal_gpu(static_cast<const kernels::NormalSample*>(device->data()),
+                                     int(part.size()), most, dtype_, wide, ws.stream),
+                 "random.normal (gpu): launching the kernel");
+    }
+  }
+};
+#endif
 
 }  // namespace
 
@@ -48,10 +85,12 @@ OpSchema normal_schema() {
   return {
       .name = "random.normal",
       .doc =
-          "Normal draws with `mean` and `stddev` (Box-Muller on the sample's Philox stream), one "
-          "tensor of `shape` (or of the shape_like input's shape) per sample, of `dtype` (float32 "
-          "by default; integers are the draws "
-          "rounded half away from zero and saturated, as DALI's).",
+          "Normal draws with `mean` and `stddev`, one tensor of `shape` (or of the shape_like "
+          "input's shape) per sample, of `dtype` (float32 by default; integers are the draws "
+          "rounded half away from zero and saturated, as DALI's). Box-Muller on the sample's "
+          "Philox stream, element e from the stream's block e / 4 (float32 draws: 24-bit "
+          "uniforms, |z| <= 5.77) or e / 2 (double draws, for float64 and 32/64-bit integers: "
+          "53-bit uniforms), so the cpu and gpu backends give the same values.",
       .inputs = {"shape_like"},
       .optional_inputs = 1,
       .outputs = {"values"},
@@ -62,6 +101,9 @@ OpSchema normal_schema() {
                random_dtype_arg()},
       .random = true,
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Normal>(s); },
+#ifdef STOKER_HAVE_CUDA
+      .make_gpu = [](const OpSpec& s) { return std::make_unique<NormalGpu>(s); },
+#endif
       .example = OpExample{},
       .deprecated_names = {"normal_distribution"},
   };
