@@ -29,11 +29,13 @@ if [[ "${1:-}" == "--stage-data" ]]; then
     rm -rf ".carry/shared/data/$d"; cp -r "../shared/data/$d" ".carry/shared/data/$d"
   done
   python3 python/tests/video_fixtures.py .carry/videos > /dev/null
-  # The lz4 package (decoders.inflate's examples compress with it) for the machine's Python 3.12.
+  # For the machine's Python 3.12: lz4 (decoders.inflate's examples compress with it), soundfile
+  # with cffi and pycparser (the audio tests write their files with it; bench/audio.py's baseline
+  # reads with it).
   rm -rf .carry/pylib; mkdir -p .carry/pylib
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    -d .carry/pylib/whl lz4
+    --platform manylinux_2_28_x86_64 -d .carry/pylib/whl lz4 soundfile cffi pycparser
   for w in .carry/pylib/whl/*.whl; do python3 -m zipfile -e "$w" .carry/pylib/site; done
   rm -rf .carry/pylib/whl
   python3 - <<'EOF'
