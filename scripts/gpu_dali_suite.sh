@@ -84,7 +84,10 @@ done
 [[ -d .carry/pylib/site ]] && mkdir -p "$STATE/pylib" && cp -r .carry/pylib/site/. "$STATE/pylib/"
 [[ -d .carry/lmdb/lib ]] && mkdir -p "$STATE/lmdb" && cp -rP .carry/lmdb/. "$STATE/lmdb/"
 # The codec libraries (scripts/gpu_codecs.sh): decoders.audio, WebP, TIFF, JPEG 2000.
-[[ -d .carry/codecs/lib ]] && mkdir -p "$STATE/codecs" && cp -r .carry/codecs/. "$STATE/codecs/"
+# Once: a carried folder stays in the repo copy for later calls, and copying it again would undo
+# the .pc files' prefix that `gpu_codecs.sh env` writes while the background build reads them.
+[[ -d .carry/codecs/lib && ! -d "$STATE/codecs" ]] && mkdir -p "$STATE/codecs" \
+  && cp -r .carry/codecs/. "$STATE/codecs/"
 if [[ -d .carry/ffmpeg && ! -d "$STATE/ffmpeg/lib" ]]; then
   log "FFmpeg (from .carry/ffmpeg)"
   bash scripts/gpu_ffmpeg.sh build .carry/ffmpeg "$STATE/ffmpeg" | tee -a "$OUT/summary.txt"

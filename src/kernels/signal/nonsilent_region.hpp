@@ -32,7 +32,8 @@ void moving_mean_square(const T* in, int64_t n, int64_t window, int64_t reset_in
   };
   const float mean_factor = 1.f / float(window);
   const int64_t block = kExactMeanSquare<T> || reset_interval < 0 ? n : reset_interval;
-  for (int64_t start = 0; start < n; start += block) {
+  // One block: the sum over the window ending at `start` from scratch, then running.
+  const auto run_block = [&](int64_t start) {
     Acc sum = 0;
     for (int64_t i = std::max<int64_t>(start - window + 1, 0); i <= start; ++i)
       sum += square(in[i]);
@@ -45,7 +46,53 @@ void moving_mean_square(const T* in, int64_t n, int64_t window, int64_t reset_in
       sum += square(in[i]);
       out[i] = float(sum) * mean_factor;
     }
+  };
+  // Blocks that start a whole window in and run their full length go eight at a time: eight
+  // independent sums advance together (the same operations in the same order for each, so the
+  // same values), where one sum's chain of dependent additions would wait on each other. The
+  // squares come through a small tile: eight streams a block apart (a multiple of 4 KiB) would
+  // share an L1 cache set and evict each other.
+  constexpr int kLanes = 8, kChunk = 64;
+  const int64_t blocks = (n + block - 1) / block;
+  int64_t b = 0;
+  if (block < n) {
+    while (b < blocks && b * block < window - 1) run_block(b++ * block);  // windows cut at 0
+    for (; (b + kLanes) * block <= n; b += kLanes) {
+      Acc sum[kLanes] = {}, enter[kLanes][kChunk], leave[kLanes][kChunk];
+      float result[kLanes][kChunk];
+      const T* src = in + b * block;
+      float* dst = out + b * block;
+      // The window before each block's first sample, in ascending order.
+      for (int64_t j0 = 1 - window; j0 <= 0; j0 += kChunk) {
+        const int c = int(std::min<int64_t>(kChunk, 1 - j0));
+        for (int l = 0; l < kLanes; ++l)
+          for (int k = 0; k < c; ++k) enter[l][k] = square(src[l * block + j0 + k]);
+        for (int k = 0; k < c; ++k) {
+#pragma GCC unroll 8
+          for (int l = 0; l < kLanes; ++l) sum[l] += enter[l][k];
+        }
+      }
+      for (int l = 0; l < kLanes; ++l) dst[l * block] = float(sum[l]) * mean_factor;
+      for (int64_t k0 = 1; k0 < block; k0 += kChunk) {
+        const int c = int(std::min<int64_t>(kChunk, block - k0));
+        for (int l = 0; l < kLanes; ++l) {
+          for (int k = 0; k < c; ++k) leave[l][k] = square(src[l * block + k0 + k - window]);
+          for (int k = 0; k < c; ++k) enter[l][k] = square(src[l * block + k0 + k]);
+        }
+        for (int k = 0; k < c; ++k) {
+#pragma GCC unroll 8
+          for (int l = 0; l < kLanes; ++l) {
+            sum[l] -= leave[l][k];
+            sum[l] += enter[l][k];
+            result[l][k] = float(sum[l]) * mean_factor;
+          }
+        }
+        for (int l = 0; l < kLanes; ++l)
+          for (int k = 0; k < c; ++k) dst[l * block + k0 + k] = result[l][k];
+      }
+    }
   }
+  for (; b < blocks; ++b) run_block(b * block);
 }
 
 // (begin, length) of the region of p[0, n) at or above `threshold`, moved back by window - 1.

@@ -3,6 +3,7 @@
 // conversions, and the moving mean square summed window by window.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -87,6 +88,44 @@ void expect_mean_square(const std::vector<T>& x, int64_t window, int64_t reset, 
       sum += double(x[size_t(j)]) * double(x[size_t(j)]);
     EXPECT_NEAR(out[size_t(i)], sum / double(window), tol * (1 + sum / double(window))) << i;
   }
+}
+
+// The blocks that move eight at a time give the values of one block after the other (the
+// sequential sums, in DALI's order), bit for bit: leading blocks cut at 0, a partial last block,
+// fewer than eight blocks, intervals shorter than the window.
+template <typename T>
+void expect_blocked_equals_sequential(size_t n, int64_t window, int64_t reset) {
+  std::mt19937 rng(uint32_t(n + size_t(window) + size_t(reset)));
+  std::normal_distribution<float> d(0.f, 1000.f);
+  std::vector<T> x(n);
+  for (size_t i = 0; i < n; ++i) x[i] = T(d(rng) * (i % 5000 < 2500 ? 1.f : 1e-3f));
+  std::vector<float> got(n), want(n);
+  moving_mean_square(x.data(), int64_t(n), window, reset, got.data());
+  const float f = 1.f / float(window);
+  for (int64_t start = 0; start < int64_t(n); start += reset) {
+    float sum = 0;
+    for (int64_t i = std::max<int64_t>(start - window + 1, 0); i <= start; ++i)
+      sum += float(x[size_t(i)]) * float(x[size_t(i)]);
+    want[size_t(start)] = sum * f;
+    for (int64_t i = start + 1; i < std::min<int64_t>(int64_t(n), start + reset); ++i) {
+      if (i >= window) sum -= float(x[size_t(i - window)]) * float(x[size_t(i - window)]);
+      sum += float(x[size_t(i)]) * float(x[size_t(i)]);
+      want[size_t(i)] = sum * f;
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+        << "n " << n << " window " << window << " reset " << reset << " at " << i;
+}
+
+TEST(NonsilentRegion, BlocksAtOnceEqualBlocksInTurn) {
+  expect_blocked_equals_sequential<float>(176003, 2048, 8192);
+  expect_blocked_equals_sequential<float>(8192 * 16, 2048, 8192);
+  expect_blocked_equals_sequential<float>(8192 * 5 + 7, 2048, 8192);  // fewer than eight
+  expect_blocked_equals_sequential<float>(100000, 300, 100);          // intervals < window
+  expect_blocked_equals_sequential<float>(100000, 1, 64);
+  expect_blocked_equals_sequential<int32_t>(50000, 64, 512);
+  expect_blocked_equals_sequential<double>(50000, 100, 1000);
 }
 
 TEST(NonsilentRegion, MovingMeanSquareIsTheWindowedMean) {

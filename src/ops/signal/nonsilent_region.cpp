@@ -40,7 +40,10 @@ class NonsilentRegion : public Operator {
       std::pair<int64_t, int64_t> region{0, 0};
       if (len > 0) {
         const int64_t window = std::min(window_, len);
-        std::vector<float> power(static_cast<size_t>(len));
+        // One buffer per thread, reused: a fresh one per utterance (megabytes) is an mmap,
+        // zero-filled pages and their faults, which threads then contend for.
+        thread_local std::vector<float> power;
+        if (power.size() < size_t(len)) power.resize(size_t(len));
         visit_type(in.dtype(), [&](auto tag) {
           using T = typename decltype(tag)::type;
           kernels::moving_mean_square(in.data_as<const T>(i), len, window, reset_interval_,
