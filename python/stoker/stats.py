@@ -12,8 +12,8 @@ stats() keys and what they hold:
     "consumer" (its "starved": waiting in run()). "queue_mean" is how many finished batches the
     stage's output queue held, on average, when run() was called (near 0: the consumer waits
     for this stage; near "queue_capacity": the pipeline is ahead); "cpu" the CPU seconds of the
-    stage's threads. "threads": CPU-only pipelines with 8 or more threads run two iterations at
-    once in the CPU stage (two lanes sharing the threads, so that one batch's serial parts and
+    stage's threads. "threads": pipelines with 8 or more threads (but not nvJPEG decoding's) run
+    two iterations at once in the CPU stage (two lanes sharing the threads, so that one batch's serial parts and
     end are filled with the other's samples; same batches, in order; cpu_lanes=1 turns it off);
     their busy and blocked seconds are the lanes' mean. The stage with the most busy time and
     the least starved time is the bottleneck.

@@ -1,13 +1,17 @@
-"""CPU lanes: a CPU-only pipeline with many threads runs two iterations at once in its CPU stage
-(pipeline/cpu_stage.cpp). The batches, checkpoints, errors and statistics must be those of
-one lane (cpu_lanes=1); cpu_lanes=2 turns lanes on below 8 threads."""
+"""CPU lanes: a pipeline with many threads runs two iterations at once in its CPU stage
+(pipeline/cpu_stage.cpp), also when it feeds the GPU, unless a mixed operator prepares on the
+host (nvJPEG decoding). The batches, checkpoints, errors and statistics must be those of one
+lane (cpu_lanes=1); cpu_lanes=2 turns lanes on below 8 threads."""
 import shutil
 
 import numpy as np
 import pytest
 
 import stoker
-from stoker import fn, types
+from stoker import _stoker, fn, types
+
+needs_gpu = pytest.mark.skipif(not _stoker.cuda_available(),
+                               reason="needs a CUDA device (pipelines that feed the GPU)")
 
 
 def _train(root, threads=3, **kw):
@@ -104,3 +108,58 @@ def test_cpu_lanes_takes_0_1_or_2():
         pipe.set_outputs(fn.random.coin_flip())
     with pytest.raises(ValueError, match="cpu_lanes must be 0 \\(automatic\\), 1 or 2, got 3"):
         pipe.build()
+
+
+def _to_gpu(root, threads=8, mixed=False, **kw):
+    """CPU decoding and resizing, then the GPU (or nvJPEG decoding with `mixed`)."""
+    pipe = stoker.Pipeline(batch_size=8, num_threads=threads, device_id=0, seed=11,
+                           prefetch_queue_depth=2, **kw)
+    with pipe:
+        jpegs, labels = fn.readers.file(file_root=root, random_shuffle=True, name="reader")
+        if mixed:
+            images = fn.decoders.image(jpegs, device="mixed")
+        else:
+            images = fn.resize(fn.decoders.image_random_crop(jpegs), size=(20, 20)).gpu()
+        out = fn.crop_mirror_normalize(fn.resize(images, size=(16, 16)),
+                                       mirror=fn.random.coin_flip(), dtype=types.FLOAT16)
+        pipe.set_outputs(out, labels.gpu(), fn.random.uniform(range=(0.0, 1.0)))
+    return pipe
+
+
+def _host_arrays(pipe, runs):
+    return [[np.asarray(o.as_cpu().as_array()) if hasattr(o, "as_cpu") else
+             np.asarray(o.as_array()) for o in pipe.run()] for _ in range(runs)]
+
+
+@needs_gpu
+def test_lanes_feeding_the_gpu_give_one_lanes_batches_and_checkpoints(jpeg_folder):
+    runs = {}
+    for lanes in (1, 2):
+        pipe = _to_gpu(jpeg_folder, cpu_lanes=lanes)
+        first = _host_arrays(pipe, 7)  # past an epoch of 24 samples
+        state = pipe.checkpoint()
+        runs[lanes] = (first, state, _host_arrays(pipe, 3))
+        assert pipe.stage_stats()[0]["threads"] == lanes
+    for a, b in zip(runs[1][0] + runs[1][2], runs[2][0] + runs[2][2]):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    assert runs[1][1] == runs[2][1]
+    resumed = _to_gpu(jpeg_folder, checkpoint=runs[2][1])
+    for a, b in zip(runs[1][2], _host_arrays(resumed, 3)):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+@needs_gpu
+def test_lanes_feeding_the_gpu_are_chosen_unless_a_decoder_prepares_on_the_host(jpeg_folder):
+    def lanes(**kw):
+        pipe = _to_gpu(jpeg_folder, **kw)
+        pipe.run()
+        return pipe.stage_stats()[0]["threads"]
+
+    assert lanes(threads=8) == 2
+    assert lanes(threads=4) == 1
+    # nvJPEG's host part runs in the CPU stage with per-thread decoders shared with the mixed
+    # stage: one lane, even when asked for two.
+    assert lanes(threads=8, mixed=True) == 1
+    assert lanes(threads=8, mixed=True, cpu_lanes=2) == 1

@@ -136,6 +136,9 @@ class Operator {
   // it fills for run() (MemoryPool::acquire: there is no stage stream here). Called from the
   // CPU stage's thread while run() may run on another iteration: shared state needs locks.
   virtual std::shared_ptr<void> prepare_on_host(Workspace&) { return nullptr; }
+  // True for operators whose prepare_on_host() does work: their host part runs from both
+  // stages with the pool's thread indices as its slots (the CPU stage then keeps one lane).
+  virtual bool prepares_on_host() const { return false; }
   // Counters an operator keeps about its work (e.g. how a mixed decoder split its batches),
   // for pipe.operator_stats(name). Called from the consumer's thread: must be thread-safe.
   virtual std::map<std::string, double> stats() const { return {}; }

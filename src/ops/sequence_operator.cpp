@@ -154,6 +154,7 @@ class SequenceOperator final : public Operator {
       if (per_frame(*in)) return nullptr;  // run() works without it
     return op_->prepare_on_host(ws);
   }
+  bool prepares_on_host() const override { return op_->prepares_on_host(); }
   std::map<std::string, double> stats() const override { return op_->stats(); }
 
  private:

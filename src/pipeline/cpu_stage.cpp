@@ -34,13 +34,19 @@ CpuStage::~CpuStage() {
 int CpuStage::choose_lanes() const {
   const auto& o = ctx_.options;
   if (o.cpu_lanes == 1) return 1;
-  // Device stages share the pool, whose thread indices mixed operators use as slots (nvJPEG's
-  // per-thread decoders) from both stages: one caller at a time; external sources may end an
-  // epoch mid-way; on_error="skip" runs the readers again inside an iteration;
-  // num_threads="auto" tunes one lane's threads.
-  if (feeds_device_ || o.on_error == "skip" || o.auto_threads) return 1;
-  for (const auto& op : ctx_.ops)
-    if (dynamic_cast<const ops::InputFeed*>(op.get())) return 1;
+  // External sources may end an epoch mid-way; on_error="skip" runs the readers again inside an
+  // iteration; num_threads="auto" tunes one lane's threads.
+  if (o.on_error == "skip" || o.auto_threads) return 1;
+  for (size_t n = 0; n < ctx_.ops.size(); ++n) {
+    const ops::Operator& op = *ctx_.ops[n];
+    if (dynamic_cast<const ops::InputFeed*>(&op)) return 1;
+    if (ctx_.graph.nodes[n].backend == ops::Backend::kCpu) continue;
+    // The mixed stage shares the pool. A mixed operator that prepares on the host uses its
+    // thread indices as slots (nvJPEG's per-thread decoders) from both stages, one caller at a
+    // time, and a lane's copy of it could not hand its work to the mixed stage's. A reader on
+    // the device keeps state that the lanes' checkpoints (taken by turns) would not see.
+    if (op.prepares_on_host() || op.save_state() || op.reader_meta()) return 1;
+  }
   // Fewer threads leave little idle time to fill, and the second lane's thread (taking part in
   // its own batches) would be a large share of a small budget.
   if (o.num_threads < 8 && o.cpu_lanes != 2) return 1;
@@ -51,7 +57,9 @@ void CpuStage::make_lane_operators() {
   for (int l = 1; l < lanes_; ++l) {
     auto& own = lane_ops_.emplace_back(ctx_.ops.size());
     for (size_t n = 0; n < ctx_.ops.size(); ++n) {
-      // Readers keep state (their position): the lanes share them, in turns.
+      // Readers keep state (their position): the lanes share them, in turns. The device stages
+      // run the mixed and gpu operators, one iteration at a time.
+      if (ctx_.graph.nodes[n].backend != ops::Backend::kCpu) continue;
       if (ctx_.ops[n]->save_state() || ctx_.ops[n]->reader_meta()) continue;
       own[n] = ops::make_operator(ctx_.graph.nodes[n]);
     }
@@ -173,7 +181,7 @@ Iteration CpuStage::run_iteration(int64_t iteration, int lane) {
 
 bool CpuStage::prepares_on_host(size_t n) const {
   const auto& nodes = ctx_.graph.nodes;
-  if (nodes[n].backend != ops::Backend::kMixed) return false;
+  if (nodes[n].backend != ops::Backend::kMixed || !ctx_.ops[n]->prepares_on_host()) return false;
   for (const auto& in : nodes[n].inputs)
     if (nodes[size_t(in.node)].backend != ops::Backend::kCpu) return false;
   for (const auto& [name, in] : nodes[n].arg_inputs)

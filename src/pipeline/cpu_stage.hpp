@@ -8,13 +8,15 @@
 // Lanes. Usually one thread: it waits for the slowest pool thread at the end of every
 // operator's batch, while the pool's other threads have nothing to do, as they have while the
 // thread runs an iteration's serial parts (a reader handing over its samples). For CPU-only
-// pipelines with many threads that idle time is about 1.3 of 16 cores (docs/findings.md). So
-// there two lanes each run whole iterations, taking the next one when they finish, on one pool
-// that takes calls from both at once: the threads one lane's batch leaves idle work on the
-// other's. The second lane runs its own copies of the stateless operators (their results
+// pipelines with many threads that idle time is about 1.3 of 16 cores (docs/findings.md), and
+// far more when a few long samples end each batch (speech). So there two lanes each run whole
+// iterations, taking the next one when they finish, on one pool that takes calls from both at
+// once (and from the mixed stage): the threads one lane's batch leaves idle work on the
+// other's. The second lane runs its own copies of the stateless cpu operators (their results
 // depend only on the workspace), so both lanes may be in the same operator; operators with
 // state (readers) are shared and run their iterations in order (a lane waits for its turn),
-// so samples come in the same order. Results are delivered in iteration order.
+// so samples come in the same order. Results are delivered in iteration order. Pipelines whose
+// mixed operators prepare on the host (nvJPEG decoding) keep one lane (choose_lanes says why).
 #pragma once
 
 #include <condition_variable>
@@ -67,7 +69,11 @@ class CpuStage {
     return lane > 0 && lane_ops_[size_t(lane - 1)][n] ? *lane_ops_[size_t(lane - 1)][n]
                                                       : *ctx_.ops[n];
   }
-  bool takes_turns(size_t n) const { return !lane_ops_.empty() && !lane_ops_[0][n]; }
+  // Shared cpu operators (readers) take turns; the device stages' are not run by the lanes.
+  bool takes_turns(size_t n) const {
+    return !lane_ops_.empty() && !lane_ops_[0][n] &&
+           ctx_.graph.nodes[n].backend == ops::Backend::kCpu;
+  }
   bool wait_turn(size_t n, int64_t iteration);  // false: the stage is stopping
   void pass_turn(size_t n, int64_t iteration);
 

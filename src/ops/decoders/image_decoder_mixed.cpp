@@ -63,6 +63,7 @@ class ImageDecoderMixed final : public ImageDecoder {
                    cuda_mode_, "'");
   }
 
+  bool prepares_on_host() const override { return true; }
   std::shared_ptr<void> prepare_on_host(Workspace& ws) override {
     const Batch& in = ws.input(0);
     auto split = make_split(ws, in);
