@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -126,6 +127,57 @@ TEST(NonsilentRegion, BlocksAtOnceEqualBlocksInTurn) {
   expect_blocked_equals_sequential<float>(100000, 1, 64);
   expect_blocked_equals_sequential<int32_t>(50000, 64, 512);
   expect_blocked_equals_sequential<double>(50000, 100, 1000);
+}
+
+// The AVX2 loop for float signals gives the generic loop's values bit for bit: windows and
+// intervals that are not multiples of eight (partial vectors at both ends of a block), loud
+// passages after quiet ones (the drift), tiny values (subnormal squares).
+TEST(NonsilentRegion, SimdLoopEqualsGenericLoop) {
+  struct Case {
+    size_t n;
+    int64_t window, reset;
+  };
+  for (const Case c : {Case{176003, 2048, 8192}, Case{200000, 2000, 6003}, Case{50000, 7, 21},
+                       Case{90000, 301, 903}, Case{70000, 1, 64}, Case{8192 * 9, 2048, 8192}}) {
+    std::mt19937 rng(uint32_t(c.n));
+    std::normal_distribution<float> d(0.f, 1.f);
+    std::vector<float> x(c.n), simd(c.n), generic(c.n);
+    for (size_t i = 0; i < c.n; ++i) {
+      const float scale = i % 30000 < 15000 ? 1e3f : (i % 7 == 0 ? 1e-22f : 1e-3f);
+      x[i] = d(rng) * scale;
+    }
+    moving_mean_square(x.data(), int64_t(c.n), c.window, c.reset, simd.data(), true);
+    moving_mean_square(x.data(), int64_t(c.n), c.window, c.reset, generic.data(), false);
+    for (size_t i = 0; i < c.n; ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(simd[i]), std::bit_cast<uint32_t>(generic[i]))
+          << "n " << c.n << " window " << c.window << " reset " << c.reset << " at " << i;
+  }
+}
+
+// power_max with AVX2 is std::max from p[0] on: NaNs (first or later) and infinities included.
+TEST(NonsilentRegion, SimdMaxEqualsSequentialMax) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(0.f, 1.f);
+  std::vector<float> p(1003);
+  for (auto& v : p) v = d(rng);
+  const auto sequential = [](const std::vector<float>& v) {
+    float m = v[0];
+    for (size_t i = 1; i < v.size(); ++i) m = std::max(m, v[i]);
+    return m;
+  };
+  const auto same = [](float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); };
+  for (size_t at : {size_t(0), size_t(3), size_t(500), size_t(1002)}) {
+    auto q = p;
+    q[at] = 7.f;  // the maximum in the vector part, the tail or the first value
+    EXPECT_TRUE(same(power_max(q.data(), int64_t(q.size())), sequential(q))) << at;
+    q[at] = std::numeric_limits<float>::infinity();
+    EXPECT_TRUE(same(power_max(q.data(), int64_t(q.size())), sequential(q))) << at;
+    q[at] = std::numeric_limits<float>::quiet_NaN();  // first: NaN; later: passed over
+    EXPECT_TRUE(same(power_max(q.data(), int64_t(q.size())), sequential(q))) << at;
+    EXPECT_TRUE(same(power_max(q.data(), int64_t(q.size()), false), sequential(q))) << at;
+  }
+  for (int64_t n = 1; n < 20; ++n)  // shorter than a vector, and a partial one after it
+    EXPECT_TRUE(same(power_max(p.data(), n), sequential(std::vector<float>(p.begin(), p.begin() + n))));
 }
 
 TEST(NonsilentRegion, MovingMeanSquareIsTheWindowedMean) {
