@@ -15,10 +15,11 @@ dither and the pre-emphasis; torch.stft, a mel matrix, log, per-band normalisati
 has no wheel for the installed torch, so it is not used: its MelSpectrogram is the same
 torch.stft and matrix product), batches padded as pad pads them.
 
---device gpu: the batches end on the GPU (each step waits for them there). DALI runs its GPU
-audio operators after the silence is cut (Jasper's split); stoker computes on the CPU and copies
-(it has no GPU audio operators yet); the DataLoader's workers decode, cut, dither and
-pre-emphasise, and the GPU computes the rest of the batch at once.
+--device gpu: the batches end on the GPU (each step waits for them there). Both libraries run
+their GPU audio operators after the silence is cut (Jasper's split: decoding, nonsilent_region
+and slice on the CPU; the dither, preemphasis_filter .. pad on the GPU); the DataLoader's
+workers decode, cut, dither and pre-emphasise, and the GPU computes the rest of the batch at
+once.
 
 Data: DIR with one sub-folder of WAV files per class; default: --count generated utterances
 (examples/speech_data.py) of --seconds (a range, uniform) each, written once under
