@@ -97,6 +97,25 @@ STOKER_HOST_DEVICE inline double exp_neg(double x) {
   return ldexp(p, int(n));  // exact
 }
 
+// (cos, sin) of an angle q quarter turns past x, from cn = cos x and sn = sin x (exact).
+template <typename F>
+STOKER_HOST_DEVICE inline void rotate_quarters(int q, F cn, F sn, F* c, F* s) {
+  switch (q & 3) {
+    case 0:
+      *c = cn, *s = sn;
+      break;
+    case 1:
+      *c = -sn, *s = cn;
+      break;
+    case 2:
+      *c = -cn, *s = -sn;
+      break;
+    default:
+      *c = sn, *s = -cn;
+      break;
+  }
+}
+
 // (cos 2 pi u, sin 2 pi u) for u in [0, 1): the quadrant from 4u (exact), then the series of
 // sin and cos on [0, pi/2) to x^23 and x^22.
 STOKER_HOST_DEVICE inline void sincos_2pi(double u, double* c, double* s) {
@@ -129,21 +148,7 @@ STOKER_HOST_DEVICE inline void sincos_2pi(double u, double* c, double* s) {
                                -8.896791392450574e-22};
   double ps = 0.0, pc = 0.0;
   for (int k = 11; k >= 0; --k) ps = madd(ps, x2, kSin[k]), pc = madd(pc, x2, kCos[k]);
-  const double sn = mul_rn(ps, x), cn = pc;
-  switch (int(q) & 3) {
-    case 0:
-      *c = cn, *s = sn;
-      break;
-    case 1:
-      *c = -sn, *s = cn;
-      break;
-    case 2:
-      *c = -cn, *s = -sn;
-      break;
-    default:
-      *c = sn, *s = -cn;
-      break;
-  }
+  rotate_quarters(int(q), pc, mul_rn(ps, x), c, s);
 }
 
 // Two independent standard normals (Box-Muller) from one Philox block.

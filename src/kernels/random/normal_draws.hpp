@@ -97,20 +97,7 @@ STOKER_HOST_DEVICE inline void cos_sin_turn(uint32_t k, float* c, float* s) {
   float pc = 2.443315711809948E-5f;
   pc = madd(pc, z, -1.388731625493765E-3f), pc = madd(pc, z, 4.166664568298827E-2f);
   const float cn = add_rn(madd(mul_rn(pc, z), z, mul_rn(-0.5f, z)), 1.0f);
-  switch (q & 3) {
-    case 0:
-      *c = cn, *s = sn;
-      break;
-    case 1:
-      *c = -sn, *s = cn;
-      break;
-    case 2:
-      *c = -cn, *s = -sn;
-      break;
-    default:
-      *c = sn, *s = -cn;
-      break;
-  }
+  noise_math::rotate_quarters(int(q), cn, sn, c, s);
 }
 
 // z0 = r cos a, z1 = r sin a from the words (w0, w1).
