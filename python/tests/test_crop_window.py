@@ -79,10 +79,11 @@ def test_errors_name_the_operator(op):
 
     expect(rf"{op}: rounding must be 'round' or 'truncate', got 'floor'", crop=(5, 5),
            rounding="floor")
-    expect(rf"{op}: crop_pos_x/crop_pos_y must be in \[0, 1\], got 1.5, 0.5 \(sample 0\)",
+    expect(rf"{op}: crop_pos_x must be in \[0, 1\], got 1.5 \(sample 0\)",
            crop=(5, 5), crop_pos_x=1.5)
-    expect(rf"{op}: crop must be \[height, width\] \(or one value for a square\), got 3 values",
-           crop=(5, 5, 5))
-    expect(rf"{op}: give either `crop` or `crop_h`/`crop_w`, not both", crop=(5, 5), crop_h=3,
-           crop_w=3)
+    expect(rf"{op}: crop must be \[height, width\] or \[depth, height, width\] \(or one "
+           rf"value for a square\), got 4 values", crop=(5, 5, 5, 5))
+    expect(rf"{op}: give either `crop` or `crop_d`/`crop_h`/`crop_w`, not both", crop=(5, 5),
+           crop_h=3, crop_w=3)
+    expect(rf"{op}: crop_d must be given with crop_h and crop_w", crop_d=3)
     expect(rf"{op}: crop_w and crop_h must be given together", crop_h=3)

@@ -273,7 +273,7 @@ def _fusion_chain(data, device):
     c = fn.cast(fn.transpose(cmn3, device=device, perm=[2, 0, 1], name="t3"), device=device,
                 dtype=types.FLOAT16, name="cast3")
     big4 = fn.resize(data, device=device, size=(41, 29), name="big4")
-    crop4 = fn.crop(big4, device=device, crop=(30, 40), out_of_bounds_policy="trim",
+    crop4 = fn.crop(big4, device=device, crop=(30, 40), out_of_bounds_policy="trim_to_shape",
                     crop_pos_x=0.7, name="crop4")
     flip4 = fn.flip(crop4, device=device, horizontal=1, name="flip4")
     d = fn.crop_mirror_normalize(flip4, device=device, crop=(12, 10), crop_pos_y=0.2, mirror=coin,

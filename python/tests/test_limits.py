@@ -222,7 +222,7 @@ BY_NAME = {
         "aspect_ratio", "axes", "axis", "background", "bbox_prune_threshold", "brightness",
         "brightness_shift", "center", "center_x", "center_y", "center_z", "class_weights",
         "classes", "contrast", "contrast_center", "crop_pos_x", "crop_pos_y", "crop_pos_z", "criteria", "ddof",
-        "element_map", "epsilon", "fdata", "fill_value", "fill_values", "flip_x", "flip_y",
+        "depthwise", "element_map", "epsilon", "fdata", "fill_value", "fill_values", "flip_x", "flip_y",
         "flip_z", "foreground", "foreground_prob", "from_end", "from_start", "function_id",
         "horizontal", "hue", "idata", "in_ids", "indices", "label_type", "labels", "mask",
         "matrix", "mean", "means", "mirror", "off_value", "offset", "on_value", "p", "paste_x",
@@ -238,6 +238,9 @@ BY_OP = {
     ("reshape", "rel_shape"): "bounded: reshape keeps the input's elements",
     ("reinterpret", "rel_shape"): "bounded: reshape keeps the input's elements",
     ("bbox_rotate", "size"): "bounded: numbers out (boxes), nothing allocated from it",
+    # They take images only, which have no depth: crop_d is ignored there (as DALI's).
+    ("crop_mirror_normalize", "crop_d"): "bounded: ignored (images have no depth)",
+    ("decoders.image_crop", "crop_d"): "bounded: ignored (images have no depth)",
     **{(op, roi): "bounded: a region of the input"
        for op in ("resize", "experimental.resize", "resize_crop_mirror", "tensor_resize")
        for roi in ("roi_start", "roi_end")},

@@ -92,6 +92,10 @@ CASES = [
            rf"{op}: crop \(crop_h, crop_w\) would make an output of 1e\+30x1e\+30")
       for op, call, pad in [("crop", "fn.crop", ", out_of_bounds_policy='pad'"),
                             ("crop_mirror_normalize", "fn.crop_mirror_normalize", "")]],
+    Case("crop", ("crop_d",),
+         f"fn.crop({VOL}, crop_d=1290, crop_h=1290, crop_w=1290, out_of_bounds_policy='pad')",
+         f"fn.crop({VOL}, crop_d=1291, crop_h=1291, crop_w=1291, out_of_bounds_policy='pad')",
+         r"crop: crop \(crop_d, crop_h, crop_w\) would make an output of 1291x1291x1291"),
     Case("decoders.image_crop", ("crop", "crop_h", "crop_w"),
          f"fn.decoders.image_crop(JPEG, crop=({SIDE}, {SIDE}))",
          f"fn.decoders.image_crop(JPEG, crop=({SIDE + 1}, {SIDE + 1}))",

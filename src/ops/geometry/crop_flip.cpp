@@ -6,7 +6,9 @@
 
 #include "stoker/kernels/geometry/crop_cpu.hpp"
 #include "stoker/kernels/geometry/flip_cpu.hpp"
+#include "stoker/kernels/tensor/strided_copy_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
+#include "stoker/ops/geometry/crop_nd.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
 #ifdef STOKER_HAVE_CUDA
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
@@ -18,15 +20,27 @@ namespace {
 class Crop : public Operator {
  public:
   explicit Crop(const OpSpec& spec) : Operator(spec) {
-    policy_ = spec.arg<std::string>("out_of_bounds_policy");
-    STOKER_ENFORCE(policy_ == "error" || policy_ == "pad" || policy_ == "trim", ValueError,
-                   "crop: out_of_bounds_policy must be 'error', 'pad' or 'trim', got '", policy_,
-                   "'");
+    const auto policy = spec.arg<std::string>("out_of_bounds_policy");
+    // DALI's names (slice's): trim_to_shape, pad or constant, and its border modes.
+    policy_ = policy == "constant" ? "pad" : policy;
+    border_ = policy_ == "edge" || policy_ == "clamp"              ? kernels::Border::kClamp
+              : policy_ == "reflect" || policy_ == "reflect_1001" ? kernels::Border::kReflect1001
+              : policy_ == "reflect_101"                          ? kernels::Border::kReflect101
+              : policy_ == "wrap"                                 ? kernels::Border::kWrap
+                                                                  : kernels::Border::kFill;
+    STOKER_ENFORCE(policy_ == "error" || policy_ == "pad" || policy_ == "trim_to_shape" ||
+                       border_ != kernels::Border::kFill,
+                   ValueError,
+                   "crop: out_of_bounds_policy must be 'error', 'pad' (or 'constant'), "
+                   "'trim_to_shape', 'edge' (or 'clamp'), 'reflect' (or 'reflect_1001'), "
+                   "'reflect_101' or 'wrap', got '",
+                   policy, "'");
     fill_ = spec.arg<std::vector<double>>("fill_values");
   }
 
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
+    if (!plain_image(in)) return run_strided(ws, nullptr);
     const int n = in.size();
     std::vector<TensorShape> shapes;
     auto windows = plan(ws, in, shapes);
@@ -66,7 +80,7 @@ class Crop : public Operator {
       auto s = frame_of(in, i);
       auto w = crop_window_arg(*this, ws, i, s.height, s.width);
       if (policy_ == "error") check_window_inside(w, s.height, s.width, "crop");
-      if (policy_ == "trim") {
+      if (policy_ == "trim_to_shape") {
         int64_t y1 = std::min(w.y + w.height, s.height), x1 = std::min(w.x + w.width, s.width);
         w.y = std::max<int64_t>(w.y, 0), w.x = std::max<int64_t>(w.x, 0);
         w.height = std::max<int64_t>(0, y1 - w.y), w.width = std::max<int64_t>(0, x1 - w.x);
@@ -80,14 +94,68 @@ class Crop : public Operator {
     return windows;
   }
 
-  // HWC (or no layout) or CHW images.
-  static bool is_planar(const Batch& in) {
+  // HWC images (or 3-D without a layout) cut with error, pad or trim_to_shape: the image
+  // kernel (and the GPU's fused chains); everything else goes through strided copies.
+  bool plain_image(const Batch& in) const {
     const auto& l = in.layout().str();
-    STOKER_ENFORCE(l.empty() || l == "HWC" || l == "CHW", ValueError,
-                   "crop: expected images in HWC or CHW layout (sequences: FHWC, FCHW), got '", l,
-                   "'");
-    return l == "CHW";
+    const bool hwc = l == "HWC" || (l.empty() && in.sample_ndim() == 3);
+    return hwc && border_ == kernels::Border::kFill;
   }
+  static bool is_planar(const Batch& in) { return in.layout().str() == "CHW"; }
+
+  // Any layout crop takes (kLayouts), any policy: one strided copy per sample (or per channel
+  // with differing fill values). With `copies`, the descriptors are gathered (GPU) instead of
+  // run here.
+  void run_strided(Workspace& ws, std::vector<kernels::StridedCopy>* copies) {
+    const Batch& in = ws.input(0);
+    const int n = in.size();
+    const size_t elem = dtype_size(in.dtype());
+    visit_crop_type(in.dtype(), "crop input", [](auto) {});
+    std::string layout = in.layout().str();
+    std::vector<LayoutAxes> axes(static_cast<size_t>(n));
+    std::vector<CropBox> boxes(static_cast<size_t>(n));
+    std::vector<TensorShape> shapes(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      std::string resolved;
+      const auto& s = in.shape(i);
+      const LayoutAxes ax = layout_axes(in.layout().str(), s.ndim(), kLayouts, "crop", &resolved);
+      if (i == 0) layout = resolved;
+      CropBox b = crop_box_arg(*this, ws, i, ax.volume() ? s[ax.d] : -1, s[ax.h], s[ax.w]);
+      const int64_t in_ext[3] = {ax.volume() ? s[ax.d] : 1, s[ax.h], s[ax.w]};
+      for (size_t k = 0; k < 3; ++k) {
+        const int64_t lo = b.anchor[k], hi = lo + b.extent[k];
+        if (policy_ == "error")
+          STOKER_ENFORCE(lo >= 0 && hi <= in_ext[k], ValueError, "crop: sample ", i,
+                         ": the window [", lo, ", ", hi, ") on axis ", "DHW"[k],
+                         " leaves the input's extent ", in_ext[k],
+                         " (out_of_bounds_policy='error'; 'pad' or 'trim_to_shape' allow it)");
+        if (policy_ == "trim_to_shape") {
+          b.anchor[k] = std::clamp<int64_t>(lo, 0, in_ext[k]);
+          b.extent[k] = std::clamp<int64_t>(hi, 0, in_ext[k]) - b.anchor[k];
+        }
+      }
+      const int64_t channels = ax.c >= 0 ? s[ax.c] : 1;
+      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) == channels, ValueError,
+                     "crop: fill_values needs 1 or ", channels, " values (one per channel), got ",
+                     fill_.size());
+      axes[size_t(i)] = ax, boxes[size_t(i)] = b;
+      shapes[size_t(i)] = cropped_shape(s, ax, b);
+    }
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), layout);
+    std::vector<kernels::StridedCopy> mine;
+    for (int i = 0; i < n; ++i) {
+      const auto& ax = axes[size_t(i)];
+      const auto fill = fill_bits(in.dtype(), ax.c >= 0 ? in.shape(i)[ax.c] : 1);
+      auto d = crop_copies(in.data(i), out.data(i), in.shape(i), ax, boxes[size_t(i)], border_,
+                           fill, elem);
+      (copies ? *copies : mine).insert((copies ? *copies : mine).end(), d.begin(), d.end());
+    }
+    if (copies) return;
+    for_each_sample(ws, int(mine.size()),
+                    [&](int k, int) { kernels::strided_copy_cpu(mine[size_t(k)], elem); });
+  }
+  // Sequences (F first) come frame by frame (SequenceOperator).
+  inline static const std::vector<std::string> kLayouts = {"HWC", "CHW", "DHWC", "CDHW"};
   static ImageShape frame_of(const Batch& in, int i) {
     const auto& s = in.shape(i);
     STOKER_ENFORCE(s.ndim() == 3, ValueError, "crop: expected images (3 dimensions), got shape ",
@@ -120,6 +188,7 @@ class Crop : public Operator {
   }
 
   std::string policy_;
+  kernels::Border border_ = kernels::Border::kFill;
   std::vector<double> fill_;
 };
 
@@ -147,6 +216,14 @@ class Flip : public Operator {
     const Batch& in = ws.input(0);
     const int n = in.size();
     const std::string layout = checked_layout(in);
+    if (layout == "DHWC" || layout == "CDHW" || layout == "FHWC") {
+      Batch& out = add_output(ws, in.dtype(), shapes_of(in), in.layout().str());
+      const auto copies = volume_copies(ws, in, out, layout);
+      for_each_sample(ws, n, [&](int i, int) {
+        kernels::strided_copy_cpu(copies[size_t(i)], dtype_size(in.dtype()));
+      });
+      return;
+    }
     Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
     for_each_sample(ws, n, [&](int i, int) {
       bool h = scalar_arg(ws, "horizontal", i) != 0, v = scalar_arg(ws, "vertical", i) != 0;
@@ -170,20 +247,42 @@ class Flip : public Operator {
   }
 
  protected:
+  // HWC, CHW, DHWC or CDHW (sequences: frame by frame). Without a layout 3 dimensions are HWC
+  // and 4 a sequence of HWC frames (DALI's reading), flipped alike.
   static std::string checked_layout(const Batch& in) {
-    std::string layout = in.layout().empty() ? "HWC" : in.layout().str();
-    STOKER_ENFORCE(layout == "HWC" || layout == "CHW", ValueError,
-                   "flip: expected layout HWC or CHW, got '", layout, "'");
+    std::string layout = in.layout().str();
+    if (layout.empty()) layout = in.sample_ndim() == 4 ? "FHWC" : "HWC";
+    STOKER_ENFORCE(layout == "HWC" || layout == "CHW" || layout == "DHWC" || layout == "CDHW" ||
+                       (layout == "FHWC" && in.layout().empty()),
+                   ValueError, "flip: expected layout HWC, CHW, DHWC or CDHW (sequences: F first), got '",
+                   layout, "'");
     return layout;
   }
   static std::vector<TensorShape> shapes_of(const Batch& in) {
     std::vector<TensorShape> shapes;
+    const int ndim = in.layout().empty() ? in.sample_ndim() : int(in.layout().str().size());
     for (int i = 0; i < in.size(); ++i) {
-      STOKER_ENFORCE(in.shape(i).ndim() == 3, ValueError, "flip: sample ", i,
-                     " is not an image (shape ", in.shape(i).to_string(), ")");
+      STOKER_ENFORCE(in.shape(i).ndim() == ndim && (ndim == 3 || ndim == 4), ValueError,
+                     "flip: sample ", i, " has shape ", in.shape(i).to_string(), " for layout '",
+                     in.layout().str(), "'");
       shapes.push_back(in.shape(i));
     }
     return shapes;
+  }
+  // Volumes (and 4-D samples without a layout, as FHWC: depthwise does nothing there, as in
+  // DALI): one mirrored strided copy per sample.
+  std::vector<kernels::StridedCopy> volume_copies(const Workspace& ws, const Batch& in, Batch& out,
+                                                  const std::string& layout) const {
+    LayoutAxes ax;
+    ax.d = int(layout.find('D')), ax.h = int(layout.find('H')), ax.w = int(layout.find('W'));
+    ax.c = int(layout.find('C'));
+    std::vector<kernels::StridedCopy> copies;
+    for (int i = 0; i < in.size(); ++i)
+      copies.push_back(flip_copy(in.data(i), out.data(i), in.shape(i), ax,
+                                 scalar_arg(ws, "depthwise", i) != 0,
+                                 scalar_arg(ws, "vertical", i) != 0,
+                                 scalar_arg(ws, "horizontal", i) != 0, dtype_size(in.dtype())));
+    return copies;
   }
 };
 
@@ -192,33 +291,16 @@ class CropGpu final : public Crop, public ResamplingStep {
  public:
   using Crop::Crop;
   void run(Workspace& ws) override {
-    if (is_planar(ws.input(0))) return run_planar(ws);
-    run_step(*this, *this, ws);
-  }
-  // CHW: each plane's window as one strided copy (filled outside the image), one launch.
-  void run_planar(Workspace& ws) {
-    const Batch& in = ws.input(0);
-    std::vector<TensorShape> shapes;
-    auto windows = plan(ws, in, shapes);
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "CHW");
+    if (plain_image(ws.input(0))) return run_step(*this, *this, ws);
+    // Volumes, CHW, border modes: the CPU's strided copies, in one launch.
     std::vector<kernels::StridedCopy> d;
-    for (int i = 0; i < in.size(); ++i) {
-      const auto s = frame_of(in, i);
-      const auto& w = windows[size_t(i)];
-      const auto fill = fill_bits(in.dtype(), s.channels);
-      const size_t elem = dtype_size(in.dtype());
-      const auto* src = static_cast<const uint8_t*>(in.data(i));
-      auto* dst = static_cast<uint8_t*>(out.data(i));
-      for (int64_t c = 0; c < s.channels && w.height * w.width > 0; ++c)
-        d.push_back(copy_desc(src + size_t(c * s.height * s.width) * elem,
-                              dst + size_t(c * w.height * w.width) * elem, {w.height, w.width},
-                              {w.width, 1}, {s.width, 1}, {s.height, s.width}, "crop", {w.y, w.x},
-                              fill[size_t(c)]));
-    }
-    if (!d.empty()) run_copies(*this, ws, d, dtype_size(in.dtype()));
+    run_strided(ws, &d);
+    run_copies(*this, ws, d, dtype_size(ws.input(0).dtype()));
   }
   Output plan_step(Workspace& ws, const Batch& in) override {
-    STOKER_ENFORCE(!is_planar(in), ValueError, "crop (gpu): fused chains need HWC images");
+    STOKER_ENFORCE(plain_image(in), ValueError,
+                   "crop (gpu): fused chains need HWC images cut with out_of_bounds_policy "
+                   "'error' or 'trim_to_shape'");
     Output o;
     auto windows = plan(ws, in, o.shapes);
     o.dtype = in.dtype();
@@ -271,6 +353,11 @@ class FlipGpu final : public Flip, public ResamplingStep {
     const Batch& in = ws.input(0);
     const int n = in.size();
     const std::string layout = checked_layout(in);
+    if (layout == "DHWC" || layout == "CDHW" || layout == "FHWC") {
+      Batch& out = add_output(ws, in.dtype(), shapes_of(in), in.layout().str());
+      run_copies(*this, ws, volume_copies(ws, in, out, layout), dtype_size(in.dtype()));
+      return;
+    }
     Batch& out = add_output(ws, in.dtype(), shapes_of(in), layout);
     if (n == 0) return;
     std::vector<kernels::FlipGpuSample> desc(static_cast<size_t>(n));
@@ -305,13 +392,19 @@ OpSchema crop_schema() {
   OpSchema s{
       .name = "crop",
       .doc =
-          "Cuts a window out of HWC or CHW images (none given: the whole image, as DALI's). Window "
-          "placement: see crop_pos_x/y and rounding. "
-          "out_of_bounds_policy: 'error' (default) rejects windows leaving the image, 'pad' "
-          "fills outside pixels with `fill_values`, 'trim' shrinks the window to the image.",
+          "Cuts a window out of images (HWC, CHW) or volumes (DHWC, CDHW), and sequences of "
+          "them (F first; each frame cut alike); no layout: HWC for 3 dimensions, DHWC for 4 "
+          "(none given: the whole input, as DALI's). Window placement: see crop_pos_x/y/z and "
+          "rounding. out_of_bounds_policy: 'error' (default) rejects windows leaving the "
+          "input, 'pad' (or 'constant') fills outside elements with `fill_values` (one, or one "
+          "per channel), 'trim_to_shape' shrinks the window to the input; 'edge' ('clamp'), "
+          "'reflect' ('reflect_1001'), 'reflect_101' and 'wrap' read outside elements from "
+          "inside as slice does.",
       .inputs = {"images"},
       .outputs = {"cropped"},
-      .args = {{"out_of_bounds_policy", ArgType::kString, "error | pad | trim.",
+      .args = {{"out_of_bounds_policy", ArgType::kString,
+                "error | pad (constant) | trim_to_shape | edge (clamp) | reflect (reflect_1001) | "
+                "reflect_101 | wrap.",
                 std::string("error")},
                {"fill_values", ArgType::kFloatList, "Padding value(s), one or per channel.",
                 std::vector<double>{0.0}}},
@@ -323,7 +416,8 @@ OpSchema crop_schema() {
   for (auto& a : crop_arg_schemas()) s.args.push_back(a);
   s.fusion.chain = FusionTraits::Chain::kMiddle;
   s.fusion.fusable = [](const OpSpec& sp) {  // a padding crop writes pixels the chain has not
-    return sp.arg<std::string>("out_of_bounds_policy") != "pad";
+    const auto p = sp.arg<std::string>("out_of_bounds_policy");
+    return p == "error" || p == "trim_to_shape";
   };
   return s;
 }
@@ -331,11 +425,16 @@ OpSchema crop_schema() {
 OpSchema flip_schema() {
   return {
       .name = "flip",
-      .doc = "Flips HWC or CHW images horizontally and/or vertically, per sample.",
+      .doc = "Flips images (HWC, CHW) or volumes (DHWC, CDHW) horizontally, vertically and/or "
+             "(volumes) in depth, per sample; sequences (F first) frame by frame. Without a "
+             "layout, 3 dimensions are HWC and 4 a sequence of HWC frames (as DALI reads them).",
       .inputs = {"images"},
       .outputs = {"flipped"},
       .args = {{"horizontal", ArgType::kInt, "Flip left-right when non-zero.", int64_t{1}, true},
-               {"vertical", ArgType::kInt, "Flip top-bottom when non-zero.", int64_t{0}, true}},
+               {"vertical", ArgType::kInt, "Flip top-bottom when non-zero.", int64_t{0}, true},
+               {"depthwise", ArgType::kInt,
+                "Flip front-back (the D axis of volumes) when non-zero; images have none.",
+                int64_t{0}, true}},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Flip>(s); },
       .make_gpu = STOKER_GPU_FACTORY(FlipGpu),
       .fusion = {.chain = FusionTraits::Chain::kMiddle, .mirror = true},

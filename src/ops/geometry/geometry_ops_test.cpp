@@ -146,7 +146,7 @@ TEST(CropOp, PoliciesAndPositions) {
   } catch (const ValueError& e) {
     EXPECT_STREQ(e.what(),
                  "sample 0: crop: crop window 12x5 at (y=-1, x=4) exceeds the 10x12 "
-                 "image (out_of_bounds_policy='error'; use 'pad' or 'trim')");
+                 "image (out_of_bounds_policy='error'; use 'pad' or 'trim_to_shape')");
   }
   OpRunner pad("crop", {{"crop", std::vector<double>{12, 5}},
                         {"out_of_bounds_policy", std::string("pad")},
@@ -156,7 +156,7 @@ TEST(CropOp, PoliciesAndPositions) {
   EXPECT_EQ(o[0].data_as<uint8_t>(0)[0], 9);  // row -1 is padding
   EXPECT_EQ(o[0].data_as<uint8_t>(0)[15], img[size_t((0 * 12 + 4) * 3)]);
   OpRunner trim("crop", {{"crop", std::vector<double>{12, 5}},
-                         {"out_of_bounds_policy", std::string("trim")}});
+                         {"out_of_bounds_policy", std::string("trim_to_shape")}});
   o = trim.run({batch()});
   EXPECT_EQ(o[0].shape(0), (TensorShape{10, 5, 3}));
 }

@@ -1,0 +1,102 @@
+"""crop and flip on volumes (DHWC, CDHW), CHW images and sequences against DALI 2.4: crop's
+depth (`crop` of three values, crop_d, crop_pos_z; a `crop` of two keeps the depth; images ignore
+the depth), its out_of_bounds_policy names and border modes (pad with one fill value per
+channel on the C axis wherever it is, trim_to_shape, edge/clamp, reflect, reflect_101, wrap),
+4-D samples without a layout (DHWC for crop), and flip's `depthwise` (DHWC, CDHW, FDHWC;
+nothing on images). Exact on the CPU and the GPU."""
+
+import numpy as np
+import pytest
+
+from parity_util import SKIP_REASON, assert_like_dali, dali
+
+if dali is None:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+
+def _volume(d, h, w, c, seed):
+    z, y, x, k = np.meshgrid(np.arange(d), np.arange(h), np.arange(w), np.arange(c),
+                             indexing="ij")
+    return ((z * 53 + y * 17 + x * 5 + k * 101 + seed) % 251).astype(np.uint8)
+
+
+# Ragged: every sample's depth, height and width differ.
+DHWC = [_volume(5 + k, 6 + 2 * k, 7 + k, 2, k) for k in range(4)]
+CDHW = [np.ascontiguousarray(v.transpose(3, 0, 1, 2)) for v in DHWC]
+HWC = [v[0] for v in DHWC]
+CHW = [np.ascontiguousarray(v.transpose(2, 0, 1)) for v in HWC]
+FDHWC = [np.stack([v[:4, :5, :6], 255 - v[:4, :5, :6]]) for v in DHWC]
+DATA = {"DHWC": DHWC, "CDHW": CDHW, "HWC": HWC, "CHW": CHW, "FDHWC": FDHWC, "": DHWC}
+_ON_GPU = [False]
+
+
+def _feed(fn, layout):
+    data = DATA[layout]
+    kw = {"layout": layout} if layout else {}
+    x = fn.external_source(source=lambda: [a.copy() for a in data], batch=True, **kw)
+    return x.gpu() if _ON_GPU[0] else x
+
+
+def _per_sample(fn, values, dtype=np.float32):
+    return fn.external_source(source=lambda: [np.array(v, dtype) for v in values], batch=True)
+
+
+_CROPS = [
+    ("DHWC", dict(crop=(3, 4, 5))),
+    ("DHWC", dict(crop=(4, 5))),  # the depth kept
+    ("DHWC", dict(crop_d=2, crop_h=3, crop_w=4)),
+    ("DHWC", dict(crop_d=2, crop_h=3, crop_w=4, crop_pos_z=0.0, crop_pos_y=1.0, crop_pos_x=0.3)),
+    ("DHWC", dict(crop=(2, 3, 4), crop_pos_z=0.25, rounding="truncate")),
+    ("DHWC", dict(crop=(2, 0, 0))),
+    ("DHWC", dict()),
+    ("CDHW", dict(crop=(2, 3, 4), crop_pos_z=0.0, crop_pos_y=0.0, crop_pos_x=1.0)),
+    ("CDHW", dict(crop=(4.7, 2.2))),
+    ("", dict(crop=(2, 3, 4), crop_pos_z=0.7)),  # 4-D without a layout: DHWC
+    ("HWC", dict(crop=(2, 3, 4))),  # an image ignores the depth
+    ("HWC", dict(crop_d=2, crop_h=3, crop_w=4, crop_pos_z=0.9)),
+    ("CHW", dict(crop=(3, 4), crop_pos_x=0.8)),
+    # Outside the input: per-channel fill values on the C axis wherever it is.
+    ("DHWC", dict(crop=(9, 7, 3), out_of_bounds_policy="pad", fill_values=(100, 200))),
+    ("CDHW", dict(crop=(9, 7, 3), out_of_bounds_policy="pad", fill_values=(100, 200))),
+    ("CHW", dict(crop=(9, 12), out_of_bounds_policy="pad", fill_values=(50, 60))),
+    ("CHW", dict(crop=(9, 12), out_of_bounds_policy="constant", fill_values=7)),
+    ("DHWC", dict(crop=(9, 3, 1), out_of_bounds_policy="trim_to_shape")),
+    ("CDHW", dict(crop=(2, 30, 30), crop_pos_y=0.2, out_of_bounds_policy="trim_to_shape")),
+    *[(layout, dict(crop=(8, 11, 13), crop_pos_z=0.2, crop_pos_x=0.7, out_of_bounds_policy=p))
+      for layout in ("DHWC", "CDHW")
+      for p in ("edge", "clamp", "reflect", "reflect_1001", "reflect_101", "wrap")],
+    *[("HWC", dict(crop=(15, 4), crop_pos_y=0.3, out_of_bounds_policy=p))
+      for p in ("clamp", "reflect_101", "wrap")],
+]
+
+
+def _crop_case(layout, kw):
+    return lambda fn, t: fn.crop(_feed(fn, layout), **kw)
+
+
+_CASES = [(f"crop-{layout or 'none'}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'all'}",
+           _crop_case(layout, kw)) for layout, kw in _CROPS]
+_CASES += [
+    ("crop-per-sample-pos-z", lambda fn, t: fn.crop(
+        _feed(fn, "DHWC"), crop=(2, 3, 3), crop_pos_z=_per_sample(fn, [0.0, 1.0, 0.3, 0.6]))),
+    ("crop-per-sample-crop", lambda fn, t: fn.crop(
+        _feed(fn, "CDHW"), crop=_per_sample(fn, [(1, 2, 3), (2, 2, 2), (3.9, 4.1, 2), (4, 5, 6)]))),
+    *[(f"flip-{layout}-{kw}", lambda fn, t, layout=layout, kw=kw: fn.flip(
+        _feed(fn, layout), **kw))
+      for layout in ("DHWC", "CDHW", "FDHWC", "HWC", "CHW")
+      for kw in (dict(horizontal=0, depthwise=1), dict(horizontal=1, vertical=1, depthwise=1),
+                 dict(vertical=1))],
+    ("flip-per-sample-depthwise", lambda fn, t: fn.flip(
+        _feed(fn, "DHWC"), horizontal=0, depthwise=_per_sample(fn, [0, 1, 2, 0], np.int32))),
+]
+
+
+def _place(on_gpu):
+    _ON_GPU[0] = on_gpu
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", _CASES, ids=[c[0] for c in _CASES])
+def test_like_dali(case, device):
+    name, define = case
+    assert_like_dali(define, len(DHWC), device, 0, 0, name, _place)
