@@ -155,8 +155,8 @@ def test_resize_crop_mirror_errors_name_the_operator():
             size=[4, 4], crop=[2, 2], crop_pos_x=1.5)
     _expect(op, r"resize_crop_mirror: unknown mode 'fit'", size=[4, 4], mode="fit")
     _expect(op, r"resize_crop_mirror: size must be \[height, width\]", size=[4, 4, 4])
-    _expect(op, r"resize_crop_mirror: expected images in HWC layout, got layout 'CHW'",
-            size=[4, 4], layout="CHW")
+    _expect(op, r"resize_crop_mirror: expected images in HWC layout, got layout 'HCW'",
+            size=[4, 4], layout="HCW")
     _expect("experimental.resize", r"experimental.resize: roi_start and roi_end need 2 values",
             size=[4, 4], roi_start=[0, 0, 0], roi_end=[1, 1, 1])
 

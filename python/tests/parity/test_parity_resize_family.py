@@ -385,6 +385,10 @@ _CHANNEL_FIRST_CASES = [
     # float output: the edge rule moves values at the borders by under one level
     ("float", lambda fn, t, x: fn.resize(x, size=[50, 70], dtype=t.FLOAT), 1, 0),
     ("experimental", lambda fn, t, x: _resize_on(fn, x, size=[31, 29]), 1, 0.01),
+    ("resize_crop_mirror", lambda fn, t, x: fn.resize_crop_mirror(
+        x, size=[30, 41], crop=(20, 25), crop_pos_x=0.3, crop_pos_y=0.8), 1, 0.01),
+    ("resize_crop_mirror_nn", lambda fn, t, x: fn.resize_crop_mirror(
+        x, size=[23, 61], crop=(11.7, 40), interp_type=t.INTERP_NN), 0, 0),
 ]
 
 
@@ -428,3 +432,26 @@ def test_channel_first_save_attrs_match_dali():
     out = run_both(lambda fn, t: tuple(fn.resize(_feed(fn, "CHW", data), size=[20, 30],
                                                  save_attrs=True)), len(data))
     assert_same(out["stoker"][0][1], out["dali"][0][1], what="save_attrs")
+
+
+@pytest.mark.parametrize("mirror", [1, 2, 3])
+@pytest.mark.parametrize("layout", list(CHANNEL_FIRST))
+def test_channel_first_mirror_equals_stokers_hwc(layout, mirror):
+    # resize_crop_mirror's mirror bits name the same axes as on HWC images (1 horizontal, 2
+    # vertical); DALI counts them from the channel or frame axis there (docs/dali_differences.md),
+    # so the check is against stoker's HWC path.
+    data = CHANNEL_FIRST[layout]
+
+    def define(fn, t, x):
+        return fn.resize_crop_mirror(x, size=[30, 41], crop=(20, 25), crop_pos_x=0.3,
+                                     mirror=mirror)
+    got = run_both(lambda fn, t: define(fn, t, _feed(fn, layout, data)), len(data))["stoker"]
+    frames = [f for a in data for f in _TO_HWC[layout](a)]
+    hwc = iter(run_both(lambda fn, t: define(fn, t, _feed(fn, "HWC", frames)),
+                        len(frames))["stoker"][0][0])
+    for k, a in enumerate(got[0][0]):
+        per = np.stack([next(hwc) for _ in range(len(_TO_HWC[layout](data[k])))])
+        expect = {"CHW": lambda: per[0].transpose(2, 0, 1),
+                  "FCHW": lambda: per.transpose(0, 3, 1, 2),
+                  "CFHW": lambda: per.transpose(3, 0, 1, 2)}[layout]()
+        assert_same([a], [np.ascontiguousarray(expect)], what=f"{layout} sample {k}")

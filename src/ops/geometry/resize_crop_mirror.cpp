@@ -37,7 +37,7 @@ class ResizeCropMirror : public Operator {
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const int n = in.size();
-    if (auto axes = volume_axes(in.layout())) {
+    if (auto axes = tensor_axes(in.layout())) {
       auto plan = volume_plan(ws, in, *axes);
       Batch& out =
           add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
@@ -82,10 +82,10 @@ class ResizeCropMirror : public Operator {
     return w;
   }
 
-  // A batch of volumes (spatial axes `axes`): the resize's extents and regions, each spatial
-  // axis narrowed to the crop window (crop = [d, h, w], or [h, w] keeping the depth; crop_d,
-  // crop_h, crop_w) and flipped by its mirror bit (4 depth, 2 vertical, 1 horizontal), as
-  // DALI's ResizeCropMirrorAttr does on DHWC volumes.
+  // A batch of volumes or CHW images (spatial axes `axes`): the resize's extents and regions,
+  // each spatial axis narrowed to the crop window (crop = [d, h, w], or [h, w] keeping the depth;
+  // crop_d, crop_h, crop_w) and flipped by its mirror bit (4 depth, 2 vertical, 1 horizontal), as
+  // DALI's ResizeCropMirrorAttr does on DHWC volumes and HWC images.
   TensorPlan volume_plan(Workspace& ws, const Batch& in, SpatialAxes axes) const {
     const int n = in.size();
     resampled_dtype(spec_, in.dtype());  // checked before anything is planned
@@ -96,13 +96,22 @@ class ResizeCropMirror : public Operator {
     for_each_sample(ws, n, [&](int i, int) {
       auto a = args_.volume_plan(*this, ws, in, i, axes);
       const auto& s = in.shape(i);
-      const auto crop = volume_crop(
-          ws, i, double(s[axes.first]) * double(s[axes.first + 1]) * double(s[axes.first + 2]));
-      const std::array<float, 3> pos{crop_pos(ws, "crop_pos_z", i), crop_pos(ws, "crop_pos_y", i),
-                                     crop_pos(ws, "crop_pos_x", i)};
+      // Images (2 spatial axes) take the last two of depth, height and width.
+      const int skip = 3 - axes.count;
+      double spatial = 1;
+      for (int k = 0; k < axes.count; ++k) spatial *= double(s[axes.first + k]);
+      std::array<int64_t, 3> crop{};
+      if (skip == 0) {
+        crop = volume_crop(ws, i, spatial);
+      } else {
+        const auto hw = crop_extents(ws, i, spatial);
+        crop = {0, hw.first, hw.second};
+      }
+      const std::array<float, 3> pos{skip ? 0.f : crop_pos(ws, "crop_pos_z", i),
+                                     crop_pos(ws, "crop_pos_y", i), crop_pos(ws, "crop_pos_x", i)};
       const int64_t mirror = int64_t(scalar_arg(ws, "mirror", i));
-      for (int k = 0; k < 3; ++k) {
-        auto& r = a[size_t(axes.first + k)];
+      for (int k = skip; k < 3; ++k) {
+        auto& r = a[size_t(axes.first + k - skip)];
         const int64_t c = crop[size_t(k)] > 0 ? crop[size_t(k)] : r.out;
         const auto ends = narrow(r.lo, r.hi, r.out, anchor(pos[size_t(k)], r.out, c), c,
                                  (mirror & (int64_t(1) << (2 - k))) != 0);
@@ -195,7 +204,7 @@ class ResizeCropMirrorGpu final : public ResizeCropMirror, public ResamplingStep
   using ResizeCropMirror::ResizeCropMirror;
   void run(Workspace& ws) override {
     const Batch& in = ws.input(0);
-    if (auto axes = volume_axes(in.layout())) {
+    if (auto axes = tensor_axes(in.layout())) {
       auto plan = volume_plan(ws, in, *axes);
       Batch& out =
           add_output(ws, resampled_dtype(spec_, in.dtype()), planned_shapes(plan), in.layout());
@@ -239,7 +248,8 @@ OpSchema resize_crop_mirror_schema() {
           "than it repeats the edge pixels. Volumes (DHWC, CDHW; FDHWC and FCDHW clips) as "
           "DALI's: resized as `resize` resizes them, the window [d, h, w] (`crop`, or "
           "crop_d/crop_h/crop_w; a `crop` of [h, w] keeps the depth) at crop_pos_z/_y/_x, "
-          "mirror bit 4 flipping the depth.",
+          "mirror bit 4 flipping the depth. Channel-first images (CHW; FCHW and CFHW clips) "
+          "as their HWC twins, plane by plane.",
       .inputs = {"images"},
       .outputs = {"images"},
       .args = resize_size_args(),
