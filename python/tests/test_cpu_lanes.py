@@ -28,13 +28,17 @@ def _train(root, threads=3, **kw):
 
 
 def _arrays(pipe, runs):
-    return [[np.asarray(o.as_array()) for o in pipe.run()] for _ in range(runs)]
+    """`runs` batches as host arrays (GPU outputs copied back)."""
+    return [[np.asarray(o.as_cpu().as_array() if hasattr(o, "as_cpu") else o.as_array())
+             for o in pipe.run()] for _ in range(runs)]
 
 
-def test_two_lanes_give_the_same_batches_and_checkpoints(jpeg_folder):
+def _expect_lanes_agree(make):
+    """make(**kw) -> pipeline: one and two lanes give the same batches past an epoch and the
+    same checkpoint, and a two-lane checkpoint resumes as one lane goes on, with either."""
     runs = {}
     for lanes in (1, 2):
-        pipe = _train(jpeg_folder, cpu_lanes=lanes)
+        pipe = make(cpu_lanes=lanes)
         first = _arrays(pipe, 7)  # past an epoch of 24 samples
         state = pipe.checkpoint()
         runs[lanes] = (first, state, _arrays(pipe, 3))
@@ -43,12 +47,15 @@ def test_two_lanes_give_the_same_batches_and_checkpoints(jpeg_folder):
         for x, y in zip(a, b):
             np.testing.assert_array_equal(x, y)
     assert runs[1][1] == runs[2][1]
-    # A lane pipeline resumes from its checkpoint as one lane would.
     for lanes in (1, 2):
-        resumed = _train(jpeg_folder, checkpoint=runs[2][1], cpu_lanes=lanes)
+        resumed = make(checkpoint=runs[2][1], cpu_lanes=lanes)
         for a, b in zip(runs[1][2], _arrays(resumed, 3)):
             for x, y in zip(a, b):
                 np.testing.assert_array_equal(x, y)
+
+
+def test_two_lanes_give_the_same_batches_and_checkpoints(jpeg_folder):
+    _expect_lanes_agree(lambda **kw: _train(jpeg_folder, **kw))
 
 
 def test_lanes_are_chosen_for_cpu_only_pipelines_with_many_threads(jpeg_folder):
@@ -126,28 +133,9 @@ def _to_gpu(root, threads=8, mixed=False, **kw):
     return pipe
 
 
-def _host_arrays(pipe, runs):
-    return [[np.asarray(o.as_cpu().as_array()) if hasattr(o, "as_cpu") else
-             np.asarray(o.as_array()) for o in pipe.run()] for _ in range(runs)]
-
-
 @needs_gpu
 def test_lanes_feeding_the_gpu_give_one_lanes_batches_and_checkpoints(jpeg_folder):
-    runs = {}
-    for lanes in (1, 2):
-        pipe = _to_gpu(jpeg_folder, cpu_lanes=lanes)
-        first = _host_arrays(pipe, 7)  # past an epoch of 24 samples
-        state = pipe.checkpoint()
-        runs[lanes] = (first, state, _host_arrays(pipe, 3))
-        assert pipe.stage_stats()[0]["threads"] == lanes
-    for a, b in zip(runs[1][0] + runs[1][2], runs[2][0] + runs[2][2]):
-        for x, y in zip(a, b):
-            np.testing.assert_array_equal(x, y)
-    assert runs[1][1] == runs[2][1]
-    resumed = _to_gpu(jpeg_folder, checkpoint=runs[2][1])
-    for a, b in zip(runs[1][2], _host_arrays(resumed, 3)):
-        for x, y in zip(a, b):
-            np.testing.assert_array_equal(x, y)
+    _expect_lanes_agree(lambda **kw: _to_gpu(jpeg_folder, **kw))
 
 
 @needs_gpu
