@@ -100,3 +100,20 @@ def _place(on_gpu):
 def test_like_dali(case, device):
     name, define = case
     assert_like_dali(define, len(DHWC), device, 0, 0, name, _place)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 5])
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_cmn_pad_output_rounds_channels_up_to_a_power_of_two(channels, device):
+    # DALI pads to the next power of two (1 and 2 stay, 3 -> 4, 5 -> 8), the added channels 0.
+    data = [_volume(1, 6 + k, 7, channels, k)[0] for k in range(3)]
+
+    def feed(fn):
+        x = fn.external_source(source=lambda: [a.copy() for a in data], batch=True,
+                               layout="HWC")
+        return x.gpu() if _ON_GPU[0] else x
+
+    for layout in ("CHW", "HWC"):
+        assert_like_dali(lambda fn, t: fn.crop_mirror_normalize(
+            feed(fn), crop=(4, 5), mean=[10.0] * channels, std=[3.0] * channels, pad_output=True,
+            output_layout=layout), len(data), device, 1e-5, 0, f"pad_output {layout}", _place)

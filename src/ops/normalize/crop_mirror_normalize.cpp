@@ -41,7 +41,7 @@ class CropMirrorNormalize : public Operator {
       p.shift = float(shift_);
       p.mirror = scalar_arg(ws, "mirror", i) != 0;
       p.planar = layout_ == "CHW";
-      p.out_channels = pad_ ? std::max<int64_t>(4, s[2]) : s[2];
+      p.out_channels = padded_channels(s[2]);
       visit_dtype<DType::kU8,
                   DType::kF32>(in.dtype(), "crop_mirror_normalize input", [&](auto in_tag) {
         using In = typename decltype(in_tag)::type;
@@ -71,12 +71,21 @@ class CropMirrorNormalize : public Operator {
         STOKER_ENFORCE(v->size() == 1 || int64_t(v->size()) == s.channels, ValueError,
                        "crop_mirror_normalize: mean and std need 1 or ", s.channels,
                        " values (one per channel), got ", v->size());
-      int64_t oc = pad_ ? std::max<int64_t>(4, s.channels) : s.channels;
+      const int64_t oc = padded_channels(s.channels);
       windows[size_t(i)] = win;
       shapes[size_t(i)] = layout_ == "CHW" ? TensorShape{oc, win.height, win.width}
                                            : TensorShape{win.height, win.width, oc};
     });
     return windows;
+  }
+
+  // The output's channels: with pad_output the next power of two (DALI's: 3 -> 4, 5 -> 8, 1 and
+  // 2 stay), the added ones zero.
+  int64_t padded_channels(int64_t c) const {
+    if (!pad_) return c;
+    int64_t p = 1;
+    while (p < c) p *= 2;
+    return p;
   }
 
   DType out_dtype_ = DType::kF32;
@@ -110,7 +119,7 @@ class CropMirrorNormalizeGpu final : public CropMirrorNormalize, public Resampli
     STOKER_ENFORCE(p.channels <= kernels::kResampleMaxChannels, ValueError,
                    "crop_mirror_normalize (gpu): at most ", kernels::kResampleMaxChannels,
                    " channels");
-    p.out_channels = pad_ ? std::max<int32_t>(4, p.channels) : p.channels;
+    p.out_channels = int32_t(padded_channels(p.channels));
     p.planar = layout_ == "CHW";
     for (int c = 0; c < p.channels; ++c) {
       p.mean[c] = float(mean_[mean_.size() == 1 ? 0 : size_t(c)]);
@@ -167,7 +176,7 @@ OpSchema crop_mirror_normalize_schema() {
           "(computed in float32 as (in - mean) * (scale / std) + shift), lays the result "
           "out as CHW or HWC and casts to `dtype` (float32, float16 round-to-nearest-even, "
           "uint8/int8 rounded half away from zero and saturated). `pad_output` adds zero "
-          "channels up to 4.",
+          "channels up to the next power of two (3 -> 4, 5 -> 8), as DALI's.",
       .inputs = {"images"},
       .outputs = {"normalized"},
       .args = {{"mean", ArgType::kFloatList, "Per-channel (or single) mean.",
@@ -180,7 +189,8 @@ OpSchema crop_mirror_normalize_schema() {
                {"dtype", ArgType::kDType, "float32, float16, uint8 or int8.",
                 std::string("float32")},
                {"output_layout", ArgType::kString, "'CHW' or 'HWC'.", std::string("CHW")},
-               {"pad_output", ArgType::kBool, "Pad channels with zeros up to 4.", false}},
+               {"pad_output", ArgType::kBool,
+                "Pad channels with zeros up to the next power of two.", false}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<CropMirrorNormalize>(sp); },
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& sp) -> std::unique_ptr<Operator> {
