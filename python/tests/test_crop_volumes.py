@@ -67,7 +67,8 @@ def test_bad_arguments_are_named(kw, message):
 
 
 def test_bad_layouts_are_named():
-    with pytest.raises(ValueError, match="crop: expected a layout among HWC, CHW, DHWC, CDHW"):
+    with pytest.raises(ValueError,
+                       match="crop: expected a layout among HWC, CHW, DHWC, CDHW, CFHW \\(or F"):
         _run(lambda x: fn.crop(x, crop=(2, 2)), data=[v[..., 0] for v in VOL], layout="DHW")
     with pytest.raises(ValueError, match="flip: expected layout HWC, CHW, DHWC or CDHW"):
         _run(lambda x: fn.flip(x), data=[v[..., 0] for v in VOL], layout="DHW")

@@ -26,7 +26,9 @@ CDHW = [np.ascontiguousarray(v.transpose(3, 0, 1, 2)) for v in DHWC]
 HWC = [v[0] for v in DHWC]
 CHW = [np.ascontiguousarray(v.transpose(2, 0, 1)) for v in HWC]
 FDHWC = [np.stack([v[:4, :5, :6], 255 - v[:4, :5, :6]]) for v in DHWC]
-DATA = {"DHWC": DHWC, "CDHW": CDHW, "HWC": HWC, "CHW": CHW, "FDHWC": FDHWC, "": DHWC}
+CFHW = [np.ascontiguousarray(v.transpose(3, 0, 1, 2)) for v in DHWC]  # depth as frames
+DATA = {"DHWC": DHWC, "CDHW": CDHW, "HWC": HWC, "CHW": CHW, "FDHWC": FDHWC, "CFHW": CFHW,
+        "": DHWC}
 _ON_GPU = [False]
 
 
@@ -55,6 +57,8 @@ _CROPS = [
     ("HWC", dict(crop=(2, 3, 4))),  # an image ignores the depth
     ("HWC", dict(crop_d=2, crop_h=3, crop_w=4, crop_pos_z=0.9)),
     ("CHW", dict(crop=(3, 4), crop_pos_x=0.8)),
+    ("CFHW", dict(crop=(3, 4), crop_pos_y=0.1)),  # every frame cut alike
+    ("CFHW", dict(crop=(9, 12), out_of_bounds_policy="pad", fill_values=(1, 2))),
     # Outside the input: per-channel fill values on the C axis wherever it is.
     ("DHWC", dict(crop=(9, 7, 3), out_of_bounds_policy="pad", fill_values=(100, 200))),
     ("CDHW", dict(crop=(9, 7, 3), out_of_bounds_policy="pad", fill_values=(100, 200))),

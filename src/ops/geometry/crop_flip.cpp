@@ -154,8 +154,9 @@ class Crop : public Operator {
     for_each_sample(ws, int(mine.size()),
                     [&](int k, int) { kernels::strided_copy_cpu(mine[size_t(k)], elem); });
   }
-  // Sequences (F first) come frame by frame (SequenceOperator).
-  inline static const std::vector<std::string> kLayouts = {"HWC", "CHW", "DHWC", "CDHW"};
+  // Sequences with F first come frame by frame (SequenceOperator); CFHW clips whole, every
+  // frame cut alike (the F axis is not cut).
+  inline static const std::vector<std::string> kLayouts = {"HWC", "CHW", "DHWC", "CDHW", "CFHW"};
   static ImageShape frame_of(const Batch& in, int i) {
     const auto& s = in.shape(i);
     STOKER_ENFORCE(s.ndim() == 3, ValueError, "crop: expected images (3 dimensions), got shape ",
@@ -393,7 +394,8 @@ OpSchema crop_schema() {
       .name = "crop",
       .doc =
           "Cuts a window out of images (HWC, CHW) or volumes (DHWC, CDHW), and sequences of "
-          "them (F first; each frame cut alike); no layout: HWC for 3 dimensions, DHWC for 4 "
+          "them (F first, or CFHW; each frame cut alike); no layout: HWC for 3 dimensions, DHWC "
+          "for 4 "
           "(none given: the whole input, as DALI's). Window placement: see crop_pos_x/y/z and "
           "rounding. out_of_bounds_policy: 'error' (default) rejects windows leaving the "
           "input, 'pad' (or 'constant') fills outside elements with `fill_values` (one, or one "

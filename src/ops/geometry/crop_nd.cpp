@@ -20,7 +20,7 @@ LayoutAxes layout_axes(const std::string& layout, int ndim, const std::vector<st
   if (!ok || int(l.size()) != ndim) {
     std::string list;
     for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-    throw ValueError(op + ": expected a layout among " + list + " (sequences: with F first), got " +
+    throw ValueError(op + ": expected a layout among " + list + " (or F first), got " +
                      (layout.empty() ? "no layout and " + std::to_string(ndim) + " dimensions"
                                      : "'" + layout + "'" +
                                            (ok ? " with " + std::to_string(ndim) + " dimensions"
