@@ -91,3 +91,18 @@ def test_the_gpu_backends_equal_the_cpu(layout, make):
     assert cpu_layout == gpu_layout == layout
     for a, b in zip(cpu, gpu):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=needs_gpu)])
+def test_cmn_of_chw_equals_cmn_of_hwc_and_keeps_the_layout_asked(device):
+    hwc = [v[1] for v in VOL]
+    chw = [np.ascontiguousarray(v.transpose(2, 0, 1)) for v in hwc]
+    for layout in ("CHW", "HWC", ""):
+        def make(x):
+            return fn.crop_mirror_normalize(x, crop=(3, 4), mirror=1, mean=(3.0, 4.0),
+                                            output_layout=layout)
+        a, la = _run(make, hwc, "HWC", device)
+        b, lb = _run(make, chw, "CHW", device)
+        assert (la, lb) == ((layout, layout) if layout else ("HWC", "CHW"))
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y if layout else y.transpose(1, 2, 0))

@@ -121,3 +121,22 @@ def test_cmn_pad_output_rounds_channels_up_to_a_power_of_two(channels, device):
         assert_like_dali(lambda fn, t: fn.crop_mirror_normalize(
             feed(fn), crop=(4, 5), mean=[10.0] * channels, std=[3.0] * channels, pad_output=True,
             output_layout=layout), len(data), device, 1e-5, 0, f"pad_output {layout}", _place)
+
+
+CMN_CHW = [
+    dict(),
+    dict(output_layout="HWC", crop=(5, 6), crop_pos_x=0.2, mirror=1),
+    dict(output_layout="", mean=(1.0, 2.0), std=(2.0, 3.0), dtype="uint8"),
+    dict(pad_output=True, crop=(4, 4), crop_pos_y=0.9),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("kw", CMN_CHW, ids=[str(k) for k in CMN_CHW])
+def test_cmn_of_chw_images_is_dalis(kw, device):
+    def define(fn, t):
+        args = dict(kw)
+        if "dtype" in args:
+            args["dtype"] = getattr(t, args["dtype"].upper())
+        return fn.crop_mirror_normalize(_feed(fn, "CHW"), **args)
+    assert_like_dali(define, len(CHW), device, 1e-5, 0, f"cmn CHW {kw}", _place)

@@ -1,8 +1,12 @@
 #include "stoker/ops/normalize/crop_mirror_normalize.hpp"
 
 #include "stoker/kernels/normalize/crop_mirror_normalize_cpu.hpp"
+#include "stoker/kernels/tensor/strided_copy_cpu.hpp"
 #include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
+#ifdef STOKER_HAVE_CUDA
+#include "stoker/ops/tensor/copy_gpu_plan.hpp"
+#endif
 
 namespace stoker::ops {
 namespace {
@@ -12,9 +16,10 @@ class CropMirrorNormalize : public Operator {
   explicit CropMirrorNormalize(const OpSpec& spec) : Operator(spec) {
     out_dtype_ = dtype_from_name(spec.arg<std::string>("dtype"));
     layout_ = spec.arg<std::string>("output_layout");
-    STOKER_ENFORCE(layout_ == "CHW" || layout_ == "HWC", ValueError,
-                   "crop_mirror_normalize: output_layout must be 'CHW' or 'HWC', got '", layout_,
-                   "'");
+    STOKER_ENFORCE(layout_ == "CHW" || layout_ == "HWC" || layout_.empty(), ValueError,
+                   "crop_mirror_normalize: output_layout must be 'CHW', 'HWC' or '' (the "
+                   "input's), got '",
+                   layout_, "'");
     mean_ = spec.arg<std::vector<double>>("mean");
     std_ = spec.arg<std::vector<double>>("std");
     for (double s : std_)
@@ -25,7 +30,8 @@ class CropMirrorNormalize : public Operator {
   }
 
   void run(Workspace& ws) override {
-    const Batch& in = ws.input(0);
+    Batch hwc;
+    const Batch& in = hwc_input(ws, hwc);
     const int n = in.size();
     std::vector<TensorShape> shapes;
     auto windows = plan(ws, in, shapes);
@@ -79,6 +85,49 @@ class CropMirrorNormalize : public Operator {
     return windows;
   }
 
+  // The input as HWC images: CHW images transposed into `hwc` (pooled, on the device for the
+  // gpu backend), whose pixels then go through the HWC path, so that both layouts give the same
+  // values. With output_layout "", the output takes the input's layout (layout_ is set here).
+  const Batch& hwc_input(Workspace& ws, Batch& hwc) {
+    const Batch& in = ws.input(0);
+    const bool chw = in.layout().str() == "CHW";
+    if (spec_.arg<std::string>("output_layout").empty()) layout_ = chw ? "CHW" : "HWC";
+    if (!chw) return in;
+    std::vector<TensorShape> shapes;
+    for (int i = 0; i < in.size(); ++i) {
+      const auto& s = in.shape(i);
+      STOKER_ENFORCE(s.ndim() == 3, ValueError, "crop_mirror_normalize: sample ", i,
+                     " has shape ", s.to_string(), " for layout CHW");
+      shapes.push_back(TensorShape{s[1], s[2], s[0]});
+    }
+    const bool device = in.memory() == MemoryKind::kDevice;
+    hwc = device ? Batch::allocate_on(ws.stream, *ws.device_pool, in.dtype(), shapes, "HWC")
+                 : Batch::allocate(*ws.host_pool, in.dtype(), shapes, "HWC");
+    std::vector<kernels::StridedCopy> copies;
+    for (int i = 0; i < in.size(); ++i) {
+      const auto& s = in.shape(i);
+      kernels::StridedCopy c;
+      c.in = in.data(i), c.out = hwc.data(i), c.ndim = 3, c.count = s.volume();
+      const int64_t out_shape[3] = {s[1], s[2], s[0]};
+      const int64_t in_stride[3] = {s[2], 1, s[1] * s[2]};  // (h, w, c) in the CHW sample
+      const int64_t out_stride[3] = {s[2] * s[0], s[0], 1};
+      for (int k = 0; k < 3; ++k)
+        c.shape[k] = c.in_shape[k] = out_shape[k], c.in_stride[k] = in_stride[k],
+        c.out_stride[k] = out_stride[k];
+      copies.push_back(c);
+    }
+    const size_t elem = dtype_size(in.dtype());
+#ifdef STOKER_HAVE_CUDA
+    if (device) {
+      run_copies(*this, ws, copies, elem);
+      return hwc;
+    }
+#endif
+    for_each_sample(ws, in.size(),
+                    [&](int i, int) { kernels::strided_copy_cpu(copies[size_t(i)], elem); });
+    return hwc;
+  }
+
   // The output's channels: with pad_output the next power of two (DALI's: 3 -> 4, 5 -> 8, 1 and
   // 2 stay), the added ones zero.
   int64_t padded_channels(int64_t c) const {
@@ -99,10 +148,23 @@ class CropMirrorNormalize : public Operator {
 class CropMirrorNormalizeGpu final : public CropMirrorNormalize, public ResamplingStep {
  public:
   using CropMirrorNormalize::CropMirrorNormalize;
-  void run(Workspace& ws) override { run_step(*this, *this, ws); }
+  void run(Workspace& ws) override {
+    // CHW images: the step reads their HWC transposition (in this stage's stream order).
+    Batch hwc;
+    const Batch* given = ws.inputs.at(0);
+    ws.inputs[0] = &hwc_input(ws, hwc);
+    try {
+      run_step(*this, *this, ws);
+    } catch (...) {
+      ws.inputs[0] = given;
+      throw;
+    }
+    ws.inputs[0] = given;
+  }
   Output plan_step(Workspace& ws, const Batch& in) override {
     const int n = in.size();
     Output o;
+    if (layout_.empty()) layout_ = "HWC";  // output_layout "" at the end of a fused chain (HWC)
     auto windows = plan(ws, in, o.shapes);
     o.dtype = out_dtype_;
     o.layout = layout_;
@@ -171,7 +233,8 @@ OpSchema crop_mirror_normalize_schema() {
   OpSchema s{
       .name = "crop_mirror_normalize",
       .doc =
-          "Crops (optional; window as in `crop`, policy 'error'), mirrors horizontally "
+          "Takes HWC or CHW images (and their sequences). Crops (optional; window as in "
+          "`crop`, policy 'error'), mirrors horizontally "
           "when `mirror` is non-zero, normalises out = (in - mean) / std * scale + shift "
           "(computed in float32 as (in - mean) * (scale / std) + shift), lays the result "
           "out as CHW or HWC and casts to `dtype` (float32, float16 round-to-nearest-even, "
@@ -188,7 +251,8 @@ OpSchema crop_mirror_normalize_schema() {
                {"mirror", ArgType::kInt, "Mirror horizontally when non-zero.", int64_t{0}, true},
                {"dtype", ArgType::kDType, "float32, float16, uint8 or int8.",
                 std::string("float32")},
-               {"output_layout", ArgType::kString, "'CHW' or 'HWC'.", std::string("CHW")},
+               {"output_layout", ArgType::kString, "'CHW', 'HWC' or '' (the input's).",
+                std::string("CHW")},
                {"pad_output", ArgType::kBool,
                 "Pad channels with zeros up to the next power of two.", false}},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<CropMirrorNormalize>(sp); },
