@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -26,9 +28,10 @@ namespace {
 // of `rows_per_strip` rows, LZW-compressed.
 template <typename T>
 std::vector<uint8_t> tiff_of(const std::vector<T>& pixels, int h, int w, int rows_per_strip) {
+  // ctest runs the tests of this file at once in separate processes: the name carries the pid.
   const auto path = std::filesystem::temp_directory_path() /
-                    ("stoker_tiff_test_" +
-                     std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + ".tif");
+                    ("stoker_tiff_test_" + std::to_string(::getpid()) + "_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".tif");
   TIFF* tif = TIFFOpen(path.c_str(), "w");
   EXPECT_NE(tif, nullptr);
   TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, uint32_t(w));
