@@ -1,12 +1,16 @@
-#include <immintrin.h>
-
 #include <cstdint>
 #include <type_traits>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define STOKER_NORMAL_AVX2 1
+#endif
 
 #include "stoker/kernels/random/normal_draws.hpp"
 
 namespace stoker::kernels {
 namespace {
+#ifdef STOKER_NORMAL_AVX2
 
 // float32 draws, eight Philox blocks (32 values) at a time: normal_draws.hpp's arithmetic, lane by
 // lane, with the same IEEE operations in the same order (AVX2 without FMA: nothing is fused), so
@@ -133,6 +137,10 @@ __attribute__((target("avx2"))) void normal_f32_avx2(const NormalSample& s, int6
 }
 
 const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
+#else   // other CPUs: the scalar draws
+const bool kHaveAvx2 = false;
+void normal_f32_avx2(const NormalSample&, int64_t) {}
+#endif
 
 }  // namespace
 

@@ -1,13 +1,17 @@
 // nonsilent_region's float loops with AVX2 (nonsilent_region.hpp): the same IEEE operations in
 // the same order as the generic code, lane by lane (AVX2 without FMA: nothing is fused), so the
 // values are equal bit for bit.
-#include <immintrin.h>
-
 #include <algorithm>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define STOKER_NONSILENT_AVX2 1
+#endif
 
 #include "stoker/kernels/signal/nonsilent_region.hpp"
 
 namespace stoker::kernels {
+#ifdef STOKER_NONSILENT_AVX2
 namespace {
 
 const bool kHaveAvx2 = __builtin_cpu_supports("avx2");
@@ -130,10 +134,19 @@ int64_t mean_square_blocks_avx2(const float* in, int64_t n, int64_t window, int6
                                 int64_t b, float* out) {
   return kHaveAvx2 ? blocks_avx2(in, n, window, block, b, out) : b;
 }
+#else   // other CPUs: the generic loops do it all
+int64_t mean_square_blocks_avx2(const float*, int64_t, int64_t, int64_t, int64_t b, float*) {
+  return b;
+}
+#endif
 
 float power_max(const float* p, int64_t n, bool simd) {
   float m = p[0];
+#ifdef STOKER_NONSILENT_AVX2
   if (simd && kHaveAvx2 && n >= 8 && max_avx2(p, n, &m)) return m;
+#else
+  (void)simd;
+#endif
   for (int64_t i = 1; i < n; ++i) m = std::max(m, p[i]);
   return m;
 }
