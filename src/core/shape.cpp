@@ -12,4 +12,10 @@ std::string TensorShape::to_string() const {
   return s + ")";
 }
 
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> st(dims.size(), 1);
+  for (size_t k = dims.size(); k-- > 1;) st[k - 1] = st[k] * dims[k];
+  return st;
+}
+
 }  // namespace stoker

@@ -38,6 +38,9 @@ class TensorShape {
   std::vector<int64_t> dims_;
 };
 
+// Row-major element strides of a dense tensor of extents `dims` (the last axis 1).
+std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims);
+
 class TensorLayout {
  public:
   TensorLayout() = default;

@@ -63,6 +63,11 @@ class SequenceOperator final : public Operator {
         STOKER_ENFORCE(!per_frame(*b), ValueError, name, ": argument '", arg,
                        "' is given per frame (layout '", b->layout().str(),
                        "'), but the input has no frames (layout '", layout, "')");
+      if (frame_axis_ >= 0 && layout.find('F') != std::string::npos) {
+        // Frames the operator takes whole (CFHW clips): it places them itself.
+        if (!whole_) whole_ = spec_.schema->factory(spec_.backend)(spec_);
+        return whole_->run(ws);
+      }
       STOKER_ENFORCE(frame_axis_ < 0, ValueError, name, ": output_layout '", output_layout_,
                      "' has frames (F), but the input is not a sequence (layout '", layout,
                      "'; sequences: FHWC, FCHW)");
@@ -277,6 +282,7 @@ class SequenceOperator final : public Operator {
 
   std::unique_ptr<Operator> op_;
   std::string output_layout_;  // as given, with F ("" when F is not in it)
+  std::unique_ptr<Operator> whole_;  // with output_layout_, for inputs with F not first
   int frame_axis_ = -1;
 };
 

@@ -16,17 +16,6 @@ __device__ __forceinline__ float to_f<__half>(__half v) {
   return __half2float(v);
 }
 
-template <typename T>
-__device__ __forceinline__ T from_f(float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else {  // uint8
-    return to_int_saturated<T>(v);
-  }
-}
-
 template <typename In, typename Out, bool kMatrix>
 __global__ void color_kernel(const ColorGpuSample* __restrict__ samples) {
   const ColorGpuSample& s = samples[blockIdx.y];
@@ -40,12 +29,12 @@ __global__ void color_kernel(const ColorGpuSample* __restrict__ samples) {
       const In* px = in + ic * p;
       const float r = to_f(px[0]), g = ic == 3 ? to_f(px[1]) : r, b = ic == 3 ? to_f(px[2]) : r;
       for (int c = 0; c < oc; ++c)
-        out[oc * p + c] =
-            from_f<Out>(s.m[3 * c] * r + s.m[3 * c + 1] * g + s.m[3 * c + 2] * b + s.offset[c]);
+        out[oc * p + c] = store_float<Out>(s.m[3 * c] * r + s.m[3 * c + 1] * g +
+                                           s.m[3 * c + 2] * b + s.offset[c]);
     }
   } else {
     for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < s.elements; e += stride)
-      out[e] = from_f<Out>(to_f(in[e]) * s.gain + s.bias);
+      out[e] = store_float<Out>(to_f(in[e]) * s.gain + s.bias);
   }
 }
 

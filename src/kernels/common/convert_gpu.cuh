@@ -5,6 +5,8 @@
 // types, whose maxima are not doubles.)
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -39,6 +41,19 @@ __device__ __forceinline__ F round_saturate(F x, F lo, F hi) {
 template <typename T, typename F>
 __device__ __forceinline__ T to_int_saturated(F x) {
   return T(round_saturate<F>(x, F(IntRange<T>::lo), F(IntRange<T>::hi)));
+}
+
+// A value computed in float as the output type T: float as it is, __half rounded to nearest
+// even, integers as to_int_saturated.
+template <typename T>
+__device__ __forceinline__ T store_float(float v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return v;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return __float2half_rn(v);
+  } else {
+    return to_int_saturated<T>(v);
+  }
 }
 
 }  // namespace stoker::kernels

@@ -9,15 +9,6 @@
 namespace stoker::kernels {
 namespace {
 
-template <typename T>
-__device__ __forceinline__ T store(float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else {
-    return to_int_saturated<T>(v);
-  }
-}
-
 // One thread per output pixel and all its channels (kC of them, or `channels` when kC is 0).
 // The grid covers a tile of the typical sample; each block walks its sample's tiles (as
 // warp_affine_gpu), so one large image does not launch idle threads for every other sample.
@@ -42,7 +33,7 @@ __global__ void displace_kernel(const DisplaceSample* __restrict__ samples, int 
       }
       if (!sample_point_ok(sx) || !sample_point_ok(sy)) {
         const bool nan = kLinear && (is_nan(sx) || is_nan(sy));
-        for (int64_t c = 0; c < C; ++c) o[c] = nan ? store<T>(sx + sy) : T(s.fill);
+        for (int64_t c = 0; c < C; ++c) o[c] = nan ? store_float<T>(sx + sy) : T(s.fill);
         continue;
       }
       if constexpr (!kLinear) {
@@ -57,7 +48,7 @@ __global__ void displace_kernel(const DisplaceSample* __restrict__ samples, int 
                          displace_tap(in, s.h, s.w, C, t.x0 + 1, t.y0, c, s.fill),
                          displace_tap(in, s.h, s.w, C, t.x0, t.y0 + 1, c, s.fill),
                          displace_tap(in, s.h, s.w, C, t.x0 + 1, t.y0 + 1, c, s.fill), t);
-          o[c] = store<T>(v);
+          o[c] = store_float<T>(v);
         }
       }
     }

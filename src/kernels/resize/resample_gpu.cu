@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "stoker/kernels/resize/resample_gpu.hpp"
 #include "stoker/kernels/common/convert_gpu.cuh"
+#include "stoker/kernels/resize/resample_gpu.hpp"
 
 namespace stoker::kernels {
 namespace {
@@ -13,17 +13,6 @@ namespace {
 template <typename T>
 __device__ __forceinline__ float load(const T* p) {
   return float(*p);
-}
-
-template <typename T>
-__device__ __forceinline__ T store_value(float v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return v;
-  } else if constexpr (std::is_same_v<T, __half>) {
-    return __float2half_rn(v);
-  } else {
-    return to_int_saturated<T>(v);
-  }
 }
 
 template <typename In, typename Out>
@@ -68,7 +57,7 @@ __global__ void resample_kernel(const ResampleGpuSample* __restrict__ samples, R
     for (int c = 0; c < 4; ++c) {
       const int ch = c0 + c;
       if (ch >= OC) break;
-      float v = 0.f;
+      float v = p.fill[min(ch, kResampleMaxChannels - 1)];  // pad_output's channels
       if (ch < C) {
         const int k = min(ch, kResampleMaxChannels - 1);
         float a = acc[c];
@@ -77,7 +66,7 @@ __global__ void resample_kernel(const ResampleGpuSample* __restrict__ samples, R
       }
       const int64_t o = p.planar ? int64_t(ch) * plane + int64_t(y) * s.out_w + x
                                  : (int64_t(y) * s.out_w + x) * OC + ch;
-      out[o] = store_value<Out>(v);
+      out[o] = store_float<Out>(v);
     }
   }
 }

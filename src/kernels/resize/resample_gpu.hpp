@@ -11,7 +11,7 @@
 //   out = convert((v' - mean[c]) * inv_std[c] + shift), v' = v, or v rounded and clamped to
 //   an intermediate integer type (mid_round: what a fused chain's unfused twin stores)
 // where a row or column with no taps (count 0: outside the image, crop padding) gives fill[c]
-// instead (not normalised), and channels from `channels` to `out_channels` are 0. convert
+// instead (not normalised), and channels from `channels` to `out_channels` are fill[c]. convert
 // rounds half away from zero and saturates for integers, RNE for float16.
 #pragma once
 

@@ -102,6 +102,21 @@ std::vector<ArgSchema> crop_arg_schemas() {
        std::string("round")}};
 }
 
+void bound_box(CropBox& box, const std::array<int64_t, 3>& in_extent, const std::string& policy,
+               const std::string& op) {
+  for (size_t k = 0; k < 3; ++k) {
+    const int64_t lo = box.anchor[k], hi = lo + box.extent[k], n = in_extent[k];
+    if (policy == "error")
+      STOKER_ENFORCE(lo >= 0 && hi <= n, ValueError, op, ": the window [", lo, ", ", hi,
+                     ") on axis ", "DHW"[k], " leaves the input's extent ", n,
+                     " (out_of_bounds_policy='error'; 'pad' or 'trim_to_shape' allow it)");
+    if (policy == "trim_to_shape") {
+      box.anchor[k] = std::clamp<int64_t>(lo, 0, n);
+      box.extent[k] = std::clamp<int64_t>(hi, 0, n) - box.anchor[k];
+    }
+  }
+}
+
 void check_window_inside(const CropWindow& w, int64_t in_h, int64_t in_w, const std::string& op) {
   STOKER_ENFORCE(w.y >= 0 && w.x >= 0 && w.y + w.height <= in_h && w.x + w.width <= in_w,
                  ValueError, op, ": crop window ", w.height, "x", w.width, " at (y=", w.y,

@@ -30,6 +30,12 @@ CropWindow crop_window_arg(const Operator& op, const Workspace& ws, int i, int64
 // The argument schemas (crop, crop_d, crop_h, crop_w, crop_pos_x/y/z, rounding).
 std::vector<ArgSchema> crop_arg_schemas();
 
+// Applies out_of_bounds_policy to `box` over an input of `in_extent` (depth, height, width):
+// "error" refuses a window that leaves it, "trim_to_shape" cuts the window to it, anything else
+// (padding, border modes) keeps the window. Errors name `op`.
+void bound_box(CropBox& box, const std::array<int64_t, 3>& in_extent, const std::string& policy,
+               const std::string& op);
+
 // Rejects windows that leave the image (out_of_bounds_policy="error").
 void check_window_inside(const CropWindow& w, int64_t in_h, int64_t in_w, const std::string& op);
 

@@ -44,26 +44,16 @@ class Crop : public Operator {
     const int n = in.size();
     std::vector<TensorShape> shapes;
     auto windows = plan(ws, in, shapes);
-    const bool planar = is_planar(in);
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), planar ? "CHW" : "HWC");
+    Batch& out = add_output(ws, in.dtype(), std::move(shapes), "HWC");
     for_each_sample(ws, n, [&](int i, int) {
       const auto s = frame_of(in, i);
       const auto& w = windows[size_t(i)];
       visit_crop_type(in.dtype(), "crop input", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        const auto fill = fill_of<T>(s.channels);
-        const T* src = in.data_as<const T>(i);
-        T* dst = out.data_as<T>(i);
-        if (!planar) {
-          kernels::crop_cpu<T>({dst, w.height, w.width, s.channels, w.width * s.channels},
-                               {src, s.height, s.width, s.channels, s.width * s.channels}, w.y, w.x,
-                               fill);
-          return;
-        }
-        for (int64_t c = 0; c < s.channels; ++c)  // CHW: each plane a one-channel image
-          kernels::crop_cpu<T>({dst + c * w.height * w.width, w.height, w.width, 1, w.width},
-                               {src + c * s.height * s.width, s.height, s.width, 1, s.width}, w.y,
-                               w.x, std::vector<T>{fill[size_t(c)]});
+        kernels::crop_cpu<T>(
+            {out.data_as<T>(i), w.height, w.width, s.channels, w.width * s.channels},
+            {in.data_as<const T>(i), s.height, s.width, s.channels, s.width * s.channels}, w.y,
+            w.x, fill_of<T>(s.channels));
       });
     });
   }
@@ -75,7 +65,6 @@ class Crop : public Operator {
     const int n = in.size();
     std::vector<CropWindow> windows(static_cast<size_t>(n));
     shapes.assign(size_t(n), TensorShape{});
-    const bool planar = is_planar(in);
     for_each_sample(ws, n, [&](int i, int) {
       auto s = frame_of(in, i);
       auto w = crop_window_arg(*this, ws, i, s.height, s.width);
@@ -85,11 +74,9 @@ class Crop : public Operator {
         w.y = std::max<int64_t>(w.y, 0), w.x = std::max<int64_t>(w.x, 0);
         w.height = std::max<int64_t>(0, y1 - w.y), w.width = std::max<int64_t>(0, x1 - w.x);
       }
-      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) >= s.channels, ValueError,
-                     "crop: fill_values needs 1 or ", s.channels, " values, got ", fill_.size());
+      check_fill_count(s.channels);
       windows[size_t(i)] = w;
-      shapes[size_t(i)] = planar ? TensorShape{s.channels, w.height, w.width}
-                                 : TensorShape{w.height, w.width, s.channels};
+      shapes[size_t(i)] = TensorShape{w.height, w.width, s.channels};
     });
     return windows;
   }
@@ -101,7 +88,6 @@ class Crop : public Operator {
     const bool hwc = l == "HWC" || (l.empty() && in.sample_ndim() == 3);
     return hwc && border_ == kernels::Border::kFill;
   }
-  static bool is_planar(const Batch& in) { return in.layout().str() == "CHW"; }
 
   // Any layout crop takes (kLayouts), any policy: one strided copy per sample (or per channel
   // with differing fill values). With `copies`, the descriptors are gathered (GPU) instead of
@@ -112,47 +98,42 @@ class Crop : public Operator {
     const size_t elem = dtype_size(in.dtype());
     visit_crop_type(in.dtype(), "crop input", [](auto) {});
     std::string layout = in.layout().str();
-    std::vector<LayoutAxes> axes(static_cast<size_t>(n));
+    LayoutAxes ax;  // one layout and one rank for the batch
+    if (n > 0) ax = layout_axes(layout, in.sample_ndim(), kLayouts, "crop", &layout);
     std::vector<CropBox> boxes(static_cast<size_t>(n));
     std::vector<TensorShape> shapes(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-      std::string resolved;
+    // Per sample, so that a bad one is skipped under on_error="skip" and named otherwise.
+    for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
-      const LayoutAxes ax = layout_axes(in.layout().str(), s.ndim(), kLayouts, "crop", &resolved);
-      if (i == 0) layout = resolved;
       CropBox b = crop_box_arg(*this, ws, i, ax.volume() ? s[ax.d] : -1, s[ax.h], s[ax.w]);
-      const int64_t in_ext[3] = {ax.volume() ? s[ax.d] : 1, s[ax.h], s[ax.w]};
-      for (size_t k = 0; k < 3; ++k) {
-        const int64_t lo = b.anchor[k], hi = lo + b.extent[k];
-        if (policy_ == "error")
-          STOKER_ENFORCE(lo >= 0 && hi <= in_ext[k], ValueError, "crop: sample ", i,
-                         ": the window [", lo, ", ", hi, ") on axis ", "DHW"[k],
-                         " leaves the input's extent ", in_ext[k],
-                         " (out_of_bounds_policy='error'; 'pad' or 'trim_to_shape' allow it)");
-        if (policy_ == "trim_to_shape") {
-          b.anchor[k] = std::clamp<int64_t>(lo, 0, in_ext[k]);
-          b.extent[k] = std::clamp<int64_t>(hi, 0, in_ext[k]) - b.anchor[k];
-        }
-      }
-      const int64_t channels = ax.c >= 0 ? s[ax.c] : 1;
-      STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) == channels, ValueError,
-                     "crop: fill_values needs 1 or ", channels, " values (one per channel), got ",
-                     fill_.size());
-      axes[size_t(i)] = ax, boxes[size_t(i)] = b;
+      bound_box(b, {ax.volume() ? s[ax.d] : 1, s[ax.h], s[ax.w]}, policy_, "crop");
+      check_fill_count(ax.c >= 0 ? s[ax.c] : 1);
+      boxes[size_t(i)] = b;
       shapes[size_t(i)] = cropped_shape(s, ax, b);
-    }
+    });
     Batch& out = add_output(ws, in.dtype(), std::move(shapes), layout);
-    std::vector<kernels::StridedCopy> mine;
-    for (int i = 0; i < n; ++i) {
-      const auto& ax = axes[size_t(i)];
+    auto copies_of = [&](int i) {
       const auto fill = fill_bits(in.dtype(), ax.c >= 0 ? in.shape(i)[ax.c] : 1);
-      auto d = crop_copies(in.data(i), out.data(i), in.shape(i), ax, boxes[size_t(i)], border_,
-                           fill, elem);
-      (copies ? *copies : mine).insert((copies ? *copies : mine).end(), d.begin(), d.end());
+      return crop_copies(in.data(i), out.data(i), in.shape(i), ax, boxes[size_t(i)], border_,
+                         fill, elem);
+    };
+    if (!copies) {
+      for_each_sample(ws, n, [&](int i, int) {
+        for (const auto& d : copies_of(i)) kernels::strided_copy_cpu(d, elem);
+      });
+      return;
     }
-    if (copies) return;
-    for_each_sample(ws, int(mine.size()),
-                    [&](int k, int) { kernels::strided_copy_cpu(mine[size_t(k)], elem); });
+    for (int i = 0; i < n; ++i) {
+      if (ws.failures && ws.failures->contains(i)) continue;
+      const auto d = copies_of(i);
+      copies->insert(copies->end(), d.begin(), d.end());
+    }
+  }
+  // DALI's rule: one fill value for every channel, or exactly one per channel.
+  void check_fill_count(int64_t channels) const {
+    STOKER_ENFORCE(fill_.size() == 1 || int64_t(fill_.size()) == channels, ValueError,
+                   "crop: fill_values needs 1 or ", channels, " values (one per channel), got ",
+                   fill_.size());
   }
   // Sequences with F first come frame by frame (SequenceOperator); CFHW clips whole, every
   // frame cut alike (the F axis is not cut).
@@ -161,7 +142,7 @@ class Crop : public Operator {
     const auto& s = in.shape(i);
     STOKER_ENFORCE(s.ndim() == 3, ValueError, "crop: expected images (3 dimensions), got shape ",
                    s.to_string());
-    return is_planar(in) ? ImageShape{s[1], s[2], s[0]} : ImageShape{s[0], s[1], s[2]};
+    return ImageShape{s[0], s[1], s[2]};
   }
   // fill_values per channel as T.
   template <typename T>
@@ -292,11 +273,17 @@ class CropGpu final : public Crop, public ResamplingStep {
  public:
   using Crop::Crop;
   void run(Workspace& ws) override {
-    if (plain_image(ws.input(0))) return run_step(*this, *this, ws);
-    // Volumes, CHW, border modes: the CPU's strided copies, in one launch.
+    if (plain_image(ws.input(0)) && step_type(ws.input(0).dtype()))
+      return run_step(*this, *this, ws);
+    // Volumes, CHW, border modes, element types the resampler lacks: the CPU's strided copies,
+    // in one launch.
     std::vector<kernels::StridedCopy> d;
     run_strided(ws, &d);
     run_copies(*this, ws, d, dtype_size(ws.input(0).dtype()));
+  }
+  // The element types the resampling kernels (and so fused chains) take.
+  static bool step_type(DType t) {
+    return t == DType::kU8 || t == DType::kI16 || t == DType::kU16 || t == DType::kF32;
   }
   Output plan_step(Workspace& ws, const Batch& in) override {
     STOKER_ENFORCE(plain_image(in), ValueError,
@@ -308,10 +295,9 @@ class CropGpu final : public Crop, public ResamplingStep {
     o.layout = "HWC";
     if (in.size() == 0) return o;
     const DType t = in.dtype();
-    STOKER_ENFORCE(t == DType::kU8 || t == DType::kI16 || t == DType::kU16 || t == DType::kF32,
-                   TypeError, "crop (gpu): ", dtype_name(t),
-                   " images are not supported on the GPU (uint8, int16, uint16, float32; the cpu "
-                   "backend takes every integer and float type)");
+    STOKER_ENFORCE(step_type(t), TypeError, "crop (gpu): ", dtype_name(t),
+                   " images cannot join a fused chain on the GPU (uint8, int16, uint16, "
+                   "float32 can)");
     auto& p = o.params;
     p.channels = p.out_channels = int32_t(in.shape(0)[2]);
     for (int i = 1; i < in.size(); ++i)

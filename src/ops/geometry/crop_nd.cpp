@@ -33,17 +33,9 @@ LayoutAxes layout_axes(const std::string& layout, int ndim, const std::vector<st
   return ax;
 }
 
-namespace {
-std::vector<int64_t> strides_of(const TensorShape& s) {
-  std::vector<int64_t> st(size_t(s.ndim()), 1);
-  for (int k = s.ndim() - 1; k > 0; --k) st[size_t(k - 1)] = st[size_t(k)] * s[k];
-  return st;
-}
-// The box's axis for layout axis k (0 depth, 1 height, 2 width), or -1.
 int box_axis(const LayoutAxes& ax, int k) {
   return k == ax.d ? 0 : k == ax.h ? 1 : k == ax.w ? 2 : -1;
 }
-}  // namespace
 
 TensorShape cropped_shape(const TensorShape& shape, const LayoutAxes& ax, const CropBox& box) {
   std::vector<int64_t> dims(size_t(shape.ndim()));
@@ -60,7 +52,7 @@ std::vector<kernels::StridedCopy> crop_copies(const void* in, void* out, const T
                                               const std::vector<uint64_t>& fill_bits,
                                               size_t element_size) {
   const TensorShape out_shape = cropped_shape(shape, ax, box);
-  const auto in_stride = strides_of(shape), out_stride = strides_of(out_shape);
+  const auto in_stride = dense_strides(shape.dims()), out_stride = dense_strides(out_shape.dims());
   if (out_shape.volume() == 0) return {};
   const int64_t channels = ax.c >= 0 ? shape[ax.c] : 1;
   const bool per_channel =
@@ -109,7 +101,7 @@ std::vector<kernels::StridedCopy> crop_copies(const void* in, void* out, const T
 kernels::StridedCopy flip_copy(const void* in, void* out, const TensorShape& shape,
                                const LayoutAxes& ax, bool depth, bool vertical, bool horizontal,
                                size_t element_size) {
-  const auto stride = strides_of(shape);
+  const auto stride = dense_strides(shape.dims());
   kernels::StridedCopy c;
   int64_t offset = 0;
   c.out = out, c.ndim = int32_t(shape.ndim()), c.count = shape.volume();

@@ -23,6 +23,9 @@ struct LayoutAxes {
 LayoutAxes layout_axes(const std::string& layout, int ndim, const std::vector<std::string>& allowed,
                        const std::string& op, std::string* resolved);
 
+// The window's axis (0 depth, 1 height, 2 width; CropBox's) of layout axis k, or -1.
+int box_axis(const LayoutAxes& ax, int k);
+
 // The copies that cut `box` (depth, height, width) out of a sample of `shape`: one, or one per
 // channel when the channels' fill values differ. Positions outside the input read as `border`
 // says (kFill: fill_bits[c], the element's bytes). `out` holds the window's shape.

@@ -195,10 +195,8 @@ class FusedResampling final : public Operator {
     const Batch& in = ws.input(0);
     const int n = in.size();
     // Channel-first images and volumes resize through the tensor resampler, which has no fused
-    // form; the chain's end (crop_mirror_normalize) takes HWC images only: say it as unfused.
-    STOKER_ENFORCE(!tensor_axes(in.layout()), ValueError, spec_.schema->name,
-                   ": expected images in HWC layout, got layout '", in.layout().str(), "' (from ",
-                   spec_.fused_first->schema->name, ")");
+    // form: the steps run one after the other, as the chain would unfused.
+    if (tensor_axes(in.layout())) return run_unfused(ws);
     // Each step sees its own per-sample arguments (the fused steps', then this operator's) and
     // plans over the previous one's shapes.
     std::vector<ResamplingStep::Output> outs;
@@ -233,6 +231,22 @@ class FusedResampling final : public Operator {
   }
 
  private:
+  void run_unfused(Workspace& ws) {
+    Batch mid;
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      Workspace step_ws = ws;
+      if (k + 1 < ops_.size()) step_ws.arg_inputs = fused_args(ws, k);
+      step_ws.fused_arg_inputs.clear();
+      if (k > 0) step_ws.inputs = {&mid};
+      step_ws.outputs.clear();
+      ops_[k]->run(step_ws);
+      if (k + 1 == ops_.size()) {
+        ws.outputs = std::move(step_ws.outputs);
+      } else {
+        mid = std::move(step_ws.outputs.at(0));
+      }
+    }
+  }
   void add_step(const OpSpec& s) {
     ops_.push_back(s.schema->make_gpu(s));
     steps_.push_back(dynamic_cast<ResamplingStep*>(ops_.back().get()));

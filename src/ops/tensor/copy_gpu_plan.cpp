@@ -6,12 +6,6 @@
 
 namespace stoker::ops {
 
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> st(dims.size(), 1);
-  for (size_t k = dims.size(); k-- > 1;) st[k - 1] = st[k] * dims[k];
-  return st;
-}
-
 kernels::StridedCopy copy_desc(const void* in, void* out, const std::vector<int64_t>& shape,
                                   const std::vector<int64_t>& out_stride,
                                   const std::vector<int64_t>& in_stride,

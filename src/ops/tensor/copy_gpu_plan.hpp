@@ -12,9 +12,6 @@
 
 namespace stoker::ops {
 
-// Row-major element strides of `dims`.
-std::vector<int64_t> dense_strides(const std::vector<int64_t>& dims);
-
 // A descriptor: iterate `shape`; out at `out_stride`, in at `in_stride` from `in_start`, inside
 // `in_shape` (elsewhere `fill`). Errors name `op` (more than kCopyMaxDims dimensions).
 kernels::StridedCopy copy_desc(const void* in, void* out, const std::vector<int64_t>& shape,
