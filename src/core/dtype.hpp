@@ -230,6 +230,18 @@ Out cast_value(In v) {
   }
 }
 
+// A fill value as DALI's slice family (crop, slice, pad, erase, paste, crop_mirror_normalize)
+// writes it, a static_cast: truncated toward zero for integers. Out of Out's range it saturates
+// (a static_cast is undefined there; DALI's wraps, 300 becoming 44 in uint8).
+template <typename Out>
+Out fill_cast(double v) {
+  if constexpr (std::is_integral_v<Out> && !std::is_same_v<Out, bool>) {
+    return cast_value<Out>(std::trunc(v));
+  } else {
+    return cast_value<Out>(v);
+  }
+}
+
 template <typename T>
 inline float to_float(T v) {
   return static_cast<float>(v);

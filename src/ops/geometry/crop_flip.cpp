@@ -2,6 +2,7 @@
 #include "stoker/ops/geometry/crop_flip.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "stoker/kernels/geometry/crop_cpu.hpp"
@@ -149,7 +150,7 @@ class Crop : public Operator {
   std::vector<T> fill_of(int64_t channels) const {
     std::vector<T> fill(static_cast<size_t>(channels));
     for (size_t c = 0; c < fill.size(); ++c)
-      fill[c] = convert_sat<T>(float(fill_[fill_.size() == 1 ? 0 : c]));
+      fill[c] = fill_cast<T>(fill_[fill_.size() == 1 ? 0 : c]);
     return fill;
   }
   // The same as the bits of `dtype`'s elements (the GPU copies' fill).
@@ -305,7 +306,9 @@ class CropGpu final : public Crop, public ResamplingStep {
                      "crop (gpu): every sample needs the same channel count");
     for (int c = 0; c < kernels::kResampleMaxChannels; ++c) {
       p.inv_std[c] = 1.f;
-      p.fill[c] = float(fill_[fill_.size() == 1 ? 0 : std::min<size_t>(c, fill_.size() - 1)]);
+      // Truncated for integer images as the CPU's fill_cast (the kernel rounds what it stores).
+      const double f = fill_[fill_.size() == 1 ? 0 : std::min<size_t>(c, fill_.size() - 1)];
+      p.fill[c] = float(t == DType::kF32 ? f : std::trunc(f));
     }
     o.plans.resize(windows.size());
     for (size_t i = 0; i < windows.size(); ++i) {

@@ -17,7 +17,7 @@ std::vector<uint8_t> fill_pixel(DType d, int64_t channels, const std::vector<dou
               DType::kF32>(d, op + " input", [&](auto tag) {
     using T = typename decltype(tag)::type;
     for (int64_t c = 0; c < channels; ++c) {
-      T v = cast_value<T>(fill[fill.size() == 1 ? 0 : size_t(c)]);
+      T v = fill_cast<T>(fill[fill.size() == 1 ? 0 : size_t(c)]);
       std::memcpy(px.data() + size_t(c) * es, &v, es);
     }
   });

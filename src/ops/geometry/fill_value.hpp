@@ -1,5 +1,6 @@
 // One pixel of fill_value bytes (erase, jitter, paste): one value for every channel or one per
-// channel, converted to the image's dtype (rounded half away from zero, saturated).
+// channel, converted to the image's dtype as DALI converts fills (fill_cast: truncated toward
+// zero, saturated).
 #pragma once
 
 #include <cstdint>

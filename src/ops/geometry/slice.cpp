@@ -237,7 +237,7 @@ class Slice : public Operator {
     uint64_t bits = 0;
     visit_numeric(d, "slice", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      const T x = cast_value<T>(v);
+      const T x = fill_cast<T>(v);
       std::memcpy(&bits, &x, sizeof(T));
     });
     return bits;

@@ -39,7 +39,7 @@ class Pad : public Operator {
     uint64_t bytes = 0;
     visit_numeric(d, "pad", [&](auto tag) {
       using T = typename decltype(tag)::type;
-      T v = cast_value<T>(spec_.arg<double>("fill_value"));
+      T v = fill_cast<T>(spec_.arg<double>("fill_value"));
       std::memcpy(&bytes, &v, sizeof(T));
     });
     return bytes;
