@@ -173,3 +173,17 @@ def test_a_fused_gpu_chain_takes_chw_images_unfused():
     assert layout == "CHW"
     for a, b in zip(cpu, gpu):
         np.testing.assert_allclose(a, b, atol=1e-3)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("gpu", marks=needs_gpu)])
+def test_crop_and_slice_dtype_saturate_also_when_padding(device):
+    # DALI wraps out-of-range values in its padding kernel (1501.9 -> 221); one rule here.
+    data = [np.array([[[1501.9], [-3.7], [2.9], [70000.5]]], np.float32)]
+    got, _ = _run(lambda x: fn.crop(x, crop=(1, 6), out_of_bounds_policy="pad", fill_values=9.9,
+                                    dtype=stoker.types.UINT8), data, "HWC", device)
+    assert got[0].ravel().tolist() == [9, 255, 0, 2, 255, 9]
+    got, _ = _run(lambda x: fn.slice(x, 0, 4, axes=[1], dtype=stoker.types.FLOAT16), data, "HWC",
+                  device)
+    assert got[0].dtype == np.float16
+    assert got[0].ravel().tolist() == [np.float16(1501.9), np.float16(-3.7), np.float16(2.9),
+                                       65504.0]

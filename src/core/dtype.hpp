@@ -230,6 +230,29 @@ Out cast_value(In v) {
   }
 }
 
+// An element as DALI's slice family converts it (crop's and slice's `dtype`): as cast_value, but
+// toward zero into integers (2.7 -> 2) and into float16 saturated to +-65504 (a cast gives
+// +-inf).
+template <typename Out, typename In>
+Out slice_cast(In v) {
+  if constexpr (std::is_same_v<Out, float16>) {
+    float f = float(v);
+    f = f > 65504.f ? 65504.f : f < -65504.f ? -65504.f : f;  // NaN stays NaN
+    return Out(f);
+  } else if constexpr (std::is_integral_v<Out> && !std::is_same_v<Out, bool> &&
+                       !std::is_integral_v<In>) {
+    double d = 0;
+    if constexpr (is_half_v<In>) {
+      d = double(float(v));
+    } else {
+      d = double(v);
+    }
+    return cast_value<Out>(std::trunc(d));
+  } else {
+    return cast_value<Out>(v);
+  }
+}
+
 // A fill value as DALI's slice family (crop, slice, pad, erase, paste, crop_mirror_normalize)
 // writes it, a static_cast: truncated toward zero for integers. Out of Out's range it saturates
 // (a static_cast is undefined there; DALI's wraps, 300 becoming 44 in uint8).

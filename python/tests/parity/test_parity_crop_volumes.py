@@ -140,3 +140,59 @@ def test_cmn_of_chw_images_is_dalis(kw, device):
             args["dtype"] = getattr(t, args["dtype"].upper())
         return fn.crop_mirror_normalize(_feed(fn, "CHW"), **args)
     assert_like_dali(define, len(CHW), device, 1e-5, 0, f"cmn CHW {kw}", _place)
+
+
+# `dtype` (crop, slice): float32, float16, uint8 or the input's; into uint8 toward zero and
+# saturated, into float16 saturated to +-65504; padding written in the output's type.
+_TYPED = {
+    "float32": [np.linspace(-300.7, 70000.9, 4 * 5 * 2, dtype=np.float32).reshape(4, 5, 2),
+                np.linspace(2.5, -3.5, 3 * 6 * 2, dtype=np.float32).reshape(3, 6, 2)],
+    # Padding crops convert in DALI with a plain static_cast (1501.9 becomes 221): in range.
+    "float32_in_range": [np.linspace(-0.9, 255.9, 4 * 5 * 2, dtype=np.float32).reshape(4, 5, 2),
+                         np.linspace(2.5, 250.5, 3 * 6 * 2, dtype=np.float32).reshape(3, 6, 2)],
+    "int32": [np.arange(-40, 80, 3, dtype=np.int32).reshape(4, 5, 2) * 997,
+              np.arange(36, dtype=np.int32).reshape(3, 6, 2) * 13],
+    "uint8": [v[0, :4, :5] for v in DHWC[:2]],
+}
+_DTYPE_CASES = [
+    ("float32_in_range", "UINT8", lambda fn, x, d: fn.crop(x, crop=(5, 7),
+                                                           out_of_bounds_policy="pad",
+                                                  fill_values=(2.9, 300.0 - 45.2), dtype=d)),
+    ("float32", "FLOAT16", lambda fn, x, d: fn.crop(x, crop=(2, 3), dtype=d)),
+    ("int32", "UINT8", lambda fn, x, d: fn.crop(x, crop=(2, 3), crop_pos_x=0.0, dtype=d)),
+    ("int32", "FLOAT16", lambda fn, x, d: fn.crop(x, crop=(3, 3), dtype=d)),
+    ("uint8", "FLOAT", lambda fn, x, d: fn.crop(x, crop=(6, 6), out_of_bounds_policy="pad",
+                                                fill_values=2.5, dtype=d)),
+    ("uint8", "UINT8", lambda fn, x, d: fn.crop(x, crop=(2, 2), dtype=d)),
+    ("float32_in_range", "UINT8", lambda fn, x, d: fn.slice(
+        x, 1, 7, axes=[1], out_of_bounds_policy="pad", fill_values=1.5, dtype=d)),
+    ("float32", "UINT8", lambda fn, x, d: fn.slice(x, 1, 3, axes=[1], dtype=d)),
+    ("int32", "FLOAT", lambda fn, x, d: fn.slice(x, 0, 2, axes=[0], dtype=d)),
+]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize("case", _DTYPE_CASES, ids=[f"{a}-{b}-{k}" for k, (a, b, _) in
+                                                    enumerate(_DTYPE_CASES)])
+def test_crop_and_slice_dtype_like_dali(case, device):
+    src, dtype, op = case
+    data = _TYPED[src]
+
+    def define(fn, t):
+        x = fn.external_source(source=lambda: [a.copy() for a in data], batch=True,
+                               layout="HWC")
+        return op(fn, x.gpu() if _ON_GPU[0] else x, getattr(t, dtype))
+    assert_like_dali(define, len(data), device, 0, 0, f"{src} -> {dtype}", _place)
+
+
+def test_crop_dtype_of_another_type_fails_in_both():
+    from parity_util import run
+    for lib in ("stoker", "dali"):
+        def define(fn, t):
+            x = fn.external_source(source=lambda: [a.copy() for a in _TYPED["float32"]],
+                                   batch=True, layout="HWC")
+            return fn.crop(x, crop=(2, 2), dtype=t.INT16)
+        with pytest.raises(Exception) as err:
+            run(lib, define, 2)
+        if lib == "stoker":
+            assert "crop: dtype int16 is not supported for float32 input" in str(err.value)

@@ -41,9 +41,9 @@ __device__ T from_float(float f) {
   }
 }
 
-// cast_value (core/dtype.hpp), branch for branch.
+// cast_value (core/dtype.hpp), branch for branch; with `slice`, slice_cast.
 template <typename Out, typename In>
-__device__ Out cast_one(In v) {
+__device__ Out cast_one(In v, bool slice) {
   if constexpr (std::is_same_v<Out, bool>) {
     if constexpr (is_half_v<In>) {
       return as_float(v) != 0.f;
@@ -51,11 +51,14 @@ __device__ Out cast_one(In v) {
       return v != In(0);
     }
   } else if constexpr (is_half_v<Out>) {
+    float f = 0.f;
     if constexpr (is_half_v<In>) {
-      return from_float<Out>(as_float(v));
+      f = as_float(v);
     } else {
-      return from_float<Out>(float(v));
+      f = float(v);
     }
+    if (slice && std::is_same_v<Out, F16>) f = f > 65504.f ? 65504.f : f < -65504.f ? -65504.f : f;
+    return from_float<Out>(f);
   } else if constexpr (std::is_floating_point_v<Out>) {
     if constexpr (is_half_v<In>) {
       return Out(as_float(v));
@@ -78,7 +81,7 @@ __device__ Out cast_one(In v) {
       d = double(v);
     }
     if (!(d == d)) return Out(0);
-    const double r = round(d);
+    const double r = slice ? trunc(d) : round(d);
     // The bounds as doubles: exact for the minima; the maxima of 64-bit types round up to
     // 2^63 / 2^64, which no value below them reaches (the host compares in long double).
     if (r <= double(L::min())) return L::min();
@@ -88,13 +91,13 @@ __device__ Out cast_one(In v) {
 }
 
 template <typename In, typename Out>
-__global__ void cast_kernel(const CastGpuSample* __restrict__ samples) {
+__global__ void cast_kernel(const CastGpuSample* __restrict__ samples, bool slice) {
   const CastGpuSample& s = samples[blockIdx.y];
   const In* in = static_cast<const In*>(s.in);
   Out* out = static_cast<Out*>(s.out);
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < s.count; i += step)
-    out[i] = cast_one<Out>(in[i]);
+    out[i] = cast_one<Out>(in[i], slice);
 }
 
 // Calls f(T{}) with the device storage type of `d`.
@@ -135,14 +138,15 @@ bool visit_device_type(DType d, F&& f) {
 }  // namespace
 
 int cast_gpu(const CastGpuSample* samples, int n, int64_t max_count, DType in, DType out,
-             StreamHandle stream) {
+             StreamHandle stream, CastRule rule) {
   if (n == 0 || max_count == 0) return 0;
   const int block = 256;
   const dim3 grid(unsigned(std::min<int64_t>((max_count + block - 1) / block, 2048)), unsigned(n));
   bool known = false;
   visit_device_type(in, [&](auto i) {
     known = visit_device_type(out, [&](auto o) {
-      cast_kernel<decltype(i), decltype(o)><<<grid, block, 0, cudaStream_t(stream)>>>(samples);
+      cast_kernel<decltype(i), decltype(o)>
+          <<<grid, block, 0, cudaStream_t(stream)>>>(samples, rule == CastRule::kSlice);
     });
   });
   return known ? int(cudaGetLastError()) : int(cudaErrorInvalidValue);

@@ -16,8 +16,12 @@ struct CastGpuSample {
   int64_t count = 0;  // elements
 };
 
+// How floats become integers and float16: kCast as cast_value (fn.cast), kSlice as slice_cast
+// (crop's and slice's `dtype`: toward zero, float16 saturated to +-65504).
+enum class CastRule { kCast, kSlice };
+
 // `samples`: a device array of n descriptors. Returns the CUDA error of the launch (0: none).
 int cast_gpu(const CastGpuSample* samples, int n, int64_t max_count, DType in, DType out,
-             StreamHandle stream);
+             StreamHandle stream, CastRule rule = CastRule::kCast);
 
 }  // namespace stoker::kernels

@@ -11,6 +11,7 @@
 #include "stoker/ops/geometry/crop_args.hpp"
 #include "stoker/ops/geometry/crop_nd.hpp"
 #include "stoker/ops/geometry/resample_gpu_plan.hpp"
+#include "stoker/ops/tensor/slice_dtype.hpp"
 #ifdef STOKER_HAVE_CUDA
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
 #endif
@@ -37,9 +38,16 @@ class Crop : public Operator {
                    "'reflect_101' or 'wrap', got '",
                    policy, "'");
     fill_ = spec.arg<std::vector<double>>("fill_values");
+    dtype_ = slice_dtype_arg(spec);
   }
 
   void run(Workspace& ws) override {
+    run_converted(*this, ws, dtype_, [&] { cut(ws); });
+  }
+
+ protected:
+  // The cut, of the input converted to `dtype` when it asks for another type.
+  virtual void cut(Workspace& ws) {
     const Batch& in = ws.input(0);
     if (!plain_image(in)) return run_strided(ws, nullptr);
     const int n = in.size();
@@ -167,12 +175,14 @@ class Crop : public Operator {
   template <typename F>
   static void visit_crop_type(DType d, const char* what, F&& f) {
     visit_dtype<DType::kU8, DType::kI8, DType::kU16, DType::kI16, DType::kU32, DType::kI32,
-                DType::kU64, DType::kI64, DType::kF32, DType::kF64>(d, what, std::forward<F>(f));
+                DType::kU64, DType::kI64, DType::kF16, DType::kF32, DType::kF64>(
+        d, what, std::forward<F>(f));
   }
 
   std::string policy_;
   kernels::Border border_ = kernels::Border::kFill;
   std::vector<double> fill_;
+  std::optional<DType> dtype_;
 };
 
 // Flips reinterpret the data as same-sized unsigned integers: the bytes move, values do not.
@@ -273,7 +283,7 @@ class Flip : public Operator {
 class CropGpu final : public Crop, public ResamplingStep {
  public:
   using Crop::Crop;
-  void run(Workspace& ws) override {
+  void cut(Workspace& ws) override {
     if (plain_image(ws.input(0)) && step_type(ws.input(0).dtype()))
       return run_step(*this, *this, ws);
     // Volumes, CHW, border modes, element types the resampler lacks: the CPU's strided copies,
@@ -398,7 +408,11 @@ OpSchema crop_schema() {
                 "reflect_101 | wrap.",
                 std::string("error")},
                {"fill_values", ArgType::kFloatList, "Padding value(s), one or per channel.",
-                std::vector<double>{0.0}}},
+                std::vector<double>{0.0}},
+               optional_arg("dtype", ArgType::kDType,
+                            "The output's type: float32, float16, uint8 or the input's (the "
+                            "default); into uint8 toward zero and saturated, as DALI's.",
+                            false)},
       .make_cpu = [](const OpSpec& sp) { return std::make_unique<Crop>(sp); },
       .make_gpu = STOKER_GPU_FACTORY(CropGpu),
       .sequences = true,
@@ -408,7 +422,7 @@ OpSchema crop_schema() {
   s.fusion.chain = FusionTraits::Chain::kMiddle;
   s.fusion.fusable = [](const OpSpec& sp) {  // a padding crop writes pixels the chain has not
     const auto p = sp.arg<std::string>("out_of_bounds_policy");
-    return p == "error" || p == "trim_to_shape";
+    return (p == "error" || p == "trim_to_shape") && !sp.has_arg("dtype");
   };
   return s;
 }

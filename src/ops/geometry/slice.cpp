@@ -9,6 +9,7 @@
 #include "stoker/kernels/tensor/strided_copy_cpu.hpp"
 #include "stoker/ops/arg_limits.hpp"
 #include "stoker/ops/operator.hpp"
+#include "stoker/ops/tensor/slice_dtype.hpp"
 #include "stoker/ops/tensor/tensor_util.hpp"
 #ifdef STOKER_HAVE_CUDA
 #include "stoker/ops/tensor/copy_gpu_plan.hpp"
@@ -54,6 +55,7 @@ class Slice : public Operator {
     }
     fill_ = spec.arg<std::vector<double>>("fill_values");
     STOKER_ENFORCE(!fill_.empty(), ValueError, "slice: fill_values needs at least one value");
+    dtype_ = slice_dtype_arg(spec);
     for (const char* a : kNamedArgs) named_ = named_ || spec_.given(a);
     STOKER_ENFORCE(!(spec_.given("start") && spec_.given("rel_start")), ValueError,
                    "slice: give `start` or `rel_start`, not both");
@@ -64,6 +66,12 @@ class Slice : public Operator {
   }
 
   void run(Workspace& ws) override {
+    run_converted(*this, ws, dtype_, [&] { cut(ws); });
+  }
+
+ protected:
+  // The cut, of the input converted to `dtype` when it asks for another type.
+  virtual void cut(Workspace& ws) {
     const Batch& in = ws.input(0);
     const auto windows = plan(ws, in);
     Batch& out = add_output(ws, in.dtype(), out_shapes(windows), in.layout());
@@ -243,6 +251,7 @@ class Slice : public Operator {
     return bits;
   }
 
+  std::optional<DType> dtype_;
   Policy policy_ = Policy::kError;
   Border border_ = Border::kFill;
   std::vector<double> fill_;
@@ -253,7 +262,7 @@ class Slice : public Operator {
 class SliceGpu final : public Slice {
  public:
   using Slice::Slice;
-  void run(Workspace& ws) override {
+  void cut(Workspace& ws) override {
     const Batch& in = ws.input(0);
     const auto windows = plan(ws, in);
     Batch& out = add_output(ws, in.dtype(), out_shapes(windows), in.layout());
@@ -302,7 +311,11 @@ OpSchema slice_schema() {
                {"out_of_bounds_policy", ArgType::kString, "What a window leaving the input reads.",
                 std::string("error")},
                {"fill_values", ArgType::kFloatList, "Padding value(s) for 'pad'.",
-                std::vector<double>{0.0}}},
+                std::vector<double>{0.0}},
+               optional_arg("dtype", ArgType::kDType,
+                            "The output's type: float32, float16, uint8 or the input's (the "
+                            "default); into uint8 toward zero and saturated, as DALI's.",
+                            false)},
       .make_cpu = [](const OpSpec& s) { return std::make_unique<Slice>(s); },
 #ifdef STOKER_HAVE_CUDA
       .make_gpu = [](const OpSpec& s) { return std::make_unique<SliceGpu>(s); },
