@@ -1,0 +1,149 @@
+"""stoker.plugins.ray on a local Ray instance: from_pipeline's epochs (every sample once per
+epoch across shards, epochs going on as the pipelines do on one host, batches that straddle
+epochs and padded readers), a dataset read in part, map_batches over read_binary_files, and the
+errors. The multi-node cases (a node killed mid-epoch) are in test_ray_cluster.py."""
+
+import gc
+import glob
+import os
+import sys
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'stoker[ray]')")
+pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'stoker[ray]')")
+
+import stoker  # noqa: E402
+from stoker import fn  # noqa: E402
+from stoker.plugins.ray import from_pipeline, map_batches  # noqa: E402
+
+FILES = 21  # with batches of 8: every epoch of a shard ends inside a batch
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             configure_logging=False)
+    # The factories below are this module's functions: the actors get them by value (the
+    # workers cannot import the test module).
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    ctx.execution_options.preserve_order = True
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def free_actors():
+    """Each test's datasets (and their pipelines' actors, which hold CPUs) go when it ends."""
+    yield
+    gc.collect()
+
+
+@pytest.fixture(scope="module")
+def numbered_files(tmp_path_factory):
+    """FILES files whose first byte is their number (readers.file does not decode them)."""
+    root = tmp_path_factory.mktemp("numbered")
+    for c in range(2):
+        os.makedirs(root / f"c{c}")
+    for i in range(FILES):
+        (root / f"c{i % 2}" / f"{i:03d}.jpg").write_bytes(bytes([i]) * (i + 1))
+    return str(root)
+
+
+def _factory(root, pad=False, stick=False, seed=5):
+    def make(shard_id, num_shards):
+        p = stoker.Pipeline(batch_size=8, num_threads=1, seed=seed)
+        with p:
+            data, label = fn.readers.file(file_root=root, shard_id=shard_id,
+                                          num_shards=num_shards, random_shuffle=True,
+                                          pad_last_batch=pad, stick_to_shard=stick, name="r")
+            p.set_outputs(data, label)
+        return p
+    return make
+
+
+def _numbers(rows):
+    return [int(r["data"][0]) for r in rows]
+
+
+@pytest.mark.parametrize("pad,stick", [(False, False), (True, False), (False, True)])
+def test_every_sample_once_per_epoch_across_shards(local_ray, numbered_files, pad, stick):
+    ds = from_pipeline(_factory(numbered_files, pad, stick), num_shards=2,
+                       output_names=("data", "label"))
+    for _ in range(3):
+        rows = ds.take_all()
+        assert sorted(_numbers(rows)) == list(range(FILES))
+        for r in rows:  # ragged bytes: variable-shaped tensors, one per row; labels as read
+            n = int(r["data"][0])
+            assert r["data"].shape == (n + 1,) and r["label"].tolist() == [n % 2]
+
+
+def test_epochs_are_those_of_the_pipeline_on_one_host(local_ray, numbered_files):
+    # One shard: the dataset's rows, epoch after epoch, are the pipeline's samples in order
+    # (its shuffle going on across epochs, a straddling batch's rest opening the next epoch).
+    make = _factory(numbered_files)
+    host = make(0, 1)
+    host.build()
+    stream = []
+    while len(stream) < 3 * FILES:
+        data = host.run()[0]
+        stream += [int(np.array(data.at(i))[0]) for i in range(len(data))]
+    ds = from_pipeline(make, num_shards=1, output_names=("data", "label"))
+    got = []
+    for _ in range(3):
+        got += _numbers(ds.take_all())
+    assert got == stream[:3 * FILES]
+    assert got[:FILES] != got[FILES:2 * FILES]  # the shuffle goes on
+
+
+def test_a_dataset_read_in_part_ends_that_epoch(local_ray, numbered_files):
+    ds = from_pipeline(_factory(numbered_files), num_shards=2, output_names=("data", "label"),
+                       block_rows=2)
+    assert len(ds.take(3)) == 3
+    assert sorted(_numbers(ds.take_all())) == list(range(FILES))
+
+
+def test_map_batches_decodes_read_binary_files(local_ray, shared_data):
+    files = sorted(glob.glob(os.path.join(shared_data, "photos", "dali-imagenet-classes", "*",
+                                          "*.jpg")))[:10]
+    if len(files) < 10:
+        pytest.skip("the shared photos are missing")
+
+    def make():
+        p = stoker.Pipeline(batch_size=4, num_threads=1, seed=1)
+        with p:
+            jpegs = fn.external_source(name="bytes", dtype=stoker.types.UINT8)
+            p.set_outputs(fn.resize(fn.decoders.image(jpegs), size=(32, 48)))
+        return p
+
+    ds = ray.data.read_binary_files(files, include_paths=True)
+    rows = map_batches(ds, make, output_names=("image",)).take_all()
+    assert len(rows) == 10  # 4 + 4 + a short last batch of 2
+    ref = make()
+    ref.build()
+    want = []
+    for k in range(0, 10, 4):
+        chunk = [np.fromfile(f, np.uint8) for f in files[k:k + 4]]
+        ref.feed_input("bytes", chunk + chunk[-1:] * (4 - len(chunk)))
+        out = ref.run()[0]
+        want += [np.array(out.at(i)) for i in range(len(chunk))]
+    for r, w in zip(rows, want):
+        np.testing.assert_array_equal(r["image"], w)
+
+
+def test_errors_name_the_cause(local_ray, numbered_files):
+    def unsharded(shard_id, num_shards):
+        return _factory(numbered_files)(0, 1)
+    with pytest.raises(Exception, match="built a reader for shard 0 of 1: pass shard_id"):
+        from_pipeline(unsharded, num_shards=2, output_names=("data", "label"))
+    with pytest.raises(ValueError, match="output_names must name each output once"):
+        from_pipeline(_factory(numbered_files), num_shards=2, output_names=("a", "a"))
+    ds = from_pipeline(_factory(numbered_files), num_shards=1, output_names=("data",))
+    with pytest.raises(Exception, match="output_names names 1 outputs, the pipeline has 2"):
+        ds.take_all()
+    ds = ray.data.from_items([{"other": 1}])
+    with pytest.raises(ValueError, match="no external source named after a column"):
+        map_batches(ds, lambda: _factory(numbered_files)(0, 1), output_names=("x",))
