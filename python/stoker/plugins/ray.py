@@ -15,6 +15,8 @@ Rows hold numpy arrays: samples of different shapes become Ray's variable-shaped
 GPU outputs are copied to the host (the CPU cluster's side; a training node finishes on its GPU).
 """
 
+import time
+
 import numpy as np
 
 __all__ = ["from_pipeline", "map_batches"]
@@ -91,9 +93,13 @@ class _Shard:
         shard = self._shard if self._stick else (self._shard + epoch) % self._shards
         return int(self._sizes[shard])
 
-    def boundary(self):
+    def boundary(self, last=None):
         """Ends the current epoch (the rest of one read only in part, e.g. by Dataset.take, is
-        run and dropped) and returns the state at the next one's start."""
+        run and dropped) and returns the state at the next one's start. `last`: the state of
+        the latest epoch started; an actor behind it (restarted on another node) first runs
+        that epoch from it."""
+        if last is not None and self._epoch <= last["epoch"]:
+            self.start(last)
         while self._started and self.next_block(1 << 30) is not None:
             pass
         return {"epoch": self._epoch, "checkpoint": self._pipe.checkpoint(),
@@ -112,6 +118,11 @@ class _Shard:
         self._epoch += 1
         self._started = True
         return self._left
+
+    def skip(self, blocks, max_rows):
+        """Runs past the epoch's first `blocks` blocks (a read resumed after a failure)."""
+        for _ in range(blocks):
+            self.next_block(max_rows)
 
     def next_block(self, max_rows):
         """Up to max_rows of this epoch's samples as a block; None at the epoch's end."""
@@ -138,31 +149,37 @@ class _Shard:
 
 
 class _Boundaries:
-    """The epoch-start states of the shards, by the read task that started each epoch (a retried
-    task keeps its id): kept on the driver's node, away from the shards' actors."""
+    """The epoch-start states of the shards: by the read that started each epoch (a retried
+    read keeps its task id) and the latest per shard. Kept on the driver's node, away from the
+    shards' actors."""
 
     def __init__(self):
-        self._states = {}
+        self._by_task, self._latest = {}, {}
 
     def get(self, shard, task):
-        return self._states.get((shard, task))
+        return self._by_task.get((shard, task))
+
+    def latest(self, shard):
+        return self._latest.get(shard)
 
     def put(self, shard, task, state):
         # The last few per shard suffice: a retry follows its failed attempt.
-        mine = [k for k in self._states if k[0] == shard]
+        mine = [k for k in self._by_task if k[0] == shard]
         for k in mine[:-3]:
-            del self._states[k]
-        self._states[(shard, task)] = state
+            del self._by_task[k]
+        self._by_task[(shard, task)] = state
+        self._latest[shard] = state
 
 
 def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=None,
-                  block_rows=None, max_restarts=3, **ray_remote_args):
+                  block_rows=None, max_restarts=3, restart_timeout=300, **ray_remote_args):
     """A ray.data.Dataset of the output samples of `num_shards` stoker pipelines.
 
     factory(shard_id, num_shards) builds shard shard_id's pipeline (its reader takes shard_id and
     num_shards; its seed makes it deterministic); it runs in a Ray actor created with
     `ray_remote_args` (num_cpus=... for the pipeline's threads, resources=... to place it), which
-    Ray restarts up to max_restarts times when its node fails. output_names: one column per
+    Ray restarts up to max_restarts times when its node fails (a read waits up to
+    restart_timeout seconds for it, then goes on from where it stood). output_names: one column per
     pipeline output. reader_name: the reader whose epoch the dataset iterates (needed when the
     pipeline has several). block_rows: samples per block (default: the pipeline's batch size).
     Each iteration of the dataset is the next epoch; columns hold numpy arrays per row."""
@@ -187,19 +204,38 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
     boundaries = ray.remote(_Boundaries).options(
         num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True)).remote()
 
+    def call(method, *args):
+        """An actor call that waits out the actor's restart (its node failed) for up to
+        restart_timeout seconds."""
+        deadline = time.monotonic() + restart_timeout
+        while True:
+            try:
+                return ray.get(method.remote(*args))
+            except ray.exceptions.RayActorError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+
     def read(k):
         shard = shards[k]
         task = ray.get_runtime_context().get_task_id()
         state = ray.get(boundaries.get.remote(k, task))
-        if state is None:
-            state = ray.get(shard.boundary.remote())
+        if state is None:  # this read's epoch: the one after the latest started
+            state = call(shard.boundary, ray.get(boundaries.latest.remote(k)))
             ray.get(boundaries.put.remote(k, task, state))
-        ray.get(shard.start.remote(state))
+        given = 0  # blocks this read has given: after a failure it resumes past them
         while True:
-            block = ray.get(shard.next_block.remote(rows))
-            if block is None:
-                return
-            yield block
+            try:
+                ray.get(shard.start.remote(state))
+                ray.get(shard.skip.remote(given, rows))
+                while True:
+                    block = ray.get(shard.next_block.remote(rows))
+                    if block is None:
+                        return
+                    given += 1
+                    yield block
+            except ray.exceptions.RayActorError:
+                call(shard.batch_size)  # until the actor is back
 
     class _Source(Datasource):
         def estimate_inmemory_data_size(self):
@@ -209,10 +245,10 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
             meta = BlockMetadata(num_rows=None, size_bytes=None, exec_stats=None)
             return [ReadTask(lambda k=k: read(k), meta) for k in range(num_shards)]
 
-    # A read relays blocks (no CPU of its own); Ray retries it when its node or the actor fails.
+    # A read relays blocks (no CPU of its own); it outlives its actor's restarts itself, and
+    # Ray retries it when its own node fails.
     ds = ray.data.read_datasource(_Source(), override_num_blocks=num_shards, num_cpus=0,
-                                  max_retries=3,
-                                  retry_exceptions=[ray.exceptions.RayActorError])
+                                  max_retries=3)
     ds._stoker_actors = (shards, boundaries)  # they live as long as the dataset
     return ds
 
