@@ -11,6 +11,8 @@ import sys
 import numpy as np
 import pytest
 
+if any(s in os.environ.get("LD_PRELOAD", "") for s in ("libasan", "libtsan")):
+    pytest.skip("Ray's own processes do not run with a sanitizer preloaded", allow_module_level=True)
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'stoker[ray]')")
 pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'stoker[ray]')")
 
@@ -23,7 +25,7 @@ FILES = 21  # with batches of 8: every epoch of a shard ends inside a batch
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False,
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     # The factories below are this module's functions: the actors get them by value (the
     # workers cannot import the test module).

@@ -17,6 +17,8 @@ import time
 import numpy as np
 import pytest
 
+if any(s in os.environ.get("LD_PRELOAD", "") for s in ("libasan", "libtsan")):
+    pytest.skip("Ray's own processes do not run with a sanitizer preloaded", allow_module_level=True)
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'stoker[ray]')")
 pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'stoker[ray]')")
 
