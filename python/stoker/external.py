@@ -48,13 +48,27 @@ def source_kind(source, batch):
     return "invalid"
 
 
-def _arity(source):
+_ARITY_RULE = ("the `source` callable must accept either 0 or 1 positional arguments to "
+               "indicate whether it accepts the batch or sample indexing information.")
+
+
+def _arity(source, where):
+    """How many arguments the source is called with: every positional parameter counts,
+    defaulted ones too (DALI's rule: `lambda d=d: ...` is given the iteration number)."""
     try:
-        params = inspect.signature(source).parameters.values()
-    except (TypeError, ValueError):
+        params = list(inspect.signature(source).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature: called with nothing
         return 0
-    return sum(1 for p in params if p.default is p.empty and
-               p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    for p in params:
+        found = {p.VAR_POSITIONAL: f"var-positional argument `*{p.name}`",
+                 p.VAR_KEYWORD: f"var-keyword argument `**{p.name}`",
+                 p.KEYWORD_ONLY: f"keyword-only argument `{p.name}`"}.get(p.kind)
+        if found:
+            raise TypeError(f"{where}: {_ARITY_RULE} Found {found} which is not allowed.")
+    if len(params) > 1:
+        raise TypeError(f"{where}: {_ARITY_RULE} Found more than one positional argument, "
+                        f"which is not allowed.")
+    return len(params)
 
 
 class ExternalSource:
@@ -98,7 +112,7 @@ class ExternalSource:
         if self.kind in ("sample", "batch") and cycle not in (None, False):
             raise ValueError(f"{where}: cycle applies to iterables and generator functions, not "
                              f"to a callable source")
-        arity = _arity(source) if self.kind in ("sample", "batch") else 0
+        arity = _arity(source, where) if self.kind in ("sample", "batch") else 0
         # A sample callable: called per sample with a SampleInfo, or (as DALI does for one
         # taking no argument) with nothing; the workers always pass the SampleInfo.
         if self.kind == "sample" and not (arity == 1 or (arity == 0 and not parallel)):

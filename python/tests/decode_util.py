@@ -12,7 +12,7 @@ def decode(blobs, output_type="ANY_DATA", **kwargs):
     for blob in blobs:
         pipe = stoker.Pipeline(batch_size=1, num_threads=1, seed=0)
         with pipe:
-            data = fn.external_source(lambda b=blob: [np.frombuffer(b, np.uint8)])
+            data = fn.external_source((lambda b: lambda: [np.frombuffer(b, np.uint8)])(blob))
             pipe.set_outputs(fn.decoders.image(data, output_type=output_type, **kwargs))
         try:
             out.append(pipe.run()[0][0].numpy().copy())

@@ -18,7 +18,8 @@ def _run(build, *batches, layouts=None, device="cpu"):
                            device_id=0 if device == "gpu" else None)
     layouts = layouts or [None] * len(batches)
     with pipe:
-        ins = [fn.external_source(lambda b=b: b, layout=lay) for b, lay in zip(batches, layouts)]
+        ins = [fn.external_source((lambda b: lambda: b)(b), layout=lay)
+               for b, lay in zip(batches, layouts)]
         if device == "gpu":
             ins = [x.gpu() for x in ins]
         pipe.set_outputs(*build(*ins))
@@ -32,7 +33,8 @@ def _run(build, *batches, layouts=None, device="cpu"):
 def _layouts(build, *batches, layouts):
     pipe = stoker.Pipeline(batch_size=len(batches[0]), num_threads=1, seed=0)
     with pipe:
-        ins = [fn.external_source(lambda b=b: b, layout=lay) for b, lay in zip(batches, layouts)]
+        ins = [fn.external_source((lambda b: lambda: b)(b), layout=lay)
+               for b, lay in zip(batches, layouts)]
         pipe.set_outputs(*build(*ins))
     return [o.layout() for o in pipe.run()]
 

@@ -29,7 +29,7 @@ def _decode_all(files, op="image", inputs=(), **kwargs):
     pipe = stoker.Pipeline(batch_size=len(files), num_threads=2, seed=5)
     with pipe:
         jpegs, _ = fn.readers.file(files=files)
-        extra = [fn.external_source(lambda v=v: v) for v in inputs]
+        extra = [fn.external_source((lambda v: lambda: v)(v)) for v in inputs]
         pipe.set_outputs(getattr(fn.decoders, op)(jpegs, *extra, **kwargs))
     (out,) = pipe.run()
     return [out[i].numpy() for i in range(len(files))]

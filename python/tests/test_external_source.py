@@ -110,7 +110,7 @@ def test_read_only_arrays_and_non_contiguous_arrays_are_taken():
     ro.flags.writeable = False
     strided = base[:, :, ::2]  # not contiguous: made contiguous (a copy) first
     for data, expect in ((ro, ro), (strided, strided), ([strided[0], strided[1]], strided)):
-        (out,) = _pipe(lambda d=data: d, no_copy=True).run()
+        (out,) = _pipe((lambda d: lambda: d)(data), no_copy=True).run()
         np.testing.assert_array_equal(out.as_array(), expect)
 
 

@@ -15,11 +15,11 @@ def _run(inputs, device="cpu", **kw):
     pipe = stoker.Pipeline(batch_size=n, num_threads=2, seed=1,
                            device_id=0 if device == "gpu" else None)
     with pipe:
-        ins = [fn.external_source(source=lambda b=b: list(b), batch=True, layout="HWC")
+        ins = [fn.external_source(source=(lambda b: lambda: list(b))(b), batch=True, layout="HWC")
                for b in inputs]
         if device == "gpu":
             ins = [x.gpu() for x in ins]
-        args = {k: (fn.external_source(source=lambda v=v: list(v), batch=True)
+        args = {k: (fn.external_source(source=(lambda v: lambda: list(v))(v), batch=True)
                     if isinstance(v, list) and isinstance(v[0], np.ndarray) else v)
                 for k, v in kw.items()}
         pipe.set_outputs(fn.multi_paste(*ins, **args))

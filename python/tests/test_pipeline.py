@@ -76,10 +76,39 @@ def test_per_sample_source_without_arguments_is_called_per_sample_as_dalis():
         pipe.set_outputs(fn.external_source(sample, batch=False))
     assert pipe.run()[0].as_array().ravel().tolist() == [1, 2, 3]
     assert pipe.run()[0].as_array().ravel().tolist() == [4, 5, 6]
-    with pytest.raises(TypeError, match="called with one argument \\(a SampleInfo\\) or none; "
-                                        "'<lambda>' takes 2"):
+    with pytest.raises(TypeError, match="Found more than one positional argument"):
         with stoker.Pipeline(batch_size=1):
             fn.external_source(lambda a, b: a, batch=False)
+
+
+@pytest.mark.parametrize("source, error", [
+    (lambda *a: a, "Found var-positional argument `\\*a` which is not allowed"),
+    (lambda **k: k, "Found var-keyword argument `\\*\\*k` which is not allowed"),
+    (lambda *, k=1: k, "Found keyword-only argument `k` which is not allowed"),
+    (lambda a, b=1: a, "Found more than one positional argument, which is not allowed"),
+])
+@pytest.mark.parametrize("batch", [True, False])
+def test_a_source_taking_other_than_0_or_1_positional_arguments_is_refused_as_by_dali(
+        source, error, batch):
+    with pytest.raises(TypeError, match="external_source '.*': the `source` callable must accept "
+                                        "either 0 or 1 positional arguments .*" + error):
+        with stoker.Pipeline(batch_size=1):
+            fn.external_source(source, batch=batch)
+
+
+def test_a_defaulted_parameter_is_given_the_iteration_number_as_by_dali():
+    # DALI counts every positional parameter: `lambda d=d: ...` gets the iteration number.
+    seen = []
+
+    def source(d=None):
+        seen.append(d)
+        return [np.zeros(1, np.uint8)]
+
+    pipe = stoker.Pipeline(batch_size=1, prefetch_queue_depth=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(source, batch=True))
+    pipe.run(), pipe.run()
+    assert seen[:2] == [0, 1]
 
 
 def test_outputs_are_zero_copy_views_and_dlpack():

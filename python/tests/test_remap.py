@@ -74,7 +74,7 @@ def _run(images, mapsx, mapsy, device="cpu", layouts=("HWC", "HW", "HW"), **kwar
     pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=0,
                            device_id=0 if device == "gpu" else None)
     with pipe:
-        ins = [fn.external_source(lambda d=data: d, layout=layout)
+        ins = [fn.external_source((lambda d: lambda: d)(data), layout=layout)
                for data, layout in zip((images, mapsx, mapsy), layouts)]
         if device == "gpu":
             ins = [x.gpu() for x in ins]

@@ -349,16 +349,26 @@ def test_no_warnings_from_the_current_names():
 
 
 @needs_gpu
-def test_channel_first_images_into_a_fused_chain_are_refused_by_its_end():
-    # resize takes CHW; crop_mirror_normalize, the chain's end, HWC only (fused or not).
-    @stoker.pipeline_def(batch_size=1, num_threads=1, device_id=0)
-    def p():
-        x = fn.external_source(source=lambda: [np.zeros((3, 10, 12), np.uint8)], batch=True,
-                               layout="CHW")
-        return fn.crop_mirror_normalize(fn.resize(x.gpu(), size=[8, 8]), crop=[4, 4])
+def test_channel_first_images_through_a_fused_chain_match_the_cpu():
+    # A resize -> crop_mirror_normalize chain that would fuse on the GPU runs its steps one by
+    # one on CHW images (the fused kernel reads HWC): same values as the CPU chain.
+    rng = np.random.default_rng(3)
+    img = rng.integers(0, 256, (3, 10, 12), np.uint8)
 
-    pipe = p()
-    pipe.build()
-    with pytest.raises(ValueError, match=r"crop_mirror_normalize: expected images in HWC "
-                                         r"layout, got layout 'CHW'"):
-        pipe.run()
+    def chain(device):
+        @stoker.pipeline_def(batch_size=1, num_threads=1, device_id=0)
+        def p():
+            x = fn.external_source(source=lambda: [img], batch=True, layout="CHW")
+            x = x.gpu() if device == "gpu" else x
+            return fn.crop_mirror_normalize(fn.resize(x, size=[8, 8]), crop=[4, 4],
+                                            mean=[10.0], std=[2.0])
+        pipe = p()
+        pipe.build()
+        (out,) = pipe.run()
+        return out
+
+    gpu, cpu = chain("gpu"), chain("cpu")
+    assert gpu.layout() == cpu.layout() == "CHW"
+    got = np.asarray(gpu.as_cpu()[0])
+    assert got.shape == (3, 4, 4)
+    _near(got, np.asarray(cpu[0]), atol=1e-3)

@@ -27,7 +27,7 @@ def run(build, data, device="cpu", layout="FHWC", batch=None, iterations=1, seed
                            device_id=0 if device == "gpu" else None)
     with pipe:
         x = fn.external_source(source=lambda: data, batch=True, layout=layout)
-        ins = [fn.external_source(source=lambda d=d: d, batch=True, layout=lay)
+        ins = [fn.external_source(source=(lambda d: lambda: d)(d), batch=True, layout=lay)
                for d, lay in extra]
         if device == "gpu":
             x = x.gpu()

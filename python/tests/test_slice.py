@@ -24,7 +24,7 @@ def _run(data, *window, device="cpu", layout="HWC", **kwargs):
                            device_id=0 if device == "gpu" else None)
     with pipe:
         x = fn.external_source(lambda: data, device=device, layout=layout)
-        inputs = [fn.external_source(lambda w=w: w) for w in window]
+        inputs = [fn.external_source((lambda w: lambda: w)(w)) for w in window]
         pipe.set_outputs(fn.slice(x, *inputs, **kwargs))
     (out,) = pipe.run()
     return [s.numpy().copy() for s in out.as_cpu()]

@@ -21,7 +21,7 @@ def _run(samples, build, device, layout=None, extra=None):
                            device_id=0 if device == "gpu" else None)
     with pipe:
         x = fn.external_source(lambda: [s.copy() for s in samples], layout=layout, device=device)
-        args = [fn.external_source(lambda e=e: e) for e in (extra or [])]
+        args = [fn.external_source((lambda e: lambda: e)(e)) for e in (extra or [])]
         out = build(x, *args)
         out = out if isinstance(out, (list, tuple)) else [out]
         pipe.set_outputs(*out)

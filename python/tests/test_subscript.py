@@ -28,7 +28,7 @@ def _run(index, data, layout="HWC", device="cpu", extra=None):
         x = fn.external_source(lambda: data, layout=layout)
         if device == "gpu":
             x = x.gpu()
-        nodes = [fn.external_source(lambda v=v: v) for v in (extra or [])]
+        nodes = [fn.external_source((lambda v: lambda: v)(v)) for v in (extra or [])]
         pipe.set_outputs(index(x, *nodes))
     (out,) = pipe.run()
     if device == "gpu":

@@ -11,7 +11,7 @@ def _run(build, batches, layout=None):
     """Runs fn built by build(*inputs) on external sources feeding `batches` (lists)."""
     pipe = stoker.Pipeline(batch_size=len(batches[0]), num_threads=2, seed=0)
     with pipe:
-        ins = [fn.external_source(lambda b=b: b, layout=layout) for b in batches]
+        ins = [fn.external_source((lambda b: lambda: b)(b), layout=layout) for b in batches]
         pipe.set_outputs(build(*ins))
     (out,) = pipe.run()
     return out, [out[i].numpy() for i in range(len(out))]

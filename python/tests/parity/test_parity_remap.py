@@ -76,8 +76,10 @@ def _compare(images, mapsx, mapsy, origin, interp, atol, what, layouts=("HWC", "
 
     def define(on_gpu):
         def build(fn, types):
-            ins = [fn.external_source(source=lambda d=d: [a.copy() for a in d], batch=True,
-                                      layout=layout)
+            # A closure per input: a defaulted parameter (lambda d=d) would be given the
+            # iteration number, as DALI gives it.
+            ins = [fn.external_source(source=(lambda d: lambda: [a.copy() for a in d])(d),
+                                      batch=True, layout=layout)
                    for d, layout in zip((images, mapsx, mapsy), layouts)]
             if on_gpu:
                 ins = [x.gpu() for x in ins]
