@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
       while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
              load_s) {
         for (int k = 0; k < 10; ++k, ++launches)
-          warp_affine_gpu(W, n, grid_h, grid_w, 3, true, nullptr, DType::kU8, st);
+          warp_affine_gpu(W, n, grid_h, grid_w, 3, true, nullptr, DType::kU8, DType::kU8, st);
         cudaStreamSynchronize(st);
       }
       std::printf("load: %lld rotate launches in %.1f s\n", (long long)launches, load_s);
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     row("flip (horizontal and/or vertical)",
         time_ms(st, [&] { flip_gpu(F, n, mean_px, max_elements, true, 1, st); }));
     row("rotate (bilinear, clamped borders)", time_ms(st, [&] {
-          warp_affine_gpu(W, n, grid_h, grid_w, 3, true, nullptr, DType::kU8, st);
+          warp_affine_gpu(W, n, grid_h, grid_w, 3, true, nullptr, DType::kU8, DType::kU8, st);
         }));
     cudaStreamDestroy(st);
   }

@@ -83,3 +83,65 @@ def test_rotate_sizes_fill_and_errors(img):
         _run("rotate", [img], angle=10, interp_type="cubic")
     with pytest.raises(ValueError, match="matrix needs 6 values \\(2x3\\), got 4"):
         _run("warp_affine", [img], matrix=[1, 0, 0, 1])
+
+
+def _warp_both(op, images, **kwargs):
+    """`op` on the CPU and, where a GPU is, on the GPU: [cpu samples, gpu samples or None]."""
+    outs = []
+    for device in ("cpu", "gpu"):
+        if device == "gpu" and not stoker._stoker.cuda_available():
+            outs.append(None)
+            continue
+        pipe = stoker.Pipeline(batch_size=len(images), num_threads=2, seed=0,
+                               device_id=0 if device == "gpu" else None)
+        with pipe:
+            x = fn.external_source(lambda: images, layout="HWC")
+            pipe.set_outputs(getattr(fn, op)(x.gpu() if device == "gpu" else x, **kwargs))
+        (out,) = pipe.run()
+        out = out.as_cpu() if device == "gpu" else out
+        outs.append([np.asarray(out[i]) for i in range(len(images))])
+    return outs
+
+
+@pytest.mark.parametrize("op, kwargs", [
+    ("rotate", dict(angle=30)),
+    ("warp_affine", dict(matrix=[0.9, 0.1, 2.0, -0.1, 1.1, -3.0])),
+])
+def test_dtype_float32_keeps_the_interpolated_values(img, op, kwargs):
+    # uint8 in, float32 out: the same sampling as float32 in (no rounding); the fill is taken
+    # as the input's type first (DALI's): 3.7 is 4 for uint8 input.
+    (want,), _ = _warp_both(op, [img.astype(np.float32)], fill_value=4.0, **kwargs)
+    for got in _warp_both(op, [img], dtype=stoker.types.FLOAT, fill_value=3.7, **kwargs):
+        if got is None:
+            continue
+        assert got[0].dtype == np.float32
+        np.testing.assert_allclose(got[0], want, atol=1e-3)
+        assert (got[0] == 4.0).any() and (got[0] % 1 != 0).any()
+
+
+@pytest.mark.parametrize("dtype, lo, hi", [("uint8", 0, 255), ("int16", -32768, 32767),
+                                           ("uint16", 0, 65535), ("int32", -2**31, 2**31 - 1)])
+def test_integer_dtype_from_float_rounds_and_saturates(img, dtype, lo, hi):
+    x = (img.astype(np.float32) - 128) * 300  # beyond int16's range both ways
+    # The fill as the output's type: -9.6 is -10, or 0 in an unsigned type.
+    (ref,), _ = _warp_both("rotate", [x], angle=-25, fill_value=float(np.clip(-10, lo, hi)))
+    want = np.clip(np.sign(ref) * np.floor(np.abs(ref) + 0.5), lo, hi)  # half away from zero
+    for got in _warp_both("rotate", [x], angle=-25, fill_value=-9.6, dtype=dtype):
+        if got is None:
+            continue
+        assert got[0].dtype == np.dtype(dtype)
+        # A float's rounding tie may fall either way of the GPU's fused arithmetic: 1 level.
+        assert np.abs(got[0].astype(np.float64) - want).max() <= 1
+
+
+def test_dtype_pairs_outside_the_warps_are_refused_and_output_dtype_is_dalis_old_name(img):
+    with pytest.raises(TypeError, match="rotate: dtype int16 is not supported for uint8 input "
+                                        "\\(the input's type or float32; from float32 input: "
+                                        "uint8, int16, uint16, int32 or float32\\)"):
+        _run("rotate", [img], angle=10, dtype=stoker.types.INT16)
+    with pytest.raises(TypeError, match="warp_affine: dtype float16 is not supported"):
+        _run("warp_affine", [img.astype(np.float32)], matrix=[1, 0, 0, 0, 1, 0],
+             dtype=stoker.types.FLOAT16)
+    with pytest.warns(DeprecationWarning, match="output_dtype"):
+        (out,) = _run("rotate", [img], angle=10, output_dtype=stoker.types.FLOAT)
+    assert out.dtype == np.float32

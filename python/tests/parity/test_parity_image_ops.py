@@ -196,6 +196,19 @@ _CASES = [
     ("warp_affine_mtx", lambda fn, t: fn.warp_affine(
         _feed(fn, t), fn.transforms.rotation(angle=20.0, center=[20.0, 15.0]), fill_value=0),
      1, 0.01),
+    # `dtype`: float32 out keeps the interpolated values; integers out of float32 input are
+    # rounded and saturated (values beyond uint8's range both ways); the fill is taken as the
+    # input's type, then the output's (3.7 is 4 for uint8 input, -9 is 0 into uint8).
+    ("rotate_dtype_f32", lambda fn, t: fn.rotate(_feed(fn, t), angle=30, fill_value=3.7,
+                                                 dtype=t.FLOAT), 1e-2, 0.01),
+    ("rotate_f32_dtype_u8", lambda fn, t: fn.rotate(_f32(fn, t) * 1.7 - 60, angle=-25,
+                                                    fill_value=-9, dtype=t.UINT8), 1, 0.01),
+    ("warp_affine_f32_dtype_i16", lambda fn, t: fn.warp_affine(
+        _f32(fn, t) * 1.7 - 60, matrix=[0.9, 0.1, 2.0, -0.1, 1.1, -3.0], fill_value=-9.6,
+        dtype=t.INT16), 1, 0.01),
+    ("warp_affine_i32_dtype_f32", lambda fn, t: fn.warp_affine(
+        fn.cast(_feed(fn, t), dtype=t.INT32), matrix=[0.9, 0.1, 2.0, -0.1, 1.1, -3.0],
+        dtype=t.FLOAT), 1e-2, 0),
 ]
 
 

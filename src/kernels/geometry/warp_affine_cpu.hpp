@@ -20,6 +20,17 @@ namespace stoker::kernels {
 
 using Affine = std::array<double, 6>;  // m00 m01 m02 m10 m11 m12
 
+// The (input, output) type pairs of a warp, on the CPU and the GPU: inputs uint8, int16, uint16,
+// int32 and float32; the output the input's type, float32 from any input, or any of those from
+// float32 (the pairs DALI's warps take, uint16 besides).
+inline bool warp_affine_dtype_supported(DType in, DType out) {
+  auto known = [](DType t) {
+    return t == DType::kU8 || t == DType::kI16 || t == DType::kU16 || t == DType::kI32 ||
+           t == DType::kF32;
+  };
+  return known(in) && known(out) && (in == out || in == DType::kF32 || out == DType::kF32);
+}
+
 template <typename Out, typename In>
 void warp_affine_cpu(const In* in, int64_t h, int64_t w, int64_t c, Out* out, int64_t oh,
                      int64_t ow, const Affine& m, bool linear, const std::vector<float>* fill) {

@@ -169,7 +169,8 @@ TEST(WarpAffineGpu, MatchesTheCpuWithFillAndClamp) {
       auto dd = to_device(device, descs);
       std::vector<float> fill{5, 6, 7};
       ASSERT_EQ(warp_affine_gpu(static_cast<const WarpGpuSample*>(dd->data()), 1, OH, OW, int(C),
-                                linear, use_fill ? fill.data() : nullptr, DType::kF32, nullptr),
+                                linear, use_fill ? fill.data() : nullptr, DType::kF32, DType::kF32,
+                                nullptr),
                 0);
       auto got = to_host<float>(out->data(), size_t(OH * OW * C));
       std::vector<float> ref(got.size());
@@ -179,6 +180,61 @@ TEST(WarpAffineGpu, MatchesTheCpuWithFillAndClamp) {
         ASSERT_NEAR(got[k], ref[k], 1e-3) << k << (linear ? " linear" : " nn");
     }
   }
+}
+
+// `dtype`: uint8 in, float32 out keeps the interpolated values; float32 in, uint8 / int16 out
+// rounds and saturates them, as the CPU kernel with the same pair. Other pairs are refused.
+TEST(WarpAffineGpu, OtherOutputTypesMatchTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
+  MemoryPool device(make_device_allocator(0));
+  const int64_t H = 13, W = 17, C = 3, OH = 11, OW = 19;
+  std::vector<uint8_t> img8(size_t(H * W * C));
+  std::vector<float> imgf(img8.size());
+  for (size_t k = 0; k < img8.size(); ++k) {
+    img8[k] = uint8_t((k * 37) % 251);
+    imgf[k] = float(int((k * 53) % 701) - 200) + 0.25f;  // beyond uint8's range both ways
+  }
+  auto in8 = to_device(device, img8);
+  auto inf = to_device(device, imgf);
+  auto out = device.acquire(size_t(OH * OW * C) * 4);
+  const Affine m{0.8, 0.3, -2.5, -0.25, 1.1, 4.0};
+  std::vector<float> fill{5.5f, -6.f, 300.f};
+  auto warp = [&](const void* src, DType in_type, DType out_type) {
+    WarpGpuSample d;
+    d.in = src, d.out = out->data(), d.h = H, d.w = W, d.oh = OH, d.ow = OW;
+    for (int k = 0; k < 6; ++k) d.m[k] = m[size_t(k)];
+    std::vector<WarpGpuSample> descs{d};
+    auto dd = to_device(device, descs);
+    const int err = warp_affine_gpu(static_cast<const WarpGpuSample*>(dd->data()), 1, OH, OW,
+                                    int(C), true, fill.data(), in_type, out_type, nullptr);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    return err;
+  };
+  const size_t n = size_t(OH * OW * C);
+  ASSERT_EQ(warp(in8->data(), DType::kU8, DType::kF32), 0);
+  {
+    auto got = to_host<float>(out->data(), n);
+    std::vector<float> ref(n);
+    warp_affine_cpu(img8.data(), H, W, C, ref.data(), OH, OW, m, true, &fill);
+    for (size_t k = 0; k < n; ++k) ASSERT_NEAR(got[k], ref[k], 1e-3) << k;
+  }
+  ASSERT_EQ(warp(inf->data(), DType::kF32, DType::kU8), 0);
+  {
+    auto got = to_host<uint8_t>(out->data(), n);
+    std::vector<uint8_t> ref(n);
+    warp_affine_cpu(imgf.data(), H, W, C, ref.data(), OH, OW, m, true, &fill);
+    for (size_t k = 0; k < n; ++k) ASSERT_NEAR(int(got[k]), int(ref[k]), 1) << k;
+  }
+  ASSERT_EQ(warp(inf->data(), DType::kF32, DType::kI16), 0);
+  {
+    auto got = to_host<int16_t>(out->data(), n);
+    std::vector<int16_t> ref(n);
+    warp_affine_cpu(imgf.data(), H, W, C, ref.data(), OH, OW, m, true, &fill);
+    for (size_t k = 0; k < n; ++k) ASSERT_NEAR(int(got[k]), int(ref[k]), 1) << k;
+  }
+  EXPECT_NE(warp(in8->data(), DType::kU8, DType::kI16), 0);
+  EXPECT_FALSE(warp_affine_dtype_supported(DType::kU8, DType::kI16));
+  EXPECT_TRUE(warp_affine_dtype_supported(DType::kI32, DType::kF32));
 }
 
 // A ragged uint8 batch (1, 3 and 5 channels: the kernel's specialised and generic paths) with
@@ -212,7 +268,8 @@ TEST(WarpAffineGpu, RaggedBatchWithASmallTileGridMatchesTheCpu) {
       auto dd = to_device(device, descs);
       std::vector<float> fill(size_t(C), 200.f);
       ASSERT_EQ(warp_affine_gpu(static_cast<const WarpGpuSample*>(dd->data()), int(descs.size()), 5,
-                                7, C, linear, C == 3 ? fill.data() : nullptr, DType::kU8, nullptr),
+                                7, C, linear, C == 3 ? fill.data() : nullptr, DType::kU8, DType::kU8,
+                                nullptr),
                 0);
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       for (size_t i = 0; i < descs.size(); ++i) {

@@ -50,24 +50,58 @@ class Warp : public Operator {
     std::vector<TensorShape> shapes;
     auto maps = plan(ws, in, shapes);
     const auto& name = spec_.schema->name;
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
-    std::vector<float> fill(fill_.begin(), fill_.end());
+    Batch& out = add_output(ws, output_dtype(in.dtype()), std::move(shapes), in.layout());
+    const std::vector<float> fill = fill_values(in.dtype(), out.dtype());
     for_each_sample(ws, n, [&](int i, int) {
       const auto& s = in.shape(i);
       const auto& o = out.shape(i);
       STOKER_ENFORCE(fill.empty() || fill.size() == 1 || int64_t(fill.size()) == s[2], ValueError,
                      name, ": fill_value needs 1 or ", s[2], " values, got ", fill.size());
-      visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(
-          in.dtype(), name + " input", [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            kernels::warp_affine_cpu(in.data_as<const T>(i), s[0], s[1], s[2], out.data_as<T>(i),
-                                     o[0], o[1], maps[size_t(i)], linear_,
-                                     fill.empty() ? nullptr : &fill);
-          });
+      visit_warp_types(in.dtype(), name + " input", [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        visit_warp_types(out.dtype(), "dtype", [&](auto out_tag) {
+          using Out = typename decltype(out_tag)::type;
+          kernels::warp_affine_cpu(in.data_as<const In>(i), s[0], s[1], s[2],
+                                   out.data_as<Out>(i), o[0], o[1], maps[size_t(i)], linear_,
+                                   fill.empty() ? nullptr : &fill);
+        });
+      });
     });
   }
 
  protected:
+  template <typename F>
+  static void visit_warp_types(DType type, const std::string& what, F&& f) {
+    visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(type, what, f);
+  }
+
+  // `dtype`, or the input's type; the pairs both backends take (warp_affine_dtype_supported).
+  DType output_dtype(DType input) const {
+    if (!spec_.has_arg("dtype")) return input;
+    const DType out = dtype_from_name(spec_.arg<std::string>("dtype"));
+    STOKER_ENFORCE(kernels::warp_affine_dtype_supported(input, out), TypeError,
+                   spec_.schema->name, ": dtype ", dtype_name(out), " is not supported for ",
+                   dtype_name(input),
+                   " input (the input's type or float32; from float32 input: uint8, int16, "
+                   "uint16, int32 or float32)");
+    return out;
+  }
+
+  // fill_value as DALI's warps take it: converted to the input's type, then to the output's
+  // (rounded half away from zero, saturated): 3.7 is 4 for uint8 input, even into float32.
+  std::vector<float> fill_values(DType in, DType out) const {
+    std::vector<float> fill;
+    for (double v : fill_) {
+      float x = float(v);
+      for (DType t : {in, out})
+        visit_warp_types(t, "fill_value", [&](auto tag) {
+          x = to_float(convert_sat<typename decltype(tag)::type>(x));
+        });
+      fill.push_back(x);
+    }
+    return fill;
+  }
+
   // Every sample's map (output centre -> input point) and output shape.
   std::vector<kernels::Affine> plan(Workspace& ws, const Batch& in,
                                     std::vector<TensorShape>& shapes) const {
@@ -142,7 +176,7 @@ class WarpGpu final : public Warp {
     const auto& name = spec_.schema->name;
     std::vector<TensorShape> shapes;
     auto maps = plan(ws, in, shapes);
-    Batch& out = add_output(ws, in.dtype(), std::move(shapes), in.layout());
+    Batch& out = add_output(ws, output_dtype(in.dtype()), std::move(shapes), in.layout());
     if (n == 0) return;
     const int64_t C = in.shape(0)[2];
     for (int i = 1; i < n; ++i)
@@ -152,9 +186,10 @@ class WarpGpu final : public Warp {
                    name, ": fill_value needs 1 or ", C, " values, got ", fill_.size());
     STOKER_ENFORCE(fill_.empty() || C <= kernels::kWarpMaxChannels, ValueError, name,
                    " (gpu): fill_value with more than ", kernels::kWarpMaxChannels, " channels");
+    const std::vector<float> given = fill_values(in.dtype(), out.dtype());
     std::vector<float> fill;
-    for (int64_t c = 0; c < C && !fill_.empty(); ++c)
-      fill.push_back(float(fill_[fill_.size() == 1 ? 0 : size_t(c)]));
+    for (int64_t c = 0; c < C && !given.empty(); ++c)
+      fill.push_back(given[given.size() == 1 ? 0 : size_t(c)]);
     std::vector<kernels::WarpGpuSample> desc(static_cast<size_t>(n));
     // The kernel's tile grid covers the mean output size (see warp_affine_gpu).
     int64_t sum_oh = 0, sum_ow = 0;
@@ -171,10 +206,12 @@ class WarpGpu final : public Warp {
     }
     const int64_t oh = (sum_oh + n - 1) / n, ow = (sum_ow + n - 1) / n;
     auto device = upload(ws, desc);
-    STOKER_ENFORCE(kernels::warp_affine_gpu_supports(in.dtype()), TypeError, name, " (gpu): unsupported dtype ", dtype_name(in.dtype()));
+    STOKER_ENFORCE(kernels::warp_affine_gpu_supports(in.dtype()), TypeError, name,
+                   " (gpu): unsupported dtype ", dtype_name(in.dtype()));
     cuda_check(kernels::warp_affine_gpu(
                    static_cast<const kernels::WarpGpuSample*>(device->data()), n, oh, ow, int(C),
-                   linear_, fill.empty() ? nullptr : fill.data(), in.dtype(), ws.stream),
+                   linear_, fill.empty() ? nullptr : fill.data(), in.dtype(), out.dtype(),
+                   ws.stream),
                name + " (gpu): launching the kernel");
   }
 };
@@ -184,9 +221,15 @@ std::vector<ArgSchema> warp_args() {
   return {{"size", ArgType::kIntList, "Output [height, width] (default: see above).", std::nullopt,
            true, true},
           {"fill_value", ArgType::kFloatList,
-           "Value (one, or per channel) outside the input; unset: the border pixel repeats.",
+           "Value (one, or per channel) outside the input, taken as the input's type and then "
+           "the output's (rounded, saturated; as DALI); unset: the border pixel repeats.",
            std::nullopt, false, true},
-          {"interp_type", ArgType::kString, "'linear' (bilinear) or 'nn'.", std::string("linear")}};
+          {"interp_type", ArgType::kString, "'linear' (bilinear) or 'nn'.", std::string("linear")},
+          {"dtype", ArgType::kDType,
+           "The output's type (default: the input's): the input's, float32, or from float32 "
+           "input uint8, int16, uint16 or int32 (values interpolated in float, then rounded "
+           "and saturated into an integer type).",
+           std::nullopt, false, true}};
 }
 
 // A flip feeding a bilinear warp becomes part of its map (Warp::mirror): a mirror maps pixel
