@@ -18,7 +18,7 @@ pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install '
 
 import stoker  # noqa: E402
 from stoker import fn  # noqa: E402
-from stoker.plugins.ray import from_pipeline, map_batches  # noqa: E402
+from stoker.plugins.ray import from_pipeline, map_batches, release  # noqa: E402
 
 FILES = 21  # with batches of 8: every epoch of a shard ends inside a batch
 
@@ -134,6 +134,20 @@ def test_map_batches_decodes_read_binary_files(local_ray, shared_data):
         want += [np.array(out.at(i)) for i in range(len(chunk))]
     for r, w in zip(rows, want):
         np.testing.assert_array_equal(r["image"], w)
+
+
+def test_release_frees_the_shards_resources_at_once(local_ray, numbered_files):
+    # Three shards of 1 CPU each on a 4-CPU Ray: a second such dataset could not place its
+    # actors until the first's are gone; release() ends them without waiting for the GC.
+    keep = []
+    for _ in range(2):
+        ds = from_pipeline(_factory(numbered_files), num_shards=3, output_names=("data", "label"))
+        keep.append(ds)  # referenced: only release() frees the actors
+        assert sorted(_numbers(ds.take_all())) == list(range(FILES))
+        release(ds)
+    release(keep[0])  # twice: nothing left to end
+    with pytest.raises(ValueError, match="not a dataset made by"):
+        release(ray.data.from_items([{"x": 1}]))
 
 
 def test_errors_name_the_cause(local_ray, numbered_files):

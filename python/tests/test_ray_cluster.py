@@ -8,8 +8,6 @@ does not survive (its actor classes are not exported again)."""
 
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,76 +22,12 @@ pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install '
 
 import stoker  # noqa: E402
 from stoker import fn  # noqa: E402
-from stoker.plugins.ray import from_pipeline  # noqa: E402
+from stoker.plugins.ray import from_pipeline, release  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from ray_cluster import Cluster, clean_env  # noqa: E402
 
 FILES = 240
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Cluster:
-    def __init__(self, logs):
-        self.logs = logs
-        self.port = _free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        # (Ray's default health checks: a dead node is noticed after some 20-30 s; tighter ones
-        # declared nodes still starting on a busy 2-core machine dead.)
-        self.env = dict(os.environ, RAY_AUTH_MODE="disabled")
-        self.nodes = []
-        self._start(["--head", f"--port={self.port}", "--num-cpus=1",
-                     "--include-dashboard=false"])
-        end = time.time() + 60  # workers join once the head's GCS listens
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if time.time() > end:
-                    raise TimeoutError("the Ray head did not start") from None
-                time.sleep(0.5)
-        time.sleep(2)
-
-    def _log(self):
-        # (`ray start --block` fails with its output to /dev/null: each node writes a file)
-        return open(os.path.join(self.logs, f"node{len(self.nodes)}.log"), "w")
-
-    def _start(self, args):
-        cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--block",
-               "--node-ip-address=127.0.0.1", "--object-store-memory=100000000", *args]
-        proc = subprocess.Popen(cmd, env=self.env, start_new_session=True,
-                                stdout=self._log(), stderr=subprocess.STDOUT)
-        self.nodes.append(proc)
-        return proc
-
-    def add_worker(self):
-        """A worker node with one CPU and one `shard`; once connected, waits until it is up."""
-        known = {n["NodeID"] for n in ray.nodes()} if ray.is_initialized() else None
-        proc = self._start([f"--address={self.address}", "--num-cpus=1",
-                            '--resources={"shard": 1}'])
-        if known is not None:
-            self.wait_nodes(lambda nodes: any(n["NodeID"] not in known for n in nodes))
-        return proc
-
-    def wait_nodes(self, ok, timeout=90):
-        end = time.time() + timeout
-        while time.time() < end:
-            if ok([n for n in ray.nodes() if n["Alive"]]):
-                return
-            time.sleep(0.5)
-        raise TimeoutError(f"the Ray nodes did not come up: {ray.nodes()}")
-
-    def stop(self):
-        for proc in self.nodes:
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
 
 
 def _numbered_files(root):
@@ -104,15 +38,36 @@ def _numbered_files(root):
     return root
 
 
-def _make(root):
+def _make(root, delay=0.0):
+    """The numbered files' pipeline; `delay` seconds per sample (a slow pipeline, still
+    producing when a node is killed)."""
+    def slow(x):
+        time.sleep(delay)
+        return x
+
     def make(shard_id, num_shards):
         p = stoker.Pipeline(batch_size=8, num_threads=1, seed=9)
         with p:
             data, _ = fn.readers.file(file_root=root, shard_id=shard_id, num_shards=num_shards,
                                       random_shuffle=True, name="r")
-            p.set_outputs(data)
+            p.set_outputs(fn.python_function(data, function=slow) if delay else data)
         return p
     return make
+
+
+def _actor_nodes(ds, timeout=120):
+    """The node of each shard's actor (waiting out a restart)."""
+    def node(actor):
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                return ray.get(actor.__ray_call__.remote(
+                    lambda self: ray.get_runtime_context().get_node_id()))
+            except ray.exceptions.RayActorError:
+                if time.monotonic() > end:
+                    raise
+                time.sleep(1)
+    return [node(actor) for actor in ds._stoker_actors[0]]
 
 
 def _number(row):
@@ -122,27 +77,51 @@ def _number(row):
 def _across_nodes(cluster, root):
     ds = from_pipeline(_make(root), num_shards=2, resources={"shard": 1})
     epochs = [sorted(_number(r) for r in ds.take_all()) for _ in range(2)]
-    nodes = {ray.get(actor.__ray_call__.remote(
-        lambda self: ray.get_runtime_context().get_node_id())) for actor in ds._stoker_actors[0]}
+    nodes = set(_actor_nodes(ds))
+    release(ds)  # the next dataset's actors take the same `shard` resources
     return {"exact": all(e == list(range(FILES)) for e in epochs), "nodes": len(nodes)}
+
+
+def _node_loss(cluster, root):
+    """Epoch 1 read in blocks of 4 while the node holding one shard's actor is killed (a third
+    of the way in) and a new node joins, where Ray restarts the actor."""
+    ds = from_pipeline(_make(root, delay=0.02), num_shards=2, block_rows=4,
+                       resources={"shard": 1})
+    first = sorted(_number(r) for r in ds.take_all())  # epoch 0
+    before = _actor_nodes(ds)
+    got, killed, after = [], False, 0
+    started = time.monotonic()
+    for batch in ds.iter_batches(batch_size=4, prefetch_batches=0):
+        got += [int(np.asarray(x).view(np.uint16)[0]) for x in batch["data"]]
+        if not killed and len(got) >= FILES // 3:
+            cluster.kill(cluster.workers.pop(0))  # a node holding one shard's actor
+            cluster.workers.append(cluster.add_worker(resources={"shard": 1}))
+            killed = True
+        elif killed:
+            after += 1
+    after_nodes = _actor_nodes(ds)
+    moved = sum(a != b for a, b in zip(before, after_nodes))  # restarted elsewhere
+
+    return {"epoch0": first == list(range(FILES)), "killed_mid_epoch": killed and after > 0,
+            "actors_moved": moved,
+            "epoch1": sorted(got) == list(range(FILES)), "read": len(got),
+            "distinct": len(set(got)), "seconds": round(time.monotonic() - started)}
 
 
 def _scenario(root):
     """The cluster's whole run (in the child process): the results of both cases as JSON."""
-    os.makedirs(os.path.join(root, "logs"))
     c = Cluster(os.path.join(root, "logs"))
     try:
-        for _ in range(60):
-            try:
-                ray.init(address=c.address, log_to_driver=False, configure_logging=False)
-                break
-            except Exception:
-                time.sleep(1)
-        c.workers = [c.add_worker(), c.add_worker()]  # one after the other, each waited for
+        c.connect()
+        shard = {"shard": 1}
+        c.workers = [c.add_worker(resources=shard), c.add_worker(resources=shard)]  # each waited
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
         ray.data.DataContext.get_current().enable_progress_bars = False
         data = _numbered_files(os.path.join(root, "data"))
-        return {"across": _across_nodes(c, data)}
+        result = {"across": _across_nodes(c, data)}
+        if os.environ.get("STOKER_TEST_RAY_NODE_LOSS") == "1":
+            result["loss"] = _node_loss(c, data)
+        return result
     finally:
         if ray.is_initialized():
             ray.shutdown()
@@ -153,15 +132,26 @@ def _scenario(root):
 def results(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("ray-cluster"))
     # (without the RAY_ variables a Ray session of this process, test_ray.py's, has set)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     out = subprocess.run([sys.executable, __file__, root], capture_output=True, text=True,
-                         timeout=600, env=env)
+                         timeout=600, env=clean_env())
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_epochs_across_nodes_are_exactly_once(results):
     assert results["across"] == {"exact": True, "nodes": 2}  # one actor on each worker node
+
+
+def test_a_node_killed_mid_epoch_loses_no_sample_and_repeats_none(results):
+    # Opt-in: 3 of 4 runs pass on the development machine (2026-11-29); in the fourth a read
+    # task gave up with ActorUnavailableError while the actor restarted. Not in CI until fixed.
+    if "loss" not in results:
+        pytest.skip("the node-loss case runs with STOKER_TEST_RAY_NODE_LOSS=1 (not yet stable: "
+                    "docs/scale_out.md)")
+    loss = results["loss"]
+    assert loss["epoch0"] and loss["killed_mid_epoch"], loss
+    assert loss["actors_moved"] == 1, loss  # the killed node's actor, restarted on the new one
+    assert loss["epoch1"], loss  # the epoch whole, each sample once
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-__all__ = ["from_pipeline", "map_batches"]
+__all__ = ["from_pipeline", "map_batches", "release"]
 
 
 def _ray():
@@ -251,6 +251,19 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
                                   max_retries=3)
     ds._stoker_actors = (shards, boundaries)  # they live as long as the dataset
     return ds
+
+
+def release(ds):
+    """Ends the actors of a from_pipeline dataset now, freeing their CPUs and resources for
+    another dataset (otherwise they end when the dataset is garbage-collected, which a
+    reference cycle can put off: a second dataset asking for the same resources would wait)."""
+    ray = _ray()
+    shards, boundaries = getattr(ds, "_stoker_actors", (None, None))
+    if shards is None:
+        raise ValueError("release: not a dataset made by stoker.plugins.ray.from_pipeline")
+    for actor in [*shards, *([boundaries] if boundaries is not None else [])]:
+        ray.kill(actor, no_restart=True)
+    ds._stoker_actors = ([], None)
 
 
 class _Mapper:
