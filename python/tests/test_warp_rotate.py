@@ -142,6 +142,9 @@ def test_dtype_pairs_outside_the_warps_are_refused_and_output_dtype_is_dalis_old
     with pytest.raises(TypeError, match="warp_affine: dtype float16 is not supported"):
         _run("warp_affine", [img.astype(np.float32)], matrix=[1, 0, 0, 0, 1, 0],
              dtype=stoker.types.FLOAT16)
+    with pytest.raises(TypeError, match="rotate input: unsupported dtype int8 \\(uint8, int16, "
+                                        "uint16, int32 or float32\\)"):
+        _run("rotate", [img.astype(np.int8)], angle=10)
     with pytest.warns(DeprecationWarning, match="output_dtype"):
         (out,) = _run("rotate", [img], angle=10, output_dtype=stoker.types.FLOAT)
     assert out.dtype == np.float32

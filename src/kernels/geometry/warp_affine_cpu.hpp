@@ -12,23 +12,43 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "stoker/core/dtype.hpp"
+#include "stoker/kernels/common/visit_types.hpp"
 
 namespace stoker::kernels {
 
 using Affine = std::array<double, 6>;  // m00 m01 m02 m10 m11 m12
 
-// The (input, output) type pairs of a warp, on the CPU and the GPU: inputs uint8, int16, uint16,
-// int32 and float32; the output the input's type, float32 from any input, or any of those from
-// float32 (the pairs DALI's warps take, uint16 besides).
+// The element types of a warp: uint8, int16, uint16, int32 and float32 (f(T{}); false for others).
+template <typename F>
+bool visit_warp_types(DType type, F&& f) {
+  return visit_types<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(type, f);
+}
+
+// The (input, output) type pairs of a warp, on the CPU and the GPU: f(In{}, Out{}) for the
+// input's type, float32 from any input, or any of them from float32 (the pairs DALI's warps
+// take, uint16 besides); false, calling nothing, for other pairs.
+template <typename F>
+bool visit_warp_pairs(DType in, DType out, F&& f) {
+  bool found = false;
+  visit_warp_types(in, [&](auto i) {
+    using In = decltype(i);
+    if (in == out) {
+      found = true, f(i, i);
+    } else if (out == DType::kF32) {
+      found = true, f(i, float{});
+    } else if constexpr (std::is_same_v<In, float>) {
+      found = visit_warp_types(out, [&](auto o) { f(i, o); });
+    }
+  });
+  return found;
+}
+
 inline bool warp_affine_dtype_supported(DType in, DType out) {
-  auto known = [](DType t) {
-    return t == DType::kU8 || t == DType::kI16 || t == DType::kU16 || t == DType::kI32 ||
-           t == DType::kF32;
-  };
-  return known(in) && known(out) && (in == out || in == DType::kF32 || out == DType::kF32);
+  return visit_warp_pairs(in, out, [](auto, auto) {});
 }
 
 template <typename Out, typename In>

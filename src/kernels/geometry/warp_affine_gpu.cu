@@ -4,7 +4,6 @@
 
 #include "stoker/kernels/common/convert_gpu.cuh"
 #include "stoker/kernels/common/float_rn.hpp"
-#include "stoker/kernels/common/visit_types.hpp"
 #include "stoker/kernels/geometry/warp_affine_cpu.hpp"
 #include "stoker/kernels/geometry/warp_affine_gpu.hpp"
 
@@ -103,30 +102,6 @@ int launch(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w, 
   return int(cudaGetLastError());
 }
 
-template <typename F>
-bool visit_warp_types(DType type, F&& f) {
-  return visit_types<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(type, f);
-}
-
-// The (input, output) pairs instantiated: the input's type, float32 from any input, any type
-// from float32 (warp_affine_dtype_supported).
-template <typename F>
-bool visit_warp_pairs(DType in, DType out, F&& f) {
-  if (!warp_affine_dtype_supported(in, out)) return false;
-  bool found = false;
-  visit_warp_types(in, [&](auto i) {
-    using In = decltype(i);
-    if (in == out) {
-      found = true, f(i, i);
-    } else if (out == DType::kF32) {
-      found = true, f(i, float{});
-    } else if constexpr (std::is_same_v<In, float>) {
-      found = visit_warp_types(out, [&](auto o) { f(i, o); });
-    }
-  });
-  return found;
-}
-
 }  // namespace
 
 int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w,
@@ -144,10 +119,6 @@ int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t
     err = launch<decltype(i), decltype(o)>(samples, n, grid_h, grid_w, channels, linear, f, s);
   });
   return err;
-}
-
-bool warp_affine_gpu_supports(DType type) {
-  return visit_warp_types(type, [](auto) {});
 }
 
 }  // namespace stoker::kernels

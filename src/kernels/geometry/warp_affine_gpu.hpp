@@ -20,16 +20,14 @@ struct WarpGpuSample {
 };
 
 // `samples`: device array; every sample has `channels` channels (<= kWarpMaxChannels when
-// `fill` is used). `fill`: one value per channel, or nullptr to clamp. Types: u8, i16, u16, i32,
-// f32, the output's as warp_affine_dtype_supported (warp_affine_cpu.hpp) allows (interpolated in float, rounded and
-// saturated into an integer output).
+// `fill` is used). `fill`: one value per channel, or nullptr to clamp. Types: the pairs of
+// visit_warp_pairs (warp_affine_cpu.hpp); values interpolated in float, rounded and saturated
+// into an integer output.
 // grid_h x grid_w: the output extent one launch's tile grid covers per sample (the mean output
 // size is a good choice: larger samples are walked tile by tile, smaller ones leave few threads
 // idle); any positive size is correct. Width and row offsets must fit 32 bits (w * channels).
 int warp_affine_gpu(const WarpGpuSample* samples, int n, int64_t grid_h, int64_t grid_w,
                     int channels, bool linear, const float* fill, DType in_type, DType out_type,
                     StreamHandle stream);
-// Whether warp_affine_gpu takes `type` as input.
-bool warp_affine_gpu_supports(DType type);
 
 }  // namespace stoker::kernels

@@ -57,26 +57,22 @@ class Warp : public Operator {
       const auto& o = out.shape(i);
       STOKER_ENFORCE(fill.empty() || fill.size() == 1 || int64_t(fill.size()) == s[2], ValueError,
                      name, ": fill_value needs 1 or ", s[2], " values, got ", fill.size());
-      visit_warp_types(in.dtype(), name + " input", [&](auto in_tag) {
-        using In = typename decltype(in_tag)::type;
-        visit_warp_types(out.dtype(), "dtype", [&](auto out_tag) {
-          using Out = typename decltype(out_tag)::type;
-          kernels::warp_affine_cpu(in.data_as<const In>(i), s[0], s[1], s[2],
-                                   out.data_as<Out>(i), o[0], o[1], maps[size_t(i)], linear_,
-                                   fill.empty() ? nullptr : &fill);
-        });
+      kernels::visit_warp_pairs(in.dtype(), out.dtype(), [&](auto in_type, auto out_type) {
+        using In = decltype(in_type);
+        using Out = decltype(out_type);
+        kernels::warp_affine_cpu(in.data_as<const In>(i), s[0], s[1], s[2], out.data_as<Out>(i),
+                                 o[0], o[1], maps[size_t(i)], linear_,
+                                 fill.empty() ? nullptr : &fill);
       });
     });
   }
 
  protected:
-  template <typename F>
-  static void visit_warp_types(DType type, const std::string& what, F&& f) {
-    visit_dtype<DType::kU8, DType::kI16, DType::kU16, DType::kI32, DType::kF32>(type, what, f);
-  }
-
-  // `dtype`, or the input's type; the pairs both backends take (warp_affine_dtype_supported).
+  // `dtype`, or the input's type; the pairs both backends take (kernels::visit_warp_pairs).
   DType output_dtype(DType input) const {
+    STOKER_ENFORCE(kernels::visit_warp_types(input, [](auto) {}), TypeError, spec_.schema->name,
+                   " input: unsupported dtype ", dtype_name(input),
+                   " (uint8, int16, uint16, int32 or float32)");
     if (!spec_.has_arg("dtype")) return input;
     const DType out = dtype_from_name(spec_.arg<std::string>("dtype"));
     STOKER_ENFORCE(kernels::warp_affine_dtype_supported(input, out), TypeError,
@@ -94,9 +90,7 @@ class Warp : public Operator {
     for (double v : fill_) {
       float x = float(v);
       for (DType t : {in, out})
-        visit_warp_types(t, "fill_value", [&](auto tag) {
-          x = to_float(convert_sat<typename decltype(tag)::type>(x));
-        });
+        kernels::visit_warp_types(t, [&](auto v) { x = to_float(convert_sat<decltype(v)>(x)); });
       fill.push_back(x);
     }
     return fill;
@@ -206,8 +200,6 @@ class WarpGpu final : public Warp {
     }
     const int64_t oh = (sum_oh + n - 1) / n, ow = (sum_ow + n - 1) / n;
     auto device = upload(ws, desc);
-    STOKER_ENFORCE(kernels::warp_affine_gpu_supports(in.dtype()), TypeError, name,
-                   " (gpu): unsupported dtype ", dtype_name(in.dtype()));
     cuda_check(kernels::warp_affine_gpu(
                    static_cast<const kernels::WarpGpuSample*>(device->data()), n, oh, ow, int(C),
                    linear_, fill.empty() ? nullptr : fill.data(), in.dtype(), out.dtype(),
