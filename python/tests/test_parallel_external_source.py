@@ -290,7 +290,9 @@ def test_dali_gives_the_same_batches():
     dali = pytest.importorskip("nvidia.dali")
     import nvidia.dali.fn as dfn
 
-    @dali.pipeline_def(batch_size=BATCH, num_threads=1, device_id=None, py_num_workers=2)
+    # spawn: DALI refuses to fork once CUDA is initialized in the process (an earlier GPU test)
+    @dali.pipeline_def(batch_size=BATCH, num_threads=1, device_id=None, py_num_workers=2,
+                       py_start_method="spawn")
     def dp():
         return tuple(dfn.external_source(Samples(), num_outputs=2, batch=False, parallel=True))
 

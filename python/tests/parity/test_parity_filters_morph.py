@@ -193,7 +193,7 @@ def test_laplacian_gpu_equals_dali_cpu():
     if not has_gpu():
         pytest.skip("no CUDA device: the GPU backend is compared on the GPU machine")
     data = _images([(17, 23, 3), (40, 3, 1), (1, 1, 3)])
-    vol = _images([(5, 6, 7, 2)], np.float32, -9, 9)
+    vol = _images([(5, 6, 7, 2), (3, 3, 3, 2), (4, 9, 2, 2)], np.float32, -9, 9)
 
     def define(fn, types, gpu):
         x = _source(fn, data, "HWC")
@@ -330,16 +330,20 @@ def _both_gpu(define, n):
 @pytest.mark.parametrize("dtype,lo,hi", [(np.uint8, 0, 256), (np.uint16, 0, 65536),
                                          (np.float32, -100, 100)])
 def test_median_blur_gpu_equals_dali(dtype, lo, hi):
-    data = _images([(17, 23, 3), (5, 4, 1), (30, 9, 4)], dtype, lo, hi)
     clips = _images([(3, 7, 8, 3), (2, 5, 5, 3)], dtype, lo, hi)
+    # One channel count per batch: CV-CUDA's batches need one image format (DALI's median_blur
+    # returns garbage for the others, its dilate/erode refuse); a mixed batch is stoker's GPU
+    # against its CPU twin in test_laplacian_morph.py.
+    for c in (1, 3, 4):
+        data = _images([(17, 23, c), (5, 4, c), (30, 9, c)], dtype, lo, hi)
 
-    def define(fn, types):
-        x = _source(fn, data, "HWC").gpu()
-        return (fn.experimental.median_blur(x), fn.experimental.median_blur(x, window_size=5),
-                fn.experimental.median_blur(x, window_size=[5, 3]),
-                fn.experimental.median_blur(x, window_size=[1, 9]))
+        def define(fn, types):
+            x = _source(fn, data, "HWC").gpu()
+            return (fn.experimental.median_blur(x), fn.experimental.median_blur(x, window_size=5),
+                    fn.experimental.median_blur(x, window_size=[5, 3]),
+                    fn.experimental.median_blur(x, window_size=[1, 9]))
 
-    _same(_both_gpu(define, len(data)), 4, "median_blur")
+        _same(_both_gpu(define, len(data)), 4, f"median_blur {c} channels")
 
     def define_clips(fn, types):
         return fn.experimental.median_blur(_source(fn, clips, "FHWC").gpu(), window_size=3)
@@ -353,15 +357,17 @@ def test_median_blur_gpu_equals_dali(dtype, lo, hi):
 def test_morphology_gpu_equals_dali(op, border, dtype, lo, hi):
     # float32 with a constant border: CV-CUDA's neutral value for dilate is FLT_MIN (1.18e-38),
     # which the negative values near the edges show.
-    data = _images([(17, 23, 3), (5, 4, 1), (30, 9, 4)], dtype, lo, hi)
-    chw = _images([(3, 9, 11), (2, 6, 6), (1, 4, 4)], dtype, lo, hi)
+    # One channel count per batch (CV-CUDA's batches need one image format: DALI refuses others).
+    for c in (1, 3, 4):
+        data = _images([(17, 23, c), (5, 4, c), (30, 9, c)], dtype, lo, hi)
+        chw = _images([(c, 9, 11), (c, 6, 6), (c, 4, 4)], dtype, lo, hi)
 
-    def define(fn, types):
-        f = getattr(fn.experimental, op)
-        x = _source(fn, data, "HWC").gpu()
-        return (f(x, border_mode=border), f(x, mask_size=[5, 2], anchor=[0, 1],
-                                            border_mode=border),
-                f(x, mask_size=4, iterations=3, border_mode=border),
-                f(_source(fn, chw, "CHW").gpu(), mask_size=[3, 5], border_mode=border))
+        def define(fn, types):
+            f = getattr(fn.experimental, op)
+            x = _source(fn, data, "HWC").gpu()
+            return (f(x, border_mode=border), f(x, mask_size=[5, 2], anchor=[0, 1],
+                                                border_mode=border),
+                    f(x, mask_size=4, iterations=3, border_mode=border),
+                    f(_source(fn, chw, "CHW").gpu(), mask_size=[3, 5], border_mode=border))
 
-    _same(_both_gpu(define, len(data)), 4, f"{op} {border}")
+        _same(_both_gpu(define, len(data)), 4, f"{op} {border} {c} channels")
