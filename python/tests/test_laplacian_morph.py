@@ -127,17 +127,34 @@ def _rank_ref(img, op, kw, kh, ax=None, ay=None, mode="nearest"):
     ay = kh // 2 if ay is None else ay
     h, w = hwc.shape[:2]
     pads = ((ay, kh - 1 - ay), (ax, kw - 1 - ax), (0, 0))
+    # CV-CUDA's neutral values: where the maximum (minimum) starts and what a constant border reads
+    info = np.finfo if hwc.dtype.kind == "f" else np.iinfo
+    fill = (info(hwc.dtype).tiny if hwc.dtype.kind == "f" else info(hwc.dtype).min) \
+        if op == "dilate" else info(hwc.dtype).max
     if mode == "constant":
-        info = np.finfo if hwc.dtype.kind == "f" else np.iinfo
-        fill = (info(hwc.dtype).tiny if hwc.dtype.kind == "f" else info(hwc.dtype).min) \
-            if op == "dilate" else info(hwc.dtype).max
         p = np.pad(hwc, pads, mode="constant", constant_values=fill)
     else:
         p = np.pad(hwc, pads, mode={"nearest": "edge", "reflect_101": "reflect"}[mode])
     stack = np.stack([p[i:i + h, j:j + w] for i in range(kh) for j in range(kw)])
-    out = {"median": lambda s: np.sort(s, 0)[s.shape[0] // 2], "dilate": lambda s: s.max(0),
-           "erode": lambda s: s.min(0)}[op](stack)
+    out = {"median": lambda s: np.sort(s, 0)[s.shape[0] // 2],
+           "dilate": lambda s: np.maximum(s.max(0), fill),
+           "erode": lambda s: np.minimum(s.min(0), fill)}[op](stack)
     return out if img.ndim == 3 else out[:, :, 0]
+
+
+def test_float_morphology_starts_from_cv_cudas_neutral_values():
+    """As DALI (CV-CUDA): a float dilate starts from 1.18e-38 (numeric_limits<float>::min()), so
+    a window of negative values gives 1.18e-38; a float erode starts from FLT_MAX, so +inf gives
+    FLT_MAX. Every border mode, both backends."""
+    neg = [np.full((4, 5, 1), -3.0, np.float32), np.full((2, 3, 3), -0.5, np.float32)]
+    inf = [np.full((3, 3, 1), np.inf, np.float32)]
+    tiny, big = np.finfo(np.float32).tiny, np.finfo(np.float32).max
+    for device in ["cpu"] + (["gpu"] if _stoker.cuda_available() else []):
+        for border in ("constant", "replicate", "reflect", "reflect_101", "wrap"):
+            for g in _run("experimental.dilate", neg, device=device, border_mode=border):
+                np.testing.assert_array_equal(g, np.full_like(g, tiny), err_msg=device + border)
+            for g in _run("experimental.erode", inf, device=device, border_mode=border):
+                np.testing.assert_array_equal(g, np.full_like(g, big), err_msg=device + border)
 
 
 def test_median_blur_matches_scipy():

@@ -217,7 +217,7 @@ _PAD = {"constant": "constant", "replicate": "edge", "reflect": "symmetric",
 
 def _rank_ref(img, op, kw, kh, ax, ay, border="replicate", iterations=1):
     """CV-CUDA's kernels in NumPy: the window placed with its (ax, ay) element over the pixel;
-    constant borders read the neutral value (the type's min for dilate, its max for erode;
+    the maximum (minimum) starts from, and constant borders read, the neutral value (the type's min for dilate, its max for erode;
     float's min is the smallest positive normal, 1.18e-38)."""
     hwc = img if img.ndim == 3 else img[:, :, None]
     info = np.finfo if hwc.dtype.kind == "f" else np.iinfo
@@ -233,8 +233,9 @@ def _rank_ref(img, op, kw, kh, ax, ay, border="replicate", iterations=1):
         stack = np.stack([p[i:i + h, j:j + w] for i in range(kh) for j in range(kw)])
         if op == "median":
             hwc = np.sort(stack, axis=0, kind="stable")[stack.shape[0] // 2]
-        else:
-            hwc = stack.max(0) if op == "dilate" else stack.min(0)
+        else:  # CV-CUDA starts from the neutral value: float dilate gives 1.18e-38 at least
+            hwc = (np.maximum(stack.max(0), fill) if op == "dilate"
+                   else np.minimum(stack.min(0), fill))
     return hwc if img.ndim == 3 else hwc[:, :, 0]
 
 

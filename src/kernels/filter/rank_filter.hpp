@@ -3,9 +3,11 @@
 //   median  the middle value (index n / 2 in ascending order) of the kh x kw window centred on
 //           the pixel, borders replicated (aaa|abcd|ddd), per channel;
 //   dilate  the largest value of the window placed with its anchor (ay, ax) over the pixel;
-//   erode   the smallest; borders by `border` (border.hpp), where a constant border reads the
-//           type's neutral value as CV-CUDA does: numeric_limits<T>::min() for dilate (for float
-//           the smallest positive normal, 1.18e-38, not the lowest value) and max() for erode.
+//   erode   the smallest; borders by `border` (border.hpp). CV-CUDA starts dilate's maximum at
+//           numeric_limits<T>::min() and erode's minimum at max(), and a constant border reads
+//           the same value: for float that is the smallest positive normal, 1.18e-38, not the
+//           lowest value, so a float dilate never gives less than 1.18e-38 (a window of negative
+//           values gives 1.18e-38) and a float erode never more than FLT_MAX (+inf gives FLT_MAX).
 // `iterations` repeats the operation on its own output. Values are compared as keys that order
 // like the values (floats: -0 before +0, so that CPU and GPU pick the same of two zeros).
 #pragma once
@@ -56,7 +58,7 @@ STOKER_HOST_DEVICE inline T rank_value(uint32_t k) {
   }
 }
 
-// The value a constant border reads for `op` (see above).
+// The value a constant border reads for `op`, and where dilate and erode start (see above).
 template <typename T>
 inline T rank_border_fill(RankOp op) {
   return op == RankOp::kDilate ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
@@ -76,7 +78,7 @@ void rank_filter_pass(const T* in, T* out, const RankShape& s, RankOp op,
     for (int64_t y = 0; y < s.height; ++y)
       for (int64_t x = 0; x < s.width; ++x)
         for (int64_t c = 0; c < C; ++c) {
-          uint32_t best = op == RankOp::kDilate ? 0u : ~0u;
+          uint32_t best = fill;
           int64_t m = 0;
           for (int32_t i = 0; i < s.kh; ++i) {
             const int64_t sy = border_index(y - s.ay + i, s.height, s.border);

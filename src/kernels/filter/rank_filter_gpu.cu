@@ -67,7 +67,7 @@ __global__ void rank_pass(const RankGpuSample* __restrict__ samples, RankOp op, 
       }
       best = uint32_t(lo);
     } else {
-      best = op == RankOp::kDilate ? 0u : ~0u;
+      best = fill;  // CV-CUDA's start (rank_filter.hpp)
       for (int i = 0; i < s.kh; ++i)
         for (int j = 0; j < s.kw; ++j) {
           const uint32_t k = window_key(sp, s, y, x, c, i, j, fill);

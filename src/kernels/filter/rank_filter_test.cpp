@@ -32,6 +32,7 @@ std::vector<T> ref_pass(const std::vector<T>& in, const RankShape& s, RankOp op)
                       ? fill
                       : in[size_t(((p * s.height + sy) * s.width + sx) * s.channels + c)]);
             }
+          if (op != RankOp::kMedian) win.push_back(fill);  // where CV-CUDA's max/min start
           std::sort(win.begin(), win.end());
           const T v = op == RankOp::kMedian   ? win[win.size() / 2]
                       : op == RankOp::kDilate ? win.back()
