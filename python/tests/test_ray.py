@@ -18,7 +18,9 @@ pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install '
 
 import stoker  # noqa: E402
 from stoker import fn  # noqa: E402
-from stoker.plugins.ray import from_pipeline, map_batches, release  # noqa: E402
+from stoker.plugins.ray import (POSITION, Position, from_pipeline, map_batches,  # noqa: E402
+                                release)
+from stoker.plugins._ray_position import resume_states  # noqa: E402
 
 FILES = 21  # with batches of 8: every epoch of a shard ends inside a batch
 
@@ -213,3 +215,131 @@ def test_a_torch_trainer_trains_on_a_stoker_dataset(local_ray, numbered_files, t
         # as DDP's drop_last); none is repeated.
         assert len(set(seen)) == len(seen) >= FILES - 1 and set(seen) <= set(range(FILES))
         assert all(np.isfinite(log["loss"]) for log in logs)
+
+
+def _tagged(batches, position):
+    """(shard, epoch, index, number) of each row `position` tracks from `batches`."""
+    out = []
+    for batch in batches:
+        tags = np.asarray(batch[POSITION])
+        out += [(int(t[1]), int(t[2]), int(t[3]), int(d[0])) for t, d in zip(tags, batch["data"])]
+    return out
+
+
+def test_a_resumed_dataset_gives_the_rest_of_the_epoch_then_the_same_epochs(
+        local_ray, numbered_files, tmp_path):
+    """Part of epoch 1 consumed (through Position.track), saved, the dataset dropped; a new one
+    resumed from the saved position gives the samples of epoch 1 not consumed, each once, the
+    same samples at the same places as a run never stopped, and then epoch 2 as that run."""
+    make = _factory(numbered_files)
+    whole = from_pipeline(make, num_shards=2, output_names=("data", "label"), resumable=True)
+    runs = [_tagged(whole.iter_batches(batch_size=4), Position()) for _ in range(3)]
+    release(whole)
+    for stop in (0, 5, 13, FILES):
+        ds = from_pipeline(make, num_shards=2, output_names=("data", "label"), resumable=True)
+        position = Position()
+        for _ in position.track(ds.iter_batches(batch_size=4)):  # epoch 0, whole
+            pass
+        it = position.track(ds.iter_batches(batch_size=1))
+        consumed = [int(next(it)["data"][0][0]) for _ in range(stop)]
+        if stop == FILES:
+            assert next(it, None) is None  # the iteration ends: epoch 1 finished
+        it.close()
+        position.save(str(tmp_path / f"stop{stop}"))
+        release(ds)
+        if stop == 13:  # the shards restart at a mark, not at an epoch's start (here the
+            # last of epoch 0: epoch 1 of a shard of 10 samples begins inside a batch of 8)
+            states, _ = resume_states(str(tmp_path / f"stop{stop}"), "dataset", 2)
+            assert all(st["index"] > 0 for st in states.values()), states
+        resumed = from_pipeline(make, num_shards=2, output_names=("data", "label"),
+                                resume_from=str(tmp_path / f"stop{stop}"))
+        rest = _tagged(resumed.iter_batches(batch_size=4), Position())
+        if stop < FILES:
+            assert sorted(consumed + [r[3] for r in rest]) == list(range(FILES)), stop
+            assert set(rest) <= set(runs[1])  # same sample, same shard, epoch and place
+            after = _tagged(resumed.iter_batches(batch_size=4), Position())
+        else:
+            after = rest  # epoch 1 was finished: the first iteration is epoch 2
+        assert sorted(after) == sorted(runs[2]), stop
+        release(resumed)
+
+
+def test_a_torch_trainer_resumes_mid_epoch_from_its_checkpoint(local_ray, numbered_files,
+                                                               tmp_path):
+    """Two workers train through epoch 0 and stop 3 steps into epoch 1 with a checkpoint
+    holding the model, the epoch and the dataset's position (every worker's file); a new
+    TorchTrainer resumed from it finishes epoch 1 with the samples not consumed, none twice."""
+    pytest.importorskip("torch")
+    from ray.train import RunConfig, ScalingConfig
+    from ray.train.torch import TorchTrainer
+
+    def make(shard_id, num_shards):
+        p = stoker.Pipeline(batch_size=8, num_threads=1, seed=5)
+        with p:
+            data, _ = fn.readers.file(file_root=numbered_files, shard_id=shard_id,
+                                      num_shards=num_shards, random_shuffle=True)
+            p.set_outputs(fn.cast(fn.pad(data, axes=[0], shape=[24]), dtype=stoker.types.FLOAT))
+        return p
+
+    def loop(config):
+        import json
+        import tempfile
+
+        import torch
+
+        import ray.train
+        from stoker.plugins.ray import Position
+        rank = ray.train.get_context().get_world_rank()
+        model = torch.nn.Linear(24, 1)
+        start = 0
+        checkpoint = ray.train.get_checkpoint() or config["resume"]  # (Ray's own, or ours)
+        if checkpoint:
+            with checkpoint.as_directory() as d:
+                model.load_state_dict(torch.load(os.path.join(d, "model.pt")))
+                start = json.load(open(os.path.join(d, "epoch.json")))["epoch"]
+        shard = ray.train.get_dataset_shard("train")
+        position = Position()
+        for epoch in range(start, 2):
+            seen = []
+            for step, batch in enumerate(position.track(shard.iter_torch_batches(batch_size=2))):
+                model(batch["x"]).sum().backward()
+                seen += [int(v) for v in batch["x"][:, 0]]
+                stop = config["stop"] and epoch == 1 and step == 2
+                if stop:
+                    with tempfile.TemporaryDirectory() as d:
+                        torch.save(model.state_dict(), os.path.join(d, "model.pt"))
+                        with open(os.path.join(d, "epoch.json"), "w") as f:
+                            json.dump({"epoch": epoch}, f)
+                        position.save(d)
+                        ray.train.report({"step": step},
+                                         checkpoint=ray.train.Checkpoint.from_directory(d))
+                    break
+            with open(os.path.join(config["out"], f"{config['stop']}-{rank}-{epoch}.json"),
+                      "w") as f:
+                json.dump(seen, f)
+            if config["stop"] and epoch == 1:
+                return
+
+    def fit(stop, checkpoint=None):
+        ds = from_pipeline(make, num_shards=2, output_names=("x",), num_cpus=0.5,
+                           resume_from=checkpoint, resumable=True)
+        result = TorchTrainer(
+            loop, train_loop_config={"out": str(tmp_path), "stop": stop, "resume": checkpoint},
+            scaling_config=ScalingConfig(num_workers=2, resources_per_worker={"CPU": 0.5}),
+            datasets={"train": ds},
+            run_config=RunConfig(storage_path=str(tmp_path), name=f"run{stop}")).fit()
+        release(ds)
+        return result
+
+    first = fit(True)
+    assert len(glob.glob(os.path.join(first.checkpoint.path, "stoker_position_*.pkl"))) == 2
+    fit(False, first.checkpoint)
+    import json
+
+    def seen(stop, epoch):
+        return sum((json.load(open(tmp_path / f"{stop}-{w}-{epoch}.json")) for w in range(2)), [])
+    before, after = seen(True, 1), seen(False, 1)
+    assert len(before) == 2 * 3 * 2  # 2 workers x 3 steps x 2 samples
+    both = before + after
+    # Ray Train's equal shares leave out up to one sample per epoch; none is repeated.
+    assert len(set(both)) == len(both) >= FILES - 1 and set(both) <= set(range(FILES))

@@ -15,11 +15,15 @@ Rows hold numpy arrays: samples of different shapes become Ray's variable-shaped
 GPU outputs are copied to the host (the CPU cluster's side; a training node finishes on its GPU).
 """
 
+import os
 import time
 
 import numpy as np
 
-__all__ = ["from_pipeline", "map_batches", "release"]
+from . import _ray_position as _position
+from ._ray_position import POSITION, Position
+
+__all__ = ["from_pipeline", "map_batches", "release", "Position", "POSITION"]
 
 
 def _ray():
@@ -57,8 +61,9 @@ class _Shard:
     that a read retried by Ray, or an actor restarted on another node, gives the epoch again
     from its start: the same samples, which Ray does not deliver twice."""
 
-    def __init__(self, factory, shard_id, num_shards, output_names, reader_name):
+    def __init__(self, factory, shard_id, num_shards, output_names, reader_name, key=None):
         self._factory, self._reader = factory, reader_name
+        self._key = key      # a resumable dataset's: rows carry (key, shard, epoch, index)
         self._shard, self._shards = shard_id, num_shards
         self._names = list(output_names)
         self._pipe = self._build()
@@ -77,6 +82,9 @@ class _Shard:
         self._rows = []      # samples run but not yet given (the next epoch's)
         self._left = 0       # samples of the current epoch not yet given
         self._skip = 0       # padding still to drop after them
+        self._index = 0      # the epoch's next sample (from its start: a row's place)
+        self._consumed = frozenset()  # samples of the epoch a checkpoint says were consumed
+        self._carried = False  # the epoch began with a straddling batch's samples
         self._started = False
 
     def _build(self, checkpoint=None):
@@ -100,32 +108,70 @@ class _Shard:
         that epoch from it."""
         if last is not None and self._epoch <= last["epoch"]:
             self.start(last)
-        while self._started and self.next_block(1 << 30) is not None:
+        while self._started and self.next_block(self._pipe.batch_size) is not None:
             pass
         return {"epoch": self._epoch, "checkpoint": self._pipe.checkpoint(),
                 "rows": list(self._rows)}
 
     def start(self, state):
         """Starts the epoch whose start `state` is, restoring it unless the actor stands there
-        (a retried read, or a new actor); returns the epoch's number of samples."""
-        if self._started or self._epoch != state["epoch"]:
+        (a retried read, or a new actor); returns the epoch's number of samples. A state
+        resumed from a training checkpoint (resume.py) starts inside the epoch, at its sample
+        `index`, and leaves out the samples `consumed` before it was taken."""
+        index = state.get("index", 0)
+        if self._started or self._epoch != state["epoch"] or index:
             self._pipe.close()
             self._pipe = self._build(state["checkpoint"])
             self._rows = list(state["rows"])
             self._epoch = state["epoch"]
-        self._left = self.shard_size(self._epoch)
-        self._skip = self._padded - self._left if self._padded else 0
+        size = self.shard_size(self._epoch)
+        self._left = size - index
+        self._skip = self._padded - size if self._padded else 0
+        self._index = index
+        self._consumed = frozenset(state.get("consumed", ()))
+        self._carried = bool(self._rows)
         self._epoch += 1
         self._started = True
         return self._left
 
     def skip(self, blocks, max_rows):
         """Runs past the epoch's first `blocks` blocks (a read resumed after a failure)."""
-        for _ in range(blocks):
-            self.next_block(max_rows)
+        while blocks:
+            out = self.next_block(max_rows)
+            if out is None:
+                return
+            blocks -= out[0] is not None
 
     def next_block(self, max_rows):
-        """Up to max_rows of this epoch's samples as a block; None at the epoch's end."""
+        """(block, mark): up to max_rows of this epoch's samples as a block (None where a
+        resumed epoch's samples were all consumed already) and, for a resumable dataset, the
+        place after it where a resumed shard may start (resume.py); None at the epoch's end."""
+        out = self._next_rows(max_rows)
+        if out is None:
+            return None
+        first, rows = out
+        if self._key is None:
+            return _block(rows, self._names), None
+        mark = None
+        if not self._rows and self._left:  # no sample waits: a checkpoint restores this place
+            mark = (self._epoch - 1, self._index, self._pipe.checkpoint())
+        keep = [i for i in range(len(rows)) if first + i not in self._consumed]
+        if not keep:
+            return None, mark
+        rows = [rows[i] + (np.array([self._key, self._shard, self._epoch - 1, first + i],
+                                    np.int64),) for i in keep]
+        return _block(rows, self._names + [POSITION]), mark
+
+    def _next_rows(self, max_rows):
+        """The epoch's next samples (up to max_rows) and the place of the first; None at the
+        epoch's end."""
+        if self._carried:  # a straddling batch's samples alone: later blocks end with batches
+            self._carried = False
+            take = min(self._left, max_rows, len(self._rows))
+            rows, self._rows = self._rows[:take], self._rows[take:]
+            self._left -= take
+            self._index += take
+            return self._index - take, rows
         while self._left and len(self._rows) < min(self._left, max_rows):
             outputs = self._pipe.run()
             if len(outputs) != len(self._names):
@@ -145,22 +191,32 @@ class _Shard:
         take = min(self._left, max_rows, len(self._rows))
         rows, self._rows = self._rows[:take], self._rows[take:]
         self._left -= take
-        return _block(rows, self._names)
+        self._index += take
+        return self._index - take, rows
 
 
 class _Boundaries:
     """The epoch-start states of the shards: by the read that started each epoch (a retried
     read keeps its task id) and the latest per shard. Kept on the driver's node, away from the
-    shards' actors."""
+    shards' actors. For a resumable dataset also the marks (resume.py): per shard, the places
+    of its current and previous epochs a checkpoint can restore, and what a resumed dataset
+    starts from."""
 
-    def __init__(self):
+    def __init__(self, name=None, resume=None, before=None):
         self._by_task, self._latest = {}, {}
+        self._name = name
+        self._marks = {}  # shard -> {epoch: {index: checkpoint}}
+        self._resume = dict(resume or {})  # shard -> its first read's state
+        self._before = dict(before or {})  # shard -> (epoch, consumed) by the run resumed from
 
     def get(self, shard, task):
         return self._by_task.get((shard, task))
 
     def latest(self, shard):
         return self._latest.get(shard)
+
+    def take_resume(self, shard):
+        return self._resume.pop(shard, None)
 
     def put(self, shard, task, state):
         # The last few per shard suffice: a retry follows its failed attempt.
@@ -169,10 +225,23 @@ class _Boundaries:
             del self._by_task[k]
         self._by_task[(shard, task)] = state
         self._latest[shard] = state
+        if self._name is not None and not state["rows"]:  # (a start inside a batch: no mark)
+            self.mark(shard, state["epoch"], state.get("index", 0), state["checkpoint"])
+
+    def mark(self, shard, epoch, index, checkpoint):
+        epochs = self._marks.setdefault(shard, {})
+        epochs.setdefault(epoch, {})[index] = checkpoint
+        for old in [e for e in epochs if e < epoch - 1]:
+            del epochs[old]
+
+    def position(self):
+        """What Position.save writes for this dataset besides the samples consumed."""
+        return {"name": self._name, "marks": self._marks, "before": self._before}
 
 
 def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=None,
-                  block_rows=None, max_restarts=3, restart_timeout=300, **ray_remote_args):
+                  block_rows=None, max_restarts=3, restart_timeout=300, resumable=False,
+                  resume_from=None, name="dataset", **ray_remote_args):
     """A ray.data.Dataset of the output samples of `num_shards` stoker pipelines.
 
     factory(shard_id, num_shards) builds shard shard_id's pipeline (its reader takes shard_id and
@@ -182,7 +251,13 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
     restart_timeout seconds for it, then goes on from where it stood). output_names: one column per
     pipeline output. reader_name: the reader whose epoch the dataset iterates (needed when the
     pipeline has several). block_rows: samples per block (default: the pipeline's batch size).
-    Each iteration of the dataset is the next epoch; columns hold numpy arrays per row."""
+    Each iteration of the dataset is the next epoch; columns hold numpy arrays per row.
+
+    resumable=True: rows also carry their place (a column POSITION, which Position.track
+    records and removes), so that a training checkpoint can hold what was consumed
+    (Position.save); resume_from (a ray.train.Checkpoint or its directory) makes the dataset
+    start where that checkpoint's training stood: the rest of its epoch, or the next epoch if
+    every worker had finished it. name: the dataset's in a checkpoint holding several."""
     ray = _ray()
     from ray.data.block import BlockMetadata
     from ray.data.datasource import Datasource, ReadTask
@@ -194,15 +269,22 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
         raise ValueError(f"output_names must name each output once, got {names}")
     options = {"num_cpus": 1, "max_restarts": max_restarts, "max_task_retries": 0,
                **ray_remote_args}
+    resume, before = None, None
+    if resume_from is not None:
+        resume, before = _position.resume_states(resume_from, name, num_shards)
+        resumable = True
+    key = int.from_bytes(os.urandom(7), "little") if resumable else None
     shards = [ray.remote(_Shard).options(**options).remote(factory, k, num_shards, names,
-                                                           reader_name)
+                                                           reader_name, key)
               for k in range(num_shards)]
     # Construction errors now, not at the first read.
     rows = block_rows or ray.get(shards[0].batch_size.remote())
     here = ray.get_runtime_context().get_node_id()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    named = {"name": _position.actor_name(key)} if resumable else {}
     boundaries = ray.remote(_Boundaries).options(
-        num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True)).remote()
+        num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
+        **named).remote(name if resumable else None, resume, before)
 
     def call(method, *args):
         """An actor call that waits out the actor's restart (its node failed) for up to
@@ -221,7 +303,16 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
         task = ray.get_runtime_context().get_task_id()
         state = ray.get(boundaries.get.remote(k, task))
         if state is None:  # this read's epoch: the one after the latest started
-            state = call(shard.boundary, ray.get(boundaries.latest.remote(k)))
+            resume = ray.get(boundaries.take_resume.remote(k))  # a resumed dataset's first
+            if resume is None:
+                state = call(shard.boundary, ray.get(boundaries.latest.remote(k)))
+            elif "roll" in resume:  # run on from the mark to the epoch's start
+                state = resume
+                for _ in range(resume["roll"]):
+                    state = call(shard.boundary, state)
+                state["consumed"] = resume["next_consumed"]
+            else:
+                state = resume
             ray.get(boundaries.put.remote(k, task, state))
         given = 0  # blocks this read has given: after a failure it resumes past them
         while True:
@@ -229,11 +320,15 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
                 ray.get(shard.start.remote(state))
                 ray.get(shard.skip.remote(given, rows))
                 while True:
-                    block = ray.get(shard.next_block.remote(rows))
-                    if block is None:
+                    out = ray.get(shard.next_block.remote(rows))
+                    if out is None:
                         return
-                    given += 1
-                    yield block
+                    block, mark = out
+                    if mark is not None:
+                        boundaries.mark.remote(k, *mark)
+                    if block is not None:
+                        given += 1
+                        yield block
             except ray.exceptions.RayActorError:
                 call(shard.batch_size)  # until the actor is back
 
