@@ -217,8 +217,8 @@ def test_a_torch_trainer_trains_on_a_stoker_dataset(local_ray, numbered_files, t
         assert all(np.isfinite(log["loss"]) for log in logs)
 
 
-def _tagged(batches, position):
-    """(shard, epoch, index, number) of each row `position` tracks from `batches`."""
+def _tagged(batches):
+    """(shard, epoch, index, number) of each row of `batches` (a resumable dataset's)."""
     out = []
     for batch in batches:
         tags = np.asarray(batch[POSITION])
@@ -233,7 +233,7 @@ def test_a_resumed_dataset_gives_the_rest_of_the_epoch_then_the_same_epochs(
     same samples at the same places as a run never stopped, and then epoch 2 as that run."""
     make = _factory(numbered_files)
     whole = from_pipeline(make, num_shards=2, output_names=("data", "label"), resumable=True)
-    runs = [_tagged(whole.iter_batches(batch_size=4), Position()) for _ in range(3)]
+    runs = [_tagged(whole.iter_batches(batch_size=4)) for _ in range(3)]
     release(whole)
     for stop in (0, 5, 13, FILES):
         ds = from_pipeline(make, num_shards=2, output_names=("data", "label"), resumable=True)
@@ -253,11 +253,11 @@ def test_a_resumed_dataset_gives_the_rest_of_the_epoch_then_the_same_epochs(
             assert all(st["index"] > 0 for st in states.values()), states
         resumed = from_pipeline(make, num_shards=2, output_names=("data", "label"),
                                 resume_from=str(tmp_path / f"stop{stop}"))
-        rest = _tagged(resumed.iter_batches(batch_size=4), Position())
+        rest = _tagged(resumed.iter_batches(batch_size=4))
         if stop < FILES:
             assert sorted(consumed + [r[3] for r in rest]) == list(range(FILES)), stop
             assert set(rest) <= set(runs[1])  # same sample, same shard, epoch and place
-            after = _tagged(resumed.iter_batches(batch_size=4), Position())
+            after = _tagged(resumed.iter_batches(batch_size=4))
         else:
             after = rest  # epoch 1 was finished: the first iteration is epoch 2
         assert sorted(after) == sorted(runs[2]), stop
