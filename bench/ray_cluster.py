@@ -75,17 +75,26 @@ class Cluster:
         return proc
 
     def connect(self, timeout=60):
-        """ray.init on this cluster (retried while the head starts)."""
+        """ray.init on this cluster (retried while the head starts), the driver on the head
+        node. The nodes listen on 127.0.0.1: a driver looking for a node at the host's own
+        address finds none and attaches to any of them, a worker node a test may kill (with
+        what the driver placed on its node)."""
         import ray
         end = time.time() + timeout
         while True:
             try:
-                return ray.init(address=self.address, log_to_driver=False,
-                                configure_logging=False)
+                ctx = ray.init(address=self.address, log_to_driver=False,
+                               configure_logging=False, _node_ip_address="127.0.0.1")
+                break
             except Exception:
                 if time.time() > end:
                     raise
                 time.sleep(1)
+        here = ray.get_runtime_context().get_node_id()
+        head = [n["NodeID"] for n in ray.nodes() if "node:__internal_head__" in n["Resources"]]
+        if head != [here]:
+            raise RuntimeError(f"the driver attached to node {here}, not the head {head}")
+        return ctx
 
     def add_worker(self, cpus=1, cores=None, resources=None):
         """A worker node with `cpus` CPUs and `resources`; when this process is connected,

@@ -162,6 +162,12 @@ def test_errors_name_the_cause(local_ray, numbered_files):
     ds = from_pipeline(_factory(numbered_files), num_shards=1, output_names=("data",))
     with pytest.raises(Exception, match="output_names names 1 outputs, the pipeline has 2"):
         ds.take_all()
+    with pytest.raises(ValueError, match="the batches have no position column: make the "
+                                         "dataset with from_pipeline\\(..., resumable=True\\)"):
+        next(Position().track(iter([{"data": np.zeros(2)}])))
+    with pytest.raises(ValueError, match="holds no position of a dataset named 'train'"):
+        from_pipeline(_factory(numbered_files), num_shards=1, output_names=("data", "label"),
+                      resume_from=str(numbered_files), name="train")
     ds = ray.data.from_items([{"other": 1}])
     with pytest.raises(ValueError, match="no external source named after a column"):
         map_batches(ds, lambda: _factory(numbered_files)(0, 1), output_names=("x",))

@@ -1,6 +1,8 @@
 """stoker.plugins.ray across Ray nodes: a head and two worker nodes started on 127.0.0.1 (each
 `ray start --block` in its own process group, ended by the test). The pipelines' actors live on
-the workers (a custom resource), one on each, and every epoch gives every sample exactly once.
+the workers (a custom resource), one on each: every epoch gives every sample exactly once, a
+dataset resumed from a saved position gives the rest of its epoch, and a worker node killed
+mid-epoch loses no sample and repeats none.
 
 The cluster and its driver run in a child Python process (this file run as a script): Ray keeps
 per-process state that a driver connecting to a second cluster after test_ray.py's local one
@@ -22,7 +24,7 @@ pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install '
 
 import stoker  # noqa: E402
 from stoker import fn  # noqa: E402
-from stoker.plugins.ray import from_pipeline, release  # noqa: E402
+from stoker.plugins.ray import POSITION, Position, from_pipeline, release  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from ray_cluster import Cluster, clean_env  # noqa: E402
@@ -89,6 +91,8 @@ def _node_loss(cluster, root):
                        resources={"shard": 1})
     first = sorted(_number(r) for r in ds.take_all())  # epoch 0
     before = _actor_nodes(ds)
+    keeper = ray.get(ds._stoker_actors[1].__ray_call__.remote(
+        lambda self: ray.get_runtime_context().get_node_id()))
     got, killed, after = [], False, 0
     started = time.monotonic()
     for batch in ds.iter_batches(batch_size=4, prefetch_batches=0):
@@ -103,9 +107,42 @@ def _node_loss(cluster, root):
     moved = sum(a != b for a, b in zip(before, after_nodes))  # restarted elsewhere
 
     return {"epoch0": first == list(range(FILES)), "killed_mid_epoch": killed and after > 0,
+            "states_on_driver_node": keeper == ray.get_runtime_context().get_node_id(),
             "actors_moved": moved,
             "epoch1": sorted(got) == list(range(FILES)), "read": len(got),
             "distinct": len(set(got)), "seconds": round(time.monotonic() - started)}
+
+
+def _resume_across_nodes(cluster, root):
+    """A resumable dataset over the worker nodes read a third into epoch 1, its position
+    saved, the dataset released; one resumed from it gives the rest of epoch 1 and then
+    epoch 2 as a dataset never stopped."""
+    make = _make(root)
+    whole = from_pipeline(make, num_shards=2, resumable=True, resources={"shard": 1})
+    epochs = [[(int(t[1]), int(t[3]), _number({"data": d}))
+               for b in whole.iter_batches(batch_size=8) for t, d in zip(b[POSITION], b["data"])]
+              for _ in range(3)]
+    release(whole)
+    ds = from_pipeline(make, num_shards=2, resumable=True, resources={"shard": 1})
+    position = Position()
+    for _ in position.track(ds.iter_batches(batch_size=8)):  # epoch 0
+        pass
+    it = position.track(ds.iter_batches(batch_size=4, prefetch_batches=0))
+    consumed = [_number({"data": x}) for _ in range(FILES // 12) for x in next(it)["data"]]
+    it.close()
+    saved = os.path.join(root, "position")
+    position.save(saved)
+    release(ds)
+    resumed = from_pipeline(make, num_shards=2, resume_from=saved, resources={"shard": 1})
+    rest = [(int(t[1]), int(t[3]), _number({"data": d}))
+            for b in resumed.iter_batches(batch_size=8) for t, d in zip(b[POSITION], b["data"])]
+    after = sorted((int(t[1]), int(t[3]), _number({"data": d}))
+                   for b in resumed.iter_batches(batch_size=8)
+                   for t, d in zip(b[POSITION], b["data"]))
+    release(resumed)
+    return {"consumed": len(consumed),
+            "epoch1": sorted(consumed + [r[2] for r in rest]) == list(range(FILES)),
+            "same_places": set(rest) <= set(epochs[1]), "epoch2": after == sorted(epochs[2])}
 
 
 def _scenario(root):
@@ -118,10 +155,8 @@ def _scenario(root):
         ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
         ray.data.DataContext.get_current().enable_progress_bars = False
         data = _numbered_files(os.path.join(root, "data"))
-        result = {"across": _across_nodes(c, data)}
-        if os.environ.get("STOKER_TEST_RAY_NODE_LOSS") == "1":
-            result["loss"] = _node_loss(c, data)
-        return result
+        return {"across": _across_nodes(c, data), "resume": _resume_across_nodes(c, data),
+                "loss": _node_loss(c, data)}
     finally:
         if ray.is_initialized():
             ray.shutdown()
@@ -142,14 +177,14 @@ def test_epochs_across_nodes_are_exactly_once(results):
     assert results["across"] == {"exact": True, "nodes": 2}  # one actor on each worker node
 
 
+def test_a_resumed_dataset_gives_the_rest_of_the_epoch_across_nodes(results):
+    assert results["resume"] == {"consumed": 80, "epoch1": True, "same_places": True,
+                                 "epoch2": True}
+
+
 def test_a_node_killed_mid_epoch_loses_no_sample_and_repeats_none(results):
-    # Opt-in: 3 of 4 runs pass on the development machine (2026-11-29); in the fourth a read
-    # task gave up with ActorUnavailableError while the actor restarted. Not in CI until fixed.
-    if "loss" not in results:
-        pytest.skip("the node-loss case runs with STOKER_TEST_RAY_NODE_LOSS=1 (not yet stable: "
-                    "docs/scale_out.md)")
     loss = results["loss"]
-    assert loss["epoch0"] and loss["killed_mid_epoch"], loss
+    assert loss["epoch0"] and loss["killed_mid_epoch"] and loss["states_on_driver_node"], loss
     assert loss["actors_moved"] == 1, loss  # the killed node's actor, restarted on the new one
     assert loss["epoch1"], loss  # the epoch whole, each sample once
 

@@ -53,14 +53,19 @@ class Position:
         torch tensors) without the POSITION column, recording each batch's places as it is
         handed on; an iteration that runs to its end marks its epoch finished."""
         seen = {}
-        for batch in batches:
-            if POSITION not in batch:
-                raise ValueError("Position.track: the batches have no position column: make the "
-                                 "dataset with from_pipeline(..., resumable=True)")
-            tags = batch.pop(POSITION)
-            tags = np.asarray(tags.cpu() if hasattr(tags, "cpu") else tags, np.int64)
-            self._record(tags.reshape(-1, 4), seen)
-            yield batch
+        try:
+            for batch in batches:
+                if POSITION not in batch:
+                    raise ValueError("Position.track: the batches have no position column: "
+                                     "make the dataset with from_pipeline(..., resumable=True)")
+                tags = batch.pop(POSITION)
+                tags = np.asarray(tags.cpu() if hasattr(tags, "cpu") else tags, np.int64)
+                self._record(tags.reshape(-1, 4), seen)
+                yield batch
+        finally:  # closed early: end the dataset's iteration now (docs/scale_out.md)
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
         for key, epoch in seen.items():
             self._finished[key] = max(epoch, self._finished.get(key, -1))
 

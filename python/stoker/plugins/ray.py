@@ -283,7 +283,7 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
     named = {"name": _position.actor_name(key)} if resumable else {}
     boundaries = ray.remote(_Boundaries).options(
-        num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True),
+        num_cpus=0, scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=False),
         **named).remote(name if resumable else None, resume, before)
 
     def call(method, *args):
