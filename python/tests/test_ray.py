@@ -152,7 +152,7 @@ def test_release_frees_the_shards_resources_at_once(local_ray, numbered_files):
         release(ray.data.from_items([{"x": 1}]))
 
 
-def test_errors_name_the_cause(local_ray, numbered_files):
+def test_errors_name_the_cause(local_ray, numbered_files, tmp_path):
     def unsharded(shard_id, num_shards):
         return _factory(numbered_files)(0, 1)
     with pytest.raises(Exception, match="built a reader for shard 0 of 1: pass shard_id"):
@@ -165,9 +165,23 @@ def test_errors_name_the_cause(local_ray, numbered_files):
     with pytest.raises(ValueError, match="the batches have no position column: make the "
                                          "dataset with from_pipeline\\(..., resumable=True\\)"):
         next(Position().track(iter([{"data": np.zeros(2)}])))
+    with pytest.raises(ValueError, match="the position column was converted to float32: "
+                                         "leave it int64"):
+        next(Position().track(iter([{POSITION: np.zeros((1, 4), np.float32)}])))
     with pytest.raises(ValueError, match="holds no position of a dataset named 'train'"):
         from_pipeline(_factory(numbered_files), num_shards=1, output_names=("data", "label"),
                       resume_from=str(numbered_files), name="train")
+    import pickle
+    two = tmp_path / "two"
+    two.mkdir()
+    for key in (1, 2):  # two datasets saved under one name
+        with open(two / f"stoker_position_train_{key}.pkl", "wb") as f:
+            pickle.dump({"name": "train", "key": key, "marks": {}, "before": {},
+                         "finished": None, "consumed": {}}, f)
+    with pytest.raises(ValueError, match="several datasets named 'train': give each "
+                                         "from_pipeline its own name"):
+        from_pipeline(_factory(numbered_files), num_shards=1, output_names=("data", "label"),
+                      resume_from=str(two), name="train")
     ds = ray.data.from_items([{"other": 1}])
     with pytest.raises(ValueError, match="no external source named after a column"):
         map_batches(ds, lambda: _factory(numbered_files)(0, 1), output_names=("x",))

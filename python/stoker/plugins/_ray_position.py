@@ -59,7 +59,11 @@ class Position:
                     raise ValueError("Position.track: the batches have no position column: "
                                      "make the dataset with from_pipeline(..., resumable=True)")
                 tags = batch.pop(POSITION)
-                tags = np.asarray(tags.cpu() if hasattr(tags, "cpu") else tags, np.int64)
+                tags = np.asarray(tags.cpu() if hasattr(tags, "cpu") else tags)
+                if tags.dtype.kind not in "iu":  # (a float cast garbles the 56-bit keys)
+                    raise ValueError(f"Position.track: the position column was converted to "
+                                     f"{tags.dtype}: leave it int64 (dtypes per column)")
+                tags = tags.astype(np.int64)
                 self._record(tags.reshape(-1, 4), seen)
                 yield batch
         finally:  # closed early: end the dataset's iteration now (docs/scale_out.md)
@@ -90,7 +94,8 @@ class Position:
         os.makedirs(directory, exist_ok=True)
         for key, shards in self._consumed.items():
             info = ray.get(ray.get_actor(actor_name(key)).position.remote())
-            part = {"name": info["name"], "marks": info["marks"], "before": info["before"],
+            part = {"name": info["name"], "key": key, "marks": info["marks"],
+                    "before": info["before"],
                     "finished": self._finished.get(key),
                     "consumed": {s: {e: np.unique(np.concatenate(a)) for e, a in ep.items()}
                                  for s, ep in shards.items()}}
@@ -105,12 +110,17 @@ def _files(checkpoint, name):
             return _files(d, name)
     directory = os.fspath(checkpoint)
     parts = []
-    for path in sorted(glob.glob(os.path.join(directory, f"stoker_position_{name}_*.pkl"))):
+    for path in sorted(glob.glob(os.path.join(directory, "stoker_position_*.pkl"))):
         with open(path, "rb") as f:
-            parts.append(pickle.load(f))
+            part = pickle.load(f)
+        if part["name"] == name:
+            parts.append(part)
     if not parts:
         raise ValueError(f"from_pipeline: the checkpoint {directory} holds no position of a "
                          f"dataset named {name!r} (Position.save writes it)")
+    if len({p["key"] for p in parts}) > 1:
+        raise ValueError(f"from_pipeline: the checkpoint {directory} holds the positions of "
+                         f"several datasets named {name!r}: give each from_pipeline its own name")
     return parts
 
 
@@ -133,8 +143,11 @@ def resume_states(checkpoint, name, num_shards):
         raise ValueError(f"from_pipeline: the checkpoint's dataset {name!r} had more shards "
                          f"than {num_shards}")
     latest = max(e for _, e in consumed)
-    # Every worker that read this dataset finished the latest epoch: start the next.
-    finished = all(p["finished"] is not None and p["finished"] >= latest for p in parts)
+    # Every worker that consumed some of the latest epoch finished it: start the next. (A worker
+    # given none of it cannot say which epoch its empty iteration was.)
+    readers = [p for p in parts
+               if any(latest in epochs for epochs in p["consumed"].values())]
+    finished = all(p["finished"] is not None and p["finished"] >= latest for p in readers)
     states, before = {}, {}
     for shard in range(num_shards):
         done = np.unique(np.concatenate(consumed.get((shard, latest), [np.zeros(0, np.int64)])))

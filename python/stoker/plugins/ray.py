@@ -208,6 +208,8 @@ class _Boundaries:
         self._marks = {}  # shard -> {epoch: {index: checkpoint}}
         self._resume = dict(resume or {})  # shard -> its first read's state
         self._before = dict(before or {})  # shard -> (epoch, consumed) by the run resumed from
+        for shard, state in self._resume.items():  # (a later checkpoint may need them again)
+            self.mark(shard, state["epoch"], state["index"], state["checkpoint"])
 
     def get(self, shard, task):
         return self._by_task.get((shard, task))
@@ -215,10 +217,13 @@ class _Boundaries:
     def latest(self, shard):
         return self._latest.get(shard)
 
-    def take_resume(self, shard):
-        return self._resume.pop(shard, None)
+    def resume(self, shard):
+        """A resumed dataset's state for the shard's first read (until that read has put the
+        state it starts from: a retry of it finds the state again)."""
+        return self._resume.get(shard)
 
     def put(self, shard, task, state):
+        self._resume.pop(shard, None)
         # The last few per shard suffice: a retry follows its failed attempt.
         mine = [k for k in self._by_task if k[0] == shard]
         for k in mine[:-3]:
@@ -231,8 +236,14 @@ class _Boundaries:
     def mark(self, shard, epoch, index, checkpoint):
         epochs = self._marks.setdefault(shard, {})
         epochs.setdefault(epoch, {})[index] = checkpoint
-        for old in [e for e in epochs if e < epoch - 1]:
+        # The current and previous epochs' marks, and the last of the newest epoch before them
+        # (a shard smaller than a batch may have epochs without marks: a resume rolls from it).
+        older = sorted(e for e in epochs if e < epoch - 1)
+        for old in older[:-1]:
             del epochs[old]
+        if older:
+            last = max(epochs[older[-1]])
+            epochs[older[-1]] = {last: epochs[older[-1]][last]}
 
     def position(self):
         """What Position.save writes for this dataset besides the samples consumed."""
@@ -303,7 +314,7 @@ def from_pipeline(factory, num_shards=1, output_names=("data",), reader_name=Non
         task = ray.get_runtime_context().get_task_id()
         state = ray.get(boundaries.get.remote(k, task))
         if state is None:  # this read's epoch: the one after the latest started
-            resume = ray.get(boundaries.take_resume.remote(k))  # a resumed dataset's first
+            resume = ray.get(boundaries.resume.remote(k))  # a resumed dataset's first
             if resume is None:
                 state = call(shard.boundary, ray.get(boundaries.latest.remote(k)))
             elif "roll" in resume:  # run on from the mark to the epoch's start
