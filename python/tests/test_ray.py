@@ -364,3 +364,31 @@ def test_a_torch_trainer_resumes_mid_epoch_from_its_checkpoint(local_ray, number
     both = before + after
     # Ray Train's equal shares leave out up to one sample per epoch; none is repeated.
     assert len(set(both)) == len(both) >= FILES - 1 and set(both) <= set(range(FILES))
+
+
+def test_a_dataset_resumed_twice_gives_each_sample_of_the_epoch_once(local_ray, numbered_files,
+                                                                      tmp_path):
+    """Stopped 5 samples into epoch 1, resumed, stopped 4 samples later, resumed again: the
+    three runs' samples of epoch 1 are the epoch, each once (the second checkpoint carries the
+    first one's consumed samples and the resume's place)."""
+    make = _factory(numbered_files)
+
+    def part(ds, count, saved):
+        position = Position()
+        it = position.track(ds.iter_batches(batch_size=1))
+        got = [int(next(it)["data"][0][0]) for _ in range(count)]
+        it.close()
+        position.save(saved)
+        release(ds)
+        return got
+
+    ds = from_pipeline(make, num_shards=2, output_names=("data", "label"), resumable=True)
+    ds.take_all()  # epoch 0
+    first = part(ds, 5, str(tmp_path / "a"))
+    second = part(from_pipeline(make, num_shards=2, output_names=("data", "label"),
+                                resume_from=str(tmp_path / "a")), 4, str(tmp_path / "b"))
+    last = from_pipeline(make, num_shards=2, output_names=("data", "label"),
+                         resume_from=str(tmp_path / "b"))
+    rest = [int(r["data"][0]) for r in last.take_all()]
+    release(last)
+    assert sorted(first + second + rest) == list(range(FILES)), (first, second, rest)
