@@ -187,20 +187,25 @@ def test_errors_name_the_cause(local_ray, numbered_files, tmp_path):
         map_batches(ds, lambda: _factory(numbered_files)(0, 1), output_names=("x",))
 
 
+def _float_factory(root):
+    """The numbered files as float vectors of 24 (a sample's number first) and their labels."""
+    def make(shard_id, num_shards):
+        p = stoker.Pipeline(batch_size=8, num_threads=1, seed=5)
+        with p:
+            data, label = fn.readers.file(file_root=root, shard_id=shard_id,
+                                          num_shards=num_shards, random_shuffle=True)
+            x = fn.cast(fn.pad(data, axes=[0], shape=[24]), dtype=stoker.types.FLOAT)
+            p.set_outputs(x, fn.cast(label, dtype=stoker.types.FLOAT))
+        return p
+    return make
+
+
 def test_a_torch_trainer_trains_on_a_stoker_dataset(local_ray, numbered_files, tmp_path):
     pytest.importorskip("torch")
     from ray.train import RunConfig, ScalingConfig
     from ray.train.torch import TorchTrainer
 
-    def make(shard_id, num_shards):
-        p = stoker.Pipeline(batch_size=8, num_threads=1, seed=5)
-        with p:
-            data, label = fn.readers.file(file_root=numbered_files, shard_id=shard_id,
-                                          num_shards=num_shards, random_shuffle=True)
-            x = fn.cast(fn.pad(data, axes=[0], shape=[24]), dtype=stoker.types.FLOAT)
-            p.set_outputs(x, fn.cast(label, dtype=stoker.types.FLOAT))
-        return p
-
+    make = _float_factory(numbered_files)
     def loop(config):
         import json
 
@@ -294,14 +299,7 @@ def test_a_torch_trainer_resumes_mid_epoch_from_its_checkpoint(local_ray, number
     from ray.train import RunConfig, ScalingConfig
     from ray.train.torch import TorchTrainer
 
-    def make(shard_id, num_shards):
-        p = stoker.Pipeline(batch_size=8, num_threads=1, seed=5)
-        with p:
-            data, _ = fn.readers.file(file_root=numbered_files, shard_id=shard_id,
-                                      num_shards=num_shards, random_shuffle=True)
-            p.set_outputs(fn.cast(fn.pad(data, axes=[0], shape=[24]), dtype=stoker.types.FLOAT))
-        return p
-
+    make = _float_factory(numbered_files)
     def loop(config):
         import json
         import tempfile
@@ -342,7 +340,7 @@ def test_a_torch_trainer_resumes_mid_epoch_from_its_checkpoint(local_ray, number
                 return
 
     def fit(stop, checkpoint=None):
-        ds = from_pipeline(make, num_shards=2, output_names=("x",), num_cpus=0.5,
+        ds = from_pipeline(make, num_shards=2, output_names=("x", "y"), num_cpus=0.5,
                            resume_from=checkpoint, resumable=True)
         result = TorchTrainer(
             loop, train_loop_config={"out": str(tmp_path), "stop": stop, "resume": checkpoint},

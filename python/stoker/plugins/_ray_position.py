@@ -74,18 +74,13 @@ class Position:
             self._finished[key] = max(epoch, self._finished.get(key, -1))
 
     def _record(self, tags, seen):
-        for key in np.unique(tags[:, 0]):
-            mine = tags[tags[:, 0] == key]
-            shards = self._consumed.setdefault(int(key), {})
-            seen[int(key)] = max(int(mine[:, 2].max()), seen.get(int(key), -1))
-            for shard in np.unique(mine[:, 1]):
-                rows = mine[mine[:, 1] == shard]
-                epochs = shards.setdefault(int(shard), {})
-                for epoch in np.unique(rows[:, 2]):
-                    epochs.setdefault(int(epoch), []).append(rows[rows[:, 2] == epoch, 3])
-                latest = max(epochs)
-                for old in [e for e in epochs if e < latest - 1]:  # only the last two matter
-                    del epochs[old]
+        groups, which = np.unique(tags[:, :3], axis=0, return_inverse=True)
+        for g, (key, shard, epoch) in enumerate(groups.tolist()):
+            epochs = self._consumed.setdefault(key, {}).setdefault(shard, {})
+            epochs.setdefault(epoch, []).append(tags[which.ravel() == g, 3])
+            seen[key] = max(epoch, seen.get(key, -1))
+            for old in [e for e in epochs if e < max(epochs) - 1]:  # only the last two matter
+                del epochs[old]
 
     def save(self, directory):
         """Writes this worker's part of the position into `directory` (each worker its own
@@ -99,7 +94,8 @@ class Position:
                     "finished": self._finished.get(key),
                     "consumed": {s: {e: np.unique(np.concatenate(a)) for e, a in ep.items()}
                                  for s, ep in shards.items()}}
-            path = os.path.join(directory, f"stoker_position_{info['name']}_{uuid.uuid4().hex}.pkl")
+            path = os.path.join(directory,
+                                f"stoker_position_{info['name']}_{uuid.uuid4().hex}.pkl")
             with open(path, "wb") as f:
                 pickle.dump(part, f)
 

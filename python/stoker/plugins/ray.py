@@ -116,7 +116,7 @@ class _Shard:
     def start(self, state):
         """Starts the epoch whose start `state` is, restoring it unless the actor stands there
         (a retried read, or a new actor); returns the epoch's number of samples. A state
-        resumed from a training checkpoint (resume.py) starts inside the epoch, at its sample
+        resumed from a training checkpoint (_ray_position.py) starts inside the epoch, at its sample
         `index`, and leaves out the samples `consumed` before it was taken."""
         index = state.get("index", 0)
         if self._started or self._epoch != state["epoch"] or index:
@@ -145,7 +145,7 @@ class _Shard:
     def next_block(self, max_rows):
         """(block, mark): up to max_rows of this epoch's samples as a block (None where a
         resumed epoch's samples were all consumed already) and, for a resumable dataset, the
-        place after it where a resumed shard may start (resume.py); None at the epoch's end."""
+        place after it where a resumed shard may start (_ray_position.py); None at the epoch's end."""
         out = self._next_rows(max_rows)
         if out is None:
             return None
@@ -167,11 +167,7 @@ class _Shard:
         epoch's end."""
         if self._carried:  # a straddling batch's samples alone: later blocks end with batches
             self._carried = False
-            take = min(self._left, max_rows, len(self._rows))
-            rows, self._rows = self._rows[:take], self._rows[take:]
-            self._left -= take
-            self._index += take
-            return self._index - take, rows
+            return self._take(max_rows)
         while self._left and len(self._rows) < min(self._left, max_rows):
             outputs = self._pipe.run()
             if len(outputs) != len(self._names):
@@ -188,6 +184,10 @@ class _Shard:
                 self._skip -= n
             self._started = False
             return None
+        return self._take(max_rows)
+
+    def _take(self, max_rows):
+        """Up to max_rows of the waiting samples, and the place of the first."""
         take = min(self._left, max_rows, len(self._rows))
         rows, self._rows = self._rows[:take], self._rows[take:]
         self._left -= take
@@ -198,7 +198,7 @@ class _Shard:
 class _Boundaries:
     """The epoch-start states of the shards: by the read that started each epoch (a retried
     read keeps its task id) and the latest per shard. Kept on the driver's node, away from the
-    shards' actors. For a resumable dataset also the marks (resume.py): per shard, the places
+    shards' actors. For a resumable dataset also the marks (_ray_position.py): per shard, the places
     of its current and previous epochs a checkpoint can restore, and what a resumed dataset
     starts from."""
 
