@@ -64,14 +64,16 @@ def split_variant(variant):
     (None: auto), threads (None: --threads) and "cpudec" (-cpudec: every JPEG decoded by the CPU
     threads, neither the engines nor nvJPEG's CUDA decoder: stoker's CUDA calls per batch drop
     to a copy and the resize kernel), "graph" (-graph: the training step captured in a CUDA
-    graph and replayed, bench/train_step.py) and "sched" (-blocking / -yield: the process's
-    CUDA context waits by blocking or yielding instead of spinning, set_context_wait)."""
+    graph and replayed, bench/train_step.py), "sched" (-blocking / -yield: the process's
+    CUDA context waits by blocking or yielding instead of spinning, set_context_wait) and
+    "dali" (-dali: NVIDIA DALI running the same definition as the loader, at its defaults;
+    -daliL: with hw_decoder_load L — the peer measured in the same run)."""
     base, *tokens = variant.split("+")[0].split("-")
     if base not in ("synthetic", "fed", "discard", "sidecar"):
         raise SystemExit(f"fed_gap: variant '{variant}': unknown '{base}' (known: synthetic, fed, "
                          "discard, sidecar)")
     out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False, "graph": False,
-           "sched": None}
+           "sched": None, "dali": None}
     for tok in tokens:
         if tok in ("blocking", "yield"):
             out["sched"] = tok
@@ -80,14 +82,16 @@ def split_variant(variant):
             out[tok] = True
             out["hw"] = "0" if tok == "cpudec" else out["hw"]
             continue
-        m = re.fullmatch(r"(pin|hw|t)([0-9.]*)", tok)
-        if not m or (m.group(1) != "pin" and not m.group(2)):
+        m = re.fullmatch(r"(pin|hw|t|dali)([0-9.]*)", tok)
+        if not m or (m.group(1) not in ("pin", "dali") and not m.group(2)):
             raise SystemExit(f"fed_gap: variant '{variant}': unknown part '-{tok}' "
                              "(known: -pin, -pinN, -hwL, -tN, -cpudec, -graph, -blocking, "
-                             "-yield)")
+                             "-yield, -dali, -daliL)")
         kind, val = m.groups()
         if kind == "pin":
             out["pin"] = int(val or 1)
+        elif kind == "dali":
+            out["dali"] = val
         elif kind == "hw":
             out["hw"] = val
         else:
@@ -250,6 +254,9 @@ def measure(variant, args):
     loader = "stoker-cpu"
     if torch.cuda.is_available():
         loader = f"stoker-gpu-hw{v['hw']}" if v["hw"] is not None else "stoker-gpu"
+    if v["dali"] is not None:
+        loader = "dali-gpu" if torch.cuda.is_available() else "dali-cpu"
+        loader += f"-hw{v['dali']}" if v["dali"] and loader == "dali-gpu" else ""
     threads = v["threads"] or args.threads
     mode = f"train-{args.model}" + ("-graph" if v["graph"] else "")
     spec = {"loader": loader, "pipeline": "rn50-train", "mode": mode,
