@@ -50,6 +50,7 @@ const Api& api() {
     get(r.params_destroy, "nvjpegDecodeParamsDestroy");
     get(r.params_set_format, "nvjpegDecodeParamsSetOutputFormat");
     get(r.params_set_roi, "nvjpegDecodeParamsSetROI");
+    get(r.get_image_info, "nvjpegGetImageInfo");
     get(r.decoder_create, "nvjpegDecoderCreate");
     get(r.decoder_destroy, "nvjpegDecoderDestroy");
     get(r.decoder_state_create, "nvjpegDecoderStateCreate");

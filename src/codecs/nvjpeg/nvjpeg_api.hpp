@@ -26,6 +26,7 @@ struct Api {
   decltype(&nvjpegDecodeParamsDestroy) params_destroy = nullptr;
   decltype(&nvjpegDecodeParamsSetOutputFormat) params_set_format = nullptr;
   decltype(&nvjpegDecodeParamsSetROI) params_set_roi = nullptr;
+  decltype(&nvjpegGetImageInfo) get_image_info = nullptr;
   // The decoupled (CUDA) decoders: Huffman on the host or the GPU, the rest on the GPU.
   decltype(&nvjpegDecoderCreate) decoder_create = nullptr;
   decltype(&nvjpegDecoderDestroy) decoder_destroy = nullptr;
