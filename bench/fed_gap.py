@@ -67,13 +67,15 @@ def split_variant(variant):
     graph and replayed, bench/train_step.py), "sched" (-blocking / -yield: the process's
     CUDA context waits by blocking or yielding instead of spinning, set_context_wait) and
     "dali" (-dali: NVIDIA DALI running the same definition as the loader, at its defaults;
-    -daliL: with hw_decoder_load L — the peer measured in the same run)."""
+    -daliL: with hw_decoder_load L — the peer measured in the same run) and "dropin" (-dropin,
+    -dropinL: stoker running DALI's definition, import changed, at stoker's defaults: what a
+    DALI user gets)."""
     base, *tokens = variant.split("+")[0].split("-")
     if base not in ("synthetic", "fed", "discard", "sidecar"):
         raise SystemExit(f"fed_gap: variant '{variant}': unknown '{base}' (known: synthetic, fed, "
                          "discard, sidecar)")
     out = {"base": base, "pin": 0, "hw": None, "threads": None, "cpudec": False, "graph": False,
-           "sched": None, "dali": None}
+           "sched": None, "dali": None, "dropin": None}
     for tok in tokens:
         if tok in ("blocking", "yield"):
             out["sched"] = tok
@@ -82,16 +84,16 @@ def split_variant(variant):
             out[tok] = True
             out["hw"] = "0" if tok == "cpudec" else out["hw"]
             continue
-        m = re.fullmatch(r"(pin|hw|t|dali)([0-9.]*)", tok)
-        if not m or (m.group(1) not in ("pin", "dali") and not m.group(2)):
+        m = re.fullmatch(r"(pin|hw|t|dali|dropin)([0-9.]*)", tok)
+        if not m or (m.group(1) not in ("pin", "dali", "dropin") and not m.group(2)):
             raise SystemExit(f"fed_gap: variant '{variant}': unknown part '-{tok}' "
                              "(known: -pin, -pinN, -hwL, -tN, -cpudec, -graph, -blocking, "
-                             "-yield, -dali, -daliL)")
+                             "-yield, -dali, -daliL, -dropin, -dropinL)")
         kind, val = m.groups()
         if kind == "pin":
             out["pin"] = int(val or 1)
-        elif kind == "dali":
-            out["dali"] = val
+        elif kind in ("dali", "dropin"):
+            out[kind] = val
         elif kind == "hw":
             out["hw"] = val
         else:
@@ -254,9 +256,10 @@ def measure(variant, args):
     loader = "stoker-cpu"
     if torch.cuda.is_available():
         loader = f"stoker-gpu-hw{v['hw']}" if v["hw"] is not None else "stoker-gpu"
-    if v["dali"] is not None:
-        loader = "dali-gpu" if torch.cuda.is_available() else "dali-cpu"
-        loader += f"-hw{v['dali']}" if v["dali"] and loader == "dali-gpu" else ""
+    for kind in ("dali", "dropin"):
+        if v[kind] is not None:
+            loader = f"{kind}-gpu" if torch.cuda.is_available() else f"{kind}-cpu"
+            loader += f"-hw{v[kind]}" if v[kind] and torch.cuda.is_available() else ""
     threads = v["threads"] or args.threads
     mode = f"train-{args.model}" + ("-graph" if v["graph"] else "")
     spec = {"loader": loader, "pipeline": "rn50-train", "mode": mode,
@@ -453,6 +456,9 @@ def main(argv=None):
                     "ResNet-50 step at batch 256)")
     ap.add_argument("--sidecar", help=argparse.SUPPRESS)
     ap.add_argument("--sidecar-count", help=argparse.SUPPRESS)
+    ap.add_argument("--repeats", type=int, default=1,
+                    help="processes per variant, the list run this many times over (A B A B); "
+                    "a summary gives each variant's median with its range and %% of synthetic")
     ap.add_argument("--json")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -469,7 +475,7 @@ def main(argv=None):
     sys.path.insert(0, HERE)
     import harness
     rows = []
-    for variant in args.variants.split(","):
+    for variant in args.variants.split(",") * max(1, args.repeats):
         cmd = [sys.executable, os.path.abspath(__file__), "--one", variant] + \
             [a for a in (argv if argv is not None else sys.argv[1:])]
         env = dict(kv.split("=", 1) for kv in variant.split("+")[1:])
@@ -480,11 +486,31 @@ def main(argv=None):
         r = harness.run_process(cmd, args.timeout, env, hang_log, header=variant)
         rows.append({"variant": variant, "error": r["error"][-1]} if "error" in r else r)
         print(table(rows[-1:]).splitlines()[-1], flush=True)
+        if args.json:  # rewritten after every process: a run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump({"results": rows, "argv": argv if argv is not None else sys.argv[1:]},
+                          f, indent=1)
     print(table(rows))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"results": rows, "argv": argv if argv is not None else sys.argv[1:]}, f,
-                      indent=1)
+    if args.repeats > 1:
+        print()
+        print(summary(rows))
+
+
+def summary(rows):
+    """Each variant's median images/s over its processes, the range, and % of synthetic's
+    median (when the run has a synthetic variant)."""
+    rates = collections.defaultdict(list)
+    for r in rows:
+        if "error" not in r:
+            rates[r["variant"]].append(r["images_per_s"])
+    med = {v: sorted(x)[len(x) // 2] for v, x in rates.items()}
+    base = med.get("synthetic")
+    lines = ["| variant | processes | images/s (median) | min-max | % of synthetic |",
+             "|---|---:|---:|---:|---:|"]
+    for v, x in rates.items():
+        pct = f"{100 * med[v] / base:.1f}" if base else ""
+        lines.append(f"| {v} | {len(x)} | {med[v]:,.0f} | {min(x):,.0f}-{max(x):,.0f} | {pct} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

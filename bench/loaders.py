@@ -16,7 +16,9 @@ dataloader-pil-u8 (the same, but workers hand over uint8 and the normalize runs 
 (torchvision.io.decode_jpeg(device="cuda") on each batch, then per-image crop + resize kernels
 and one normalize), dali-gpu (NVIDIA DALI running the same definition at its defaults:
 hw_decoder_load 0.65), dali-gpu-hw<L> (hw_decoder_load L; 1.0 is its best on the H100),
-dali-cpu (DALI on CPU threads).
+dali-cpu (DALI on CPU threads); dropin-gpu, dropin-gpu-hw<L>, dropin-cpu: stoker running that
+same DALI definition with only the import changed (stoker's defaults where the definition says
+nothing, batches through stoker.plugin.pytorch.DALIGenericIterator), as a DALI user gets it.
 
 STOKER_BENCH_PIN=N (stoker and synthetic loaders): the consumer's thread (the training loop)
 on the process's first N cores, stoker's threads on the others (Pipeline(cpu_affinity=)).
@@ -277,16 +279,21 @@ def synthetic_loader(spec):
 def dali_loader(spec):
     """The same definitions on DALI (only the import differs), batches handed over by its
     PyTorch iterator as DALI users do. Settings other than the threads and hw_decoder_load are
-    DALI's defaults (prefetch_queue_depth 2)."""
-    from nvidia.dali import fn, pipeline_def, types
-    from nvidia.dali.plugin.pytorch import DALIGenericIterator
+    DALI's defaults (prefetch_queue_depth 2). A dropin-* loader runs this very code with stoker
+    imported in DALI's place."""
+    import importlib
+    kind, _, rest = spec["loader"].partition("-")  # "dali" or "dropin", then gpu-hw<L> / cpu
+    module = "nvidia.dali" if kind == "dali" else "stoker"
+    dali = importlib.import_module(module)
+    fn, pipeline_def, types = dali.fn, dali.pipeline_def, dali.types
+    DALIGenericIterator = importlib.import_module(module + ".plugin.pytorch").DALIGenericIterator
     name, size = spec["pipeline"], spec["size"]
-    gpu = spec["loader"].startswith("dali-gpu") and torch.cuda.is_available()
+    gpu = rest.startswith("gpu") and torch.cuda.is_available()
     assert name in ("rn50-train", "rn50-val"), f"DALI runs rn50-train and rn50-val here, not {name}"
     dev = "gpu" if gpu else "cpu"
     decoder = {"device": "mixed" if gpu else "cpu"}
-    if spec["loader"].startswith("dali-gpu-hw"):
-        decoder["hw_decoder_load"] = float(spec["loader"][len("dali-gpu-hw"):])
+    if rest.startswith("gpu-hw"):
+        decoder["hw_decoder_load"] = float(rest[len("gpu-hw"):])
 
     @pipeline_def(batch_size=spec["batch"], num_threads=spec["threads"],
                   device_id=0 if gpu else None, seed=0)
@@ -321,7 +328,7 @@ def dali_loader(spec):
 
 def make_loader(spec):
     name = spec["loader"]
-    if name.startswith("dali-"):
+    if name.startswith(("dali-", "dropin-")):
         return dali_loader(spec)
     if name == "synthetic":
         return synthetic_loader(spec)

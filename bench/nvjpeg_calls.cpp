@@ -96,7 +96,6 @@ nvjpegImage_t planes(nvjpegOutputFormat_t f, int w, int h, unsigned char* base) 
   auto at = [&](size_t off) { return base + off; };
   switch (f) {
     case NVJPEG_OUTPUT_RGBI:
-    case NVJPEG_OUTPUT_UNCHANGEDI:
       out.channel[0] = base, out.pitch[0] = unsigned(w) * 3;
       break;
     case NVJPEG_OUTPUT_RGB:
@@ -296,8 +295,7 @@ int main(int argc, char** argv) {
     for (auto [fname, format] : {std::pair{"RGBI", NVJPEG_OUTPUT_RGBI},
                                  std::pair{"RGB planar", NVJPEG_OUTPUT_RGB},
                                  std::pair{"YUV planar", NVJPEG_OUTPUT_YUV},
-                                 std::pair{"NV12", NVJPEG_OUTPUT_NV12},
-                                 std::pair{"UNCHANGEDI", NVJPEG_OUTPUT_UNCHANGEDI}})
+                                 std::pair{"NV12", NVJPEG_OUTPUT_NV12}})
       for (bool window : {false, true}) {
         const Case c{bname, backend, fname, format, window};
         const auto r = run(c, images, out, largest, seconds, cupti);

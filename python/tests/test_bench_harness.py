@@ -351,21 +351,27 @@ def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path)
         assert rows[1]["threads_by_cores"].get(rest, 0) >= 1, rows[1]
 
 
-def test_fed_gap_runs_dali_as_the_loader_of_a_dali_variant(jpeg_folder, tmp_path):
-    """-dali / -daliL: the peer's fed step measured by the same code in the same run (on a
-    machine without a GPU, DALI's CPU pipeline)."""
+def test_fed_gap_runs_dali_and_dalis_definition_on_stoker_repeated(jpeg_folder, tmp_path):
+    """-dali: the peer's fed step measured by the same code in the same run; -dropin: that
+    definition on stoker, import changed (on a machine without a GPU, the CPU pipelines).
+    --repeats 2 runs the list twice over and summarises each variant's median."""
     pytest.importorskip("nvidia.dali")
     out = tmp_path / "gap.json"
     r = subprocess.run([sys.executable, os.path.join(BENCH, "fed_gap.py"), "--data", jpeg_folder,
-                        "--variants", "fed-dali", "--model", "resnet18", "--batch", "4",
-                        "--size", "32", "--threads", "1", "--warmup", "0", "--warmup-steps", "1",
-                        "--window", "0.5", "--json", str(out)],
+                        "--variants", "fed-dali,fed-dropin", "--model", "resnet18", "--batch",
+                        "4", "--size", "32", "--threads", "1", "--warmup", "0", "--warmup-steps",
+                        "1", "--window", "0.5", "--repeats", "2", "--json", str(out)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    row = json.loads(out.read_text())["results"][0]
-    gpu = row["loader"].startswith("dali-gpu")
-    assert row["loader"] == ("dali-gpu" if gpu else "dali-cpu"), row
-    assert row["images_per_s"] > 0 and row["next_ms_per_step"] > 0
+    rows = json.loads(out.read_text())["results"]
+    assert [x["variant"] for x in rows] == ["fed-dali", "fed-dropin"] * 2, rows
+    dev = "gpu" if rows[0]["loader"].endswith("gpu") else "cpu"
+    assert [x["loader"] for x in rows[:2]] == [f"dali-{dev}", f"dropin-{dev}"], rows
+    for x in rows:
+        assert x["images_per_s"] > 0 and x["next_ms_per_step"] > 0
+    lo, hi = sorted(x["images_per_s"] for x in rows if x["variant"] == "fed-dropin")
+    line = next(li for li in r.stdout.splitlines() if li.startswith("| fed-dropin | 2 |"))
+    assert f"{lo:,.0f}-{hi:,.0f}" in line, r.stdout  # no synthetic run: no % column value
 
 
 def test_fed_gap_sidecar_runs_stoker_in_its_own_process_at_the_given_pace(jpeg_folder, tmp_path):
@@ -527,21 +533,22 @@ def test_fed_gap_variants_name_pinning_decoder_load_and_threads():
     import fed_gap
     assert fed_gap.split_variant("fed") == {"base": "fed", "pin": 0, "hw": None, "threads": None,
                                             "cpudec": False, "graph": False, "sched": None,
-                                            "dali": None}
+                                            "dali": None, "dropin": None}
     assert fed_gap.split_variant("fed-pin+K=V")["pin"] == 1
     assert fed_gap.split_variant("discard-hw0.5-t12-pin2") == {
         "base": "discard", "pin": 2, "hw": "0.5", "threads": 12, "cpudec": False, "graph": False,
-        "sched": None, "dali": None}
+        "sched": None, "dali": None, "dropin": None}
     assert fed_gap.split_variant("fed-cpudec-t12") == {
         "base": "fed", "pin": 0, "hw": "0", "threads": 12, "cpudec": True, "graph": False,
-        "sched": None, "dali": None}
+        "sched": None, "dali": None, "dropin": None}
     assert fed_gap.split_variant("synthetic-graph")["graph"] is True
     assert fed_gap.split_variant("fed-blocking-pin")["sched"] == "blocking"
     assert fed_gap.split_variant("fed-yield")["sched"] == "yield"
     assert fed_gap.split_variant("fed-graph-hw1")["hw"] == "1"
     assert fed_gap.split_variant("fed-dali")["dali"] == ""  # DALI at its defaults
     assert fed_gap.split_variant("fed-dali0.99-pin")["dali"] == "0.99"
-    with pytest.raises(SystemExit, match="-daliL\\)"):
+    assert fed_gap.split_variant("fed-dropin")["dropin"] == ""  # stoker running DALI's definition
+    with pytest.raises(SystemExit, match="-dropinL\\)"):
         fed_gap.split_variant("fed-dal")
     with pytest.raises(SystemExit, match="unknown 'fedd' \\(known: synthetic, fed, discard, "
                        "sidecar\\)"):
