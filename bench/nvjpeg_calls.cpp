@@ -7,6 +7,11 @@
 // opened at run time), then each case's rate timed without them; one submitting thread, batches
 // of 256, 4:2:0 JPEGs only (the formats' plane sizes assume it).
 //   build-gpu/bench/stoker_bench_nvjpeg_calls DIR_OF_JPEGS [seconds per case, default 2]
+// With --pace, one case decodes at a given rate for a while in this process, beside a training
+// run in another (bench/fed_gap.py): what the engines' work costs the training when its CUDA
+// calls go to another process's driver state, with (RGBI: nvJPEG's conversion kernel) or
+// without (YUV: copies only) work on the GPU's SMs.
+//   ... DIR_OF_JPEGS --pace IMAGES_PER_S rgbi|yuv SECONDS
 #include <cupti_callbacks.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -124,7 +129,7 @@ struct Outcome {
 };
 
 Outcome run(const Case& c, std::vector<Image>& images, unsigned char* out_base, size_t out_stride,
-            double seconds, const Cupti& cupti) {
+            double seconds, const Cupti& cupti, double pace = 0) {
   Outcome r;
   nvjpegHandle_t handle = nullptr;
   if (api().create_ex(c.backend, nullptr, nullptr, NVJPEG_FLAGS_DEFAULT, &handle) !=
@@ -177,7 +182,7 @@ Outcome run(const Case& c, std::vector<Image>& images, unsigned char* out_base, 
   }
   if (r.error.empty()) {
     // Counted: three batches.
-    if (cupti.ok) {
+    if (cupti.ok && pace == 0) {
       g_counts = &r.counts;
       for (int k = 0; k < 3; ++k) decode();
       g_counts = nullptr;
@@ -186,7 +191,13 @@ Outcome run(const Case& c, std::vector<Image>& images, unsigned char* out_base, 
     long decoded = 0;
     double call = 0;
     const auto t0 = Clock::now();
+    auto due = t0;
     while (std::chrono::duration<double>(Clock::now() - t0).count() < seconds) {
+      if (pace > 0) {  // a batch every kBatch / pace seconds
+        std::this_thread::sleep_until(due);
+        due += std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(kBatch / pace));
+      }
       const auto a = Clock::now();
       api().batched_ex(handle, state, data.data(), lengths.data(), outs.data(), params.data(),
                        stream);
@@ -230,8 +241,12 @@ double per_image(const std::map<std::string, long>& m, int images) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s DIR_OF_JPEGS [seconds per case]\n", argv[0]);
+  const bool paced = argc == 6 && std::string(argv[2]) == "--pace";
+  if (argc < 2 || (argc > 3 && !paced)) {
+    std::fprintf(stderr,
+                 "usage: %s DIR_OF_JPEGS [seconds per case]\n"
+                 "       %s DIR_OF_JPEGS --pace IMAGES_PER_S rgbi|yuv SECONDS\n",
+                 argv[0], argv[0]);
     return 2;
   }
   if (!api().error.empty()) {
@@ -243,7 +258,7 @@ int main(int argc, char** argv) {
     std::printf("no GPU\n");
     return 0;
   }
-  const double seconds = argc > 2 ? std::atof(argv[2]) : 2.0;
+  const double seconds = paced ? std::atof(argv[5]) : argc > 2 ? std::atof(argv[2]) : 2.0;
   std::thread([] {
     std::this_thread::sleep_for(std::chrono::seconds(300));
     std::fprintf(stderr, "watchdog: 300 s, aborting (hang?)\n");
@@ -281,6 +296,15 @@ int main(int argc, char** argv) {
   }
   unsigned char* out = nullptr;
   cuda_check(cudaMalloc(reinterpret_cast<void**>(&out), largest * kBatch), "outputs");
+  if (paced) {
+    const bool yuv = std::string(argv[4]) == "yuv";
+    const Case c{"pinned host", NVJPEG_BACKEND_HARDWARE, yuv ? "YUV planar" : "RGBI",
+                 yuv ? NVJPEG_OUTPUT_YUV : NVJPEG_OUTPUT_RGBI, false};
+    const auto r = run(c, images, out, largest, seconds, cupti, std::atof(argv[3]));
+    std::printf("%s at a pace of %s images/s for %.0f s: %s%.0f images/s\n", c.format_name, argv[3],
+                seconds, r.error.empty() ? "" : r.error.c_str(), r.images_per_s);
+    return r.error.empty() ? 0 : 1;
+  }
   double kb = 0;
   for (const auto& im : images) kb += double(im.bytes.size()) / 1e3;
   std::printf("nvJPEG %d.%d hardware decoder, batches of %d from %zu 4:2:0 JPEGs of %.0f KB, "
