@@ -6,7 +6,8 @@
 #              scripts/make_dataset.py from the bench source photos (.carry/bench-sources, a copy
 #              of the shared ones carried to the GPU machine; else ../shared's). HARNESS_ARGS
 #              are passed on (e.g. "--part 1/2" to spread the plan over device calls).
-#     kernels  the fused augmentation kernel, nvJPEG's engines alone, and the GPU training feed
+#     kernels  the fused augmentation kernel, nvJPEG's engines alone (and their CUDA calls per
+#              image), and the GPU training feed
 #              in its decoder configurations (bench/gpu_pipeline.py)
 #     fedgap   where a fed training step's time goes (bench/fed_gap.py; FED_GAP_ARGS passed on,
 #              e.g. "--variants fed,fed-pin --profile-steps 30"); not in the default sections
@@ -50,6 +51,10 @@ if has kernels && [[ $GPU == 1 ]]; then
   "$BUILD/bench/stoker_bench_resample_gpu" | tee "$OUT/resample_gpu.txt"
   echo "== nvJPEG's hardware decoder alone (the engines' ceiling)"
   "$BUILD/bench/stoker_bench_nvjpeg" "$DATA/jpeg" 3 | tee "$OUT/nvjpeg.md"
+  if [[ -x "$BUILD/bench/stoker_bench_nvjpeg_calls" ]]; then  # built where nvjpeg.h was found
+    echo "== nvJPEG's CUDA calls per image, per way of calling it"
+    "$BUILD/bench/stoker_bench_nvjpeg_calls" "$DATA/jpeg" 2 | tee "$OUT/nvjpeg_calls.md"
+  fi
   echo "== GPU training feed (decode -> RRC -> flip -> normalize, fp16 NCHW) vs torch DataLoader"
   # 12 pipeline threads: the README's figures (the harness measures 4 and 16).
   python3 bench/gpu_pipeline.py --images "$DATA/jpeg" --threads "${GPU_BENCH_THREADS:-12}" \
