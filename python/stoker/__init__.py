@@ -25,7 +25,7 @@ iterate over batches::
 from stoker import _stoker
 from stoker import types
 from stoker.batch import Batch, Sample
-from stoker.pipeline import DataNode, Pipeline, pipeline_def
+from stoker.pipeline import DataNode, OperatorConcurrency, Pipeline, StreamPolicy, pipeline_def
 from stoker import fn
 from stoker import ops
 from stoker import math
@@ -38,6 +38,6 @@ InternalError = _stoker.InternalError
 PipelineOptions = _stoker.PipelineOptions
 from stoker._version import __version__  # noqa: E402
 
-__all__ = ["Batch", "DataNode", "InternalError", "Pipeline", "PipelineOptions", "Sample",
-           "backend", "data_node", "external_source", "fn", "math", "ops", "pipeline_def",
+__all__ = ["Batch", "DataNode", "InternalError", "OperatorConcurrency", "Pipeline",
+           "PipelineOptions", "Sample", "StreamPolicy", "backend", "data_node", "external_source", "fn", "math", "ops", "pipeline_def",
            "newaxis", "tensors", "tfrecord", "types", "__version__"]

@@ -92,8 +92,8 @@ def queue_depths(prefetch_queue_depth):
 # scripts run unchanged, and ignored (docs/dali_differences.md).
 DALI_PIPELINE_ARGS = frozenset({
     "exec_pipelined", "exec_async", "exec_dynamic", "bytes_per_sample", "set_affinity",
-    "max_streams", "max_batch_size", "default_cuda_stream_priority", "enable_memory_stats",
-    "enable_checkpointing", "output_dtype", "output_ndim", "experimental_exec_dynamic",
+    "max_streams", "default_cuda_stream_priority", "enable_memory_stats",
+    "enable_checkpointing", "experimental_exec_dynamic",
 })
 
 

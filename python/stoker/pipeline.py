@@ -16,6 +16,7 @@ from stoker.debug import DebugPipeline
 from stoker.definition import _returned, current_pipeline as _current_pipeline  # noqa: F401
 from stoker.node import DataNode  # noqa: F401 (DALI's nvidia.dali.pipeline.DataNode)
 from stoker.options import DALI_PIPELINE_ARGS
+from stoker.output_descs import OperatorConcurrency, StreamPolicy  # noqa: F401 (DALI's names)
 from stoker.rewrite import do_not_convert  # noqa: F401 (DALI's nvidia.dali.pipeline name)
 from stoker.runner import Pipeline
 

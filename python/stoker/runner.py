@@ -7,7 +7,7 @@ import atexit
 import warnings
 import weakref
 
-from stoker import _stoker, types
+from stoker import _stoker, output_descs, types
 from stoker.batch import Batch
 from stoker.conditionals import ConditionStack
 from stoker.definition import Definition
@@ -79,6 +79,12 @@ class Pipeline(Definition, Statistics):
     a worker process; a longer one makes run() raise WorkerTimeoutError naming the worker and
     the sample, and stops the workers. Default None: no limit (as DALI).
 
+    `output_dtype`, `output_ndim`, `output_layout` (DALI's): what each output must be — a value
+    for every output, or a list with one per output (None: any); build() checks the count and
+    every batch run() returns is checked (RuntimeError naming the output). `stream_policy` and
+    `concurrency` (stoker.pipeline.StreamPolicy, OperatorConcurrency) are accepted for DALI's
+    scripts and change nothing.
+
     In a distributed job (torchrun, torch.distributed) readers take this process's shard and a
     pipeline with GPU operators and no `device_id` runs on the process's GPU (LOCAL_RANK).
 
@@ -88,8 +94,11 @@ class Pipeline(Definition, Statistics):
     def __init__(self, batch_size=-1, num_threads=1, device_id=None, seed=-1,
                  prefetch_queue_depth=2, cpu_budget=None, py_num_workers=1,
                  py_start_method="fork", py_callback_pickler=None, enable_conditionals=False,
-                 py_worker_timeout=None, **options):
+                 py_worker_timeout=None, output_dtype=None, output_ndim=None,
+                 output_layout=None, stream_policy=None, concurrency=None, **options):
         self._setup(_stoker.PipelineOptions())
+        self._output_descs = output_descs.declared(output_dtype, output_ndim, output_layout)
+        output_descs.check_executor_args(stream_policy, concurrency)
         if enable_conditionals:
             self._conditions = ConditionStack(self)
         if py_callback_pickler is not None and py_start_method == "fork":
@@ -113,6 +122,8 @@ class Pipeline(Definition, Statistics):
         self._epoch_iterations = 0
         self._runs = 0  # run() calls that went to the native pipeline
         self._scheduled = 0  # schedule_run() calls not yet collected by outputs()
+        self._output_descs = (None, None, None)  # output_dtype, output_ndim, output_layout
+        self._declared = None  # those, one list each per output, once built (None: none given)
 
     py_num_workers = property(lambda self: self._py_workers[0])
     py_start_method = property(lambda self: self._py_workers[1])
@@ -139,6 +150,12 @@ class Pipeline(Definition, Statistics):
         self._external.prune(set(self._native.external_source_names()))
         if place is not None:
             self._external.restore(place)
+        try:
+            self._declared = output_descs.per_output(self._output_descs, len(self._outputs))
+        except RuntimeError:
+            self.close()
+            self._native = None
+            raise
 
     @property
     def seed(self):
@@ -186,7 +203,9 @@ class Pipeline(Definition, Statistics):
                               f"taken before (batches still held) read zeros past its new end; "
                               f"use dont_use_mmap=True for files that change under a job",
                               RuntimeWarning, stacklevel=2)
-        return tuple(Batch(o) for o in outputs)
+        batches = tuple(Batch(o) for o in outputs)
+        output_descs.check(batches, self._declared)
+        return batches
 
     # DALI's split form of run(), as its older scripts and plugins call it.
     def schedule_run(self):
