@@ -24,7 +24,7 @@ runs nothing), and a merge puts the branches' samples back in the batch's order.
 
 import numpy as np
 
-from stoker import fn, rewrite
+from stoker import fn, output_descs, rewrite
 from stoker.conditionals import ConditionStack
 from stoker.definition import _returned, pop, push
 from stoker.node import DataNode, _Expr
@@ -104,7 +104,9 @@ class DebugPipeline(Pipeline):
             outputs = self._func(*self._args, **self._kwargs)
         finally:
             pop()
-        return tuple(self._value(o).get() for o in _returned(outputs, self._func.__name__))
+        batches = tuple(self._value(o).get() for o in _returned(outputs, self._func.__name__))
+        output_descs.check(batches, output_descs.per_output(self._output_descs, len(batches)))
+        return batches
 
     def _value(self, x):
         if isinstance(x, _Expr):

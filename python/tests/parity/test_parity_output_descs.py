@@ -100,3 +100,14 @@ def test_max_batch_size_is_refused_as_dali_refuses_it():
         make("dali", max_batch_size=4)
     with pytest.raises(TypeError, match="max_batch_size"):
         make("stoker", max_batch_size=4)
+
+
+def test_debug_mode_checks_the_declarations_too():
+    ok = make("stoker", debug=True, output_ndim=[1, 2])
+    ok.build()
+    assert [b.ndim() for b in ok.run()] == [1, 2]
+    wrong = make("stoker", debug=True, output_layout=["", "CHW"])
+    wrong.build()
+    with pytest.raises(RuntimeError, match="Layout in the output_idx=1 does not match. Expected: "
+                       "CHW. Received: HW."):
+        wrong.run()
