@@ -97,6 +97,10 @@ def test_reshape_views_the_input():
     with pytest.raises(ValueError, match="sample 0 of shape \\(2, 3, 4\\) \\(24 elements\\) "
                                          "cannot become \\(5, 5\\) \\(25\\)"):
         _run(lambda a: fn.reshape(a, shape=[5, 5]), [[x[0]]])
+    # 111620 x 429509837 x 384773 x 24 is 6 x (2^64 + 4): wrapped around it would pass for 24.
+    with pytest.raises(ValueError, match="a sample of shape \\(111620, 429509837, 384773, 24\\) "
+                                         "would have more elements than 2\\^63 - 1"):
+        _run(lambda a: fn.reshape(a, shape=[111620, 429509837, 384773, 24]), [[x[0]]])
 
 
 def test_pad_to_batch_max_shape_and_alignment():

@@ -1,6 +1,16 @@
 #include "stoker/core/shape.hpp"
 
+#include <algorithm>
+
+#include "stoker/core/error.hpp"
+
 namespace stoker {
+
+int64_t TensorShape::overflowed_volume() const {
+  if (std::find(dims_.begin(), dims_.end(), int64_t(0)) != dims_.end()) return 0;
+  throw ValueError(detail::concat("a sample of shape ", to_string(),
+                                  " would have more elements than 2^63 - 1"));
+}
 
 std::string TensorShape::to_string() const {
   std::string s = "(";

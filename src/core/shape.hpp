@@ -23,11 +23,14 @@ class TensorShape {
   int ndim() const { return int(dims_.size()); }
   int64_t operator[](int i) const { return dims_[size_t(i)]; }
   int64_t& operator[](int i) { return dims_[size_t(i)]; }
-  // Number of elements (1 for a scalar, 0 if any extent is 0).
+  // Number of elements (1 for a scalar, 0 if any extent is 0). A count past int64 (extents
+  // from arguments or a file's header that no memory could hold) throws ValueError naming the
+  // shape, so that no size computed from it wraps around to a small, plausible one.
   int64_t volume() const {
     int64_t v = 1;
-    for (auto d : dims_) v *= d;
-    return v;
+    bool over = false;
+    for (auto d : dims_) over |= __builtin_mul_overflow(v, d, &v);
+    return over ? overflowed_volume() : v;
   }
   const std::vector<int64_t>& dims() const { return dims_; }
   bool operator==(const TensorShape&) const = default;
@@ -35,6 +38,7 @@ class TensorShape {
   std::string to_string() const;
 
  private:
+  int64_t overflowed_volume() const;  // 0 if an extent is 0, else throws
   std::vector<int64_t> dims_;
 };
 

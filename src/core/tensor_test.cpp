@@ -75,5 +75,20 @@ TEST(TensorShape, Formatting) {
   EXPECT_EQ(TensorShape{}.volume(), 1);
 }
 
+TEST(TensorShape, VolumePastInt64IsRefusedNotWrapped) {
+  // 4 * 5 * 5581 * (49477 * 8681) * 384773 = 2^64 + 4: wrapped, it would pass for 4 elements.
+  const TensorShape wraps{111620, 429509837, 384773};
+  try {
+    (void)wraps.volume();
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a sample of shape (111620, 429509837, 384773) would have more elements than "
+                 "2^63 - 1");
+  }
+  EXPECT_EQ((TensorShape{int64_t(1) << 40, int64_t(1) << 40, 0}).volume(), 0);  // empty after all
+  EXPECT_EQ((TensorShape{int64_t(1) << 31, int64_t(1) << 31}).volume(), int64_t(1) << 62);
+}
+
 }  // namespace
 }  // namespace stoker
