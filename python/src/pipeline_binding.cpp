@@ -179,7 +179,12 @@ void bind_pipeline(nb::module_& m) {
       .def_static(
           "build",
           [](const nb::list& nodes, const nb::list& outputs, const PipelineOptions& options) {
-            return to_definition(nodes, outputs, options).build();
+            auto definition = to_definition(nodes, outputs, options);  // reads Python objects
+            // Building touches no Python object (operators never call into Python; a
+            // python_function is served by a Python thread): other threads run meanwhile, as
+            // a reader indexes a million files or parses a COCO annotations file.
+            nb::gil_scoped_release release;
+            return definition.build();
           },
           nb::arg("nodes"), nb::arg("outputs"), nb::arg("options"))
       .def("run",

@@ -405,3 +405,35 @@ def test_external_source_takes_framework_and_dlpack_arrays():
         pipe.set_outputs(fn.external_source(lambda: [GpuProducer(r) for r in rows]))
     with pytest.raises(TypeError, match="runs on the CPU but got GPU data.*device='gpu'"):
         pipe.run()
+
+
+def test_build_lets_other_python_threads_run(tmp_path):
+    """build() releases the GIL while the native pipeline builds (a reader's index of a million
+    files, a COCO annotations file): a training process's other threads keep running."""
+    import threading
+    import time
+    listing = tmp_path / "list.txt"
+    listing.write_text("".join(f"d{i % 100}/{i:07d}.jpg {i % 1000}\n" for i in range(1_000_000)))
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1)
+    with pipe:
+        _, labels = fn.readers.file(file_root=str(tmp_path), file_list=str(listing))
+        pipe.set_outputs(labels)
+    stamps, stop = [], threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(0.001)
+    t = threading.Thread(target=tick)
+    t.start()
+    time.sleep(0.05)
+    t0 = time.perf_counter()
+    pipe.build()
+    t1 = time.perf_counter()
+    time.sleep(0.05)
+    stop.set()
+    t.join()
+    if t1 - t0 < 0.2:
+        pytest.skip(f"the build took {t1 - t0:.3f} s: too short to tell")
+    gaps = [b - a for a, b in zip(stamps, stamps[1:]) if b > t0 and a < t1]
+    assert max(gaps) < 0.5 * (t1 - t0), (max(gaps), t1 - t0)
