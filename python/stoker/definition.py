@@ -221,14 +221,45 @@ class Definition:
         raise NotImplementedError  # stoker.runner.Pipeline
 
     # -- the serialized form (stoker.serialize) ------------------------------------------------
-    def serialize(self, path=None):
+    def serialize(self, define_graph=None, filename=None, *, path=None):
         """The pipeline's definition as JSON (a versioned schema, "stoker.pipeline" version
         2): its options, every operator node (op, name, device, inputs, arguments and argument
         inputs) and the outputs. `Pipeline.deserialize()` rebuilds it; the same seed gives the
         same batches. The shard a reader took from a distributed job's environment is left out
-        (the loading process takes its own). Written to `path` too when given. Raises
-        ValueError for an external_source (its Python source cannot be serialized)."""
-        return serialize.to_json(self, path)
+        (the loading process takes its own). Written to `filename` (or `path`; a path as the
+        first argument works too) when given. `define_graph` (DALI's, deprecated there): a
+        function returning the outputs of a pipeline that has none yet. Raises ValueError for
+        an external_source (its Python source cannot be serialized)."""
+        if define_graph is not None and not callable(define_graph):
+            define_graph, path = None, define_graph  # serialize("pipe.json")
+        if filename is not None and path is not None:
+            raise ValueError("serialize: give the file as `filename` or `path`, not both")
+        if define_graph is not None:
+            if self._outputs:
+                raise ValueError("serialize: `define_graph` is for a pipeline without outputs; "
+                                 "this one has them (set_outputs or @pipeline_def)")
+            with self:
+                self.set_outputs(*_returned(define_graph(), "define_graph"))
+        return serialize.to_json(self, filename if filename is not None else path)
+
+    # -- DALI's current-pipeline stack (what `with pipe:` does) ------------------------------
+    @staticmethod
+    def current():
+        """The pipeline being defined on this thread (None outside a definition)."""
+        return current_pipeline()
+
+    @staticmethod
+    def push_current(pipeline):
+        """Makes `pipeline` the one being defined, until pop_current(); returns the previous
+        one (DALI's; `with pipeline:` does both)."""
+        prev = current_pipeline()
+        push(pipeline)
+        return prev
+
+    @staticmethod
+    def pop_current():
+        """Restores the pipeline that push_current() replaced."""
+        pop()
 
     @classmethod
     def deserialize(cls, serialized, **options):

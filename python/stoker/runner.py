@@ -7,8 +7,8 @@ import atexit
 import warnings
 import weakref
 
-from stoker import _stoker, output_descs, types
-from stoker.batch import Batch
+from stoker import _stoker, dot, output_descs, types
+from stoker.batch import Batch, _stream_handle
 from stoker.conditionals import ConditionStack
 from stoker.definition import Definition
 from stoker.distributed import _distributed_device
@@ -99,6 +99,7 @@ class Pipeline(Definition, Statistics):
         self._setup(_stoker.PipelineOptions())
         self._output_descs = output_descs.declared(output_dtype, output_ndim, output_layout)
         output_descs.check_executor_args(stream_policy, concurrency)
+        self._exec_pipelined = options.get("exec_pipelined", True)  # DALI's, for run(**inputs)
         if enable_conditionals:
             self._conditions = ConditionStack(self)
         if py_callback_pickler is not None and py_start_method == "fork":
@@ -121,9 +122,10 @@ class Pipeline(Definition, Statistics):
         self._end_delivered = False
         self._epoch_iterations = 0
         self._runs = 0  # run() calls that went to the native pipeline
-        self._scheduled = 0  # schedule_run() calls not yet collected by outputs()
         self._output_descs = (None, None, None)  # output_dtype, output_ndim, output_layout
         self._declared = None  # those, one list each per output, once built (None: none given)
+        self._exec_pipelined = True
+        self._to_consume, self._counted = 0, False  # empty()'s account (_count_scheduled)
 
     py_num_workers = property(lambda self: self._py_workers[0])
     py_start_method = property(lambda self: self._py_workers[1])
@@ -165,9 +167,59 @@ class Pipeline(Definition, Statistics):
         return self._native.seed
 
     # -- running -----------------------------------------------------------------------------
-    def run(self):
+    def run(self, cuda_stream=None, /, **pipeline_inputs):
         """The next batch: a tuple with one stoker.Batch per output. Raises StopIteration at
-        the end of an external source's data (call reset() to start its next epoch)."""
+        the end of an external source's data (call reset() to start its next epoch).
+
+        `pipeline_inputs` (DALI's): batches for external sources by name, fed before this run
+        (feed_input); as in DALI, only with prefetch_queue_depth=1 or exec_pipelined=False.
+        `cuda_stream` (a cudaStream_t, torch or cupy stream): GPU outputs are ordered on it (it
+        waits for them, and their memory is recycled only after its work)."""
+        if pipeline_inputs:
+            if not self._inputs_possible():
+                raise RuntimeError(
+                    "When using pipeline_inputs named arguments, either `prefetch_queue_depth` in "
+                    "Pipeline constructor shall be set to 1 (for both devices) or "
+                    "`exec_pipelined` shall be set to False. Received: prefetch_queue_depth="
+                    f"{self.prefetch_queue_depth}, exec_pipelined={self._exec_pipelined}. Please "
+                    "set the `prefetch_queue_depth` or `exec_pipelined` argument in the Pipeline "
+                    "constructor properly or provide inputs to the Pipeline via another mean "
+                    "(e.g. `feed_input` function or `source` argument in the "
+                    "`fn.external_source` operator.)")
+            self.build()
+            for name in pipeline_inputs:
+                if self._external.get(name) is None:
+                    raise KeyError(f'Could not find an input operator with name "{name}"')
+            for name, value in pipeline_inputs.items():
+                self.feed_input(name, value)
+        self._count_scheduled()
+        return self._take(cuda_stream)
+
+    def _count_scheduled(self):
+        """DALI's account of batches asked for and not yet taken (empty()): the first request
+        after build or reset prepares the queue's depth, each later one a batch more."""
+        self._to_consume += 1 if self._counted else max(1, self._options.prefetch_queue_depth)
+        self._counted = True
+
+    def _take(self, cuda_stream):
+        try:
+            batches = self._next_batches()
+        except StopIteration:
+            self._to_consume = 0
+            raise
+        self._to_consume = max(0, self._to_consume - 1)
+        if cuda_stream is not None:
+            stream = _stream_handle(cuda_stream) or 1  # 0: the legacy default stream
+            for b in batches:
+                b._impl.prepare_for_consumer(stream)
+        return batches
+
+    def _inputs_possible(self):
+        o = self._options
+        return not self._exec_pipelined or (
+            not o.auto_prefetch and o.prefetch_queue_depth == 1 and o.gpu_queue_depth == 1)
+
+    def _next_batches(self):
         self.build()
         self._ran = True
         if self._end_delivered:
@@ -211,17 +263,61 @@ class Pipeline(Definition, Statistics):
     def schedule_run(self):
         """Asks for the next batch (it is prepared ahead anyway); outputs() returns it."""
         self.build()
-        self._scheduled += 1
+        self._count_scheduled()
 
-    def outputs(self):
-        """The batch schedule_run() asked for (as run())."""
-        if self._scheduled == 0:
-            raise RuntimeError("outputs() without schedule_run(): call schedule_run() first, or "
-                               "run()")
-        self._scheduled -= 1
-        return self.run()
+    def outputs(self, cuda_stream=None):
+        """A batch schedule_run() asked for (as run(), `cuda_stream` too). As in DALI, the
+        first schedule_run() asks for the queue's depth of batches; StopIteration when none
+        is left to take."""
+        if self._to_consume == 0:
+            raise StopIteration
+        return self._take(cuda_stream)
 
     share_outputs = outputs
+
+    def output_dtype(self):
+        """DALI's: the type declared for each output (`output_dtype=`), None where none is."""
+        self.build()
+        return list(self._declared[0]) if self._declared else [None] * len(self._outputs)
+
+    def output_ndim(self):
+        """DALI's: the dimensions declared for each output (`output_ndim=`), None where none
+        are."""
+        self.build()
+        return list(self._declared[1]) if self._declared else [None] * len(self._outputs)
+
+    def input_feed_count(self, input_name):
+        """DALI's: how many batches external source `input_name` is fed before the first
+        batch comes out — the queue's depth, as run() feeds callable sources."""
+        self.build()
+        if self._external.get(input_name) is None:
+            known = ", ".join(sorted(self._external)) or "none"
+            raise KeyError(f"The pipeline doesn't have an input named \"{input_name}\" "
+                           f"(external sources: {known}).")
+        return self._options.prefetch_queue_depth
+
+    def save_graph_to_dot_file(self, filename, *, show_tensors=False, show_ids=None,
+                               use_colors=False):
+        """Writes the built graph (the operators the outputs need) to `filename` in Graphviz's
+        dot language: an operator per node (name, operator, backend), an edge per input (and
+        a node per tensor with show_tensors), coloured by backend with use_colors. show_ids
+        is accepted and has no effect, as in DALI."""
+        self.build()
+        if show_ids is not None:
+            warnings.warn('The argument "show_ids" is deprecated because it no longer has any '
+                          "effect.", DeprecationWarning, stacklevel=2)
+        with open(filename, "w", encoding="utf-8") as f:
+            f.write(dot.graph_dot(self._nodes, [(o._node, o._index) for o in self._outputs],
+                                  show_tensors, use_colors))
+
+    def enable_api_check(self, enable):
+        """DALI's switch for its check that run() and schedule_run() are not mixed; stoker
+        allows mixing them, so there is nothing to switch."""
+
+    def empty(self):
+        """DALI's: no batch asked for (run() or schedule_run(); the first request asks for the
+        queue's depth) is waiting to be taken."""
+        return self._to_consume == 0
 
     def release_outputs(self):
         """Nothing to do: a batch's memory returns to the pools when its last reference goes."""
@@ -233,6 +329,7 @@ class Pipeline(Definition, Statistics):
             self._external.reset(self._native)
             self._fed_ahead = False
             self._end_delivered = False
+            self._counted = False  # the next request prepares the queue's depth again
         self._epoch_iterations = 0
 
     def __iter__(self):
@@ -267,13 +364,18 @@ class Pipeline(Definition, Statistics):
         return self._native.reader_meta(name or "")
 
     # -- checkpoints -------------------------------------------------------------------------
-    def checkpoint(self):
-        """The pipeline's state after the last batch run() returned, as a string. Build the
-        same pipeline with `checkpoint=` this string to continue from there. Readers and random
-        operators are covered, and external sources whose source is a callable (they are called
-        from the saved epoch and iteration on, as DALI does); an iterable starts again."""
+    def checkpoint(self, filename=None):
+        """The pipeline's state after the last batch run() returned, as a string (also written
+        to `filename` when given). Build the same pipeline with `checkpoint=` this string to
+        continue from there. Readers and random operators are covered, and external sources
+        whose source is a callable (they are called from the saved epoch and iteration on, as
+        DALI does); an iterable starts again."""
         self.build()
-        return self._native.checkpoint() + self._external.checkpoint_line()
+        state = self._native.checkpoint() + self._external.checkpoint_line()
+        if filename is not None:
+            with open(filename, "w", encoding="utf-8") as f:
+                f.write(state)
+        return state
 
     def _forget_runs(self):
         """Marks a pipeline whose batches were all dropped unseen (an iterator's prepared first
@@ -282,6 +384,7 @@ class Pipeline(Definition, Statistics):
         self._ran = False
         self._fed_ahead = False
         self._runs = 0
+        self._to_consume, self._counted = 0, False
 
     def _restart_from(self, checkpoint):
         """Rebuilds this pipeline, which has not run yet, to continue from `checkpoint` (what
