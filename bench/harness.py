@@ -4,7 +4,8 @@ loaders and pipelines); this driver runs the plan, takes the median and spread o
 and writes JSON and a Markdown table.
 
     PYTHONPATH=build-gpu/python python3 bench/harness.py --data DIR/jpeg [--profile quick|full|tune]
-        [--plan standard|headline|autotune|graph|smoke|ab|ab-cpu|ab-train --ab-env K=V]
+        [--plan standard|headline|autotune|graph|smoke|ab|ab-cpu|ab-train|ab-cpu-per-image
+         --ab-env K=V]
         [--json out.json] [--markdown out.md]
 
 DIR comes from scripts/make_dataset.py. Modes:
@@ -18,6 +19,9 @@ DIR comes from scripts/make_dataset.py. Modes:
   train-<model>-graph: the same step captured in a CUDA graph (bench/train_step.py).
 In both modes "wait %" is the share of the window the consumer spent getting the next batch
 (next() on the loader): what the loader's latency costs a training loop that syncs.
+STOKER_BENCH_CTX_WAIT=blocking|yield (a measurement's environment): the process's CUDA context
+waits for the GPU by blocking or yielding instead of spinning (set before torch or the loader
+creates it), for every thread — nvJPEG's waits inside its hardware decode included.
 Method: warm-up of at least `warmup_batches` batches and `warmup_s` seconds, then a window of
 at least `window_s` seconds; `repeats` processes per measurement; median and min-max.
 Profiles: full = the issue's method (10 batches + 5 s warm-up, 20 s window, 3 repeats); quick =
@@ -42,8 +46,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Profiles and plans: bench/plans.py (re-exported: tests and --plan use them from here).
 sys.path.insert(0, HERE)
-from plans import (PLANS, PROFILES, ab_cpu_plan, ab_plan, ab_train_plan, autotune_plan,  # noqa: E402,F401
-                   graph_plan, headline_plan, smoke_plan, standard_plan, threads_plan)
+from plans import (PLANS, PROFILES, ab_cpu_per_image_plan, ab_cpu_plan, ab_plan,  # noqa: E402,F401
+                   ab_train_plan, autotune_plan, graph_plan, headline_plan, smoke_plan,
+                   standard_plan, threads_plan)
 
 
 def _proc_tree_cpu_and_rss(root_pid):
@@ -112,8 +117,11 @@ class GpuSampler:
 def measure(spec):
     import faulthandler
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # run_one asks on a hang
-    import torch
     sys.path.insert(0, HERE)
+    if os.environ.get("STOKER_BENCH_CTX_WAIT"):
+        import fed_gap  # before anything creates the CUDA context
+        fed_gap.set_context_wait(os.environ["STOKER_BENCH_CTX_WAIT"])
+    import torch
     import loaders
     gpu = torch.cuda.is_available()
     if gpu:
@@ -389,7 +397,8 @@ def main(argv=None):
     ap.add_argument("--profile", choices=sorted(PROFILES),
                     help="default: tune for --plan autotune (the tuner settles in its warm-up), "
                          "else quick")
-    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab", "ab-cpu", "ab-train"],
+    ap.add_argument("--plan", choices=sorted(PLANS) + ["smoke", "ab", "ab-cpu", "ab-train",
+                                                       "ab-cpu-per-image"],
                     default="standard")
     ap.add_argument("--ab-env", default="", metavar="K=V,...",
                     help="the B side's environment for --plan ab")
@@ -429,6 +438,8 @@ def main(argv=None):
         plan = ab_cpu_plan(args.cores, ab_env)
     elif args.plan == "ab-train":
         plan = ab_train_plan(gpu, ab_env)
+    elif args.plan == "ab-cpu-per-image":
+        plan = ab_cpu_per_image_plan(gpu, ab_env)
     else:
         plan = {**PLANS, "smoke": smoke_plan}[args.plan](args.cores, gpu)
     if args.only:

@@ -93,6 +93,19 @@ def ab_train_plan(gpu, ab_env):
     return plan
 
 
+def ab_cpu_per_image_plan(gpu, ab_env):
+    """CPU per image without and with a setting, A B A B: the GPU loader alone at 4 threads
+    with the engines taking every image (hw_decoder_load=1.0: what is left on the CPU is
+    reading, parsing and driving the GPU), stoker and DALI (a setting of the process, e.g.
+    STOKER_BENCH_CTX_WAIT=blocking, applies to both)."""
+    plan = []
+    for _ in range(2 if gpu else 0):
+        for env in ({}, ab_env):
+            plan += [("stoker-gpu-hw1.0", "rn50-train", "alone", 4, env),
+                     ("dali-gpu-hw1.0", "rn50-train", "alone", 4, env)]
+    return plan
+
+
 def autotune_plan(cores, gpu):
     """num_threads="auto" (budget: all cores) against a sweep of fixed thread counts: the GPU
     pipeline alone and feeding ResNet-50, the CPU pipeline alone (issue: auto >= 95% of the

@@ -244,6 +244,11 @@ def test_a_plan_items_environment_reaches_its_measurement(tmp_path, monkeypatch)
         [("stoker-gpu", "train-resnet50", e) for e in ({}, {"X": "1"}) * 2] + \
         [("synthetic", "train-resnet50", {"X": "1"})]
     assert {i[2] for i in items[6:]} == {"train-resnet18"} and harness.ab_train_plan(False, {}) == []
+    # CPU per image, the engines taking every image: stoker and DALI, A B A B.
+    items = harness.ab_cpu_per_image_plan(True, {"X": "1"})
+    assert [(i[0], i[3], i[4]) for i in items] == \
+        [(lo, 4, e) for e in ({}, {"X": "1"}) * 2 for lo in ("stoker-gpu-hw1.0", "dali-gpu-hw1.0")]
+    assert harness.ab_cpu_per_image_plan(False, {"X": "1"}) == []
     rows = [{"loader": lo, "mode": "train-resnet50", "env": env, "images_per_s": v}
             for lo, env, v in [("synthetic", {}, 100.0), ("synthetic", {"X": "1"}, 200.0),
                                ("stoker-gpu", {}, 90.0), ("stoker-gpu", {"X": "1"}, 190.0),
@@ -585,3 +590,24 @@ def test_fed_gap_context_wait_needs_the_driver_or_names_the_failing_call(monkeyp
         fed_gap.set_context_wait("yield")
     assert [c[0] for c in calls] == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxSetFlags_v2"]
     assert calls[-1][1] == (0x02,)
+
+
+def test_a_measurement_sets_the_context_wait_its_environment_asks_for(monkeypatch):
+    """STOKER_BENCH_CTX_WAIT=blocking|yield: the measuring process sets its CUDA context's
+    wait before anything creates the context (fed_gap.set_context_wait; without it nothing)."""
+    sys.path.insert(0, BENCH)
+    import fed_gap
+    import harness
+    asked = []
+
+    class Stop(Exception):
+        pass
+
+    def record(how):
+        asked.append(how)
+        raise Stop
+    monkeypatch.setattr(fed_gap, "set_context_wait", record)
+    monkeypatch.setenv("STOKER_BENCH_CTX_WAIT", "blocking")
+    with pytest.raises(Stop):
+        harness.measure({})
+    assert asked == ["blocking"]
