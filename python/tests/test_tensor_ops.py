@@ -101,6 +101,18 @@ def test_reshape_views_the_input():
     with pytest.raises(ValueError, match="a sample of shape \\(111620, 429509837, 384773, 24\\) "
                                          "would have more elements than 2\\^63 - 1"):
         _run(lambda a: fn.reshape(a, shape=[111620, 429509837, 384773, 24]), [[x[0]]])
+    # Byte counts are checked too: 2^62 + 1 eight-byte elements wrap around to 8 bytes (a cast
+    # of them wrote past its output: SIGSEGV), and an inferred extent beside 2^31 x 2^31 4-byte
+    # elements divided by zero (SIGFPE).
+    b = [np.arange(8, dtype=np.uint8)]
+    with pytest.raises(ValueError, match="\\(27905, 429509837, 384773\\) of 8-byte elements "
+                                         "would have more bytes than 2\\^63 - 1"):
+        _run(lambda a: fn.cast(fn.reinterpret(a, shape=[27905, 429509837, 384773],
+                                              dtype=stoker.types.INT64),
+                               dtype=stoker.types.FLOAT), [b])
+    with pytest.raises(ValueError, match="\\(2147483648, 2147483648\\) of 4-byte elements"):
+        _run(lambda a: fn.reinterpret(a, shape=[-1, 2**31, 2**31],
+                                      dtype=stoker.types.INT32), [b])
 
 
 def test_pad_to_batch_max_shape_and_alignment():

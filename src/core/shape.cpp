@@ -12,6 +12,14 @@ int64_t TensorShape::overflowed_volume() const {
                                   " would have more elements than 2^63 - 1"));
 }
 
+int64_t TensorShape::bytes(size_t element_size) const {
+  int64_t n = 0;
+  if (__builtin_mul_overflow(volume(), int64_t(element_size), &n))
+    throw ValueError(detail::concat("a sample of shape ", to_string(), " of ", element_size,
+                                    "-byte elements would have more bytes than 2^63 - 1"));
+  return n;
+}
+
 std::string TensorShape::to_string() const {
   std::string s = "(";
   for (size_t i = 0; i < dims_.size(); ++i) {

@@ -32,6 +32,9 @@ class TensorShape {
     for (auto d : dims_) over |= __builtin_mul_overflow(v, d, &v);
     return over ? overflowed_volume() : v;
   }
+  // Bytes of a sample of this shape with elements of `element_size` bytes; a count past int64
+  // throws ValueError as volume() does (2^62 + 1 elements of 8 bytes wrap around to 8).
+  int64_t bytes(size_t element_size) const;
   const std::vector<int64_t>& dims() const { return dims_; }
   bool operator==(const TensorShape&) const = default;
   // "(375, 500, 3)"

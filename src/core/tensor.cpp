@@ -8,7 +8,7 @@ namespace stoker {
 
 Tensor Tensor::allocate(MemoryPool& pool, DType dtype, TensorShape shape, TensorLayout layout) {
   STOKER_ENFORCE(shape.volume() >= 0, ValueError, "negative extent in shape ", shape.to_string());
-  auto buf = pool.acquire(size_t(shape.volume()) * dtype_size(dtype));
+  auto buf = pool.acquire(size_t(shape.bytes(dtype_size(dtype))));
   TensorView v{buf->data(), std::move(shape), dtype, std::move(layout), pool.kind()};
   return Tensor(std::move(buf), std::move(v));
 }
@@ -30,12 +30,13 @@ Batch Batch::allocate_impl(MemoryPool& pool, const StreamHandle* stream, DType d
   size_t total = 0;
   for (auto& s : shapes) {
     STOKER_ENFORCE(s.volume() >= 0, ValueError, "negative extent in shape ", s.to_string());
-    total += size_t(s.volume()) * esize;
+    STOKER_ENFORCE(!__builtin_add_overflow(total, size_t(s.bytes(esize)), &total), ValueError,
+                   "a batch of ", shapes.size(), " samples would have more bytes than 2^64 - 1");
   }
   auto buf = stream ? pool.acquire_on(total, *stream) : pool.acquire(total);
   auto* p = static_cast<uint8_t*>(buf->data());
   for (size_t i = 0; i < shapes.size(); ++i) {
-    size_t bytes = size_t(shapes[i].volume()) * esize;
+    size_t bytes = size_t(shapes[i].bytes(esize));
     b.samples_[i] = Sample{buf, p, std::move(shapes[i]), {}};
     p += bytes;
   }

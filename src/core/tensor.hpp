@@ -18,7 +18,7 @@ struct TensorView {
   MemoryKind memory = MemoryKind::kHost;
 
   int64_t num_elements() const { return shape.volume(); }
-  size_t num_bytes() const { return size_t(shape.volume()) * dtype_size(dtype); }
+  size_t num_bytes() const { return size_t(shape.bytes(dtype_size(dtype))); }
   // Typed access; throws TypeError when T does not match dtype.
   template <typename T>
   T* as() const {

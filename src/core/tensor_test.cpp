@@ -88,6 +88,18 @@ TEST(TensorShape, VolumePastInt64IsRefusedNotWrapped) {
   }
   EXPECT_EQ((TensorShape{int64_t(1) << 40, int64_t(1) << 40, 0}).volume(), 0);  // empty after all
   EXPECT_EQ((TensorShape{int64_t(1) << 31, int64_t(1) << 31}).volume(), int64_t(1) << 62);
+  // 27905 * 429509837 * 384773 = 2^62 + 1 elements fit an int64; their bytes at 8 do not
+  // (wrapped: 8 bytes).
+  const TensorShape big{27905, 429509837, 384773};
+  EXPECT_EQ(big.bytes(1), (int64_t(1) << 62) + 1);
+  try {
+    (void)big.bytes(8);
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a sample of shape (27905, 429509837, 384773) of 8-byte elements would have "
+                 "more bytes than 2^63 - 1");
+  }
 }
 
 }  // namespace

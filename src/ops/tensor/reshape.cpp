@@ -159,31 +159,32 @@ class Reshape final : public Operator {
     // One negative extent takes what the others leave (in bytes: reinterpret may change the
     // element size).
     int wild = -1;
-    int64_t known = 1;
     for (size_t k = 0; k < dims.size(); ++k) {
       if (dims[k] < 0) {
         STOKER_ENFORCE(wild < 0, ValueError, op_, ": more than one negative extent in the shape ",
                        TensorShape(dims).to_string(), " of sample ", i);
         wild = int(k);
-      } else {
-        known *= dims[k];
       }
     }
-    const int64_t bytes = s.volume() * in_size;
+    const int64_t bytes = s.bytes(in_size);
     if (wild >= 0) {
+      std::vector<int64_t> others = dims;
+      others.erase(others.begin() + wild);
+      // Checked: the other extents' bytes past int64 leave no room for the inferred one.
+      const int64_t known = TensorShape(std::move(others)).bytes(out_size);
       STOKER_ENFORCE(known > 0, ValueError, op_, ": cannot infer the negative extent of ",
                      TensorShape(dims).to_string(), " for sample ", i, " of shape ", s.to_string(),
                      ": the other extents hold no elements");
-      dims[size_t(wild)] = bytes / (known * out_size);
+      dims[size_t(wild)] = bytes / known;
     }
     TensorShape shape(dims);
     if (in_size == out_size) {
       check_same_volume(op_, i, s, shape);
     } else {
-      STOKER_ENFORCE(shape.volume() * out_size == bytes, ValueError, op_, ": sample ", i,
-                     " of shape ", s.to_string(), " (", bytes, " bytes) cannot become ",
-                     shape.to_string(), " of ", out_size, "-byte elements (",
-                     shape.volume() * out_size, " bytes)");
+      const int64_t out_bytes = shape.bytes(out_size);
+      STOKER_ENFORCE(out_bytes == bytes, ValueError, op_, ": sample ", i, " of shape ",
+                     s.to_string(), " (", bytes, " bytes) cannot become ", shape.to_string(),
+                     " of ", out_size, "-byte elements (", out_bytes, " bytes)");
     }
     return shape;
   }
