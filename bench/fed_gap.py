@@ -35,6 +35,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import sys
 import tempfile
 import threading
@@ -503,7 +504,7 @@ def summary(rows):
     for r in rows:
         if "error" not in r:
             rates[r["variant"]].append(r["images_per_s"])
-    med = {v: sorted(x)[len(x) // 2] for v, x in rates.items()}
+    med = {v: statistics.median(x) for v, x in rates.items()}
     base = med.get("synthetic")
     lines = ["| variant | processes | images/s (median) | min-max | % of synthetic |",
              "|---|---:|---:|---:|---:|"]

@@ -94,7 +94,7 @@ class DebugPipeline(Pipeline):
     def build(self):
         pass  # each call site's pipeline is built at its first run
 
-    def run(self):
+    def _next_batches(self):  # run(), outputs(): the function runs again, eagerly
         self._call = 0
         self._nodes = []
         if self._conditional:  # the `if` levels of this run's trace

@@ -234,12 +234,16 @@ class Definition:
             define_graph, path = None, define_graph  # serialize("pipe.json")
         if filename is not None and path is not None:
             raise ValueError("serialize: give the file as `filename` or `path`, not both")
-        if define_graph is not None:
-            if self._outputs:
-                raise ValueError("serialize: `define_graph` is for a pipeline without outputs; "
-                                 "this one has them (set_outputs or @pipeline_def)")
-            with self:
-                self.set_outputs(*_returned(define_graph(), "define_graph"))
+        if define_graph is not None and not self._outputs:  # (ignored once there is a graph)
+            defined = len(self._nodes)
+            try:
+                with self:
+                    self.set_outputs(*_returned(define_graph(), "define_graph"))
+            except BaseException:
+                del self._nodes[defined:]  # what the failed function recorded
+                raise
+        elif not self._outputs and type(self).define_graph is not Definition.define_graph:
+            self._define()  # a subclass's define_graph (DALI's class-based API)
         return serialize.to_json(self, filename if filename is not None else path)
 
     # -- DALI's current-pipeline stack (what `with pipe:` does) ------------------------------

@@ -24,7 +24,7 @@ def _quote(text):
 
 
 def _id(nodes, n):
-    return _quote(nodes[n]["name"])
+    return _quote("op:" + nodes[n]["name"])  # apart from the tensors' and outputs' ids
 
 
 def graph_dot(nodes, outputs, show_tensors=False, use_colors=False):
@@ -34,8 +34,8 @@ def graph_dot(nodes, outputs, show_tensors=False, use_colors=False):
     for n in _kept(nodes, outputs):
         node = nodes[n]
         style = f', color="{_COLOURS.get(node["device"], "black")}"' if use_colors else ""
-        label = f'{node["name"]}\\n{node["op"]} ({node["device"]})'
-        lines.append(f'  {_id(nodes, n)} [label="{label}"{style}];')
+        label = _quote(f'{node["name"]}\n{node["op"]} ({node["device"]})').replace("\n", "\\n")
+        lines.append(f"  {_id(nodes, n)} [label={label}{style}];")
     edges = set()
     for n in _kept(nodes, outputs):
         sources = [(src, k, None) for src, k in nodes[n]["inputs"]]
@@ -46,15 +46,16 @@ def graph_dot(nodes, outputs, show_tensors=False, use_colors=False):
     for src, k, n, arg in sorted(edges, key=lambda e: (e[0], e[1], e[2], e[3] or "")):
         label = f' [label="{arg}"]' if arg else ""
         if show_tensors:
-            tensor = _quote(f"{nodes[src]['name']}[{k}]")
-            tensors.setdefault((src, k), [f"  {tensor} [shape=box];",
+            tensor = _quote(f"tensor:{nodes[src]['name']}[{k}]")
+            tensors.setdefault((src, k), [f"  {tensor} [shape=box, label="
+                                          f"{_quote(nodes[src]['name'] + f'[{k}]')}];",
                                           f"  {_id(nodes, src)} -> {tensor};"])
             lines.append(f"  {tensor} -> {_id(nodes, n)}{label};")
         else:
             lines.append(f"  {_id(nodes, src)} -> {_id(nodes, n)}{label};")
     lines += [line for pair in tensors.values() for line in pair]
     for i, (n, k) in enumerate(outputs):
-        lines.append(f'  {_quote(f"output{i}")} [shape=box, label="output {i}"];')
-        lines.append(f'  {_id(nodes, n)} -> {_quote(f"output{i}")};')
+        lines.append(f'  {_quote(f"output:{i}")} [shape=box, label="output {i}"];')
+        lines.append(f'  {_id(nodes, n)} -> {_quote(f"output:{i}")};')
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -110,7 +110,10 @@ def configure(o, options):
         o.auto_prefetch, o.prefetch_queue_depth, o.gpu_queue_depth = queue_depths(
             options.pop("prefetch_queue_depth"))
     if "checkpoint" in options:
-        o.checkpoint = options.pop("checkpoint") or ""
+        state = options.pop("checkpoint") or ""
+        if isinstance(state, (bytes, bytearray)):  # read back from a file opened "rb", as DALI's
+            state = state.decode("utf-8")
+        o.checkpoint = state
     if "trace" in options:
         trace = options.pop("trace")
         o.trace = os.fspath(trace) if trace is not None else ""  # "": STOKER_TRACE, if set

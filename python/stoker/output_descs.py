@@ -52,7 +52,7 @@ def declared(output_dtype, output_ndim, output_layout):
                             f"DALIDataType, a list of these or None. Found type "
                             f"{type(dtype)}{where}.")
     for ndim in _each(output_ndim):
-        if ndim is not None and (not isinstance(ndim, numbers.Integral) or isinstance(ndim, bool)):
+        if ndim is not None and not isinstance(ndim, numbers.Integral):  # (True is 1, as there)
             raise TypeError(f"`output_ndim` must be either: an int, a list of ints or None. "
                             f"Found type {type(ndim)}.")
         if ndim is not None and ndim < 0:
@@ -67,9 +67,16 @@ def declared(output_dtype, output_ndim, output_layout):
 def per_output(descs, count):
     """The declarations as one list each of `count` entries (a single value broadcast), or
     None when nothing is declared; RuntimeError when a list's length is not `count`."""
-    if all(d is None for d in descs):
+    # An empty layout declares nothing (DALI: "layout.empty() || ..."); DALI checks the
+    # lengths of the dtype and ndim lists only.
+    dtype, ndim, layout = descs
+    if isinstance(layout, (list, tuple)):
+        layout = (list(layout) + [None] * count)[:count]
+    descs = (dtype, ndim, layout)
+    if all(d is None or d == "" for d in descs):
         return None
     lists = [list(d) if isinstance(d, (list, tuple)) else [d] * count for d in descs]
+    lists[2] = [x or None for x in lists[2]]
     if any(len(x) != count for x in lists):
         shown = [[str(v) if isinstance(v, types.DALIDataType) else v for v in x] for x in lists]
         raise RuntimeError(f"Lengths of provided output descriptions do not match. \n"

@@ -4,6 +4,7 @@ defined it), prunes unused nodes and starts the executor; ``run()`` returns the 
 Epochs, checkpoints and closing are here too; what it measures is stoker.stats."""
 
 import atexit
+import threading
 import warnings
 import weakref
 
@@ -126,6 +127,7 @@ class Pipeline(Definition, Statistics):
         self._declared = None  # those, one list each per output, once built (None: none given)
         self._exec_pipelined = True
         self._to_consume, self._counted = 0, False  # empty()'s account (_count_scheduled)
+        self._build_lock = threading.Lock()
 
     py_num_workers = property(lambda self: self._py_workers[0])
     py_start_method = property(lambda self: self._py_workers[1])
@@ -142,6 +144,13 @@ class Pipeline(Definition, Statistics):
     def build(self):
         if self._native is not None:
             return
+        with self._build_lock:  # the native build runs without the GIL: one build per pipeline
+            if self._native is None:
+                self._build()
+
+    def _build(self):
+        self._define()
+        declared = output_descs.per_output(self._output_descs, len(self._outputs))
         self.start_py_workers()  # before the pipeline's threads exist (fork copies none)
         if self.device_id is None and any(n["device"] != "cpu" for n in self._nodes):
             self._options.device_id = _distributed_device()  # each process of a job: its GPU
@@ -152,12 +161,7 @@ class Pipeline(Definition, Statistics):
         self._external.prune(set(self._native.external_source_names()))
         if place is not None:
             self._external.restore(place)
-        try:
-            self._declared = output_descs.per_output(self._output_descs, len(self._outputs))
-        except RuntimeError:
-            self.close()
-            self._native = None
-            raise
+        self._declared = declared
 
     @property
     def seed(self):
@@ -197,17 +201,20 @@ class Pipeline(Definition, Statistics):
 
     def _count_scheduled(self):
         """DALI's account of batches asked for and not yet taken (empty()): the first request
-        after build or reset prepares the queue's depth, each later one a batch more."""
-        self._to_consume += 1 if self._counted else max(1, self._options.prefetch_queue_depth)
+        after build or reset prepares the queue's depth (one without pipelining), each later
+        one a batch more; a request that meets the end of a source's data, none."""
+        first = max(1, self._options.prefetch_queue_depth) if self._exec_pipelined else 1
+        self._to_consume += 1 if self._counted else first
         self._counted = True
 
     def _take(self, cuda_stream):
+        self._to_consume = max(0, self._to_consume - 1)  # taken, whatever comes of it
         try:
             batches = self._next_batches()
         except StopIteration:
             self._to_consume = 0
             raise
-        self._to_consume = max(0, self._to_consume - 1)
+        self._to_consume = max(0, self._to_consume)
         if cuda_stream is not None:
             stream = _stream_handle(cuda_stream) or 1  # 0: the legacy default stream
             for b in batches:
@@ -230,7 +237,10 @@ class Pipeline(Definition, Statistics):
         for _ in range(ahead):
             if type(self).iter_setup is not Definition.iter_setup:
                 self.iter_setup()  # feeds the sources without a callable (DALI's pattern)
+            ended = self._external.any_exhausted()
             self._external.feed(self._native, 1)
+            if not ended and self._external.any_exhausted():
+                self._to_consume -= 1  # no batch for this request after all (empty())
         self._runs += 1
         for es in self._external.feeders():
             if es.missing(self._runs):

@@ -2,7 +2,7 @@
 and read by the one implementation in C++ (stoker::PipelineDefinition,
 src/pipeline/serialize.cpp), which also checks every field of a document it reads."""
 
-from stoker import _schema, _stoker
+from stoker import _schema, _stoker, output_descs
 from stoker.options import configure
 from stoker.distributed import _distributed_shard
 from stoker.node import DataNode
@@ -39,6 +39,12 @@ def from_json(cls, serialized, options):
     saved, nodes, outputs = _stoker.parse_pipeline(text)
     pipe = cls.__new__(cls)
     pipe._setup(saved)
+    # Pipeline's own keyword arguments, as its constructor takes them.
+    pipe._output_descs = output_descs.declared(*(options.pop(k, None) for k in (
+        "output_dtype", "output_ndim", "output_layout")))
+    output_descs.check_executor_args(options.pop("stream_policy", None),
+                                     options.pop("concurrency", None))
+    pipe._exec_pipelined = options.get("exec_pipelined", True)
     configure(pipe._options, options)
     for n in nodes:
         auto = []

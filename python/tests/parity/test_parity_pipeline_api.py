@@ -170,7 +170,150 @@ def test_serialize_takes_dalis_define_graph_and_stokers_positional_path(tmp_path
     text = pipe.serialize(define_graph=lambda: stoker.fn.random.uniform(range=[0, 1]))
     assert '"random.uniform"' in text
     assert pipe.serialize(tmp_path / "p.json") == (tmp_path / "p.json").read_text()
-    with pytest.raises(ValueError, match="define_graph"):
-        pipe.serialize(define_graph=lambda: stoker.fn.random.uniform())
     with pytest.raises(ValueError, match="not both"):
         pipe.serialize(filename=str(tmp_path / "a"), path=str(tmp_path / "b"))
+
+
+def source_pipeline(name, batches, **kw):
+    m = lib(name)
+    extra = {"device_id": None} if name == "dali" else {}
+    data = [[np.full(2, v, np.int32)] * 2 for v in range(batches)]
+
+    @m.pipeline_def(batch_size=2, num_threads=1, seed=5, **extra, **kw)
+    def p():
+        return m.fn.external_source(source=data, name="src")
+    return p()
+
+
+def end_of_data(name, **kw):
+    """(value, empty()) for each run() of a 3-batch source, then what schedule_run x3 and
+    outputs() leave."""
+    pipe = source_pipeline(name, 3, **kw)
+    pipe.build()
+    seen = []
+    while True:
+        try:
+            seen.append((int(np.array(pipe.run()[0].at(0))[0]), pipe.empty()))
+        except StopIteration:
+            seen.append("StopIteration")
+            break
+    if not kw.get("exec_pipelined", True):
+        return seen  # (DALI's unpipelined schedule_run x3 waits for ever)
+    sched = source_pipeline(name, 3, **kw)
+    sched.build()
+    for _ in range(3):
+        sched.schedule_run()
+    for _ in range(3):
+        sched.outputs()
+        seen.append(sched.empty())
+    return seen
+
+
+@pytest.mark.parametrize("kw", [{}, {"prefetch_queue_depth": 1}, {"exec_pipelined": False,
+                                                                   "exec_async": False}],
+                         ids=["depth 2", "depth 1", "not pipelined"])
+def test_empty_at_the_end_of_a_sources_data_as_dali(kw):
+    assert end_of_data("stoker", **kw) == end_of_data("dali", **kw)
+
+
+def test_a_failed_run_still_takes_its_batch_from_the_account():
+    seen = {}
+    for name in ("stoker", "dali"):
+        pipe = source_pipeline(name, 4, output_dtype=lib(name).types.FLOAT)
+        pipe.build()
+        states = []
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match="Data type"):
+                pipe.run()
+            states.append(pipe.empty())
+        seen[name] = states
+    assert seen["stoker"] == seen["dali"]
+
+
+@pytest.mark.parametrize("kw", [{"output_layout": ""}, {"output_layout": ["", None, "X"]},
+                                {"output_ndim": True}], ids=str)
+def test_declarations_dali_takes_as_no_constraint(kw):
+    got = []
+    for name in ("stoker", "dali"):
+        pipe = source_pipeline(name, 2, **kw)
+        pipe.build()
+        got.append(int(np.array(pipe.run()[0].at(0))[0]))
+    assert got == [0, 0]
+
+
+def test_debug_mode_takes_dalis_split_run():
+    @stoker.pipeline_def(batch_size=2, num_threads=1, debug=True)
+    def p():
+        return stoker.fn.random.uniform(shape=[2], seed=1)
+    pipe = p()
+    pipe.schedule_run()
+    (a,) = pipe.outputs()
+    assert len(a) == 2
+
+
+def test_deserialize_takes_pipelines_own_arguments(tmp_path):
+    @stoker.pipeline_def(batch_size=2, num_threads=1, seed=3)
+    def p():
+        return stoker.fn.random.uniform(shape=[2])
+    text = p().serialize()
+    pipe = stoker.Pipeline.deserialize(text, output_dtype=stoker.types.FLOAT, output_ndim=1,
+                                       stream_policy=stoker.StreamPolicy.SINGLE,
+                                       exec_pipelined=False)
+    assert pipe.output_dtype() == [stoker.types.FLOAT] and pipe._exec_pipelined is False
+    wrong = stoker.Pipeline.deserialize(text, output_dtype=stoker.types.INT32)
+    with pytest.raises(RuntimeError, match="Data type in the output_idx=0"):
+        wrong.run()
+
+
+def test_a_checkpoint_file_read_as_bytes_restores_as_in_dali(tmp_path):
+    @stoker.pipeline_def(batch_size=2, num_threads=1, seed=3, enable_checkpointing=True)
+    def p():
+        return stoker.fn.random.uniform(shape=[2])
+    a = p()
+    a.build()
+    a.run()
+    a.checkpoint(str(tmp_path / "ck"))
+    expected = a.run()[0].as_array().tolist()
+    b = p(checkpoint=open(tmp_path / "ck", "rb").read())
+    b.build()
+    assert b.run()[0].as_array().tolist() == expected
+
+
+def test_serialize_defines_a_class_based_pipeline_and_keeps_its_graph(tmp_path):
+    class Uniform(stoker.Pipeline):
+        def define_graph(self):
+            return stoker.fn.random.uniform(shape=[1])
+    assert '"random.uniform"' in Uniform(batch_size=2, num_threads=1).serialize()
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1)
+
+    def broken():
+        stoker.fn.random.normal(shape=[1])
+        raise ZeroDivisionError
+    with pytest.raises(ZeroDivisionError):
+        pipe.serialize(define_graph=broken)
+    assert pipe._nodes == []  # what the failed function recorded is gone
+    text = pipe.serialize(define_graph=lambda: stoker.fn.random.uniform(shape=[1]))
+    assert pipe.serialize(define_graph=lambda: stoker.fn.zeros(shape=[1])) == text  # ignored
+
+
+def test_threads_building_one_pipeline_build_it_once(monkeypatch, tmp_path):
+    import threading
+    builds = []
+    real = stoker._stoker.Pipeline.build
+
+    def counting(*args):
+        builds.append(1)
+        return real(*args)
+    monkeypatch.setattr(stoker._stoker.Pipeline, "build", staticmethod(counting))
+    listing = tmp_path / "list.txt"
+    listing.write_text("".join(f"d/{i}.jpg {i % 10}\n" for i in range(200_000)))
+    pipe = stoker.Pipeline(batch_size=2, num_threads=1)
+    with pipe:
+        pipe.set_outputs(stoker.fn.readers.file(file_root=str(tmp_path),
+                                                file_list=str(listing))[1])
+    threads = [threading.Thread(target=pipe.build) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1
