@@ -16,6 +16,7 @@ stream it names is waited for.
 import inspect
 import warnings
 
+from stoker._caller import user_stacklevel
 from stoker.worker_process import BatchInfo, SampleInfo  # noqa: F401 (stoker.types shows them)
 
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
@@ -445,7 +446,7 @@ class ExternalSources:
                 warnings.warn(f"external_source '{es.name}': its source is an iterable, whose "
                               f"place a checkpoint cannot hold; it starts from its beginning "
                               f"(use a callable taking a SampleInfo or BatchInfo to resume it)",
-                              RuntimeWarning, stacklevel=4)
+                              RuntimeWarning, stacklevel=user_stacklevel())
                 es.start(self.epoch, 0)
             else:
                 es.start(self.epoch, self.delivered)

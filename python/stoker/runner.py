@@ -9,6 +9,7 @@ import warnings
 import weakref
 
 from stoker import _stoker, dot, output_descs, types
+from stoker._caller import user_stacklevel
 from stoker.batch import Batch, _stream_handle
 from stoker.conditionals import ConditionStack
 from stoker.definition import Definition
@@ -257,14 +258,14 @@ class Pipeline(Definition, Statistics):
             if self._options.on_error == "skip":
                 for incident in self._native.take_incidents():
                     warnings.warn(f"stoker skipped a bad sample: {incident}", RuntimeWarning,
-                                  stacklevel=2)
+                                  stacklevel=user_stacklevel())
             # Zero-copy views of a mapped file that then shrank read zeros where its bytes
             # were (the process lives on; what stoker itself reads fails naming the file).
             for path in _stoker.take_mapping_damage():
                 warnings.warn(f"'{path}' shrank while stoker had it mapped: views of its bytes "
                               f"taken before (batches still held) read zeros past its new end; "
                               f"use dont_use_mmap=True for files that change under a job",
-                              RuntimeWarning, stacklevel=2)
+                              RuntimeWarning, stacklevel=user_stacklevel())
         batches = tuple(Batch(o) for o in outputs)
         output_descs.check(batches, self._declared)
         return batches

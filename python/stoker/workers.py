@@ -46,6 +46,7 @@ from multiprocessing import connection
 
 import numpy as np
 
+from stoker._caller import user_stacklevel
 from stoker import worker_process
 from stoker.worker_process import Progress, SourceSpec
 
@@ -413,7 +414,7 @@ class WorkerPool:
                     self._warned = True
                     warnings.warn(f"{what}; run() waits for it (give the Pipeline "
                                   f"py_worker_timeout=<seconds> to fail instead)",
-                                  RuntimeWarning, stacklevel=6)
+                                  RuntimeWarning, stacklevel=user_stacklevel())
                 continue
             self._broken = (WorkerTimeoutError,
                             f"{what}, longer than py_worker_timeout={self.timeout:g} s; the "
