@@ -7,16 +7,14 @@ Recording is separate from running so that the modules that record (fn, the Pyth
 DataNode's methods, conditionals) need nothing of the runner: this module imports nothing that
 imports it back."""
 
-import inspect
-import os
 import threading
 
 from stoker import _schema, rewrite, serialize
+from stoker._caller import caller_location
 from stoker.distributed import _distributed_shard
 from stoker.external import ExternalSources
 from stoker.node import DataNode
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _local = threading.local()  # .stack: the pipelines being defined on this thread, innermost last
 
 
@@ -38,20 +36,6 @@ def push(pipe):
 
 def pop():
     _local.stack.pop()
-
-
-def _caller_location():
-    """'file.py:line' of the first frame outside the stoker package."""
-    frame = inspect.currentframe()
-    try:
-        while frame is not None:
-            filename = os.path.abspath(frame.f_code.co_filename)
-            if not filename.startswith(_PACKAGE_DIR + os.sep):
-                return f"{frame.f_code.co_filename}:{frame.f_lineno}"
-            frame = frame.f_back
-        return ""
-    finally:
-        del frame
 
 
 def _returned(outputs, who):
@@ -146,7 +130,7 @@ class Definition:
         if name is None:
             name = f"{op}_{index}"
         self._nodes.append({
-            "op": op, "name": name, "device": device, "defined_at": _caller_location(),
+            "op": op, "name": name, "device": device, "defined_at": caller_location(),
             "inputs": refs, "args": args, "arg_inputs": arg_refs,
             "auto_args": sorted(auto),  # not the user's: left out of serialize()
         })
