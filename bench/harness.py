@@ -116,7 +116,9 @@ class GpuSampler:
 
 def measure(spec):
     import faulthandler
-    faulthandler.register(signal.SIGUSR1, all_threads=True)  # run_one asks on a hang
+    # run_one asks on a hang; the interpreter's own stderr, which has a descriptor even where
+    # sys.stderr was replaced (pytest's --capture=sys)
+    faulthandler.register(signal.SIGUSR1, all_threads=True, file=sys.__stderr__)
     sys.path.insert(0, HERE)
     if os.environ.get("STOKER_BENCH_CTX_WAIT"):
         import fed_gap  # before anything creates the CUDA context

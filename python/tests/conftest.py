@@ -17,6 +17,17 @@ def address_space_cap():
         pytest.skip("an RLIMIT_AS cap cannot hold under a sanitizer (its shadow memory)")
 
 
+@pytest.fixture
+def dali():
+    """NVIDIA DALI 2.4, the peer compared with (scripts/setup installs it); skipped where it is
+    absent or cannot load: its libraries do not load beside the sanitizer build's preloaded
+    runtime (`make test-sanitize`), though `import nvidia.dali` itself succeeds there."""
+    mod = pytest.importorskip("nvidia.dali", reason="NVIDIA DALI 2.4 (scripts/setup) compares")
+    if "libasan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("DALI does not load in the sanitizer build")
+    return mod
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     if not os.path.isdir(SHARED):

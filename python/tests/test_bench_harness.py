@@ -356,11 +356,10 @@ def test_fed_gap_measures_each_variant_in_its_own_process(jpeg_folder, tmp_path)
         assert rows[1]["threads_by_cores"].get(rest, 0) >= 1, rows[1]
 
 
-def test_fed_gap_runs_dali_and_dalis_definition_on_stoker_repeated(jpeg_folder, tmp_path):
+def test_fed_gap_runs_dali_and_dalis_definition_on_stoker_repeated(jpeg_folder, tmp_path, dali):
     """-dali: the peer's fed step measured by the same code in the same run; -dropin: that
     definition on stoker, import changed (on a machine without a GPU, the CPU pipelines).
     --repeats 2 runs the list twice over and summarises each variant's median."""
-    pytest.importorskip("nvidia.dali")
     out = tmp_path / "gap.json"
     r = subprocess.run([sys.executable, os.path.join(BENCH, "fed_gap.py"), "--data", jpeg_folder,
                         "--variants", "fed-dali,fed-dropin", "--model", "resnet18", "--batch",

@@ -61,14 +61,6 @@ def test_speech_example_on_the_gpu():
     assert last < 0.5 * first and accuracy >= 0.6, out[-2000:]
 
 
-def _dali():
-    dali = pytest.importorskip("nvidia.dali", reason="NVIDIA DALI 2.4 (scripts/setup) compares")
-    # (DALI's libraries do not load beside the sanitizer build's preloaded runtime)
-    if "libasan" in os.environ.get("LD_PRELOAD", ""):
-        pytest.skip("DALI does not load in the sanitizer build")
-    return dali
-
-
 def _features(lib, root, batches, batch_size=8):
     """Every output of `batches` batches of the example's pipeline on `lib` (stoker or DALI),
     files in order, without dither (each library draws its own noise)."""
@@ -83,7 +75,7 @@ def _features(lib, root, batches, batch_size=8):
     return out
 
 
-def test_speech_features_equal_dali(tmp_path):
+def test_speech_features_equal_dali(tmp_path, dali):
     """The whole front end on DALI 2.4's CPU operators (only the import differs): labels, frame
     counts and padded shapes exactly equal (the frame count, computed from the cut's length,
     is the spectrogram's: zeros after it, none in its last column); the features within 1e-3. They are normalised to
@@ -92,7 +84,6 @@ def test_speech_features_equal_dali(tmp_path):
     test_parity_spectral.py), grown by the logarithm in quiet bands (6e-5 here). 40
     utterances of every class, trimmed (the leading silences end at different samples), 8 of
     them in a batch (padding to the batch's longest)."""
-    dali = _dali()
     root = str(tmp_path / "speech")
     speech_data.make_speech_folder(root, 40, seed=11)
     ours, theirs = _features(stoker, root, 5), _features(dali, root, 5)
@@ -114,13 +105,12 @@ def test_speech_features_equal_dali(tmp_path):
     assert labels == sorted(list(range(5)) * 8)  # every file once, the classes in folder order
 
 
-def test_speech_pipeline_with_dither_runs_on_dali(tmp_path):
+def test_speech_pipeline_with_dither_runs_on_dali(tmp_path, dali):
     """The definition as the example trains with it (dither: random.normal shaped like the
     audio) builds and runs on DALI. The noise is each library's own: labels and shapes are
     equal, and the features still correlate above 0.98 (0.995 here; the dither's 1e-5 is above
     the generated silence's floor, so the frames of the 2048 samples nonsilent_region keeps
     around the sound differ, by up to 1.3 in the normalised features)."""
-    dali = _dali()
     root = str(tmp_path / "speech")
     speech_data.make_speech_folder(root, 10, seed=12)
     outs = {}
