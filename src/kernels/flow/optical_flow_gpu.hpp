@@ -7,12 +7,7 @@
 #include <cstdint>
 
 #include "stoker/core/cuda.hpp"
-
-#if defined(__CUDACC__)
-#define STOKER_HD __host__ __device__
-#else
-#define STOKER_HD
-#endif
+#include "stoker/kernels/common/host_device.hpp"
 
 namespace stoker::kernels {
 
