@@ -12,6 +12,8 @@
 #     fedgap   where a fed training step's time goes (bench/fed_gap.py; FED_GAP_ARGS passed on,
 #              e.g. "--variants fed,fed-pin --profile-steps 30"); not in the default sections
 #     readers  container readers against raw reads
+#     numpygpu readers.numpy with device="gpu" against DALI's GPU (GDS) reader (bench/numpy_gpu.py;
+#              needs DALI: eval "$(bash scripts/gpu_dali_suite.sh --env)"); not in the defaults
 #     decode   decode + augment per core against PIL + torchvision
 #   BENCH_DATA: where the dataset is made (default /tmp/stoker-bench-data; reused when there)
 set -euo pipefail
@@ -65,6 +67,11 @@ if has readers; then
   echo "== readers: 1 GiB per format from the page cache"
   python3 bench/readers.py --gb "${READERS_GB:-1.0}" --dir "${BENCH_DIR:-/tmp/stoker-bench-readers}" \
     --json "$OUT/readers.json"
+fi
+if has numpygpu; then
+  echo "== readers.numpy on the GPU against DALI's GDS reader"
+  python3 bench/numpy_gpu.py --dir "${NPY_DIR:-/tmp/stoker-bench-npy}" ${NUMPY_GPU_ARGS:-} \
+    --json "$OUT/numpy_gpu.json" | tee "$OUT/numpy_gpu.md"
 fi
 if has decode; then
   PHOTOS=${BENCH_PHOTOS:-.carry/photos}
