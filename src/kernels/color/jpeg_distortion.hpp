@@ -12,13 +12,10 @@
 // -fmad=false and the host side without contraction, so no other operation is fused.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "stoker/kernels/common/host_device.hpp"
-
-#if !defined(__CUDA_ARCH__)
-#include <cmath>
-#endif
 
 namespace stoker::kernels {
 

@@ -53,10 +53,12 @@ __global__ void distort(const JpegDistortionGpuSample* __restrict__ samples) {
 int jpeg_distortion_gpu(const JpegDistortionGpuSample* samples, int n, int64_t most_blocks,
                         StreamHandle stream) {
   if (n == 0 || most_blocks == 0) return 0;
-  if (n > 65535) return int(cudaErrorInvalidConfiguration);
   const int64_t wanted = (most_blocks + kMcus - 1) / kMcus;
-  const dim3 grid(unsigned(wanted < 1024 ? wanted : 1024), unsigned(n));
-  distort<<<grid, kThreads, 0, cudaStream_t(stream)>>>(samples);
+  for (int first = 0; first < n; first += 65535) {  // the grid's y limit
+    const int part = n - first < 65535 ? n - first : 65535;
+    const dim3 grid(unsigned(wanted < 1024 ? wanted : 1024), unsigned(part));
+    distort<<<grid, kThreads, 0, cudaStream_t(stream)>>>(samples + first);
+  }
   return int(cudaGetLastError());
 }
 

@@ -16,7 +16,7 @@ struct JpegDistortionGpuSample {
   JpegDistortionTables tables;
 };
 
-// `samples`: device array of n (at most 65535); `most_blocks`: the largest sample's count of
+// `samples`: device array of n; `most_blocks`: the largest sample's count of
 // 16x16 blocks. Returns a cudaError_t (0: launched).
 int jpeg_distortion_gpu(const JpegDistortionGpuSample* samples, int n, int64_t most_blocks,
                         StreamHandle stream);

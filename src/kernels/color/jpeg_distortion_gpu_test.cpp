@@ -17,9 +17,10 @@ TEST(JpegDistortionGpu, BatchEqualsTheCpuReference) {
   if (!cuda_available()) GTEST_SKIP() << "no CUDA device: GPU test skipped";
   std::mt19937 rng(4);
   std::uniform_int_distribution<int> any(0, 255);
-  const std::vector<std::pair<int64_t, int64_t>> sizes{{17, 5}, {1, 1}, {64, 64}, {0, 9},
-                                                       {33, 47}, {100, 3}, {240, 320}};
-  const std::vector<int> qualities{50, 1, 100, 30, 95, 5, 75};
+  // (16 x 65,557: 4,097 blocks, more than one pass of the grid's 1,024 x 4.)
+  const std::vector<std::pair<int64_t, int64_t>> sizes{
+      {17, 5}, {1, 1}, {64, 64}, {0, 9}, {33, 47}, {100, 3}, {240, 320}, {16, 16 * 4097 + 5}};
+  const std::vector<int> qualities{50, 1, 100, 30, 95, 5, 75, 60};
   MemoryPool pool(make_device_allocator(0));
   std::vector<std::vector<uint8_t>> in;
   std::vector<JpegDistortionGpuSample> desc;
@@ -34,7 +35,8 @@ TEST(JpegDistortionGpu, BatchEqualsTheCpuReference) {
           in.back()[size_t((y * w + x) * 3 + c)] =
               uint8_t(2 * x < w ? (x * (c + 2) + y * (3 - c)) % 256 : any(rng));
     auto a = pool.acquire(in.back().size() + 1), b = pool.acquire(in.back().size() + 1);
-    cudaMemcpy(a->data(), in.back().data(), in.back().size(), cudaMemcpyHostToDevice);
+    ASSERT_EQ(cudaMemcpy(a->data(), in.back().data(), in.back().size(), cudaMemcpyHostToDevice),
+              cudaSuccess);
     JpegDistortionGpuSample s;
     s.in = static_cast<const uint8_t*>(a->data()), s.out = static_cast<uint8_t*>(b->data());
     s.h = h, s.w = w, s.tables = jpeg_distortion_tables(qualities[i]);
@@ -43,8 +45,9 @@ TEST(JpegDistortionGpu, BatchEqualsTheCpuReference) {
     most = std::max(most, ((h + 15) / 16) * ((w + 15) / 16));
   }
   auto d = pool.acquire(desc.size() * sizeof(JpegDistortionGpuSample));
-  cudaMemcpy(d->data(), desc.data(), desc.size() * sizeof(JpegDistortionGpuSample),
-             cudaMemcpyHostToDevice);
+  ASSERT_EQ(cudaMemcpy(d->data(), desc.data(), desc.size() * sizeof(JpegDistortionGpuSample),
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
   ASSERT_EQ(jpeg_distortion_gpu(static_cast<const JpegDistortionGpuSample*>(d->data()),
                                 int(desc.size()), most, nullptr),
             0);
@@ -52,7 +55,8 @@ TEST(JpegDistortionGpu, BatchEqualsTheCpuReference) {
   for (size_t i = 0; i < desc.size(); ++i) {
     std::vector<uint8_t> want(in[i].size()), got(in[i].size());
     jpeg_distortion_reference(in[i].data(), want.data(), desc[i].h, desc[i].w, desc[i].tables);
-    cudaMemcpy(got.data(), desc[i].out, got.size(), cudaMemcpyDeviceToHost);
+    ASSERT_EQ(cudaMemcpy(got.data(), desc[i].out, got.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
     EXPECT_EQ(got, want) << "sample " << i;
   }
 }

@@ -59,6 +59,8 @@ TEST(JpegDistortion, TablesAreTheStandardOnesScaledAsDali) {
   const auto t95 = jpeg_distortion_tables(95);  // scale 0.1 (in float, 0.100000024): 16 -> 2
   EXPECT_EQ(t95.luma[0], 2);
   EXPECT_EQ(t95.luma[2], 1);
+  // Scale 50 / 30 in float: 99 -> 164.99999 -> 165, where libjpeg's integers give 164.
+  EXPECT_EQ(jpeg_distortion_tables(30).chroma[63], 165);
   const auto t10 = jpeg_distortion_tables(10);  // scale 5
   EXPECT_EQ(t10.luma[1], 55);
   EXPECT_EQ(t10.chroma[0], 85);

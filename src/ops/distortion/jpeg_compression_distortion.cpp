@@ -88,8 +88,6 @@ class JpegCompressionDistortionGpu final : public Operator {
     const Batch& in = checked_input(ws);
     Batch& out = add_output(ws, DType::kU8, in.shapes(), "HWC");
     const int n = in.size();
-    STOKER_ENFORCE(n <= 65535, ValueError,
-                   "jpeg_compression_distortion (gpu): batches of at most 65535 images");
     std::vector<kernels::JpegDistortionGpuSample> desc;
     int64_t most = 0;
     for (int i = 0; i < n; ++i) {
@@ -111,6 +109,7 @@ class JpegCompressionDistortionGpu final : public Operator {
   }
 };
 #endif
+
 }  // namespace
 
 OpSchema jpeg_compression_distortion_schema() {
