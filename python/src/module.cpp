@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
+#include "stoker/codecs/nvjpeg2k/nvjpeg2k_decoder.hpp"
 #include "stoker/codecs/versions.hpp"
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/core/cuda.hpp"
@@ -196,6 +197,8 @@ NB_MODULE(_stoker, m) {
           dev["nvjpeg_hardware"] = stoker::codecs::nvjpeg_hardware_available(d, &hw_why);
           dev["nvjpeg_cuda"] = stoker::codecs::nvjpeg_cuda_available(d, &cuda_why);
           dev["nvjpeg_note"] = !cuda_why.empty() ? cuda_why : hw_why;
+          std::string j2k_why;  // JPEG 2000 in mixed decoding: "" when usable, else why not
+          dev["nvjpeg2k"] = stoker::codecs::nvjpeg2k_available(d, &j2k_why) ? "" : j2k_why;
           devices.append(dev);
         }
         info["devices"] = devices;

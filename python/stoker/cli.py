@@ -82,7 +82,8 @@ def info(as_json=False):
                      f"{yes[d['nvjpeg_hardware']]}, CUDA decoder {yes[d['nvjpeg_cuda']]}{note}")
         lines.append(f"  NVDEC (readers.video, decoders.video mixed): "
                      f"{d['nvdec'] and 'no: ' + d['nvdec'] or 'yes'}; NVOFA (optical_flow): "
-                     f"{d['nvofa'] and 'no: ' + d['nvofa'] or 'yes'}")
+                     f"{d['nvofa'] and 'no: ' + d['nvofa'] or 'yes'}; nvJPEG2000 (JPEG 2000, "
+                     f"mixed): {d['nvjpeg2k'] and 'no: ' + d['nvjpeg2k'] or 'yes'}")
     lines.append(f"libjpeg-turbo {out['libjpeg_turbo']}; libpng {out['libpng']}; "
                  f"libwebp {out['libwebp'] or 'no (WebP refused)'}; "
                  f"libtiff {out['libtiff'] or 'no (TIFF refused)'}; "

@@ -35,6 +35,7 @@ def test_info_reports_the_build_and_what_it_sees():
         # NVDEC and NVOFA say "" or why not.
         assert d["kernels"] is True
         assert isinstance(d["nvdec"], str) and isinstance(d["nvofa"], str)
+        assert isinstance(d["nvjpeg2k"], str)
     archs = info["cuda"]["architectures"]
     if info["cuda"]["built"]:
         # CMake's syntax: "90-real" (SASS), "90-virtual" (PTX), "90" (both), or "native".

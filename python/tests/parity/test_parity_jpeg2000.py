@@ -2,14 +2,15 @@
 stoker with OpenJPEG directly): JP2 files and raw J2K codestreams, lossless and lossy, tiled,
 gray, RGB, RGBA, 16-bit; every output type at uint8 and uint16, windows and peek_image_shape.
 Subsampled components (which DALI's reader refuses), 12-bit samples and sYCC are checked in
-the C++ tests (src/codecs/jpeg2000)."""
+the C++ tests (src/codecs/jpeg2000). device="mixed" (nvJPEG2000 on both sides, where stoker
+finds libnvjpeg2k) against DALI's mixed decoder on the GPU machine."""
 
 import io
 
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, run
+from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -107,6 +108,32 @@ def test_windows_and_shapes_are_the_same():
                     for y in range(image.shape[0] - h + 1) for x in range(image.shape[1] - w + 1))
         assert found, "a random crop that is no window of the image"
 
+
+@pytest.mark.parametrize("output_type", ["RGB", "ANY_DATA", "GRAY"])
+def test_mixed_decoding_is_dalis(output_type):
+    """DALI decodes JPEG 2000 with nvJPEG2000 in its mixed decoder, stoker where
+    libnvjpeg2k is found (the CPU's pixels otherwise: the same for lossless files)."""
+    if not has_gpu():
+        pytest.skip("no CUDA device: the mixed decoders are compared on the GPU machine")
+    blobs = list(FILES.values())
+
+    def define(fn, types):
+        data = fn.external_source(source=lambda: [np.frombuffer(b, np.uint8) for b in blobs],
+                                  batch=True)
+        return (fn.decoders.image(data, device="mixed", output_type=getattr(types, output_type)),
+                fn.decoders.image_crop(data, device="mixed", crop=(11, 7), crop_pos_x=0.3,
+                                       crop_pos_y=0.8, output_type=getattr(types, output_type)))
+
+    out = {lib: run(lib, define, len(blobs), device_id=0)[0] for lib in ("stoker", "dali")}
+    lossy = list(FILES).index("lossy")
+    atol = 1 if output_type == "GRAY" else 0  # (gray from colour: as on the CPU)
+    for k, what in enumerate(("image", "image_crop")):
+        ours, theirs = out["stoker"][k], out["dali"][k]
+        exact = [i for i in range(len(blobs)) if i != lossy]
+        assert_same([ours[i] for i in exact], [theirs[i] for i in exact], atol=atol,
+                    what=f"{what} {output_type}")
+        assert_same([ours[lossy]], [theirs[lossy]], atol=2, max_mismatch=0.001,
+                    what=f"{what} {output_type} lossy")
 
 def _error(blob, **kw):
     with pytest.raises(ValueError) as e:
