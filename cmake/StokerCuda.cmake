@@ -53,20 +53,24 @@ if(STOKER_HAVE_CUDA)
   endif()
 endif()
 
-# nvJPEG2000 likewise: its header (PyPI's nvidia-nvjpeg2k-cu13, scripts/setup) at build time, the
-# library at run time; without the header, the mixed decoders decode JPEG 2000 on the CPU.
-set(STOKER_HAVE_NVJPEG2K OFF)
-if(STOKER_HAVE_CUDA)
-  if(_stoker_python)
-    execute_process(
-      COMMAND ${_stoker_python} -c
-              "import nvidia, os; print(';'.join(os.path.join(p, 'nvjpeg2k', 'include') for p in nvidia.__path__))"
-      OUTPUT_VARIABLE _stoker_py_nvjpeg2k OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+# nvJPEG2000 and nvTIFF likewise: their headers (PyPI's nvidia-nvjpeg2k-cu13 and
+# nvidia-nvtiff-cu13, scripts/setup) at build time, the libraries at run time; without a
+# header, the mixed decoders decode that format on the CPU.
+foreach(_lib NVJPEG2K NVTIFF)
+  string(TOLOWER ${_lib} _dir)
+  set(STOKER_HAVE_${_lib} OFF)
+  if(STOKER_HAVE_CUDA)
+    if(_stoker_python)
+      execute_process(
+        COMMAND ${_stoker_python} -c
+                "import nvidia, os; print(';'.join(os.path.join(p, '${_dir}', 'include') for p in nvidia.__path__))"
+        OUTPUT_VARIABLE _stoker_py_${_dir} OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    endif()
+    find_path(STOKER_${_lib}_INCLUDE_DIR ${_dir}.h
+              HINTS ${_stoker_py_${_dir}} ${CUDAToolkit_INCLUDE_DIRS})
+    if(STOKER_${_lib}_INCLUDE_DIR)
+      set(STOKER_HAVE_${_lib} ON)
+      string(APPEND STOKER_CUDA_SUMMARY ", ${_dir}.h in ${STOKER_${_lib}_INCLUDE_DIR}")
+    endif()
   endif()
-  find_path(STOKER_NVJPEG2K_INCLUDE_DIR nvjpeg2k.h
-            HINTS ${_stoker_py_nvjpeg2k} ${CUDAToolkit_INCLUDE_DIRS})
-  if(STOKER_NVJPEG2K_INCLUDE_DIR)
-    set(STOKER_HAVE_NVJPEG2K ON)
-    string(APPEND STOKER_CUDA_SUMMARY ", nvjpeg2k.h in ${STOKER_NVJPEG2K_INCLUDE_DIR}")
-  endif()
-endif()
+endforeach()

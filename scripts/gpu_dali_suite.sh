@@ -39,18 +39,20 @@ if [[ "${1:-}" == "--stage-data" ]]; then
     --platform manylinux_2_28_x86_64 -d .carry/pylib/whl lz4 soundfile cffi pycparser
   for w in .carry/pylib/whl/*.whl; do python3 -m zipfile -e "$w" .carry/pylib/site; done
   rm -rf .carry/pylib/whl
-  # nvJPEG2000's header and library (DALI's staged copy has neither): stoker's mixed decoders
-  # build and decode JPEG 2000 with it there, and DALI's nvImageCodec finds it beside DALI.
+  # nvJPEG2000's and nvTIFF's headers and libraries (DALI's staged copy has none): stoker's mixed
+  # decoders build and decode JPEG 2000 and TIFF with them there, and DALI's nvImageCodec finds
+  # them beside DALI.
   python3 - <<'EOF'
 import nvidia, os, shutil
-for p in nvidia.__path__:
-    d = os.path.join(p, "nvjpeg2k")
-    if os.path.isdir(os.path.join(d, "lib")):
-        shutil.copytree(d, ".carry/pylib/nvjpeg2k", dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
-        break
-else:
-    raise SystemExit("nvJPEG2000: pip install nvidia-nvjpeg2k-cu13 (scripts/setup does)")
+for lib in ("nvjpeg2k", "nvtiff"):
+    for p in nvidia.__path__:
+        d = os.path.join(p, lib)
+        if os.path.isdir(os.path.join(d, "lib")):
+            shutil.copytree(d, f".carry/pylib/{lib}", dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+            break
+    else:
+        raise SystemExit(f"{lib}: pip install nvidia-{lib}-cu13 (scripts/setup does)")
 EOF
   python3 - <<'EOF'
 import nvidia, os, shutil
@@ -83,10 +85,14 @@ suite_env() {
   local nvcomp; nvcomp=$(ls "$STATE"/site/nvidia/libnvcomp/lib*/libnvcomp.so* 2>/dev/null | head -1)
   # nvJPEG2000 comes with DALI's dependencies (stoker's mixed decoders use it for JPEG 2000).
   local nvjpeg2k; nvjpeg2k=$(ls "$STATE"/site/nvidia/nvjpeg2k/lib/libnvjpeg2k.so* 2>/dev/null | head -1)
+  local nvtiff; nvtiff=$(ls "$STATE"/site/nvidia/nvtiff/lib/libnvtiff.so* 2>/dev/null | head -1)
   echo "export PYTHONPATH=$BUILD/python:$STATE/site:$STATE/pylib"
   echo "export LD_LIBRARY_PATH=/usr/local/cuda/lib64:\${LD_LIBRARY_PATH:-}"
   echo "export STOKER_SHARED_DATA=$DATA STOKER_TEST_VIDEOS=$DATA/videos STOKER_NVCOMP_LIBRARY=$nvcomp"
   [[ -n "$nvjpeg2k" ]] && echo "export STOKER_NVJPEG2K_LIBRARY=$nvjpeg2k"
+  [[ -n "$nvtiff" ]] && echo "export STOKER_NVTIFF_LIBRARY=$nvtiff"
+  # nvTIFF opens nvCOMP itself (LZW and Deflate) through the loader's path.
+  [[ -n "$nvcomp" ]] && echo "export LD_LIBRARY_PATH=$(dirname "$nvcomp"):\${LD_LIBRARY_PATH:-}"
   return 0
 }
 # `eval "$(bash scripts/gpu_dali_suite.sh --env)"` in a later call: a benchmark against DALI.
@@ -100,8 +106,10 @@ done
 [[ -d .carry/nvcomp-inc/include ]] && mkdir -p "$STATE/nvcomp-inc" \
   && cp -r .carry/nvcomp-inc/include "$STATE/nvcomp-inc/"
 [[ -d .carry/pylib/site ]] && mkdir -p "$STATE/pylib" && cp -r .carry/pylib/site/. "$STATE/pylib/"
-[[ -d .carry/pylib/nvjpeg2k ]] && mkdir -p "$STATE/site/nvidia/nvjpeg2k" \
-  && cp -r .carry/pylib/nvjpeg2k/. "$STATE/site/nvidia/nvjpeg2k/"
+for lib in nvjpeg2k nvtiff; do
+  [[ -d .carry/pylib/$lib ]] && mkdir -p "$STATE/site/nvidia/$lib" \
+    && cp -r ".carry/pylib/$lib/." "$STATE/site/nvidia/$lib/"
+done
 [[ -d .carry/lmdb/lib ]] && mkdir -p "$STATE/lmdb" && cp -rP .carry/lmdb/. "$STATE/lmdb/"
 # The codec libraries (scripts/gpu_codecs.sh): decoders.audio, WebP, TIFF, JPEG 2000.
 # Once: a carried folder stays in the repo copy for later calls, and copying it again would undo

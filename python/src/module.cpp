@@ -7,6 +7,7 @@
 #include "bindings.hpp"
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
 #include "stoker/codecs/nvjpeg2k/nvjpeg2k_decoder.hpp"
+#include "stoker/codecs/nvtiff/nvtiff_decoder.hpp"
 #include "stoker/codecs/versions.hpp"
 #include "stoker/codecs/video/nvdec_video.hpp"
 #include "stoker/core/cuda.hpp"
@@ -173,6 +174,9 @@ NB_MODULE(_stoker, m) {
         info["lmdb"] = stoker::readers::lmdb_available();
         info["cfitsio"] = stoker::readers::cfitsio_version();
         info["nvcomp"] = bool(kBuiltWithCuda) ? stoker::kernels::nvcomp_unavailable() : "no CUDA";
+        // JPEG 2000 and TIFF in mixed decoding: "" when the library loads, else why not.
+        info["nvjpeg2k"] = bool(kBuiltWithCuda) ? stoker::codecs::nvjpeg2k_unavailable() : "no CUDA";
+        info["nvtiff"] = bool(kBuiltWithCuda) ? stoker::codecs::nvtiff_unavailable() : "no CUDA";
         nb::list devices;
         for (int d = 0; d < stoker::cuda_device_count(); ++d) {
           const auto p = stoker::cuda_device_info(d);
@@ -197,8 +201,6 @@ NB_MODULE(_stoker, m) {
           dev["nvjpeg_hardware"] = stoker::codecs::nvjpeg_hardware_available(d, &hw_why);
           dev["nvjpeg_cuda"] = stoker::codecs::nvjpeg_cuda_available(d, &cuda_why);
           dev["nvjpeg_note"] = !cuda_why.empty() ? cuda_why : hw_why;
-          std::string j2k_why;  // JPEG 2000 in mixed decoding: "" when usable, else why not
-          dev["nvjpeg2k"] = stoker::codecs::nvjpeg2k_available(d, &j2k_why) ? "" : j2k_why;
           devices.append(dev);
         }
         info["devices"] = devices;

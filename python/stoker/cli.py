@@ -59,7 +59,8 @@ def info(as_json=False):
            "lmdb": raw["lmdb"],
            "cfitsio": raw["cfitsio"] or None,
            "ffmpeg": raw["ffmpeg"] or None,
-           "nvcomp": raw["nvcomp"] or True}
+           "nvcomp": raw["nvcomp"] or True, "nvjpeg2k": raw["nvjpeg2k"] or True,
+           "nvtiff": raw["nvtiff"] or True}
     if as_json:
         return json.dumps(out, indent=1)
     cuda = out["cuda"]
@@ -82,8 +83,7 @@ def info(as_json=False):
                      f"{yes[d['nvjpeg_hardware']]}, CUDA decoder {yes[d['nvjpeg_cuda']]}{note}")
         lines.append(f"  NVDEC (readers.video, decoders.video mixed): "
                      f"{d['nvdec'] and 'no: ' + d['nvdec'] or 'yes'}; NVOFA (optical_flow): "
-                     f"{d['nvofa'] and 'no: ' + d['nvofa'] or 'yes'}; nvJPEG2000 (JPEG 2000, "
-                     f"mixed): {d['nvjpeg2k'] and 'no: ' + d['nvjpeg2k'] or 'yes'}")
+                     f"{d['nvofa'] and 'no: ' + d['nvofa'] or 'yes'}")
     lines.append(f"libjpeg-turbo {out['libjpeg_turbo']}; libpng {out['libpng']}; "
                  f"libwebp {out['libwebp'] or 'no (WebP refused)'}; "
                  f"libtiff {out['libtiff'] or 'no (TIFF refused)'}; "
@@ -96,6 +96,9 @@ def info(as_json=False):
         nvcomp = out["nvcomp"]
         lines.append("nvCOMP (decoders.inflate on the GPU): " +
                      ("yes" if nvcomp is True else f"no: {nvcomp} (inflates on the CPU instead)"))
+        for key, name, what in (("nvjpeg2k", "nvJPEG2000", "JPEG 2000"), ("nvtiff", "nvTIFF", "TIFF")):
+            lines.append(f"{name} ({what} in mixed decoding): " +
+                         ("yes" if out[key] is True else f"no: {out[key]} (decoded on the CPU)"))
     return "\n".join(lines)
 
 

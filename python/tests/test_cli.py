@@ -35,7 +35,6 @@ def test_info_reports_the_build_and_what_it_sees():
         # NVDEC and NVOFA say "" or why not.
         assert d["kernels"] is True
         assert isinstance(d["nvdec"], str) and isinstance(d["nvofa"], str)
-        assert isinstance(d["nvjpeg2k"], str)
     archs = info["cuda"]["architectures"]
     if info["cuda"]["built"]:
         # CMake's syntax: "90-real" (SASS), "90-virtual" (PTX), "90" (both), or "native".
@@ -55,6 +54,22 @@ def test_info_reports_the_build_and_what_it_sees():
         assert "GPUs: none seen" in text.stdout
     if info["cuda"]["built"]:
         assert "; kernels for sm_" in text.stdout or "kernels for native" in text.stdout
+    # nvJPEG2000 and nvTIFF: where PyPI's packages are installed (scripts/setup), their libraries
+    # load with every entry point stoker uses (a missing one would say "lacks").
+    for key, module, name in (("nvjpeg2k", "nvidia.nvjpeg2k", "nvJPEG2000"),
+                              ("nvtiff", "nvidia.nvtiff", "nvTIFF")):
+        if not info["cuda"]["built"]:
+            assert info[key] is True or "no CUDA" in info[key]
+            continue
+        try:
+            __import__(module)
+            installed = True
+        except ImportError:
+            installed = False
+        if installed and "built without" not in str(info[key]):
+            assert info[key] is True, info[key]
+        assert (f"{name} (" in text.stdout and
+                ("yes" if info[key] is True else f"no: {info[key]}") in text.stdout)
 
 
 def test_version_is_the_package_version_without_loading_the_native_module():

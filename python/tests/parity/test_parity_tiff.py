@@ -3,7 +3,9 @@ no compression, LZW, deflate, PackBits and JPEG, 8- and 16-bit gray and RGB(A), 
 first page of a multi-page file; every output type at uint8 and uint16, windows and
 peek_image_shape. Where DALI decodes no
 TIFF or a wrong one (planar files go to OpenCV, which fails on tiled ones; gray+alpha comes out
-garbled), stoker's pixels are checked against the file's own (docs/dali_differences.md)."""
+garbled), stoker's pixels are checked against the file's own (docs/dali_differences.md).
+device="mixed" (nvTIFF on both sides, where stoker finds libnvtiff) against DALI's mixed decoder
+on the GPU machine, for the lossless 8-bit files."""
 
 import io
 import os
@@ -11,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from parity_util import SKIP_REASON, assert_same, dali, run
+from parity_util import SKIP_REASON, assert_same, dali, has_gpu, run
 
 if dali is None:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -92,6 +94,24 @@ def test_images_are_the_same(output_type, dtype):
     else:
         assert_same(ours, theirs, what=f"{output_type} {dtype}")
 
+
+@pytest.mark.parametrize("output_type", ["RGB", "ANY_DATA"])
+def test_mixed_decoding_of_lossless_files_is_dalis(output_type):
+    if not has_gpu():
+        pytest.skip("no CUDA device: the mixed decoders are compared on the GPU machine")
+    names = ["raw", "lzw", "deflate", "packbits", "gray", "tiled"]
+    blobs = [FILES[k] for k in names]
+
+    def define(fn, types):
+        data = fn.external_source(source=lambda: [np.frombuffer(b, np.uint8) for b in blobs],
+                                  batch=True)
+        return (fn.decoders.image(data, device="mixed", output_type=getattr(types, output_type)),
+                fn.decoders.image_crop(data, device="mixed", crop=(11, 7), crop_pos_x=0.3,
+                                       crop_pos_y=0.8, output_type=getattr(types, output_type)))
+
+    out = {lib: run(lib, define, len(blobs), device_id=0)[0] for lib in ("stoker", "dali")}
+    for k, what in enumerate(("image", "image_crop")):
+        assert_same(out["stoker"][k], out["dali"][k], what=f"{what} {output_type}")
 
 def test_windows_and_shapes_are_the_same():
     blobs = list(FILES.values())

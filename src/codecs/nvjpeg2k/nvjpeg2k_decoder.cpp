@@ -88,6 +88,8 @@ void check(nvjpeg2kStatus_t s, const char* what) {
 
 }  // namespace
 
+std::string nvjpeg2k_unavailable() { return api().error; }
+
 bool nvjpeg2k_available(int device, std::string* why) {
   const Api& a = api();
   if (!a.error.empty()) {
@@ -180,9 +182,10 @@ bool Nvjpeg2kDecoder::decode(const NvjpegJob& job, int channels, StreamHandle st
 #else  // without nvjpeg2k.h
 
 bool nvjpeg2k_available(int, std::string* why) {
-  if (why) *why = "stoker was built without nvjpeg2k.h";
+  if (why) *why = nvjpeg2k_unavailable();
   return false;
 }
+std::string nvjpeg2k_unavailable() { return "stoker was built without nvjpeg2k.h"; }
 struct Nvjpeg2kDecoder::State {};
 Nvjpeg2kDecoder::Nvjpeg2kDecoder(int) {
   throw RuntimeError("nvJPEG2000 unavailable: stoker was built without nvjpeg2k.h");

@@ -15,6 +15,9 @@ namespace stoker::codecs {
 
 // Whether nvJPEG2000 can be used on `device`; otherwise `why` says why not.
 bool nvjpeg2k_available(int device, std::string* why = nullptr);
+// "" when libnvjpeg2k loads with every entry point stoker uses (whatever the devices), else why
+// not.
+std::string nvjpeg2k_unavailable();
 
 // Decodes one image at a time on a CUDA stream; used from one thread at a time.
 class Nvjpeg2kDecoder {

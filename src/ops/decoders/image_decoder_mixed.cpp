@@ -11,9 +11,9 @@
 #include <map>
 
 #include "stoker/codecs/nvjpeg/nvjpeg_decoder.hpp"
-#include "stoker/codecs/nvjpeg2k/nvjpeg2k_decoder.hpp"
 #include "stoker/ops/decoders/hw_share.hpp"
 #include "stoker/ops/decoders/image_decoder_base.hpp"
+#include "stoker/ops/decoders/other_formats_gpu.hpp"
 #include "stoker/ops/decoders/thread_decoder_choice.hpp"
 
 namespace stoker::ops::decoders_detail {
@@ -29,8 +29,9 @@ double seconds_since(Clock::time_point t) {
 // threads, a JPEG goes to nvJPEG's CUDA decoder (Huffman on the thread, the rest on the GPU) or
 // to libjpeg-turbo (everything on the thread, then one copy to the device), whichever costs the
 // threads less per image (measured, or fixed by cuda_decoder); the other formats, and anything
-// nvJPEG refuses, decode with the CPU codecs; JPEG 2000 (8-bit, as stored) decodes with nvJPEG2000
-// on the GPU where libnvjpeg2k is found. The hardware takes baseline JPEGs it reports as
+// nvJPEG refuses, decode with the CPU codecs, but for 8-bit JPEG 2000 and TIFF images as stored,
+// which nvJPEG2000 and nvTIFF decode on the GPU where their libraries are found
+// (OtherFormatsGpu). The hardware takes baseline JPEGs it reports as
 // supported, for RGB/BGR uint8 output without EXIF rotation or DCT scaling; a batch it fails goes
 // to the CPU. hw_decoder_load is the fraction of the batch offered to the hardware, or "auto":
 // measured rates of the hardware and the threads set it so that they take equal time, or, when
@@ -141,7 +142,12 @@ class ImageDecoderMixed final : public ImageDecoder {
       // calls per image on top of nvJPEG's: the training thread's launches wait on them).
       if (input_pinned) in.record_use(ws.stream);
     }
-    const std::vector<int> j2k_refused = decode_jpeg2000(ws, in, *split, out);
+    std::vector<int> others;  // JPEG 2000 and TIFF images for their GPU decoders
+    for (int i = 0; i < n; ++i)
+      if (split->side[size_t(i)] == Side::kOther) others.push_back(i);
+    const auto other = others.empty() ? OtherFormatsGpu::Result{}
+                                      : others_.decode(others, in, split->plan.infos, jobs, out,
+                                                       ws.stream);
     const double t_threads = any_here ? threads_done.get() : 0.0;
     const auto t_join = Clock::now();
     // The CUDA decoder's work, here or ahead, before the uploads (which may replace a refused
@@ -151,13 +157,13 @@ class ImageDecoderMixed final : public ImageDecoder {
     upload(ws, split->host, out);
     upload(ws, threads, out);
     const int hw_count = int(hw_jobs.size());
-    // What the engines failed and nvJPEG2000 refused, on the CPU (later on the stream than
-    // anything those queued for the same samples).
-    if ((!hw_ok && hw_count > 0) || !j2k_refused.empty()) {
+    // What the engines failed and the other formats' decoders refused, on the CPU (later on
+    // the stream than anything those queued for the same samples).
+    if ((!hw_ok && hw_count > 0) || !other.refused.empty()) {
       std::vector<Side> redo(static_cast<size_t>(n), Side::kSkip);
       for (int i = 0; i < n; ++i)
         if (!hw_ok && split->side[size_t(i)] == Side::kHw) redo[size_t(i)] = Side::kCpu;
-      for (int i : j2k_refused) redo[size_t(i)] = Side::kCpu;
+      for (int i : other.refused) redo[size_t(i)] = Side::kCpu;
       upload(ws, decode_on_threads(ws, in, split->plan, redo, jobs), out);
     }
     // The threads' side: the CPU stage's decodes when it did them, else this batch's threads.
@@ -175,14 +181,12 @@ class ImageDecoderMixed final : public ImageDecoder {
     const double t_finish = seconds_since(t_join);
     std::lock_guard lock(stats_mutex_);
     const int cuda_n = threads.cuda_decoded + split->host.cuda_decoded;
-    const int j2k_n = int(std::count(split->side.begin(), split->side.end(), Side::kJ2k)) -
-                      int(j2k_refused.size());
     hw_images_ += hw_ok ? hw_count : 0;
     cuda_images_ += cuda_n;
-    j2k_images_ += j2k_n;
-    j2k_refused_ += int64_t(j2k_refused.size());
+    j2k_images_ += other.jpeg2000, j2k_refused_ += other.jpeg2000_refused;
+    tiff_images_ += other.tiff, tiff_refused_ += other.tiff_refused;
     cuda_fallbacks_ += threads.cuda_refused + split->host.cuda_refused;
-    cpu_images_ += n - (hw_ok ? hw_count : 0) - cuda_n - j2k_n;
+    cpu_images_ += n - (hw_ok ? hw_count : 0) - cuda_n - other.jpeg2000 - other.tiff;
     ahead_images_ += split->host_decoded ? n - hw_count : 0;
     seconds_ahead_ += split->host_decoded ? split->host_seconds : 0.0;
     seconds_plan_ += split->plan_seconds, seconds_finish_ += t_finish;
@@ -192,12 +196,12 @@ class ImageDecoderMixed final : public ImageDecoder {
 
   std::map<std::string, double> stats() const override {
     auto out = ImageDecoder::stats();  // the threads' libjpeg-turbo decodes past warnings
-    bool hw = false, cuda = false, j2k = false;
+    bool hw = false, cuda = false, j2k = false, tiff = false;
     const codecs::NvjpegCudaDecoder* cuda_decoder = nullptr;
     {
       std::lock_guard open(open_mutex_);  // the decoders open on the first batch
       hw = hw_ != nullptr, cuda = cuda_ != nullptr, cuda_decoder = cuda_.get();
-      j2k = j2k_ != nullptr;
+      j2k = others_.has_jpeg2000(), tiff = others_.has_tiff();
     }
     if (cuda) {
       // The CUDA decoder's thread time by phase: where its time per image goes.
@@ -211,10 +215,13 @@ class ImageDecoderMixed final : public ImageDecoder {
     out.merge(std::map<std::string, double>{
         {"hw_images", double(hw_images_)},
         {"cuda_images", double(cuda_images_)},
-        // JPEG 2000s nvJPEG2000 decoded, and those it left to the CPU (j2k_refused).
+        // JPEG 2000s and TIFFs nvJPEG2000 and nvTIFF decoded, those they left to the CPU.
         {"j2k_images", double(j2k_images_)},
         {"j2k_refused", double(j2k_refused_)},
         {"j2k_available", j2k ? 1.0 : 0.0},
+        {"tiff_images", double(tiff_images_)},
+        {"tiff_refused", double(tiff_refused_)},
+        {"tiff_available", tiff ? 1.0 : 0.0},
         {"cpu_images", double(cpu_images_)},
         // Of cpu_images and cuda_images, those decoded in the CPU stage ahead of the mixed
         // stage.
@@ -246,8 +253,8 @@ class ImageDecoderMixed final : public ImageDecoder {
  private:
   using Job = codecs::NvjpegJob;
   // Who decodes a sample: the engines, nvJPEG's CUDA decoder on a thread, the CPU codecs on a
-  // thread, nvJPEG2000 on the mixed stage's thread, or nobody in this pass.
-  enum class Side : char { kSkip, kCpu, kHw, kCuda, kJ2k };
+  // thread, nvJPEG2000 or nvTIFF from the mixed stage's thread, or nobody in this pass.
+  enum class Side : char { kSkip, kCpu, kHw, kCuda, kOther };
 
   // What the threads decoded: host decodes in one pinned staging buffer (each at its offset,
   // `staged`) for upload; the CUDA decoder wrote its samples on the device, into their place in
@@ -273,7 +280,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     const void* first = nullptr;  // the first sample's bytes: which batch this is
     Plan plan;
     std::vector<Side> side;
-    std::vector<Job> jobs;       // kHw, kCuda and kJ2k samples
+    std::vector<Job> jobs;       // kHw, kCuda and kOther samples
     bool warmup_probe = false;   // the CUDA decoder's first batch: its costs are not learned
     bool decoder_probe = false;  // cuda_decoder="auto" tried both decoders on the threads
     bool host_decoded = false;   // kCpu samples are in `host`
@@ -299,13 +306,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     if (cuda_mode_ != "off" && codecs::nvjpeg_cuda_available(ws.device_id, &cuda_why_))
       cuda_ = std::make_unique<codecs::NvjpegCudaDecoder>(ws.device_id, ws.pool->num_threads(),
                                                           gpu_huffman_threshold_);
-    if (codecs::nvjpeg2k_available(ws.device_id, &j2k_why_)) {
-      try {
-        j2k_ = std::make_unique<codecs::Nvjpeg2kDecoder>(ws.device_id);
-      } catch (const RuntimeError& e) {  // the CPU decodes JPEG 2000 then
-        j2k_why_ = e.what();
-      }
-    }
+    others_.open(ws.device_id);
   }
 
   // The header pass, then who decodes what.
@@ -369,43 +370,18 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     for (int i = 0, taken = 0; i < s.n && taken < take; ++i)
       if (hw_ok_here[size_t(i)]) s.side[size_t(i)] = Side::kHw, ++taken;
-    // 8-bit JPEG 2000s, as stored (nvJPEG2000 gives components as they are: no BGR, no
-    // conversion to gray or colour, which Nvjpeg2kDecoder::decode refuses image by image).
-    if (j2k_ && dtype_ == DType::kU8 && !ycbcr_ && format_ != codecs::ColorFormat::kBGR) {
-      for (int i = 0; i < s.n; ++i) {
-        const auto& info = s.plan.infos[size_t(i)];
-        const auto& w = s.plan.windows[size_t(i)];
-        if (info.format != codecs::ImageFormat::kJpeg2000 || info.orientation != 1 ||
-            info.bit_depth != 8 || info.channels < 1 || info.channels > 4)
-          continue;
-        auto view = in.sample(i);
-        s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data), size_t(view.shape[0]),
-                             w.y, w.x, w.height, w.width, nullptr, w.width * info.channels};
-        s.side[size_t(i)] = Side::kJ2k;
-      }
+    for (int i = 0; i < s.n; ++i) {  // 8-bit JPEG 2000s and TIFFs as stored
+      const auto& info = s.plan.infos[size_t(i)];
+      if (!others_.takes(info, format_, dtype_, ycbcr_)) continue;
+      const auto& w = s.plan.windows[size_t(i)];
+      auto view = in.sample(i);
+      s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data), size_t(view.shape[0]),
+                           w.y, w.x, w.height, w.width, nullptr, w.width * info.channels};
+      s.side[size_t(i)] = Side::kOther;
     }
     choose_thread_decoders(s);
     s.plan_seconds = seconds_since(t);
     return sp;
-  }
-
-  // The kJ2k samples decoded by nvJPEG2000 into `out` on the stage's stream; returns those it
-  // refused, for the CPU.
-  std::vector<int> decode_jpeg2000(Workspace& ws, const Batch& in, Split& split, Batch& out) {
-    std::vector<int> refused;
-    bool queued = false;
-    for (int i = 0; i < split.n; ++i) {
-      if (split.side[size_t(i)] != Side::kJ2k) continue;
-      Job& job = split.jobs[size_t(i)];
-      job.out = static_cast<uint8_t*>(out.data(i));
-      if (j2k_->decode(job, int(split.plan.shapes[size_t(i)][2]), ws.stream))
-        queued = true;
-      else
-        refused.push_back(i);
-    }
-    // nvJPEG2000 reads the streams while it decodes: reused only after the stream's work.
-    if (queued) in.record_use(ws.stream);
-    return refused;
   }
 
   // cuda_decoder="auto": the threads' JPEGs go to whichever decoder costs a thread less per
@@ -582,8 +558,7 @@ class ImageDecoderMixed final : public ImageDecoder {
   std::string hw_why_, cuda_why_;
   std::unique_ptr<codecs::NvjpegHardwareDecoder> hw_;
   std::unique_ptr<codecs::NvjpegCudaDecoder> cuda_;
-  std::unique_ptr<codecs::Nvjpeg2kDecoder> j2k_;  // mixed stage only
-  std::string j2k_why_;
+  OtherFormatsGpu others_;  // decodes from the mixed stage only
   // Shared by the CPU stage (prepare_on_host) and the mixed stage (run), and stats().
   mutable std::mutex stats_mutex_;
   HwShare share_;  // offers to the splits (either stage), measurements from the mixed stage
@@ -591,7 +566,8 @@ class ImageDecoderMixed final : public ImageDecoder {
   int last_take_ = -1;          // the hardware's share of the last batch, in samples ("auto")
   ThreadDecoderChoice choice_;  // cuda_decoder="auto"
   int64_t hw_images_ = 0, cuda_images_ = 0, cpu_images_ = 0, ahead_images_ = 0;
-  int64_t hw_fallbacks_ = 0, cuda_fallbacks_ = 0, j2k_images_ = 0, j2k_refused_ = 0;
+  int64_t hw_fallbacks_ = 0, cuda_fallbacks_ = 0;
+  int64_t j2k_images_ = 0, j2k_refused_ = 0, tiff_images_ = 0, tiff_refused_ = 0;
   double seconds_plan_ = 0, seconds_ahead_ = 0, seconds_hw_submit_ = 0, seconds_hw_wait_ = 0;
   double seconds_threads_ = 0;
   double seconds_finish_ = 0, seconds_total_ = 0;
