@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "stoker/core/memory.hpp"
+
 namespace stoker {
 
 std::vector<std::string> pip_library_candidates(const char* env, const std::string& soname,
@@ -32,6 +34,16 @@ void* open_pip_library(const std::vector<std::string>& candidates) {
   for (const auto& name : candidates)
     if (void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
   return nullptr;
+}
+
+void* pip_library_symbol(void* lib, const char* sym) { return dlsym(lib, sym); }
+
+bool runtime_library_usable(const std::string& load_error, std::string* why) {
+  const std::string reason = !load_error.empty() ? load_error
+                             : !cuda_available() ? std::string("no CUDA device")
+                                                 : std::string();
+  if (why) *why = reason;
+  return reason.empty();
 }
 
 }  // namespace stoker

@@ -18,4 +18,17 @@ std::vector<std::string> pip_library_candidates(const char* env, const std::stri
 // dlopen()s the first candidate that loads; nullptr when none does.
 void* open_pip_library(const std::vector<std::string>& candidates);
 
+// `sym` of `lib` (a dlopen handle) into `fn`, typed as `fn` is; a missing one sets `error` to
+// "<libname> lacks <sym>" (the first that is missing: the library is unusable).
+void* pip_library_symbol(void* lib, const char* sym);
+template <typename Fn>
+void resolve_symbol(void* lib, Fn& fn, const char* sym, const char* libname, std::string& error) {
+  fn = reinterpret_cast<Fn>(pip_library_symbol(lib, sym));
+  if (!fn && error.empty()) error = std::string(libname) + " lacks " + sym;
+}
+
+// Whether a library opened at run time (`load_error`: why it did not load, empty when it did)
+// serves a device: it loaded and CUDA sees a device. Otherwise `why` says why not.
+bool runtime_library_usable(const std::string& load_error, std::string* why);
+
 }  // namespace stoker

@@ -5,13 +5,9 @@
 #include <cstdlib>
 
 #include "stoker/core/error.hpp"
-#include "stoker/core/memory.hpp"
 
 #ifdef STOKER_HAVE_NVJPEG2K
-#include <dlfcn.h>
 #include <nvjpeg2k.h>
-
-#include <type_traits>
 
 #include "stoker/core/pip_library.hpp"
 #endif
@@ -55,10 +51,8 @@ const Api& api() {
       r.error = "libnvjpeg2k not found (pip install nvidia-nvjpeg2k-cu13, or stoker[cuda])";
       return r;
     }
-    bool ok = true;
     auto get = [&](auto& fn, const char* sym) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, sym));
-      if (!fn && ok) ok = false, r.error = std::string("libnvjpeg2k lacks ") + sym;
+      resolve_symbol(lib, fn, sym, "libnvjpeg2k", r.error);
     };
     get(r.create, "nvjpeg2kCreateSimple");
     get(r.destroy, "nvjpeg2kDestroy");
@@ -90,19 +84,7 @@ void check(nvjpeg2kStatus_t s, const char* what) {
 
 std::string nvjpeg2k_unavailable() { return api().error; }
 
-bool nvjpeg2k_available(int device, std::string* why) {
-  const Api& a = api();
-  if (!a.error.empty()) {
-    if (why) *why = a.error;
-    return false;
-  }
-  if (!cuda_available()) {
-    if (why) *why = "no CUDA device";
-    return false;
-  }
-  (void)device;
-  return true;
-}
+bool nvjpeg2k_available(int, std::string* why) { return runtime_library_usable(api().error, why); }
 
 struct Nvjpeg2kDecoder::State {
   int device = 0;
@@ -172,11 +154,10 @@ bool Nvjpeg2kDecoder::decode(const NvjpegJob& job, int channels, StreamHandle st
           "setting the decode area");
   }
   void* planes[4] = {job.out, job.out, job.out, job.out};
-  size_t pitches[4] = {size_t(job.pitch), size_t(job.pitch), size_t(job.pitch),
-                       size_t(job.pitch)};
+  size_t pitches[4] = {size_t(job.pitch), size_t(job.pitch), size_t(job.pitch), size_t(job.pitch)};
   nvjpeg2kImage_t out{planes, pitches, NVJPEG2K_UINT8, uint32_t(channels)};
-  return a.decode_image(s.handle, s.decode_state, s.stream, s.params, &out,
-                        cudaStream_t(stream)) == NVJPEG2K_STATUS_SUCCESS;
+  return a.decode_image(s.handle, s.decode_state, s.stream, s.params, &out, cudaStream_t(stream)) ==
+         NVJPEG2K_STATUS_SUCCESS;
 }
 
 #else  // without nvjpeg2k.h

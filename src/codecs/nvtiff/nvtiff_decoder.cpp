@@ -5,14 +5,10 @@
 #include <cstdlib>
 
 #include "stoker/core/error.hpp"
-#include "stoker/core/memory.hpp"
 
 #ifdef STOKER_HAVE_NVTIFF
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <nvtiff.h>
-
-#include <type_traits>
 
 #include "stoker/core/pip_library.hpp"
 #endif
@@ -51,11 +47,8 @@ const Api& api() {
       r.error = "libnvtiff not found (pip install nvidia-nvtiff-cu13, or stoker[cuda])";
       return r;
     }
-    bool ok = true;
     auto get = [&](auto& fn, const char* sym) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, sym));
-      if (!fn && ok)
-        ok = false, r.error = std::string("libnvtiff lacks ") + sym + " (nvTIFF 0.8 or later)";
+      resolve_symbol(lib, fn, sym, "libnvtiff", r.error);
     };
     get(r.decoder_create, "nvtiffDecoderCreateSimple");
     get(r.decoder_destroy, "nvtiffDecoderDestroy");
@@ -68,6 +61,7 @@ const Api& api() {
     get(r.image_info, "nvtiffStreamGetImageInfo");
     get(r.supported, "nvtiffDecodeCheckSupported");
     get(r.decode, "nvtiffDecode");
+    if (!r.error.empty()) r.error += " (stoker needs nvTIFF 0.8's interface)";
     return r;
   }();
   return a;
@@ -107,19 +101,7 @@ bool as_stored(const nvtiffImageInfo_t& info, int channels) {
 
 std::string nvtiff_unavailable() { return api().error; }
 
-bool nvtiff_available(int device, std::string* why) {
-  const Api& a = api();
-  if (!a.error.empty()) {
-    if (why) *why = a.error;
-    return false;
-  }
-  if (!cuda_available()) {
-    if (why) *why = "no CUDA device";
-    return false;
-  }
-  (void)device;
-  return true;
-}
+bool nvtiff_available(int, std::string* why) { return runtime_library_usable(api().error, why); }
 
 struct NvtiffDecoder::State {
   explicit State(int d) : device(d), stream(d) {}

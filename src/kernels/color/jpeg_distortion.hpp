@@ -92,8 +92,8 @@ constexpr float kA = 1.387039845322148f, kB = 1.306562964876377f, kC = 1.1758756
                 kNorm = 0.3535533905932737f;
 
 STOKER_HD inline void dct_forward(float* x, int stride) {
-  const float x0 = x[0], x1 = x[stride], x2 = x[2 * stride], x3 = x[3 * stride],
-              x4 = x[4 * stride], x5 = x[5 * stride], x6 = x[6 * stride], x7 = x[7 * stride];
+  const float x0 = x[0], x1 = x[stride], x2 = x[2 * stride], x3 = x[3 * stride], x4 = x[4 * stride],
+              x5 = x[5 * stride], x6 = x[6 * stride], x7 = x[7 * stride];
   const float t0 = x0 + x7, t1 = x1 + x6, t2 = x2 + x5, t3 = x3 + x4;
   const float t4 = x0 - x7, t5 = x6 - x1, t6 = x2 - x5, t7 = x4 - x3;
   const float t8 = t0 + t3, t9 = t0 - t3, t10 = t1 + t2, t11 = t1 - t2;
@@ -108,8 +108,8 @@ STOKER_HD inline void dct_forward(float* x, int stride) {
 }
 
 STOKER_HD inline void dct_inverse(float* x, int stride) {
-  const float x0 = x[0], x1 = x[stride], x2 = x[2 * stride], x3 = x[3 * stride],
-              x4 = x[4 * stride], x5 = x[5 * stride], x6 = x[6 * stride], x7 = x[7 * stride];
+  const float x0 = x[0], x1 = x[stride], x2 = x[2 * stride], x3 = x[3 * stride], x4 = x[4 * stride],
+              x5 = x[5 * stride], x6 = x[6 * stride], x7 = x[7 * stride];
   const float t0 = x0 + x4, t1 = fma_(x2, kB, x6 * kE);
   const float t2 = t0 + t1, t3 = t0 - t1;
   const float t4 = fma_(x5, kD, fma_(x3, kC, fma_(x1, kA, x7 * kF)));
@@ -174,8 +174,7 @@ STOKER_HD inline void store_group(const Mcu& m, int64_t h, int64_t w, int64_t x0
   for (int k = 0; k < 4; ++k) {
     const int64_t x = x0 + 2 * gx + (k & 1), y = y0 + 2 * gy + (k >> 1);
     if (x >= w || y >= h) continue;
-    to_rgb(to_u8(m[blk][ly + (k >> 1)][lx + (k & 1)] + 128.0f), cb8, cr8,
-           out + (y * w + x) * 3);
+    to_rgb(to_u8(m[blk][ly + (k >> 1)][lx + (k & 1)] + 128.0f), cb8, cr8, out + (y * w + x) * 3);
   }
 }
 

@@ -18,8 +18,10 @@ __global__ void distort(const JpegDistortionGpuSample* __restrict__ samples) {
   __shared__ uint8_t q[2][64];
   const JpegDistortionGpuSample& s = samples[blockIdx.y];
   const int t = threadIdx.x, m = t / 64, g = t % 64;
-  if (t < 64) q[0][t] = s.tables.luma[t];
-  else if (t < 128) q[1][t - 64] = s.tables.chroma[t - 64];
+  if (t < 64)
+    q[0][t] = s.tables.luma[t];
+  else if (t < 128)
+    q[1][t - 64] = s.tables.chroma[t - 64];
   const int64_t across = (s.w + 15) / 16, blocks = across * ((s.h + 15) / 16);
   jd::Mcu& mcu = mcus[m];
   // Every thread runs the same iterations (the barriers); those past the last block idle.

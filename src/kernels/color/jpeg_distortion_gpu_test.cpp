@@ -55,8 +55,7 @@ TEST(JpegDistortionGpu, BatchEqualsTheCpuReference) {
   for (size_t i = 0; i < desc.size(); ++i) {
     std::vector<uint8_t> want(in[i].size()), got(in[i].size());
     jpeg_distortion_reference(in[i].data(), want.data(), desc[i].h, desc[i].w, desc[i].tables);
-    ASSERT_EQ(cudaMemcpy(got.data(), desc[i].out, got.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(got.data(), desc[i].out, got.size(), cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(got, want) << "sample " << i;
   }
 }

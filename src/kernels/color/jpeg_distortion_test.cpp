@@ -73,8 +73,8 @@ std::vector<uint8_t> distort(const std::vector<uint8_t>& img, int64_t h, int64_t
 }
 
 TEST(JpegDistortion, ConstantImagesStayConstant) {
-  for (const auto& rgb : std::vector<std::vector<int>>{{128, 128, 128}, {200, 30, 90}, {0, 0, 0},
-                                                        {255, 255, 255}}) {
+  for (const auto& rgb :
+       std::vector<std::vector<int>>{{128, 128, 128}, {200, 30, 90}, {0, 0, 0}, {255, 255, 255}}) {
     const int64_t h = 21, w = 35;
     std::vector<uint8_t> img(size_t(h * w * 3));
     for (size_t i = 0; i < img.size(); ++i) img[i] = uint8_t(rgb[i % 3]);

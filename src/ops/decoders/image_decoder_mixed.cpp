@@ -145,9 +145,9 @@ class ImageDecoderMixed final : public ImageDecoder {
     std::vector<int> others;  // JPEG 2000 and TIFF images for their GPU decoders
     for (int i = 0; i < n; ++i)
       if (split->side[size_t(i)] == Side::kOther) others.push_back(i);
-    const auto other = others.empty() ? OtherFormatsGpu::Result{}
-                                      : others_.decode(others, in, split->plan.infos, jobs, out,
-                                                       ws.stream);
+    const auto other = others.empty()
+                           ? OtherFormatsGpu::Result{}
+                           : others_.decode(others, in, split->plan.infos, jobs, out, ws.stream);
     const double t_threads = any_here ? threads_done.get() : 0.0;
     const auto t_join = Clock::now();
     // The CUDA decoder's work, here or ahead, before the uploads (which may replace a refused
@@ -375,8 +375,14 @@ class ImageDecoderMixed final : public ImageDecoder {
       if (!others_.takes(info, format_, dtype_, ycbcr_)) continue;
       const auto& w = s.plan.windows[size_t(i)];
       auto view = in.sample(i);
-      s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data), size_t(view.shape[0]),
-                           w.y, w.x, w.height, w.width, nullptr, w.width * info.channels};
+      s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
+                           size_t(view.shape[0]),
+                           w.y,
+                           w.x,
+                           w.height,
+                           w.width,
+                           nullptr,
+                           w.width * info.channels};
       s.side[size_t(i)] = Side::kOther;
     }
     choose_thread_decoders(s);

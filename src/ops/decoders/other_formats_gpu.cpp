@@ -21,8 +21,8 @@ void OtherFormatsGpu::open(int device) {
   }
 }
 
-bool OtherFormatsGpu::takes(const codecs::ImageInfo& info, codecs::ColorFormat format,
-                            DType dtype, bool ycbcr) const {
+bool OtherFormatsGpu::takes(const codecs::ImageInfo& info, codecs::ColorFormat format, DType dtype,
+                            bool ycbcr) const {
   const bool lib = (info.format == codecs::ImageFormat::kJpeg2000 && j2k_) ||
                    (info.format == codecs::ImageFormat::kTiff && tiff_);
   return lib && dtype == DType::kU8 && !ycbcr && format != codecs::ColorFormat::kBGR &&
@@ -40,7 +40,8 @@ OtherFormatsGpu::Result OtherFormatsGpu::decode(const std::vector<int>& samples,
     job.out = static_cast<uint8_t*>(out.data(i));
     const int channels = int(out.shape(i)[2]);
     const bool j2k = infos[size_t(i)].format == codecs::ImageFormat::kJpeg2000;
-    const bool done = j2k ? j2k_->decode(job, channels, stream) : tiff_->decode(job, channels, stream);
+    const bool done =
+        j2k ? j2k_->decode(job, channels, stream) : tiff_->decode(job, channels, stream);
     if (done) {
       (j2k ? r.jpeg2000 : r.tiff) += 1;
       queued = queued || j2k;  // (nvTIFF's images are complete when it returns)
