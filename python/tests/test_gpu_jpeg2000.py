@@ -2,7 +2,7 @@
 (whole, or a window of an untiled image), and what it would not give as the CPU decoder does
 (16 bits, other channel counts than asked, BGR, windows of tiled images, YCbCr output) goes to
 the CPU threads. Either way the pixels are the CPU decoder's: equal for reversible (lossless)
-files, within 2 levels on 0.1% of the values at most for irreversible ones (the 9/7 wavelet in
+files, within 4 levels and half a level on average for irreversible ones (the 9/7 wavelet in
 float on both sides). Skipped without a CUDA device; the nvJPEG2000 counts are checked where
 libnvjpeg2k is found (PyPI's nvidia-nvjpeg2k-cu13), the CPU's otherwise."""
 
@@ -72,9 +72,9 @@ def _decode(blobs, device, **kwargs):
 def _assert_cpus(cpu, mixed, lossy=()):
     for i, (a, m) in enumerate(zip(cpu, mixed, strict=True)):
         assert a.dtype == m.dtype and a.shape == m.shape, (i, a.shape, m.shape)
-        if i in lossy:
+        if i in lossy:  # the 9/7 wavelet in float on both sides, in another order
             diff = np.abs(a.astype(int) - m.astype(int))
-            assert diff.max() <= 2 and np.mean(diff > 0) <= 0.001, (i, diff.max())
+            assert diff.max() <= 4 and diff.mean() < 0.5, (i, diff.max(), diff.mean())
         else:
             np.testing.assert_array_equal(a, m, err_msg=f"sample {i}")
 
@@ -107,8 +107,8 @@ def test_windows_decode_on_the_gpu_unless_the_image_is_tiled():
 
 
 def test_many_jpeg2000s_back_to_back_keep_their_own_pixels():
-    """One nvJPEG2000 state decodes image after image on the stage's stream: each image's
-    pixels are its own (a state reused before its last image's copies ran would mix them)."""
+    """nvJPEG2000's states decode image after image on the stage's stream, each waited for
+    before it decodes again (nvJPEG2000's rule): each image's pixels are its own."""
     blobs = [_j2k(_image(40 + k % 7, 52 + k % 5, 3, 10 + k), irreversible=False)
              for k in range(24)]
     cpu, _ = _decode(blobs, "cpu")
@@ -125,3 +125,29 @@ def test_mixed_uint16_keeps_jpeg2000_on_the_cpu():
     mixed, s = _decode(blobs, "mixed", dtype=types.UINT16)
     _assert_cpus(cpu, mixed, LOSSY)
     assert s["j2k_images"] == 0, s
+
+
+def test_a_truncated_file_gets_the_cpu_decoders_error():
+    """The GPU decodes asynchronously and reports no damage: a truncated file (its codestream
+    without the end marker) is left to the CPU decoder, whose error names the sample."""
+    bad = BLOBS[0][0][:-100]
+    for device in ("cpu", "mixed"):
+        with pytest.raises(ValueError, match=r"sample 1: invalid JPEG 2000 data"):
+            _decode([BLOBS[2][0], bad], device)
+
+
+def test_on_error_skip_still_skips_bad_jpeg2000s(tmp_path):
+    """Under on_error="skip" the CPU stage decodes JPEG 2000 as before (the mixed stage could not
+    skip what the GPU refuses): the damaged file is replaced, with a warning."""
+    folder = tmp_path / "c"
+    folder.mkdir()
+    for k, (blob, _) in enumerate(BLOBS[:3]):
+        (folder / f"{k}.jp2").write_bytes(blob)
+    (folder / "3.jp2").write_bytes(BLOBS[0][0][:-100])
+    pipe = stoker.Pipeline(batch_size=4, num_threads=2, device_id=0, on_error="skip")
+    with pipe:
+        data, _ = fn.readers.file(file_root=str(tmp_path))
+        pipe.set_outputs(fn.decoders.image(data, device="mixed", name="dec"))
+    with pytest.warns(RuntimeWarning, match="skipped a bad sample"):
+        (b,) = pipe.run()
+    assert len(b) == 4 and pipe.operator_stats("dec")["j2k_images"] == 0

@@ -122,3 +122,12 @@ def test_many_tiffs_back_to_back_keep_their_own_pixels():
         mixed, s = _decode(blobs, "mixed")
         _assert_cpus(cpu, mixed, [f"tiff {k}" for k in range(len(blobs))])
     _check_counts(s, len(blobs), len(blobs), len(blobs))
+
+
+def test_a_truncated_file_gets_the_cpu_decoders_error():
+    """The strips of a truncated file run past its end: left to the CPU decoder, whose error
+    names the sample (the GPU would decode garbage and say nothing)."""
+    bad = BLOBS[0][:-60]  # (its directory comes first, its strips after)
+    for device in ("cpu", "mixed"):
+        with pytest.raises(ValueError, match=r"sample 1: invalid TIFF data"):
+            _decode([BLOBS[3], bad], device)

@@ -36,6 +36,19 @@ void* open_pip_library(const std::vector<std::string>& candidates) {
   return nullptr;
 }
 
+void* open_pip_library_checked(const std::vector<std::string>& candidates,
+                               const std::function<std::string(void*)>& accept, std::string& why) {
+  why.clear();
+  for (const auto& name : candidates) {
+    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) continue;
+    why = accept(lib);
+    if (why.empty()) return lib;
+    dlclose(lib);
+  }
+  return nullptr;
+}
+
 void* pip_library_symbol(void* lib, const char* sym) { return dlsym(lib, sym); }
 
 bool runtime_library_usable(const std::string& load_error, std::string* why) {

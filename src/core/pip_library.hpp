@@ -3,6 +3,7 @@
 // beside stoker, and a system CUDA is found first.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@ std::vector<std::string> pip_library_candidates(const char* env, const std::stri
 
 // dlopen()s the first candidate that loads; nullptr when none does.
 void* open_pip_library(const std::vector<std::string>& candidates);
+// dlopen()s the candidates in turn and keeps the first that `accept` takes (it returns "" for
+// one it takes, else why not: missing entry points, another version; the others are closed), so
+// that an older system copy does not hide a usable one from PyPI. nullptr when none is taken,
+// with `why` the last refusal (or "" when none loaded).
+void* open_pip_library_checked(const std::vector<std::string>& candidates,
+                               const std::function<std::string(void*)>& accept, std::string& why);
 
 // `sym` of `lib` (a dlopen handle) into `fn`, typed as `fn` is; a missing one sets `error` to
 // "<libname> lacks <sym>" (the first that is missing: the library is unusable).

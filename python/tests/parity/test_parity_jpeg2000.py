@@ -132,7 +132,8 @@ def test_mixed_decoding_is_dalis(output_type):
         exact = [i for i in range(len(blobs)) if i != lossy]
         assert_same([ours[i] for i in exact], [theirs[i] for i in exact], atol=atol,
                     what=f"{what} {output_type}")
-        assert_same([ours[lossy]], [theirs[lossy]], atol=2, max_mismatch=0.001,
+        # (nvJPEG2000 on both sides where stoker finds it; OpenJPEG against it where not)
+        assert_same([ours[lossy]], [theirs[lossy]], atol=4, max_mismatch=0.05,
                     what=f"{what} {output_type} lossy")
 
 def _error(blob, **kw):

@@ -29,13 +29,15 @@ class Nvjpeg2kDecoder {
 
   // Decodes job.data (a JP2 file or a J2K codestream in host memory, which must stay as it is
   // until `stream`'s work is done: nvJPEG2000 reads it while decoding) — the window y, x, h, w
-  // of it — into job.out: h rows of w * `channels` bytes, job.pitch apart, enqueued on
-  // `stream`. Returns false, for the CPU decoder to decode it, for what it would not give as
-  // the CPU decoder does: another number of components than `channels`, a precision other
-  // than 8 bits, signed or subsampled components, sYCC, a window of a tiled image, or a
-  // stream nvJPEG2000 refuses (what it queued then is overwritten by the CPU's decode, later
-  // on the same stream).
-  bool decode(const NvjpegJob& job, int channels, StreamHandle stream);
+  // of the height x width image the CPU decoder's header pass saw — into job.out: h rows of
+  // w * `channels` bytes, job.pitch apart, enqueued on `stream`. Returns false, for the CPU
+  // decoder to decode it, for what it would not give as the CPU decoder does: a truncated file,
+  // a JP2 palette or channel remapping (jp2_check.hpp), another number of components than
+  // `channels` or another size, a precision other than 8 bits, signed or subsampled
+  // components, sYCC, a window of a tiled image, or a stream nvJPEG2000 refuses (what it
+  // queued then is overwritten by the CPU's decode, later on the same stream).
+  bool decode(const NvjpegJob& job, int channels, int64_t height, int64_t width,
+              StreamHandle stream);
 
  private:
   struct State;

@@ -33,8 +33,11 @@ class NvtiffDecoder {
   // the CPU decoder to decode it, for what it would not give as the CPU decoder does: samples
   // other than 8-bit unsigned, planes, other kinds than gray (min-is-black) and RGB, with or
   // without alpha, other compressions than none, LZW, Deflate and PackBits (its JPEG is not
-  // libjpeg-turbo's), another number of samples than `channels`, or what nvTIFF refuses.
-  bool decode(const NvjpegJob& job, int channels, StreamHandle stream);
+  // libjpeg-turbo's), a fill order or predictor other than 1, strips or tiles past the end of
+  // the file, another number of samples than `channels` or another size than the height x
+  // width the CPU decoder's header pass saw, or what nvTIFF refuses.
+  bool decode(const NvjpegJob& job, int channels, int64_t height, int64_t width,
+              StreamHandle stream);
 
  private:
   struct State;

@@ -112,7 +112,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     // thread while the engines work).
     std::vector<Side> here = split->side;
     for (auto& s : here)
-      if (s == Side::kHw || split->host_decoded) s = Side::kSkip;
+      if (s == Side::kHw || s == Side::kOther || split->host_decoded) s = Side::kSkip;
     const bool any_here =
         std::any_of(here.begin(), here.end(), [](Side s) { return s != Side::kSkip; });
     const bool any_cuda = std::count(here.begin(), here.end(), Side::kCuda) > 0;
@@ -157,6 +157,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     upload(ws, split->host, out);
     upload(ws, threads, out);
     const int hw_count = int(hw_jobs.size());
+    const int threads_n = n - hw_count - int(others.size());  // the threads' share
     // What the engines failed and the other formats' decoders refused, on the CPU (later on
     // the stream than anything those queued for the same samples).
     if ((!hw_ok && hw_count > 0) || !other.refused.empty()) {
@@ -171,11 +172,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     // first use's allocations): the hardware's share learns nothing from it.
     if (hw_ok && auto_ && !split->decoder_probe) {
       if (split->host_decoded)  // the CPU stage's time on it: headers and decoding
-        balance(n, hw_count, t_hw, n - hw_count, split->plan_seconds + split->host_seconds,
+        balance(n, hw_count, t_hw, threads_n, split->plan_seconds + split->host_seconds,
                 seconds_since(t_start), split->share_tag);
       else
-        balance(n, hw_count, t_hw, n - hw_count, t_threads, seconds_since(t_start),
-                split->share_tag);
+        balance(n, hw_count, t_hw, threads_n, t_threads, seconds_since(t_start), split->share_tag);
     }
     if (!split->warmup_probe) learn_thread_costs(split->host), learn_thread_costs(threads);
     const double t_finish = seconds_since(t_join);
@@ -187,7 +187,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     tiff_images_ += other.tiff, tiff_refused_ += other.tiff_refused;
     cuda_fallbacks_ += threads.cuda_refused + split->host.cuda_refused;
     cpu_images_ += n - (hw_ok ? hw_count : 0) - cuda_n - other.jpeg2000 - other.tiff;
-    ahead_images_ += split->host_decoded ? n - hw_count : 0;
+    ahead_images_ += split->host_decoded ? threads_n : 0;
     seconds_ahead_ += split->host_decoded ? split->host_seconds : 0.0;
     seconds_plan_ += split->plan_seconds, seconds_finish_ += t_finish;
     seconds_hw_submit_ += t_hw, seconds_hw_wait_ += t_hw_wait, seconds_threads_ += t_threads;
@@ -370,7 +370,10 @@ class ImageDecoderMixed final : public ImageDecoder {
     }
     for (int i = 0, taken = 0; i < s.n && taken < take; ++i)
       if (hw_ok_here[size_t(i)]) s.side[size_t(i)] = Side::kHw, ++taken;
-    for (int i = 0; i < s.n; ++i) {  // 8-bit JPEG 2000s and TIFFs as stored
+    // 8-bit JPEG 2000s and TIFFs as stored. Not under on_error="skip" (ws.failures, set in the
+    // CPU stage): what the GPU refuses is decoded in the mixed stage, which cannot skip a
+    // sample; the CPU stage decodes them all then, as before.
+    for (int i = 0; i < s.n && !ws.failures; ++i) {
       const auto& info = s.plan.infos[size_t(i)];
       if (!others_.takes(info, format_, dtype_, ycbcr_)) continue;
       const auto& w = s.plan.windows[size_t(i)];

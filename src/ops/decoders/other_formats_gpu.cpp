@@ -39,12 +39,13 @@ OtherFormatsGpu::Result OtherFormatsGpu::decode(const std::vector<int>& samples,
     auto& job = jobs[size_t(i)];
     job.out = static_cast<uint8_t*>(out.data(i));
     const int channels = int(out.shape(i)[2]);
-    const bool j2k = infos[size_t(i)].format == codecs::ImageFormat::kJpeg2000;
-    const bool done =
-        j2k ? j2k_->decode(job, channels, stream) : tiff_->decode(job, channels, stream);
+    const auto& info = infos[size_t(i)];
+    const bool j2k = info.format == codecs::ImageFormat::kJpeg2000;
+    const bool done = j2k ? j2k_->decode(job, channels, info.height, info.width, stream)
+                          : tiff_->decode(job, channels, info.height, info.width, stream);
+    queued = queued || j2k;  // (even refused, it may have queued reads; nvTIFF's are done)
     if (done) {
       (j2k ? r.jpeg2000 : r.tiff) += 1;
-      queued = queued || j2k;  // (nvTIFF's images are complete when it returns)
     } else {
       (j2k ? r.jpeg2000_refused : r.tiff_refused) += 1;
       r.refused.push_back(i);
