@@ -1,11 +1,13 @@
-// libFuzzer target: audio decoding (libsndfile behind codecs::AudioFile: WAV and its codecs,
-// FLAC, Ogg Vorbis/Opus, MP3, AIFF and the rest, detected from the bytes) must give samples or a
+// libFuzzer targets: audio decoding (libsndfile behind codecs::AudioFile: WAV and its codecs,
+// FLAC, Ogg Vorbis/Opus, MP3, AIFF and the rest, detected from the bytes; audio_decode takes
+// them all, audio_wav, audio_flac and audio_ogg one container each) must give samples or a
 // stoker::ValueError for any input, in every sample type, with decoders.audio's check of the
 // header's frame count (counted by decoding, without allocating for the claim); the decoded
 // floats then go through its downmix and resampling kernels.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "stoker/codecs/audio/audio_file.hpp"
@@ -22,10 +24,29 @@ void read_all(stoker::codecs::AudioFile& f, int64_t frames) {
   f.read(out.data(), frames);
 }
 
+// Built as audio_wav, audio_flac and audio_ogg (fuzz/CMakeLists.txt): one container each.
+bool container_taken(const uint8_t* data, size_t size) {
+  auto starts = [&](const char* magic) {
+    const size_t n = std::char_traits<char>::length(magic);
+    return size >= n && std::equal(magic, magic + n, reinterpret_cast<const char*>(data));
+  };
+#if defined(STOKER_FUZZ_AUDIO_wav)
+  return starts("RIFF") || starts("RF64");
+#elif defined(STOKER_FUZZ_AUDIO_flac)
+  return starts("fLaC");
+#elif defined(STOKER_FUZZ_AUDIO_ogg)
+  return starts("OggS");
+#else
+  (void)starts;
+  return true;
+#endif
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace stoker;
+  if (!container_taken(data, size)) return 0;
   try {
     codecs::AudioFile f(data, size);
     const codecs::AudioInfo info = f.info();
