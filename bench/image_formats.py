@@ -9,8 +9,9 @@ TIFF LZW, JPEG 2000 lossless and lossy at 20:1) and held in memory; for each for
 library, a pipeline feeds them from an external source to decoders.image (RGB, uint8) and
 resizes to 224 x 224, the same definition for both (only the import differs). Each row: a
 warm-up of --warmup seconds, then --repeats windows of --seconds, the median images/s (range).
-DALI's mixed backend decodes JPEG 2000 with nvJPEG2000 where it has it; stoker's decodes it on
-the CPU threads (as every non-JPEG format).
+Both mixed backends decode JPEG 2000 with nvJPEG2000 and TIFF with nvTIFF where they find them
+(stoker: 8-bit images as stored, `stoker info` says whether the libraries load); the "on the
+GPU" column is the share of stoker's images its GPU decoders took (operator_stats).
 """
 
 import argparse
@@ -69,7 +70,7 @@ def rate(lib, blobs, device, threads, batch, warmup, seconds, repeats):
             return [feed[(at + i) % len(feed)] for i in range(batch)]
 
         data = fn.external_source(source=source, batch=True, no_copy=False)
-        images = fn.decoders.image(data, device=device, output_type=types.RGB)
+        images = fn.decoders.image(data, device=device, output_type=types.RGB, name="dec")
         return fn.resize(images, resize_x=224, resize_y=224)
 
     p = pipe()
@@ -84,8 +85,13 @@ def rate(lib, blobs, device, threads, batch, warmup, seconds, repeats):
 
     window(warmup)
     rates = [window(seconds) for _ in range(repeats)]
+    on_gpu = None
+    if lib == "stoker" and device == "mixed":
+        st = p.operator_stats("dec")
+        gpu = sum(st.get(k, 0) for k in ("hw_images", "cuda_images", "j2k_images", "tiff_images"))
+        on_gpu = gpu / max(1.0, gpu + st.get("cpu_images", 0))
     del p
-    return statistics.median(rates), min(rates), max(rates)
+    return statistics.median(rates), min(rates), max(rates), on_gpu
 
 
 def main():
@@ -117,7 +123,8 @@ def main():
           f"{args.batch}; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; "
           f"{versions}")
     print(f"| format | MB per image | " +
-          " | ".join(f"{lib} images/s" for lib in args.libs.split(",")) + " | stoker / dali |")
+          " | ".join(f"{lib} images/s" for lib in args.libs.split(",")) +
+          " | stoker / dali | stoker on the GPU |")
     for fmt in args.formats.split(","):
         blobs = encode_all(files, fmt)
         mb = sum(b.size for b in blobs) / len(blobs) / 1e6
@@ -139,7 +146,10 @@ def main():
         ratio = (f"{row['stoker'][0] / row['dali'][0]:.2f}x"
                  if isinstance(row.get("stoker"), tuple) and isinstance(row.get("dali"), tuple)
                  else "")
-        print(f"| {fmt} | {mb:.2f} | " + " | ".join(cells) + f" | {ratio} |", flush=True)
+        st = row.get("stoker")
+        share = f"{st[3]:.0%}" if isinstance(st, tuple) and st[3] is not None else ""
+        print(f"| {fmt} | {mb:.2f} | " + " | ".join(cells) + f" | {ratio} | {share} |",
+              flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d"), "device": args.device,
