@@ -22,6 +22,8 @@ With enable_conditionals=True, `if`s on pipeline values run here too: a call ins
 sees that branch's samples (a pipeline per call site and sample count; a branch no sample takes
 runs nothing), and a merge puts the branches' samples back in the batch's order."""
 
+import collections
+
 import numpy as np
 
 from stoker import fn, output_descs, rewrite
@@ -90,9 +92,40 @@ class DebugPipeline(Pipeline):
         self._func, self._args, self._kwargs = func, args, kwargs
         self._sites = {}    # (call number, samples) -> its pipeline
         self._call = 0
+        self._fed = {}      # external source name -> batches fed (feed_input), in order
 
     def build(self):
         pass  # each call site's pipeline is built at its first run
+
+    def feed_input(self, data_node, data, layout=None, cuda_stream=None, use_copy_kernel=False):
+        """DALI's debug-mode feed_input: the batch waits, under the external source's name (or
+        its DataNode's), for a run whose pipeline function calls that source; feeds queue up,
+        one batch per run. A source nothing calls keeps what it was fed, as in DALI."""
+        name = data_node.name if isinstance(data_node, DataNode) else data_node
+        self._fed.setdefault(name, collections.deque()).append((data, layout))
+
+    def run(self, cuda_stream=None, /, **pipeline_inputs):
+        """The function run once more, eagerly; `pipeline_inputs` fed (feed_input) first."""
+        for name, value in pipeline_inputs.items():
+            self.feed_input(name, value)
+        return super().run(cuda_stream)
+
+    def _inputs_possible(self):
+        return True  # each run takes its feeds at once
+
+    def _fed_batch(self, name, external):
+        """What a fed external source (`external`, without a source) gives this run."""
+        fed = self._fed.get(name)
+        if external.source is not None:
+            if fed:
+                raise RuntimeError(f"Cannot use `feed_input` on the external source '{name}' "
+                                   f"with a `source` argument specified.")
+            return None
+        if not fed:  # (DALI waits here for ever)
+            raise RuntimeError(f"debug mode: external source '{name}' has no batch fed for "
+                               f"this run: call feed_input('{name}', batch) or "
+                               f"run({name}=batch) first")
+        return fed.popleft()
 
     def _next_batches(self):  # run(), outputs(): the function runs again, eagerly
         self._call = 0
@@ -125,11 +158,17 @@ class DebugPipeline(Pipeline):
         arg_values = {k: self._value(v) for k, v in arg_inputs.items()}
         k = self._call
         self._call += 1
+        fed = self._fed_batch(name, external) if op == "external_source" and external else None
         # Inside an `if` branch a call sees some of the batch's samples: a pipeline per count.
         first = values[0] if values else next(iter(arg_values.values()), None)
         samples = len(first.get()) if first is not None else self._options.batch_size
         if op == _MERGE:
             batches, placed = [self._merge(k, *values)], values[0].get().device
+        elif fed is not None:  # an external source given its batch by feed_input
+            data, layout = fed
+            site = self._site(k, len(data), op, [], args, {}, name, device, num_outputs, external)
+            site["pipe"].feed_input(name, data, layout=layout)
+            batches, placed = site["pipe"].run(), site["device"]
         elif samples == 0:  # a branch no sample takes: nothing to run
             on_gpu = any(v.get().device == "gpu" for v in values)
             batches, placed = [_NoSamples()] * num_outputs, "gpu" if on_gpu else device or "cpu"

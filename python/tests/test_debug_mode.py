@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import stoker
-from stoker import fn
+from stoker import fn, types
+from stoker.pipeline import experimental
 
 
 def test_debug_outputs_equal_the_pipelines_and_values_print(jpeg_folder, capsys):
@@ -84,3 +85,35 @@ def test_dalis_experimental_pipeline_def_takes_debug():
     built.build()
     np.testing.assert_array_equal(built.run()[0].as_array(), [[0, 2, 4]] * 2)
     assert kinds == ["DataNodeDebug", "DataNode"]
+
+
+def test_external_sources_fed_by_name_take_one_batch_per_run():
+    """DALI's debug-mode feed_input: batches wait under the source's name, one per run, fed
+    before the first run too; run(name=batch) feeds and runs. With nothing fed, stoker says so
+    (DALI waits for ever); a source with a callable refuses feeds with DALI's message."""
+    @experimental.pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def fed():
+        x = fn.external_source(name="x")
+        return fn.cast(x, dtype=types.FLOAT) + 1
+
+    pipe = fed()
+    pipe.build()
+    pipe.feed_input("x", [np.array([1]), np.array([2])])
+    pipe.feed_input("x", [np.array([3]), np.array([4])])
+    assert [np.array(s).tolist() for s in pipe.run()[0]] == [[2.0], [3.0]]
+    assert [np.array(s).tolist() for s in pipe.run()[0]] == [[4.0], [5.0]]
+    out = pipe.run(x=[np.array([5]), np.array([6]), np.array([7])])[0]
+    assert [np.array(s).tolist() for s in out] == [[6.0], [7.0], [8.0]]
+    with pytest.raises(RuntimeError, match="external source 'x' has no batch fed for this run"):
+        pipe.run()
+
+    @experimental.pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def sourced():
+        return fn.external_source(source=lambda: [np.array([1]), np.array([2])], name="y",
+                                  batch=True)
+
+    pipe = sourced()
+    pipe.feed_input("y", [np.array([1]), np.array([2])])
+    with pytest.raises(RuntimeError, match="Cannot use `feed_input` on the external source 'y' "
+                                           "with a `source` argument specified"):
+        pipe.run()
