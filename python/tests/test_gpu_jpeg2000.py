@@ -90,9 +90,11 @@ def test_mixed_jpeg2000_equals_the_cpu_decoder(output_type):
         assert s["j2k_images"] == 0 and s["cpu_images"] == len(blobs), s
         return
     # What nvJPEG2000 gives as stored: RGB from 3 components, GRAY from 1, ANY_DATA every
-    # 8-bit image; BGR none (refused before nvJPEG2000 sees them).
+    # 8-bit image; BGR none (kept from nvJPEG2000, as the other channel counts are).
     taken = {"RGB": 4, "GRAY": 1, "ANY_DATA": 6, "BGR": 0}[output_type]
     assert s["j2k_images"] == taken and s["cpu_images"] == len(blobs) - taken, s
+    # Only images with the output's channels were offered: none refused.
+    assert s["j2k_refused"] == 0, s
 
 
 def test_windows_decode_on_the_gpu_unless_the_image_is_tiled():

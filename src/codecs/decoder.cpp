@@ -77,6 +77,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
     case ImageFormat::kTiff: {
       auto h = read_tiff_header(data, size, limits.max_pixels);
       out.height = h.height, out.width = h.width, out.channels = tiff_output_channels(fmt, h);
+      out.stored_channels = h.channels;
       out.bit_depth = h.bits;
       out.orientation = tiff_file_orientation(data, size);
       return out;
@@ -84,6 +85,7 @@ ImageInfo Decoder::info(const uint8_t* data, size_t size, ColorFormat fmt,
     case ImageFormat::kJpeg2000: {
       auto h = read_jpeg2000_header(data, size, limits.max_pixels);
       out.height = h.height, out.width = h.width, out.channels = jpeg2000_output_channels(fmt, h);
+      out.stored_channels = h.channels;
       out.bit_depth = h.bits;
       return out;
     }

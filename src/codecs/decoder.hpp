@@ -20,6 +20,7 @@ struct ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
   int64_t height = 0, width = 0;
   int channels = 0;     // of the output for the requested ColorFormat
+  int stored_channels = 0;  // TIFF and JPEG 2000: the channels as the file holds them
   int orientation = 1;  // EXIF orientation (JPEG, PNG, WebP, TIFF), 1..8; not applied here
   int bit_depth = 8;    // 16 for 16-bit PNGs, TIFFs (and TIFF palettes) and JPEG 2000s of 9 to 16
                         // bits, which decode16() keeps

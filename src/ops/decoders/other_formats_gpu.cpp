@@ -25,8 +25,10 @@ bool OtherFormatsGpu::takes(const codecs::ImageInfo& info, codecs::ColorFormat f
                             bool ycbcr) const {
   const bool lib = (info.format == codecs::ImageFormat::kJpeg2000 && j2k_) ||
                    (info.format == codecs::ImageFormat::kTiff && tiff_);
+  // (Only images whose channels are the output's: the libraries convert none.)
   return lib && dtype == DType::kU8 && !ycbcr && format != codecs::ColorFormat::kBGR &&
-         info.orientation == 1 && info.bit_depth == 8 && info.channels >= 1 && info.channels <= 4;
+         info.orientation == 1 && info.bit_depth == 8 && info.channels >= 1 &&
+         info.channels <= 4 && info.stored_channels == info.channels;
 }
 
 OtherFormatsGpu::Result OtherFormatsGpu::decode(const std::vector<int>& samples, const Batch& in,
