@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import stoker
+from coded_images import gradient_image
 from stoker import _stoker, fn, types
 
 PIL = pytest.importorskip("PIL.Image", reason="Pillow writes the test images")
@@ -23,15 +24,6 @@ pytestmark = [
 ]
 
 
-def _image(h, w, channels, seed):
-    y, x = np.mgrid[0:h, 0:w]
-    rng = np.random.default_rng(seed)
-    planes = [x * 3 + seed, y * 5, (x + y) * 2, rng.integers(0, 256, (h, w))][:channels]
-    img = (np.stack(planes, -1) % 256).astype(np.uint8)
-    img[h // 2:, w // 2:] = rng.integers(0, 256, (h - h // 2, w - w // 2, channels))
-    return img[..., 0] if channels == 1 else img
-
-
 def _j2k(img, **kw):
     buf = io.BytesIO()
     PIL.fromarray(img).save(buf, "JPEG2000", **kw)
@@ -41,13 +33,13 @@ def _j2k(img, **kw):
 # (bytes, what nvJPEG2000 should take with output_type RGB): RGB lossless and lossy, a raw
 # codestream, a tiled image, gray, RGBA, 16-bit gray.
 BLOBS = [
-    (_j2k(_image(45, 67, 3, 1), irreversible=False), True),
-    (_j2k(_image(61, 50, 3, 2), irreversible=True, quality_layers=[20]), True),
-    (_j2k(_image(33, 40, 3, 3), irreversible=False, no_jp2=True), True),
-    (_j2k(_image(96, 80, 3, 4), irreversible=False, tile_size=(32, 32)), True),
-    (_j2k(_image(30, 31, 1, 5), irreversible=False), False),
-    (_j2k(_image(29, 35, 4, 6), irreversible=False), False),
-    (_j2k((_image(20, 24, 1, 7).astype(np.uint16) * 250), irreversible=False), False),
+    (_j2k(gradient_image(45, 67, 3, 1), irreversible=False), True),
+    (_j2k(gradient_image(61, 50, 3, 2), irreversible=True, quality_layers=[20]), True),
+    (_j2k(gradient_image(33, 40, 3, 3), irreversible=False, no_jp2=True), True),
+    (_j2k(gradient_image(96, 80, 3, 4), irreversible=False, tile_size=(32, 32)), True),
+    (_j2k(gradient_image(30, 31, 1, 5), irreversible=False), False),
+    (_j2k(gradient_image(29, 35, 4, 6), irreversible=False), False),
+    (_j2k((gradient_image(20, 24, 1, 7).astype(np.uint16) * 250), irreversible=False), False),
 ]
 LOSSY = {1}
 
@@ -111,7 +103,7 @@ def test_windows_decode_on_the_gpu_unless_the_image_is_tiled():
 def test_many_jpeg2000s_back_to_back_keep_their_own_pixels():
     """nvJPEG2000's states decode image after image on the stage's stream, each waited for
     before it decodes again (nvJPEG2000's rule): each image's pixels are its own."""
-    blobs = [_j2k(_image(40 + k % 7, 52 + k % 5, 3, 10 + k), irreversible=False)
+    blobs = [_j2k(gradient_image(40 + k % 7, 52 + k % 5, 3, 10 + k), irreversible=False)
              for k in range(24)]
     cpu, _ = _decode(blobs, "cpu")
     for _ in range(3):

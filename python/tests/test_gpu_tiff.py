@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import stoker
+from coded_images import gradient_image
 from stoker import _stoker, fn, types
 
 tifffile = pytest.importorskip("tifffile", reason="tifffile writes the test TIFFs")
@@ -21,15 +22,6 @@ pytestmark = [
     pytest.mark.skipif(not _stoker.cuda_available(), reason="no CUDA device: GPU test skipped"),
     pytest.mark.skipif(not _stoker.build_info()["libtiff"], reason="stoker was built without libtiff"),
 ]
-
-
-def _image(h, w, channels, seed):
-    y, x = np.mgrid[0:h, 0:w]
-    rng = np.random.default_rng(seed)
-    planes = [x * 3 + seed, y * 5, (x + y) * 2, rng.integers(0, 256, (h, w))][:channels]
-    img = (np.stack(planes, -1) % 256).astype(np.uint8)
-    img[h // 2:, w // 2:] = rng.integers(0, 256, (h - h // 2, w - w // 2, channels))
-    return img[..., 0] if channels == 1 else img
 
 
 def _tiff(img, **kw):
@@ -48,18 +40,18 @@ def _pil_tiff(img, compression):
 RGB = dict(photometric="rgb")
 # (name, bytes): what nvTIFF may take with output_type RGB are the first five.
 FILES = [
-    ("rgb", _tiff(_image(45, 67, 3, 1), **RGB)),
-    ("rgb lzw", _pil_tiff(_image(61, 50, 3, 2), "tiff_lzw")),
-    ("rgb deflate", _pil_tiff(_image(33, 40, 3, 3), "tiff_adobe_deflate")),
-    ("rgb tiled", _tiff(_image(96, 80, 3, 4), tile=(32, 32), **RGB)),
-    ("rgb packbits", _pil_tiff(_image(20, 30, 3, 5), "packbits")),
-    ("gray", _tiff(_image(30, 31, 1, 6), photometric="minisblack")),
-    ("rgba", _tiff(_image(29, 35, 4, 7), photometric="rgb", extrasamples=["unassalpha"])),
-    ("gray16", _tiff((_image(20, 24, 1, 8).astype(np.uint16) * 250),
+    ("rgb", _tiff(gradient_image(45, 67, 3, 1), **RGB)),
+    ("rgb lzw", _pil_tiff(gradient_image(61, 50, 3, 2), "tiff_lzw")),
+    ("rgb deflate", _pil_tiff(gradient_image(33, 40, 3, 3), "tiff_adobe_deflate")),
+    ("rgb tiled", _tiff(gradient_image(96, 80, 3, 4), tile=(32, 32), **RGB)),
+    ("rgb packbits", _pil_tiff(gradient_image(20, 30, 3, 5), "packbits")),
+    ("gray", _tiff(gradient_image(30, 31, 1, 6), photometric="minisblack")),
+    ("rgba", _tiff(gradient_image(29, 35, 4, 7), photometric="rgb", extrasamples=["unassalpha"])),
+    ("gray16", _tiff((gradient_image(20, 24, 1, 8).astype(np.uint16) * 250),
                      photometric="minisblack")),
-    ("rgb planes", _tiff(np.moveaxis(_image(25, 26, 3, 9), -1, 0), planarconfig="separate",
+    ("rgb planes", _tiff(np.moveaxis(gradient_image(25, 26, 3, 9), -1, 0), planarconfig="separate",
                          **RGB)),
-    ("rgb jpeg", _pil_tiff(_image(32, 32, 3, 10), "jpeg")),
+    ("rgb jpeg", _pil_tiff(gradient_image(32, 32, 3, 10), "jpeg")),
 ]
 NAMES = [n for n, _ in FILES]
 BLOBS = [b for _, b in FILES]
@@ -117,7 +109,7 @@ def test_windows_decode_on_the_gpu():
 
 
 def test_many_tiffs_back_to_back_keep_their_own_pixels():
-    blobs = [_tiff(_image(40 + k % 7, 52 + k % 5, 3, 20 + k), **RGB) for k in range(24)]
+    blobs = [_tiff(gradient_image(40 + k % 7, 52 + k % 5, 3, 20 + k), **RGB) for k in range(24)]
     cpu, _ = _decode(blobs, "cpu")
     for _ in range(3):
         mixed, s = _decode(blobs, "mixed")

@@ -309,6 +309,19 @@ class ImageDecoderMixed final : public ImageDecoder {
     others_.open(ws.device_id);
   }
 
+  // Sample i's window as a GPU decoder's job, `channels` interleaved (its output comes later).
+  static Job job_of(const Batch& in, int i, const CropWindow& w, int channels) {
+    auto view = in.sample(i);
+    return {static_cast<const uint8_t*>(view.data),
+            size_t(view.shape[0]),
+            w.y,
+            w.x,
+            w.height,
+            w.width,
+            nullptr,
+            w.width * channels};
+  }
+
   // The header pass, then who decodes what.
   std::shared_ptr<Split> make_split(Workspace& ws, const Batch& in) {
     const auto t = Clock::now();
@@ -335,15 +348,7 @@ class ImageDecoderMixed final : public ImageDecoder {
             s.plan.scales[size_t(i)] != 1 || info.channels != 3 || info.jpeg_components != 3 ||
             info.jpeg_arithmetic)
           continue;
-        auto view = in.sample(i);
-        s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
-                             size_t(view.shape[0]),
-                             w.y,
-                             w.x,
-                             w.height,
-                             w.width,
-                             nullptr,
-                             w.width * 3};
+        s.jobs[size_t(i)] = job_of(in, i, w, 3);
         if (cuda_) s.side[size_t(i)] = Side::kCuda;  // unless the hardware takes it
         // The engines: baseline only, without 4:1:x chroma.
         const auto& sub = info.jpeg_subsampling;
@@ -376,16 +381,7 @@ class ImageDecoderMixed final : public ImageDecoder {
     for (int i = 0; i < s.n && !ws.failures; ++i) {
       const auto& info = s.plan.infos[size_t(i)];
       if (!others_.takes(info, format_, dtype_, ycbcr_)) continue;
-      const auto& w = s.plan.windows[size_t(i)];
-      auto view = in.sample(i);
-      s.jobs[size_t(i)] = {static_cast<const uint8_t*>(view.data),
-                           size_t(view.shape[0]),
-                           w.y,
-                           w.x,
-                           w.height,
-                           w.width,
-                           nullptr,
-                           w.width * info.channels};
+      s.jobs[size_t(i)] = job_of(in, i, s.plan.windows[size_t(i)], info.channels);
       s.side[size_t(i)] = Side::kOther;
     }
     choose_thread_decoders(s);
